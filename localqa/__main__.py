@@ -1,0 +1,3 @@
+from localqa.cli import main
+
+main()

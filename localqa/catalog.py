@@ -1,0 +1,143 @@
+"""Document metadata: `catalog.toml` entries, dates in file names, and who may see what.
+
+The catalog is keyed by file name. A file without an entry takes its series and effective date
+from its name (`series-YYYY-MM-DD.pdf`) and is current, public and in the default tenant. An
+entry's problems are reported per file and field; an access label that is missing or unknown
+leaves the document indexed but visible to nobody (closed world).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from localqa.errors import CatalogError
+from localqa.types import ACCESS_LABELS, DEFAULT_TENANT, Document, Status
+
+CATALOG_NAME = "catalog.toml"
+FIELDS = ("id", "series", "version", "effective", "status", "access", "tenant", "title")
+_DATED_NAME = re.compile(r"^(?P<series>.+?)-(?P<date>\d{4}-\d{2}-\d{2})$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong with one source, reported by file (and page where it applies)."""
+
+    source: str
+    message: str
+    page: int | None = None
+    warning: bool = False  # a warning does not make `localqa index` fail
+
+    def __str__(self) -> str:
+        where = self.source if self.page is None else f"{self.source}, page {self.page}"
+        return f"{where}: {self.message}"
+
+
+def visible_labels(role: str) -> tuple[str, ...]:
+    """Access labels a role may see. Unknown roles see nothing."""
+    if role == "staff":
+        return ACCESS_LABELS
+    if role == "public":
+        return ("public",)
+    return ()
+
+
+def load_catalog(folder: Path) -> dict[str, dict[str, Any]]:
+    """Read `folder/catalog.toml` (absent means empty). A file that is not valid TOML is fatal for
+    the whole run: guessing metadata would risk exposing a document to the wrong caller."""
+    path = folder / CATALOG_NAME
+    if not path.exists():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise CatalogError(f"{path}: not valid TOML ({error}); fix the file and run again") from None
+    entries: dict[str, dict[str, Any]] = {}
+    for name, entry in data.items():
+        if not isinstance(entry, dict):
+            raise CatalogError(f'{path}: "{name}" must be a table (["{name}"] followed by key = value lines)')
+        entries[name] = entry
+    return entries
+
+
+def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | None, list[Problem]]:
+    """The metadata of `source`, from its catalog entry or its file name.
+
+    Returns (None, problems) when the entry is unusable (the file is then not indexed), and a
+    document with `access=None` plus a problem when only the access label is bad.
+    """
+    stem = Path(source).stem
+    if entry is None:
+        match = _DATED_NAME.match(stem)
+        if match:
+            try:
+                effective = date.fromisoformat(match["date"])
+            except ValueError:
+                return None, [Problem(source, f"file name date {match['date']!r} is not a real date")]
+            return Document(
+                doc_id=stem, source=source, series=match["series"], effective=effective, version=match["date"]
+            ), []
+        return Document(doc_id=stem, source=source, series=stem), []
+
+    problems: list[Problem] = []
+    unknown = sorted(set(entry) - set(FIELDS))
+    if unknown:
+        problems.append(
+            Problem(
+                source,
+                f"catalog.toml: unknown field(s) {', '.join(unknown)}; known fields are {', '.join(FIELDS)}",
+            )
+        )
+    effective = entry.get("effective")
+    if isinstance(effective, str):
+        try:
+            effective = date.fromisoformat(effective)
+        except ValueError:
+            problems.append(
+                Problem(
+                    source, f"catalog.toml: effective = {effective!r} is not a date; write it as YYYY-MM-DD"
+                )
+            )
+    elif effective is not None and (not isinstance(effective, date) or hasattr(effective, "hour")):
+        problems.append(
+            Problem(source, f"catalog.toml: effective = {effective!r} is not a date; write it as YYYY-MM-DD")
+        )
+    status = entry.get("status", Status.CURRENT.value)
+    if status not in {s.value for s in Status}:
+        problems.append(
+            Problem(source, f"catalog.toml: status = {status!r} is not one of current, retired, draft")
+        )
+    for field in ("id", "series", "version", "tenant", "title"):
+        value = entry.get(field)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            problems.append(Problem(source, f"catalog.toml: {field} = {value!r} must be a non-empty string"))
+    if problems:
+        return None, problems
+
+    access = entry.get("access")
+    if access not in ACCESS_LABELS:
+        shown = "missing" if "access" not in entry else f"{access!r} is not public or staff"
+        problems.append(
+            Problem(
+                source,
+                f"catalog.toml: access {shown}; the document is indexed "
+                "but visible to nobody until it is fixed",
+            )
+        )
+        access = None
+    document = Document(
+        doc_id=entry.get("id") or stem,
+        source=source,
+        series=entry.get("series") or stem,
+        version=entry.get("version"),
+        effective=effective,
+        status=Status(status),
+        access=access,
+        tenant=entry.get("tenant") or DEFAULT_TENANT,
+        title=entry.get("title"),
+    )
+    return document, problems

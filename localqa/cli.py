@@ -1,0 +1,280 @@
+"""The `localqa` command line: thin commands over the library, errors converted once here."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from localqa.errors import LocalQAError, QuestionError
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Caller, PartResult
+
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_PDFS = Path("pdfs")
+DEFAULT_DB = Path("index/library.sqlite3")
+
+
+def fail_cleanly(function: F) -> F:
+    """Turn domain errors into one `Error: ...` line and exit status 1 (2 for usage errors)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except QuestionError as error:
+            raise click.UsageError(str(error)) from None
+        except LocalQAError as error:
+            raise click.ClickException(str(error)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date:
+    if value is None:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date; write it as YYYY-MM-DD") from None
+
+
+def db_option(function: F) -> F:
+    return click.option(
+        "--db",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=DEFAULT_DB,
+        show_default=True,
+        help="The index file.",
+    )(function)
+
+
+def pdfs_option(function: F) -> F:
+    return click.option(
+        "--pdfs",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=DEFAULT_PDFS,
+        show_default=True,
+        help="Folder of PDFs, Markdown/text files, OCR sidecars and catalog.toml.",
+    )(function)
+
+
+def json_option(function: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(function)
+
+
+def caller_options(function: F) -> F:
+    """--as-of, --role and --tenant: who is asking and when. Never taken from a document."""
+    function = click.option(
+        "--tenant",
+        envvar="LOCALQA_TENANT",
+        default=DEFAULT_TENANT,
+        show_default=True,
+        help="Caller's tenant (env LOCALQA_TENANT); only this tenant's documents are searched.",
+    )(function)
+    function = click.option(
+        "--role",
+        envvar="LOCALQA_ROLE",
+        type=click.Choice(ROLES),
+        default=DEFAULT_ROLE,
+        show_default=True,
+        help="Caller's role (env LOCALQA_ROLE): public sees public documents, staff also staff ones.",
+    )(function)
+    return click.option(
+        "--as-of",
+        callback=_iso_date,
+        metavar="YYYY-MM-DD",
+        help="Answer as the documents stood on this date (default: today).",
+    )(function)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="localqa")
+def cli() -> None:
+    """Answer questions about local PDFs with verbatim, re-verified quotes.
+
+    \b
+    Typical session:
+      localqa ocr                  # OCR sidecars for scanned pages
+      localqa index                # build or refresh index/library.sqlite3
+      localqa search "What is the loan limit for EQ-314?" --as-of 2026-11-14
+      localqa ask "What is the loan limit for EQ-314?" --as-of 2026-11-14
+      localqa eval                 # score the evals/library suite
+    """
+
+
+@cli.command()
+@pdfs_option
+@click.option("--force", is_flag=True, help="Redo pages that already have a sidecar.")
+@fail_cleanly
+def ocr(pdfs: Path, force: bool) -> None:
+    """Write an OCR sidecar for every PDF page without a text layer.
+
+    Sidecars are plain text files beside the PDF, named <stem>.page-<N>.ocr.txt; correct them by
+    hand if tesseract misread something, then run 'localqa index'. Pages that have a text layer
+    are never touched.
+    """
+    from localqa.extract.ocr import check_tesseract, pages_needing_ocr, run_ocr, write_sidecar
+    from localqa.extract.pdf import PdfUnreadable
+
+    check_tesseract()
+    jobs = []
+    for pdf in sorted(pdfs.glob("*.pdf")):
+        try:
+            jobs.extend(pages_needing_ocr(pdf, force=force))
+        except PdfUnreadable as error:
+            click.echo(f"Skipped {pdf.name}: {error}", err=True)
+    if not jobs:
+        click.echo("No page needs OCR (every page has a text layer or a sidecar; --force redoes sidecars).")
+        return
+    with click.progressbar(jobs, label="OCR", item_show_func=_job_label, file=sys.stderr) as bar:
+        for job in bar:
+            write_sidecar(job, run_ocr(job))
+    for job in jobs:
+        click.echo(f"wrote {job.sidecar}")
+
+
+def _job_label(job: Any) -> str | None:
+    return f"{job.pdf.name} page {job.page}" if job else None
+
+
+@cli.command()
+@pdfs_option
+@db_option
+@click.option("--rebuild", is_flag=True, help="Re-extract everything instead of only what changed.")
+@json_option
+@fail_cleanly
+def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
+    """Bring the index up to date with the documents folder.
+
+    Only added or changed files are extracted (by content hash); removed files are dropped. The
+    index is replaced atomically: an interrupted or failed run leaves the previous index intact.
+    Exit status 1 when any file could not be indexed (each is named with the reason).
+    """
+    from localqa.index import refresh_index
+
+    show = not as_json and sys.stderr.isatty()
+    progress = (lambda name: click.echo(f"  extracting {name}", err=True)) if show else None
+    report = refresh_index(pdfs, db, rebuild=rebuild, progress=progress)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "db": str(report.db),
+                    "added": report.added,
+                    "changed": report.changed,
+                    "removed": report.removed,
+                    "unchanged": report.unchanged,
+                    "documents": report.documents,
+                    "passages": report.passages,
+                    "corpus_digest": report.digest,
+                    "problems": [
+                        {"source": p.source, "page": p.page, "message": p.message, "warning": p.warning}
+                        for p in report.problems
+                    ],
+                },
+                indent=2,
+            )
+        )
+    else:
+        for label, names in (("added", report.added), ("changed", report.changed), ("removed", report.removed)):
+            for name in names:
+                click.echo(f"{label:>8}  {name}")
+        click.echo(
+            f"Index {report.db}: {report.documents} documents, {report.passages} passages "
+            f"({len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
+            f"{report.unchanged} unchanged)."
+        )
+        for problem in report.problems:
+            click.echo(f"{'Warning' if problem.warning else 'Error'}: {problem}", err=True)
+    if report.failed:
+        sys.exit(1)
+
+
+@cli.command()
+@db_option
+@json_option
+@fail_cleanly
+def status(db: Path, as_json: bool) -> None:
+    """Show what the index holds: documents, passages by kind, sidecars, corpus digest."""
+    from localqa.index import index_status
+
+    info = index_status(db)
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    kinds = ", ".join(f"{count} {kind}" for kind, count in info["passages"].items())
+    click.echo(f"Index:          {info['db']}")
+    click.echo(f"Documents:      {info['documents']}")
+    click.echo(f"Passages:       {sum(info['passages'].values())} ({kinds})")
+    click.echo(f"OCR sidecars:   {info['sidecars']}")
+    click.echo(f"Corpus digest:  {info['corpus_digest']}")
+    click.echo(f"Schema version: {info['schema_version']}")
+    for source in info["invisible_documents"]:
+        click.echo(f"Warning: {source} has no valid access label and is visible to nobody", err=True)
+
+
+@cli.command()
+@click.argument("question", required=False, default="")
+@click.option("--part", "parts", multiple=True, help="A question part, searched on its own (repeatable).")
+@click.option("-k", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Candidates per part.")
+@caller_options
+@db_option
+@json_option
+@fail_cleanly
+def search(
+    question: str, parts: tuple[str, ...], k: int, as_of: date, role: str, tenant: str, db: Path, as_json: bool
+) -> None:
+    """Retrieval only, no model: the ranked candidates for each part of QUESTION.
+
+    A compound question is split on clause boundaries, or give the parts with --part. Only
+    documents the caller may see, in force on the --as-of date, are searched.
+    """
+    from localqa.api import search_parts
+
+    caller = Caller(role=role, tenant=tenant)
+    results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db)
+    if as_json:
+        click.echo(json.dumps(_search_json(results, as_of, caller), indent=2))
+        return
+    click.echo(_header(as_of, caller))
+    for number, result in enumerate(results, start=1):
+        click.echo(f"\n{number}. {result.question}")
+        click.echo(_format_candidates(result))
+
+
+def _header(as_of: date, caller: Caller) -> str:
+    return f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant}"
+
+
+def _search_json(results: list[PartResult], as_of: date, caller: Caller) -> dict[str, Any]:
+    return {
+        "as_of": as_of.isoformat(),
+        "role": caller.role,
+        "tenant": caller.tenant,
+        "parts": [
+            {"question": r.question, "candidates": [c.as_json() for c in r.candidates], "note": r.note}
+            for r in results
+        ],
+    }
+
+
+def _format_candidates(result: PartResult) -> str:
+    if not result.candidates:
+        return f"   No candidates: {result.note}."
+    lines = []
+    for candidate in result.candidates:
+        lines.append(f"   [{candidate.rank}] {candidate.score:6.2f}  {candidate.location.describe()}")
+        lines.append(f"       {candidate.text}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    cli(prog_name="localqa")

@@ -1,0 +1,48 @@
+"""Who may see which document on which date: the filter applied before anything is ranked.
+
+A document is eligible for a caller on a date when it is in the caller's tenant, its access label
+is one the caller's role may see, its status is current, and it is the version of its series in
+force on that date: the latest `effective` on or before it. A later version is invisible before
+its date; a retired or draft version never shows, and a retired latest version retires its series.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import date
+
+from localqa.catalog import visible_labels
+from localqa.types import Caller, Document, Status
+
+
+def in_force(documents: Iterable[Document], as_of: date) -> list[Document]:
+    """Per (tenant, series), the versions in force on `as_of` (ties are all kept, so that a
+    conflict stays visible). Undated documents are always in force but lose to any dated one."""
+    by_series: dict[tuple[str, str], list[Document]] = defaultdict(list)
+    for document in documents:
+        if document.status is Status.DRAFT:
+            continue
+        if document.effective is None or document.effective <= as_of:
+            by_series[(document.tenant, document.series)].append(document)
+    chosen: list[Document] = []
+    for versions in by_series.values():
+        newest = max(versions, key=_effective)
+        chosen += [d for d in versions if _effective(d) == _effective(newest)]
+    return chosen
+
+
+def eligible(documents: Iterable[Document], as_of: date, caller: Caller) -> list[Document]:
+    """The documents `caller` may retrieve from on `as_of`."""
+    labels = visible_labels(caller.role)
+    # Tenant first: another tenant's versions must not even take part in supersession.
+    own = [d for d in documents if d.tenant == caller.tenant]
+    return [
+        d
+        for d in in_force(own, as_of)
+        if d.status is Status.CURRENT and d.access is not None and d.access in labels
+    ]
+
+
+def _effective(document: Document) -> date:
+    return document.effective or date.min

@@ -1,0 +1,227 @@
+"""PDF extraction with PyMuPDF: prose paragraphs under their headings, and one passage per table
+data row carrying the table's title and header names.
+
+Headings are recognised by typography (larger or bold, short, unpunctuated), measured against
+the document's own body size, so a heading is never a passage of its own: it becomes the section
+path of what follows it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from localqa.catalog import Problem
+from localqa.extract.text import squash
+from localqa.types import Kind, Passage
+
+# PyMuPDF would otherwise print advice and MuPDF's own error chatter on stdout/stderr; damaged
+# files are reported through Problems instead.
+pymupdf.no_recommend_layout()
+pymupdf.TOOLS.mupdf_display_errors(False)
+
+MIN_TEXT_CHARS = 10  # fewer characters than this on a page means "no usable text layer"
+_BOLD = 16  # PyMuPDF span flag bit
+
+
+class PdfUnreadable(Exception):
+    """The whole file cannot be read; the message names why and the fix."""
+
+
+@dataclass
+class PdfExtraction:
+    passages: list[Passage] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    pages_without_text: list[int] = field(default_factory=list)
+    page_count: int = 0
+
+
+@dataclass
+class _Block:
+    text: str
+    size: float
+    bold: bool
+    top: float
+    lines: int
+
+
+def open_pdf(path: Path) -> pymupdf.Document:
+    """Open a PDF or raise `PdfUnreadable` saying what is wrong with it."""
+    size = path.stat().st_size
+    if size == 0:
+        raise PdfUnreadable("empty file (0 bytes); replace it with the real PDF or remove it")
+    with path.open("rb") as handle:
+        head = handle.read(1024)
+    if b"%PDF-" not in head:
+        raise PdfUnreadable("not a PDF (no %PDF- header); rename it or remove it from the folder")
+    try:
+        document = pymupdf.open(path, filetype="pdf")
+    except Exception as error:  # PyMuPDF raises several types for damaged files
+        raise PdfUnreadable(f"corrupt PDF ({error}); re-export or re-download it") from None
+    if document.needs_pass:
+        document.close()
+        raise PdfUnreadable("encrypted PDF; save an unencrypted copy (e.g. qpdf --decrypt) and run again")
+    if document.page_count == 0:
+        document.close()
+        raise PdfUnreadable("corrupt PDF (no readable pages); re-export or re-download it")
+    return document
+
+
+def has_text_layer(page: pymupdf.Page) -> bool:
+    return len(page.get_text().strip()) >= MIN_TEXT_CHARS
+
+
+def extract_pdf(path: Path, source: str) -> PdfExtraction:
+    """Prose and table-row passages of every page that has a text layer. Pages that cannot be read
+    are reported by page and skipped; the rest of the file is still extracted."""
+    result = PdfExtraction()
+    with open_pdf(path) as document:
+        result.page_count = document.page_count
+        pages: list[tuple[int, list[_Block], list[Any]]] = []
+        for number, page in enumerate(document, start=1):
+            try:
+                if not has_text_layer(page):
+                    result.pages_without_text.append(number)
+                    continue
+                tables = list(page.find_tables().tables)
+                pages.append((number, _text_blocks(page, [t.bbox for t in tables]), tables))
+            except Exception as error:  # a damaged page must not cost the rest of the file
+                result.problems.append(Problem(source, f"page cannot be read ({error})", page=number))
+        if not pages and result.problems:
+            raise PdfUnreadable(f"corrupt PDF (no page could be read: {result.problems[0].message})")
+        body_size = _body_size([b for _, blocks, _ in pages for b in blocks])
+        heading_sizes = sorted(
+            {round(b.size, 1) for _, bs, _ in pages for b in bs if _is_heading(b, body_size)}, reverse=True
+        )
+        stack: list[tuple[int, str]] = []
+        for number, blocks, tables in pages:
+            stack = _page_passages(
+                source, number, blocks, tables, body_size, heading_sizes, stack, result.passages
+            )
+    return result
+
+
+def _page_passages(
+    source: str,
+    page: int,
+    blocks: list[_Block],
+    tables: list[Any],
+    body_size: float,
+    heading_sizes: list[float],
+    stack: list[tuple[int, str]],
+    out: list[Passage],
+) -> list[tuple[int, str]]:
+    """Walk one page top to bottom, keeping the heading stack; returns the stack for the next page."""
+    items: list[tuple[float, _Block | Any]] = [(b.top, b) for b in blocks]
+    items += [(t.bbox[1], t) for t in tables]
+    items.sort(key=lambda item: item[0])
+    paragraph = table_number = offset = 0
+    previous: _Block | None = None
+    for _, item in items:
+        if isinstance(item, _Block):
+            if _is_heading(item, body_size):
+                level = heading_sizes.index(round(item.size, 1))
+                stack = [(lvl, name) for lvl, name in stack if lvl < level] + [(level, item.text)]
+            else:
+                paragraph += 1
+                out.append(
+                    Passage(
+                        kind=Kind.PROSE,
+                        source=source,
+                        page=page,
+                        text=item.text,
+                        section=_path(stack),
+                        paragraph=paragraph,
+                        char_start=offset,
+                        char_end=offset + len(item.text),
+                    )
+                )
+            offset += len(item.text) + 2
+            previous = item
+            continue
+        table_number += 1
+        title = previous.text if previous is not None and previous.lines == 1 else None
+        out.extend(_table_rows(item, source, page, table_number, title, _path(stack)))
+    return stack
+
+
+def _table_rows(
+    table: Any, source: str, page: int, number: int, title: str | None, section: str | None
+) -> list[Passage]:
+    """One passage per data row: `Title: Header: value; Header: value`. Row 1 is the first row
+    under the header, whether PyMuPDF found the header inside the table or above it."""
+    header = [squash(name or "") or f"Column {i}" for i, name in enumerate(table.header.names, 1)]
+    rows = table.extract()
+    if not table.header.external and rows:
+        rows = rows[1:]
+    passages = []
+    for row_number, row in enumerate(rows, start=1):
+        cells = [squash(cell or "") for cell in row]
+        if not any(cells):
+            continue
+        pairs = "; ".join(f"{name}: {value}" for name, value in zip(header, cells, strict=False) if value)
+        passages.append(
+            Passage(
+                kind=Kind.TABLE,
+                source=source,
+                page=page,
+                section=section,
+                text=f"{title}: {pairs}" if title else pairs,
+                table=number,
+                row=row_number,
+            )
+        )
+    return passages
+
+
+def _text_blocks(page: pymupdf.Page, table_boxes: list[tuple[float, float, float, float]]) -> list[_Block]:
+    """Text blocks outside tables, in reading order, with their dominant font size and boldness."""
+    blocks = []
+    for block in page.get_text("dict", sort=True)["blocks"]:
+        if block.get("type") != 0 or _inside_any(block["bbox"], table_boxes):
+            continue
+        spans = [s for line in block["lines"] for s in line["spans"] if s["text"].strip()]
+        if not spans:
+            continue
+        text = squash(" ".join("".join(s["text"] for s in line["spans"]) for line in block["lines"]))
+        chars = Counter[float]()
+        for span in spans:
+            chars[round(span["size"], 1)] += len(span["text"])
+        blocks.append(
+            _Block(
+                text=text,
+                size=chars.most_common(1)[0][0],
+                bold=all(s["flags"] & _BOLD or "bold" in s["font"].lower() for s in spans),
+                top=block["bbox"][1],
+                lines=len(block["lines"]),
+            )
+        )
+    return blocks
+
+
+def _inside_any(
+    box: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]
+) -> bool:
+    x = (box[0] + box[2]) / 2
+    y = (box[1] + box[3]) / 2
+    return any(o[0] <= x <= o[2] and o[1] <= y <= o[3] for o in others)
+
+
+def _body_size(blocks: list[_Block]) -> float:
+    sizes = Counter[float]()
+    for block in blocks:
+        sizes[round(block.size, 1)] += len(block.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _is_heading(block: _Block, body_size: float) -> bool:
+    short = block.lines <= 2 and len(block.text) <= 80 and block.text[-1:] not in ".,;:!?"
+    return short and (block.size >= body_size * 1.15 or block.bold)
+
+
+def _path(stack: list[tuple[int, str]]) -> str | None:
+    return " > ".join(name for _, name in stack) or None

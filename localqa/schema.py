@@ -1,0 +1,88 @@
+"""The index's SQLite schema, as ordered, named migrations recorded in the `migrations` table."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from localqa.errors import SchemaError
+from localqa.tokens import TOKENIZE
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(function: Migration) -> Migration:
+    MIGRATIONS.append((function.__name__, function))
+    return function
+
+
+@migration
+def m001_initial(db: sqlite3.Connection) -> None:
+    db.executescript(f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        -- Every input file (source, sidecar, catalog) with its content hash: the basis of
+        -- incremental refresh and of the corpus digest.
+        CREATE TABLE files (
+            name TEXT PRIMARY KEY,
+            sha256 TEXT NOT NULL,
+            doc_id TEXT,
+            pages_without_text TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE documents (
+            doc_id TEXT PRIMARY KEY,
+            source TEXT NOT NULL UNIQUE,
+            series TEXT NOT NULL,
+            version TEXT,
+            effective TEXT,
+            status TEXT NOT NULL,
+            access TEXT,            -- NULL: indexed, visible to nobody
+            tenant TEXT NOT NULL,
+            title TEXT
+        );
+        CREATE TABLE passages (
+            id INTEGER PRIMARY KEY,
+            doc_id TEXT NOT NULL REFERENCES documents(doc_id),
+            origin TEXT NOT NULL,   -- the file it was extracted from (the PDF or a sidecar)
+            kind TEXT NOT NULL,
+            source TEXT NOT NULL,
+            page INTEGER,
+            section TEXT,
+            paragraph INTEGER,
+            table_no INTEGER,
+            row_no INTEGER,
+            char_start INTEGER,
+            char_end INTEGER,
+            text TEXT NOT NULL,
+            section_len INTEGER NOT NULL,
+            body_len INTEGER NOT NULL
+        );
+        CREATE INDEX passages_by_doc ON passages(doc_id);
+        CREATE INDEX passages_by_origin ON passages(origin);
+        CREATE TABLE identifiers (
+            passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
+            identifier TEXT NOT NULL,
+            PRIMARY KEY (identifier, passage_id)
+        ) WITHOUT ROWID;
+        CREATE VIRTUAL TABLE passages_fts USING fts5(section, body, tokenize='{TOKENIZE}');
+        CREATE VIRTUAL TABLE passages_terms USING fts5vocab(passages_fts, 'instance');
+    """)
+
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Apply the migrations this database has not had yet."""
+    db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    applied = {name for (name,) in db.execute("SELECT name FROM migrations")}
+    known = {name for name, _ in MIGRATIONS}
+    if applied - known:
+        raise SchemaError(
+            f"the index was written by a newer localqa (migrations {', '.join(sorted(applied - known))}); "
+            "upgrade localqa or run 'localqa index --rebuild'"
+        )
+    for name, function in MIGRATIONS:
+        if name not in applied:
+            function(db)
+            db.execute("INSERT INTO migrations VALUES (?, datetime('now'))", (name,))

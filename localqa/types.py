@@ -1,0 +1,148 @@
+"""The typed records that flow between stages: documents, passages, candidates, answers."""
+
+from __future__ import annotations
+
+from datetime import date
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Kind(StrEnum):
+    PROSE = "prose"
+    TABLE = "table"
+    OCR = "ocr"
+
+
+class Status(StrEnum):
+    CURRENT = "current"
+    RETIRED = "retired"
+    DRAFT = "draft"
+
+
+ACCESS_LABELS = ("public", "staff")
+ROLES = ACCESS_LABELS
+DEFAULT_ROLE = "public"
+DEFAULT_TENANT = "default"
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Document(Frozen):
+    """One source file's metadata, as the catalog (or the file name) gives it.
+
+    `access` is None when the catalog's label is missing or unknown: such a document is
+    indexed but visible to nobody (closed world).
+    """
+
+    doc_id: str
+    source: str
+    series: str
+    version: str | None = None
+    effective: date | None = None
+    status: Status = Status.CURRENT
+    access: str | None = "public"
+    tenant: str = DEFAULT_TENANT
+    title: str | None = None
+
+
+class Passage(Frozen):
+    """The unit of retrieval and citation. `text` is exactly what a model sees and what a quote
+    is verified against; `section` is the heading path it sits under."""
+
+    kind: Kind
+    source: str
+    page: int | None
+    text: str
+    section: str | None = None
+    paragraph: int | None = None
+    table: int | None = None
+    row: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+class Location(Frozen):
+    """Where a passage is, in the fields every JSON output shares."""
+
+    source: str
+    page: int | None
+    kind: Kind
+    section: str | None
+    table: int | None
+    row: int | None
+    paragraph: int | None
+    effective: date | None
+
+    def describe(self) -> str:
+        parts = [self.source]
+        if self.page is not None:
+            parts.append(f"page {self.page}")
+        if self.kind is Kind.TABLE:
+            parts.append(f"table {self.table}, row {self.row}")
+        elif self.paragraph is not None:
+            parts.append(f"{self.kind.value} paragraph {self.paragraph}")
+        if self.section:
+            parts.append(f"§ {self.section}")
+        parts.append(f"effective {self.effective.isoformat()}" if self.effective else "undated")
+        return ", ".join(parts)
+
+
+class Candidate(Frozen):
+    """A retrieved passage with its rank (1-based) and score, plus who owns it.
+
+    `tenant` and `doc_id` are the structured owner reference the evaluator checks leaks with.
+    """
+
+    rank: int
+    score: float
+    location: Location
+    text: str
+    doc_id: str
+    tenant: str
+    identifiers: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 4),
+            **self.location.model_dump(mode="json"),
+            "text": self.text,
+        }
+
+
+class Caller(Frozen):
+    """Who is asking: always from flags, env or config, never from a model or a document."""
+
+    role: str = DEFAULT_ROLE
+    tenant: str = DEFAULT_TENANT
+
+
+class PartResult(Frozen):
+    """One question part and its candidates in rank order; empty means abstain, and `note` says why."""
+
+    question: str
+    candidates: tuple[Candidate, ...]
+    note: str | None = None
+
+
+class Answer(Frozen):
+    """The outcome of answering one part: a verified quote with its citation, or a refusal."""
+
+    verified: bool
+    quote: str | None = None
+    citation: Location | None = None
+    reason: str | None = None
+    other_evidence: tuple[Location, ...] = Field(default=())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "verified": self.verified,
+            "quote": self.quote,
+            "citation": self.citation.model_dump(mode="json") if self.citation else None,
+            "reason": self.reason,
+            "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
+        }

@@ -1,0 +1,279 @@
+"""The `ollama` backend against a fake server speaking Ollama's HTTP API."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+import pytest
+from ollama._client import _parse_host
+
+from localqa.errors import ModelError
+from localqa.models.base import AnswerModel
+from localqa.models.ollama import (
+    DEFAULT_HOST,
+    OllamaModel,
+    normalize_host,
+    server_answers,
+)
+
+try:
+    import fake_ollama as _fake
+except ImportError:  # tests/ imported as a package
+    from tests import fake_ollama as _fake
+
+FakeOllama = _fake.FakeOllama
+fake_ollama = _fake.fake_ollama  # the fixture
+
+MESSAGES = [
+    {"role": "system", "content": "Answer from the passages only."},
+    {"role": "user", "content": "P1: The sky is blue.\n\nQuestion: what colour is the sky?"},
+]
+SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {
+            "type": "object",
+            "properties": {
+                "source": {"const": "P1"},
+                "quote": {"enum": ["The sky is blue."]},
+            },
+            "required": ["source", "quote"],
+        },
+        {
+            "type": "object",
+            "properties": {"source": {"type": "null"}, "quote": {"type": "null"}},
+            "required": ["source", "quote"],
+        },
+    ]
+}
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OLLAMA_HOST", "LOCALQA_OLLAMA_TIMEOUT", "OLLAMA_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 with nothing listening."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_is_an_answer_model_with_defaults() -> None:
+    model = OllamaModel()
+    assert isinstance(model, AnswerModel)
+    assert model.backend == "ollama"
+    assert model.name == "qwen2.5:1.5b"
+    assert model.label == "ollama:qwen2.5:1.5b"
+    assert model.host == DEFAULT_HOST == "http://127.0.0.1:11434"
+    assert model.timeout == 120
+
+
+def test_sends_schema_temperature_and_model_and_returns_content(fake_ollama: FakeOllama) -> None:
+    fake_ollama.reply({"source": "P1", "quote": "The sky is blue."})
+    model = OllamaModel(host=fake_ollama.url)
+
+    text = model.complete(MESSAGES, SCHEMA)
+
+    assert text == '{"source": "P1", "quote": "The sky is blue."}'
+    body = fake_ollama.last_chat
+    assert body["model"] == "qwen2.5:1.5b"
+    assert body["format"] == SCHEMA
+    assert body["options"]["temperature"] == 0
+    assert body["options"]["num_ctx"] == 4096
+    assert body["options"]["num_predict"] == 256
+    assert body["stream"] is False
+    assert body["messages"] == MESSAGES
+
+
+def test_uses_the_given_model_name(fake_ollama: FakeOllama) -> None:
+    fake_ollama.models.append("llama3.2:1b")
+    OllamaModel("llama3.2:1b", host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+    assert fake_ollama.last_chat["model"] == "llama3.2:1b"
+
+
+def test_invalid_json_content_is_returned_not_raised(fake_ollama: FakeOllama) -> None:
+    fake_ollama.reply('{"source": "P1", "quote": ')
+    assert OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA) == (
+        '{"source": "P1", "quote": '
+    )
+
+
+@pytest.mark.parametrize("form", ["{host}", "http://{host}", "http://{host}/"])
+def test_ollama_host_is_honoured(
+    fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", form.format(host=fake_ollama.host))
+    model = OllamaModel()
+    assert model.host == fake_ollama.url
+    model.complete(MESSAGES, SCHEMA)
+    assert len(fake_ollama.chats) == 1
+
+
+def test_explicit_host_beats_ollama_host(
+    fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
+    OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+    assert len(fake_ollama.chats) == 1
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        None,
+        "",
+        "1.2.3.4",
+        ":56789",
+        "1.2.3.4:56789",
+        "http://1.2.3.4",
+        "https://1.2.3.4",
+        "https://example.com:56789/path/",
+        "example.com/path",
+        "[0001:002:003:0004::1]:56789",
+        "https://[::1]",
+        "0.0.0.0",
+    ],
+)
+def test_host_forms_match_the_ollama_client(host: str | None) -> None:
+    assert normalize_host(host) == _parse_host(host)
+
+
+def test_unreachable_server() -> None:
+    port = free_port()
+    model = OllamaModel(host=f"127.0.0.1:{port}")
+    with pytest.raises(ModelError) as caught:
+        model.complete(MESSAGES, SCHEMA)
+    assert str(caught.value) == (
+        f"cannot reach Ollama at http://127.0.0.1:{port}: "
+        "start it with 'ollama serve', or use --model embedded"
+    )
+
+
+def test_model_not_pulled_names_ollama_pull(fake_ollama: FakeOllama) -> None:
+    model = OllamaModel("mistral:7b", host=fake_ollama.url)
+    with pytest.raises(ModelError) as caught:
+        model.complete(MESSAGES, SCHEMA)
+    message = str(caught.value)
+    assert "ollama pull mistral:7b" in message
+    assert message == (
+        f"Ollama at {fake_ollama.url} does not have model 'mistral:7b': "
+        "run 'ollama pull mistral:7b', or use --model embedded"
+    )
+
+
+def test_timeout_is_reported_quickly(fake_ollama: FakeOllama) -> None:
+    fake_ollama.delay = 3.0
+    model = OllamaModel(host=fake_ollama.url, timeout=0.2)
+    started = time.monotonic()
+    with pytest.raises(ModelError) as caught:
+        model.complete(MESSAGES, SCHEMA)
+    assert time.monotonic() - started < 1.5
+    message = str(caught.value)
+    assert message.startswith(f"Ollama at {fake_ollama.url} did not answer within 0.2 s")
+    assert "LOCALQA_OLLAMA_TIMEOUT" in message
+
+
+def test_timeout_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCALQA_OLLAMA_TIMEOUT", "7.5")
+    assert OllamaModel().timeout == 7.5
+    assert OllamaModel(timeout=3).timeout == 3
+
+
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "nan", "inf"])
+def test_bad_timeout_in_environment(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("LOCALQA_OLLAMA_TIMEOUT", value)
+    with pytest.raises(ModelError, match="LOCALQA_OLLAMA_TIMEOUT must be a positive number"):
+        OllamaModel()
+
+
+def test_non_json_body_is_a_clear_error(fake_ollama: FakeOllama) -> None:
+    fake_ollama.malformed = b"<html>proxy error</html>"
+    with pytest.raises(ModelError) as caught:
+        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+    assert str(caught.value) == (
+        f"Ollama at {fake_ollama.url} sent a malformed reply (not JSON: '<html>proxy error</html>'); "
+        "is OLLAMA_HOST pointing at an Ollama server?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        ('{"model": "qwen2.5:1.5b", "done": true}', "(message: Field required)"),
+        ('{"message": {"content": "x"}}', "(message.role: Field required)"),
+        ("[1, 2]", "(not a JSON object)"),
+    ],
+)
+def test_reply_without_message_is_a_clear_error(
+    fake_ollama: FakeOllama, body: str, detail: str
+) -> None:
+    fake_ollama.malformed = body
+    with pytest.raises(ModelError) as caught:
+        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+    message = str(caught.value)
+    assert message.startswith(f"Ollama at {fake_ollama.url} sent a malformed reply {detail}")
+
+
+def test_message_without_content_is_a_clear_error(fake_ollama: FakeOllama) -> None:
+    fake_ollama.malformed = '{"message": {"role": "assistant"}, "done": true}'
+    with pytest.raises(ModelError, match="malformed reply \\(the message has no content\\)"):
+        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+
+
+def test_server_error_names_status_and_detail(fake_ollama: FakeOllama) -> None:
+    fake_ollama.status = 500
+    fake_ollama.error = "model requires more system memory (5.2 GiB) than is available (1.0 GiB)"
+    with pytest.raises(ModelError) as caught:
+        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+    assert str(caught.value) == (
+        f"Ollama at {fake_ollama.url} failed (HTTP 500) with model 'qwen2.5:1.5b': "
+        "model requires more system memory (5.2 GiB) than is available (1.0 GiB)"
+    )
+
+
+def test_not_an_ollama_server(fake_ollama: FakeOllama) -> None:
+    model = OllamaModel(host=fake_ollama.url + "/elsewhere")
+    with pytest.raises(ModelError) as caught:
+        model.complete(MESSAGES, SCHEMA)
+    assert str(caught.value) == (
+        f"Ollama at {fake_ollama.url}/elsewhere answered 404 (404 page not found); "
+        "is OLLAMA_HOST pointing at an Ollama server?"
+    )
+
+
+def test_server_answers(fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert server_answers(fake_ollama.url) is True
+    assert server_answers(fake_ollama.host) is True
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    assert server_answers() is True
+    assert [r.path for r in fake_ollama.requests] == ["/api/tags"] * 3
+
+
+def test_server_answers_false_quickly(fake_ollama: FakeOllama) -> None:
+    started = time.monotonic()
+    assert server_answers(f"127.0.0.1:{free_port()}") is False
+    assert server_answers(fake_ollama.url + "/elsewhere") is False  # HTTP, but not Ollama
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        assert server_answers(f"127.0.0.1:{silent.getsockname()[1]}", timeout=0.2) is False
+    assert time.monotonic() - started < 1.5
+
+
+def test_fake_server_stops() -> None:
+    with FakeOllama() as server:
+        url = server.url
+        assert server_answers(url)
+    assert not server_answers(url)
+
+
+def test_invalid_host_is_a_clear_error() -> None:
+    with pytest.raises(ModelError, match=r"invalid Ollama host '127\.0\.0\.1:port' \(OLLAMA_HOST\)"):
+        OllamaModel(host="127.0.0.1:port")
