@@ -1,5 +1,5 @@
 """localqa: answer questions about local PDFs with verbatim, re-verified quotes."""
 
-from localqa.api import search_parts
+from localqa.api import Asked, PartAnswer, answer, search_parts
 
-__all__ = ["search_parts"]
+__all__ = ["Asked", "PartAnswer", "answer", "search_parts"]

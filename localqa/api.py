@@ -6,9 +6,14 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
+from localqa.answer import answer_part
 from localqa.index import open_index
+from localqa.models import get_model
+from localqa.models.base import AnswerModel
 from localqa.retrieve import RetrievalSettings, search
-from localqa.types import Caller, PartResult
+from localqa.types import Answer, Caller, PartResult
 
 DEFAULT_DB = Path("index/library.sqlite3")
 
@@ -26,4 +31,40 @@ def search_parts(
     """Retrieval only: ranked candidates per question part (empty = abstain)."""
     settings = (settings or RetrievalSettings()).model_copy(update={"k": k})
     with open_index(db) as connection:
-        return search(connection, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings)
+        return search(
+            connection, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings
+        )
+
+
+class PartAnswer(BaseModel):
+    """One part of an asked question: its candidates (the evidence) and the verified answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    result: PartResult
+    answer: Answer
+
+
+class Asked(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    parts: list[PartAnswer]
+    backend: str
+    model: str
+
+
+def answer(
+    question: str,
+    *,
+    as_of: date,
+    caller: Caller | None = None,
+    parts: Sequence[str] = (),
+    model: AnswerModel | str | None = None,
+    k: int = 4,
+    db: Path = DEFAULT_DB,
+) -> Asked:
+    """Per part: retrieve, have the model pick a quote, verify it. See `localqa.answer`."""
+    results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db)
+    chosen = model if isinstance(model, AnswerModel) else get_model(model)
+    answers = [PartAnswer(result=r, answer=answer_part(r.question, r.candidates, chosen)) for r in results]
+    return Asked(parts=answers, backend=chosen.backend, model=chosen.name)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from localqa.errors import LocalQAError, QuestionError
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Caller, PartResult
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_PDFS = Path("pdfs")
@@ -183,7 +183,11 @@ def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
             )
         )
     else:
-        for label, names in (("added", report.added), ("changed", report.changed), ("removed", report.removed)):
+        for label, names in (
+            ("added", report.added),
+            ("changed", report.changed),
+            ("removed", report.removed),
+        ):
             for name in names:
                 click.echo(f"{label:>8}  {name}")
         click.echo(
@@ -223,13 +227,22 @@ def status(db: Path, as_json: bool) -> None:
 @cli.command()
 @click.argument("question", required=False, default="")
 @click.option("--part", "parts", multiple=True, help="A question part, searched on its own (repeatable).")
-@click.option("-k", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Candidates per part.")
+@click.option(
+    "-k", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Candidates per part."
+)
 @caller_options
 @db_option
 @json_option
 @fail_cleanly
 def search(
-    question: str, parts: tuple[str, ...], k: int, as_of: date, role: str, tenant: str, db: Path, as_json: bool
+    question: str,
+    parts: tuple[str, ...],
+    k: int,
+    as_of: date,
+    role: str,
+    tenant: str,
+    db: Path,
+    as_json: bool,
 ) -> None:
     """Retrieval only, no model: the ranked candidates for each part of QUESTION.
 
@@ -247,6 +260,115 @@ def search(
     for number, result in enumerate(results, start=1):
         click.echo(f"\n{number}. {result.question}")
         click.echo(_format_candidates(result))
+
+
+@cli.command()
+@click.argument("question", required=False, default="")
+@click.option("--part", "parts", multiple=True, help="A question part, answered on its own (repeatable).")
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="NAME",
+    help="ollama, ollama:NAME, embedded or extractive (default: LOCALQA_MODEL, else Ollama if a "
+    "server answers, else embedded).",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(1, 20),
+    default=4,
+    show_default=True,
+    help="Passages shown to the model per part.",
+)
+@caller_options
+@db_option
+@json_option
+@fail_cleanly
+def ask(
+    question: str,
+    parts: tuple[str, ...],
+    model_spec: str | None,
+    k: int,
+    as_of: date,
+    role: str,
+    tenant: str,
+    db: Path,
+    as_json: bool,
+) -> None:
+    """Answer each part of QUESTION with a verified quote and its citation.
+
+    The model picks a sentence from the retrieved passages; localqa checks that it is a literal
+    substring of the cited passage before showing it. Otherwise it prints
+    'No quote verified from N candidates.' with the reason. Exit status 1 if the model failed.
+    """
+    from localqa.api import answer
+    from localqa.models import get_model
+
+    caller = Caller(role=role, tenant=tenant)
+    model = get_model(model_spec)
+    asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, k=k, db=db)
+    if as_json:
+        payload = _search_json([p.result for p in asked.parts], as_of, caller)
+        for part, shown in zip(payload["parts"], asked.parts, strict=True):
+            part["answer"] = shown.answer.as_json()
+        payload["model"] = {"backend": asked.backend, "name": asked.model}
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        click.echo(f"{_header(as_of, caller)} · model {asked.backend}:{asked.model}")
+        for number, part in enumerate(asked.parts, start=1):
+            click.echo(f"\n{number}. {part.result.question}")
+            click.echo(_format_answer(part.result, part.answer))
+    faults = {
+        p.answer.reason
+        for p in asked.parts
+        if p.answer.reason and p.answer.reason.startswith("model error: ")
+    }
+    if faults:
+        for fault in sorted(faults):
+            click.echo(f"Error: {fault.removeprefix('model error: ')}", err=True)
+        sys.exit(1)
+
+
+def _format_answer(result: PartResult, answer: Answer) -> str:
+    if answer.verified and answer.citation is not None:
+        lines = [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
+        if answer.other_evidence:
+            lines.append("   Other evidence (other documents also match; check for a conflict):")
+            lines += [f"     · {location.describe()}" for location in answer.other_evidence]
+        return "\n".join(lines)
+    lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {answer.reason}."]
+    if result.candidates:
+        lines.append("   Evidence retrieved:")
+        lines.append(_format_candidates(result))
+    elif result.note:
+        lines.append(f"   ({result.note})")
+    return "\n".join(lines)
+
+
+@cli.command()
+@json_option
+def models(as_json: bool) -> None:
+    """List the answer backends, which are available here, and the default."""
+    from localqa.errors import LocalQAError
+    from localqa.models import backends, default_backend
+
+    found = backends()
+    env = os.environ.get("LOCALQA_MODEL")
+    try:
+        default = env or default_backend()
+    except LocalQAError:
+        default = None
+    if as_json:
+        click.echo(json.dumps({"default": default, "backends": [vars(b) for b in found]}, indent=2))
+        return
+    for info in found:
+        mark = "*" if default and default.partition(":")[0] == info.name else " "
+        state = "available" if info.available else "not available"
+        click.echo(f"{mark} {info.name:<11} {state:<14} {info.detail}")
+    source = "from LOCALQA_MODEL" if env else "chosen automatically"
+    click.echo(
+        f"Default: {default} ({source})" if default else "Default: none available (use --model extractive)"
+    )
 
 
 def _header(as_of: date, caller: Caller) -> str:

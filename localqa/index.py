@@ -281,20 +281,7 @@ def _apply(
         if source in keep_previous:
             continue
         db.execute("DELETE FROM documents WHERE source = ? OR doc_id = ?", (source, document.doc_id))
-        db.execute(
-            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                document.doc_id,
-                source,
-                document.series,
-                document.version,
-                document.effective.isoformat() if document.effective else None,
-                document.status.value,
-                document.access,
-                document.tenant,
-                document.title,
-            ),
-        )
+        _insert_document(db, document)
         # A catalog edit (new id) must move the passages already indexed with the document.
         db.execute("UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, source))
         db.execute(
@@ -333,6 +320,24 @@ def _apply(
     report.passages = db.execute("SELECT count(*) FROM passages").fetchone()[0]
 
 
+def _insert_document(db: sqlite3.Connection, document: Document) -> None:
+    effective = document.effective.isoformat() if document.effective else None
+    db.execute(
+        "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            document.doc_id,
+            document.source,
+            document.series,
+            document.version,
+            effective,
+            document.status.value,
+            document.access,
+            document.tenant,
+            document.title,
+        ),
+    )
+
+
 def _drop_origin(db: sqlite3.Connection, origin: str) -> None:
     ids = [i for (i,) in db.execute("SELECT id FROM passages WHERE origin = ?", (origin,))]
     db.executemany("DELETE FROM passages_fts WHERE rowid = ?", ((i,) for i in ids))
@@ -368,10 +373,11 @@ def _insert_passage(db: sqlite3.Connection, doc_id: str, origin: str, passage: P
     db.execute(
         "INSERT INTO passages_fts (rowid, section, body) VALUES (?, ?, ?)", (rowid, section, passage.text)
     )
-    db.executemany(
-        "INSERT OR IGNORE INTO identifiers VALUES (?, ?)",
-        ((rowid, ident) for ident in identifiers(f"{section} {passage.text}")),
-    )
+    for column, text in (("section", section), ("body", passage.text)):
+        db.executemany(
+            "INSERT OR IGNORE INTO identifiers VALUES (?, ?, ?)",
+            ((rowid, code, column) for code in identifiers(text)),
+        )
 
 
 def write_documents(db_path: Path, documents: Iterable[tuple[Document, Iterable[Passage]]]) -> None:
@@ -384,17 +390,13 @@ def write_documents(db_path: Path, documents: Iterable[tuple[Document, Iterable[
         migrate(db)
         with db:
             for document, passages in documents:
-                db.execute(
-                    "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (document.doc_id, document.source, document.series, document.version,
-                     document.effective.isoformat() if document.effective else None,
-                     document.status.value, document.access, document.tenant, document.title),
-                )
+                _insert_document(db, document)
                 for passage in passages:
                     _insert_passage(db, document.doc_id, document.source, passage)
-                db.execute("INSERT INTO files VALUES (?, ?, ?, '')",
-                           (document.source, hashlib.sha256(document.source.encode()).hexdigest(),
-                            document.doc_id))
+                db.execute(
+                    "INSERT INTO files VALUES (?, ?, ?, '')",
+                    (document.source, hashlib.sha256(document.source.encode()).hexdigest(), document.doc_id),
+                )
             db.execute("INSERT INTO meta VALUES ('corpus_digest', ?)", (corpus_digest(db),))
             db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     finally:

@@ -124,11 +124,13 @@ def _retrieve_part(
     terms = tokenizer().terms(part)
     codes = identifiers(part)
     if not allowed:
-        return PartResult(question=part, candidates=(), note="no document is eligible for this caller and date")
+        return PartResult(
+            question=part, candidates=(), note="no document is eligible for this caller and date"
+        )
     scope = json.dumps(sorted(allowed))
     scored, idf = _bm25(db, terms, scope, settings)
     if codes:
-        carriers = _carriers(db, codes, scope)
+        carriers = _carriers(db, codes, scope, settings.chunking)
         if not carriers:
             return PartResult(
                 question=part, candidates=(), note=f"no eligible passage carries {', '.join(codes)}"
@@ -193,13 +195,16 @@ def _bm25(
     return scored, idf
 
 
-def _carriers(db: sqlite3.Connection, codes: list[str], scope: str) -> dict[int, set[str]]:
-    """Eligible passages carrying any of the identifiers, exactly (no prefix or fuzzy match)."""
+def _carriers(
+    db: sqlite3.Connection, codes: list[str], scope: str, chunking: Chunking
+) -> dict[int, set[str]]:
+    """Eligible passages carrying any of the identifiers, exactly (no prefix or fuzzy match), in
+    the columns the chunking makes searchable."""
     rows = db.execute(
         "SELECT i.passage_id, i.identifier FROM identifiers i JOIN passages p ON p.id = i.passage_id "
-        "WHERE i.identifier IN (SELECT value FROM json_each(?)) "
+        "WHERE i.identifier IN (SELECT value FROM json_each(?)) AND (i.col = 'body' OR ?) "
         "AND p.doc_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(codes), scope),
+        (json.dumps(codes), chunking == "heading", scope),
     )
     found: dict[int, set[str]] = {}
     for passage_id, code in rows:

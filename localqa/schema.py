@@ -59,10 +59,13 @@ def m001_initial(db: sqlite3.Connection) -> None:
         );
         CREATE INDEX passages_by_doc ON passages(doc_id);
         CREATE INDEX passages_by_origin ON passages(origin);
+        -- Code-shaped identifiers (EQ-314) for exact matching; `col` says whether the passage
+        -- carries it in its heading path ('section') or its text ('body'), like the FTS columns.
         CREATE TABLE identifiers (
             passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
             identifier TEXT NOT NULL,
-            PRIMARY KEY (identifier, passage_id)
+            col TEXT NOT NULL,
+            PRIMARY KEY (identifier, passage_id, col)
         ) WITHOUT ROWID;
         CREATE VIRTUAL TABLE passages_fts USING fts5(section, body, tokenize='{TOKENIZE}');
         CREATE VIRTUAL TABLE passages_terms USING fts5vocab(passages_fts, 'instance');

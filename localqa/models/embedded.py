@@ -51,14 +51,15 @@ _MARKER_SUFFIX = ".sha256-ok"
 # --- availability --------------------------------------------------------------------------
 
 
-def missing_packages() -> list[str]:
-    """The import names of the embedded backend's packages that are not installed.
-
-    Uses `find_spec`, which locates top-level packages without importing them, so nothing is
-    loaded (xllamacpp's native library included).
-    """
-    names = ["xllamacpp", *(package for package, _ in PARTS)]
+def _missing(names: Sequence[str]) -> list[str]:
+    # find_spec locates a top-level package without importing it: nothing is loaded here
+    # (xllamacpp's native library included).
     return [name for name in names if importlib.util.find_spec(name) is None]
+
+
+def missing_packages() -> list[str]:
+    """The import names of the embedded backend's packages that are not installed."""
+    return _missing(["xllamacpp", *(package for package, _ in PARTS)])
 
 
 def is_available() -> bool:
@@ -66,8 +67,7 @@ def is_available() -> bool:
     return not missing_packages()
 
 
-def _require_installed() -> None:
-    missing = missing_packages()
+def _require(missing: list[str]) -> None:
     if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         raise ModelError(f"The embedded model is not installed (missing {shown}); {INSTALL_HINT}")
@@ -98,7 +98,7 @@ def _marker(path: Path) -> Path:
 def part_files() -> list[Traversable]:
     """The packaged parts in assembly order, found through the import system (never by
     guessing a site-packages path)."""
-    _require_installed()
+    _require(_missing([package for package, _ in PARTS]))
     files: list[Traversable] = []
     for package, relative in PARTS:
         try:
@@ -196,7 +196,6 @@ def assemble(parts: Sequence[Traversable | Path], dest: Path, sha256: str) -> Pa
 
 def ensure_model_file(directory: Path | None = None) -> Path:
     """The verified model file, assembled from the packaged parts on first use only."""
-    _require_installed()
     path = cached_model_path(directory)
     if _is_verified(path, MODEL_SHA256):
         return path
@@ -247,6 +246,7 @@ def load(directory: Path | None = None) -> LoadedModel:
     with _load_lock:
         if _loaded is not None:
             return _loaded
+        _require(missing_packages())
         path = ensure_model_file(directory)
         try:
             import xllamacpp
@@ -287,6 +287,25 @@ def max_tokens_for(schema: dict[str, Any]) -> int:
     return max(MAX_TOKENS, min(MAX_TOKENS_CEILING, longest + 64))
 
 
+def grammar_for(schema: dict[str, Any]) -> str:
+    """The llama.cpp grammar that admits exactly the compact JSON texts `schema` allows.
+
+    Why not the request's `json_schema` field: on the chat endpoint llama.cpp converts it with
+    flexible whitespace, and this model then pads its reply with runs of tabs and newlines
+    (59 tokens instead of 26 for the same answer), slower and at risk of hitting max_tokens
+    mid-string. LLGuidance's top-level `x-guidance` option makes the JSON compact.
+    """
+    import xllamacpp
+
+    try:
+        grammar: str = xllamacpp.json_schema_to_grammar(
+            {"x-guidance": {"whitespace_flexible": False}, **schema}
+        )
+    except Exception as exc:
+        raise ModelError(f"llama.cpp cannot use the answer schema: {_one_line(exc)}") from exc
+    return grammar
+
+
 def _error_text(reply: dict[str, Any]) -> str | None:
     error = reply.get("error")
     if isinstance(error, dict):
@@ -314,9 +333,7 @@ class EmbeddedModel(AnswerModel):
         server = load(self._cache).server
         request: dict[str, Any] = {
             "messages": [dict(m) for m in messages],
-            # `json_schema` is llama.cpp's own request field: the schema becomes a grammar
-            # (LLGuidance in these wheels) that masks every token outside it.
-            "json_schema": schema,
+            "grammar": grammar_for(schema),
             "max_tokens": max_tokens_for(schema),
             "temperature": 0.0,
             "top_k": 1,

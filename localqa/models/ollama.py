@@ -139,9 +139,7 @@ class OllamaModel(AnswerModel):
         except ollama.ResponseError as exc:
             raise self._response_error(exc) from None
         except ollama.RequestError as exc:
-            raise ModelError(
-                f"invalid request for Ollama model {self.name!r}: {exc.error}"
-            ) from None
+            raise ModelError(f"invalid request for Ollama model {self.name!r}: {exc.error}") from None
         except httpx.ConnectTimeout:
             raise ModelError(unreachable_message(self.host)) from None
         except httpx.TimeoutException:
@@ -176,9 +174,7 @@ class OllamaModel(AnswerModel):
             ) from None
         content = response.message.content
         if content is None:
-            raise ModelError(
-                f"Ollama at {self.host} sent a malformed reply (the message has no content)"
-            )
+            raise ModelError(f"Ollama at {self.host} sent a malformed reply (the message has no content)")
         return content
 
     def _response_error(self, exc: ollama.ResponseError) -> ModelError:

@@ -1,0 +1,247 @@
+"""Ingestion throughput: how fast PDF pages become indexed passages, against bare PyMuPDF.
+
+    python benchmarks/ingest.py [--pages 200] [--repeat 3] [--json OUT]
+
+Generates one deterministic PDF (headings, prose paragraphs, ruled tables with a bold header row,
+laid out the way `pdfs/generate.py` lays out the sample library) into a temporary folder, then
+measures in one run, each `--repeat` times, reporting the median:
+
+- `page.get_text()` over every page: the reference (what any PDF-to-text tool pays at least);
+- `page.get_text("dict", sort=True)` and `page.find_tables()` alone: the two PyMuPDF calls the
+  extractor makes per page, so that a slowdown can be attributed;
+- `localqa.extract.pdf.extract_pdf`: extraction only (prose + table rows, headings resolved);
+- `localqa.index.refresh_index(..., rebuild=True)` into a fresh index: extraction + SQLite + FTS5;
+- a second `refresh_index` with nothing changed: the incremental path, which must skip extraction.
+
+Timings are printed, never asserted: the machine is shared and noisy, so read the ratios against
+bare `get_text()` rather than the absolute figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from localqa.extract.pdf import extract_pdf  # noqa: E402
+from localqa.index import refresh_index  # noqa: E402
+from localqa.types import Kind  # noqa: E402
+
+# Layout: the conventions of pdfs/generate.py (Helvetica 11 pt body, bold 14 pt headings, one
+# insert_textbox per paragraph, every table cell ruled, bold header row, bold title above).
+PAGE_WIDTH, PAGE_HEIGHT = pymupdf.paper_size("a4")
+MARGIN = 60.0
+BODY, BOLD = "helv", "hebo"
+BODY_SIZE, HEADING_SIZE, TITLE_SIZE = 11.0, 14.0, 18.0
+LINE_HEIGHT = 1.3
+PARAGRAPH_GAP = 12.0
+ROW_HEIGHT = 26.0
+CELL_PADDING = 4.0
+FIXED_DATE = "D:20260101000000+00'00'"
+SEED = 20260101
+
+SYLLABLES = (
+    "ka lo mi ren to sa vi dor el an bre cu fa gri hel is jo ke lum mar nel or pra qui ros "
+    "sel tar ur ven wil xa yor zen ba ce di fo gu ha in ja ku le mo nu pe ri su te vo"
+).split()
+
+
+class Writer:
+    """Places blocks top to bottom on one page; `fits` lets the generator stop before overflow."""
+
+    def __init__(self, page: pymupdf.Page) -> None:
+        self.page = page
+        self.left, self.right = MARGIN, page.rect.width - MARGIN
+        self.y = MARGIN
+
+    def room(self) -> float:
+        return PAGE_HEIGHT - MARGIN - self.y
+
+    def text(self, text: str, font: str, size: float, gap: float) -> bool:
+        box = pymupdf.Rect(self.left, self.y, self.right, PAGE_HEIGHT - MARGIN)
+        spare = self.page.insert_textbox(box, text, fontname=font, fontsize=size, lineheight=LINE_HEIGHT)
+        if spare < 0:
+            return False
+        self.y += box.height - spare + gap
+        return True
+
+    def table(self, title: str, header: list[str], rows: list[list[str]], widths: list[float]) -> None:
+        self.text(title, BOLD, BODY_SIZE, 4.0)
+        xs = [self.left]
+        for width in widths:
+            xs.append(xs[-1] + width)
+        ys = [self.y + i * ROW_HEIGHT for i in range(len(rows) + 2)]
+        lines = [(header, BOLD)] + [(row, BODY) for row in rows]
+        for y0, (cells, font) in zip(ys[:-1], lines, strict=True):
+            for x0, x1, cell in zip(xs[:-1], xs[1:], cells, strict=True):
+                pad = CELL_PADDING
+                box = pymupdf.Rect(x0 + pad, y0 + pad, x1 - pad, y0 + ROW_HEIGHT - pad)
+                spare = self.page.insert_textbox(box, cell, fontname=font, fontsize=BODY_SIZE, lineheight=LINE_HEIGHT)
+                if spare < 0:
+                    raise ValueError(f"cell {cell!r} does not fit")
+        shape = self.page.new_shape()
+        for y in ys:
+            shape.draw_line((xs[0], y), (xs[-1], y))
+        for x in xs:
+            shape.draw_line((x, ys[0]), (x, ys[-1]))
+        shape.finish(color=(0, 0, 0), width=0.75)
+        shape.commit()
+        self.y = ys[-1] + PARAGRAPH_GAP + 4.0
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.choice((1, 2, 2, 3))))
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [_word(rng) for _ in range(rng.randint(8, 16))]
+    return " ".join(words).capitalize() + "."
+
+
+def generate_pdf(path: Path, pages: int) -> dict[str, int]:
+    """Write a deterministic `pages`-page PDF; returns how many headings, paragraphs, tables and
+    table data rows it holds (what the extractor should find)."""
+    rng = random.Random(SEED)
+    doc = pymupdf.open()
+    counts = {"headings": 0, "paragraphs": 0, "tables": 0, "rows": 0}
+    for number in range(1, pages + 1):
+        writer = Writer(doc.new_page(width=PAGE_WIDTH, height=PAGE_HEIGHT))
+        if number == 1:
+            writer.text("Synthetic Ingestion Benchmark Manual", BOLD, TITLE_SIZE, PARAGRAPH_GAP)
+            counts["headings"] += 1
+        writer.text(f"Chapter {number} {_word(rng).capitalize()}", BOLD, HEADING_SIZE, 6.0)
+        counts["headings"] += 1
+        for _ in range(2):
+            writer.text(" ".join(_sentence(rng) for _ in range(rng.randint(3, 5))), BODY, BODY_SIZE, PARAGRAPH_GAP)
+            counts["paragraphs"] += 1
+        rows = [
+            [f"{_word(rng)[:3].upper()}-{rng.randint(1, 999)}", _word(rng), f"{rng.randint(1, 90)} days", _word(rng)]
+            for _ in range(rng.randint(4, 6))
+        ]
+        writer.table(f"Table {number}. {_word(rng).capitalize()} limits", ["Code", "Item", "Period", "Note"],
+                     rows, [90.0, 140.0, 100.0, 145.0])
+        counts["tables"] += 1
+        counts["rows"] += len(rows)
+        writer.y += 10.0
+        writer.text(f"{_word(rng).capitalize()} {_word(rng)}", BOLD, HEADING_SIZE, 6.0)
+        counts["headings"] += 1
+        # Fill the rest of the page with prose, as long as a whole paragraph fits.
+        while writer.room() > 90:
+            text = " ".join(_sentence(rng) for _ in range(rng.randint(2, 3)))
+            if not writer.text(text, BODY, BODY_SIZE, PARAGRAPH_GAP):
+                break
+            counts["paragraphs"] += 1
+    doc.set_metadata({"title": "Ingestion benchmark", "creationDate": FIXED_DATE, "modDate": FIXED_DATE,
+                      "producer": "benchmarks/ingest.py", "creator": "benchmarks/ingest.py"})
+    path.write_bytes(doc.tobytes(garbage=4, deflate=True, no_new_id=True))
+    doc.close()
+    return counts
+
+
+def timed(function: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
+    """Median seconds of `repeat` calls, every timing, and the last call's result."""
+    times = []
+    result = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times, result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=200, help="pages in the generated PDF (default 200)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is shown")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    if args.pages < 1 or args.repeat < 1:
+        parser.error("--pages and --repeat must be at least 1")
+
+    with tempfile.TemporaryDirectory(prefix="localqa-ingest-") as tmp:
+        folder = Path(tmp) / "pdfs"
+        folder.mkdir()
+        pdf = folder / "benchmark-manual.pdf"
+        start = time.perf_counter()
+        expected = generate_pdf(pdf, args.pages)
+        generated = time.perf_counter() - start
+        pdf_bytes = pdf.stat().st_size
+        print(f"generated {pdf.name}: {args.pages} pages, {pdf_bytes / 1e6:.2f} MB in {generated:.1f} s; "
+              f"{expected['paragraphs']} paragraphs, {expected['tables']} tables / {expected['rows']} rows, "
+              f"{expected['headings']} headings")
+        print(f"pymupdf {pymupdf.VersionBind}, repeat {args.repeat} (median shown)\n")
+
+        def each_page(call: Callable[[pymupdf.Page], Any]) -> Callable[[], int]:
+            def run() -> int:
+                with pymupdf.open(pdf) as document:
+                    for page in document:
+                        call(page)
+                    return document.page_count
+            return run
+
+        rows: list[tuple[str, float, list[float]]] = []
+        seconds, times, pages = timed(each_page(lambda p: p.get_text()), args.repeat)
+        rows.append(("bare page.get_text()", seconds, times))
+        seconds, times, _ = timed(each_page(lambda p: p.get_text("dict", sort=True)), args.repeat)
+        rows.append(('  page.get_text("dict", sort=True)', seconds, times))
+        seconds, times, _ = timed(each_page(lambda p: p.find_tables()), args.repeat)
+        rows.append(("  page.find_tables()", seconds, times))
+        seconds, times, extraction = timed(lambda: extract_pdf(pdf, pdf.name), args.repeat)
+        rows.append(("extract_pdf (extraction only)", seconds, times))
+
+        db = Path(tmp) / "index" / "library.sqlite3"
+        seconds, times, report = timed(lambda: refresh_index(folder, db, rebuild=True), args.repeat)
+        rows.append(("refresh_index, full build", seconds, times))
+        # The index from the last full build is in place and up to date: nothing should be extracted.
+        seconds, times, again = timed(lambda: refresh_index(folder, db), args.repeat)
+        rows.append(("refresh_index, no change", seconds, times))
+        index_size = db.stat().st_size
+
+    kinds = {k.value: sum(1 for p in extraction.passages if p.kind is k) for k in Kind}
+    print(f"extract_pdf: {kinds['prose']} prose + {kinds['table']} table-row passages "
+          f"(expected {expected['paragraphs']} + {expected['rows']}); "
+          f"{len({p.section for p in extraction.passages if p.section})} distinct heading paths")
+    print(f"full build: {report.documents} document, {report.passages} passages, index {index_size / 1e6:.2f} MB; "
+          f"no-change run: added {len(again.added)}, changed {len(again.changed)}, unchanged {again.unchanged}\n")
+
+    reference = rows[0][1]
+    width = max(len(name) for name, _, _ in rows)
+    print(f"{'measurement':<{width}}  {'median s':>9}  {'pages/s':>8}  {'x get_text':>10}  runs (s)")
+    for name, seconds, times in rows:
+        print(f"{name:<{width}}  {seconds:9.3f}  {pages / seconds:8.1f}  {seconds / reference:10.1f}  "
+              + " ".join(f"{t:.3f}" for t in times))
+    full, unchanged = rows[4][1], rows[5][1]
+    print(f"\nSQLite + FTS share of a full build: {max(full - rows[3][1], 0) / full:.0%}; "
+          f"no-change run is {unchanged / full:.1%} of a full build")
+
+    if args.json:
+        args.json.write_text(json.dumps({
+            "pages": pages,
+            "repeat": args.repeat,
+            "pdf_bytes": pdf_bytes,
+            "expected": expected,
+            "passages": kinds,
+            "index_bytes": index_size,
+            "measurements": [
+                {"name": name.strip(), "median_s": seconds, "pages_per_s": pages / seconds,
+                 "ratio_to_get_text": seconds / reference, "runs_s": times}
+                for name, seconds, times in rows
+            ],
+        }, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

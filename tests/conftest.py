@@ -1,0 +1,69 @@
+"""Shared fixtures: a private copy of the sample library, its index, a CLI runner, a fake model."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from localqa.index import refresh_index
+from localqa.models.base import AnswerModel, Message
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_PDFS = REPO / "pdfs"
+
+pytest_plugins = ["fake_ollama"]
+
+
+@pytest.fixture
+def sample_pdfs(tmp_path: Path) -> Path:
+    """A writable copy of the sample library (PDFs, Markdown, sidecar, catalog)."""
+    target = tmp_path / "pdfs"
+    shutil.copytree(SAMPLE_PDFS, target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    return target
+
+
+@pytest.fixture(scope="session")
+def library_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample library indexed once per test session (read-only: do not modify)."""
+    folder = tmp_path_factory.mktemp("library")
+    shutil.copytree(SAMPLE_PDFS, folder / "pdfs", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    db = folder / "library.sqlite3"
+    report = refresh_index(folder / "pdfs", db)
+    assert not report.failed, report.problems
+    return db
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+class FakeModel(AnswerModel):
+    """A model whose replies the test chooses, and which records what it was sent."""
+
+    backend = "fake"
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.replies: list[str] = []
+        self.history: list[tuple[list[Message], dict[str, Any]]] = []
+
+    def enqueue(self, *replies: str) -> FakeModel:
+        self.replies.extend(replies)
+        return self
+
+    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
+        self.history.append((messages, schema))
+        if not self.replies:
+            raise AssertionError("FakeModel was called more often than replies were enqueued")
+        return self.replies.pop(0)
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeModel]:
+    yield FakeModel()
