@@ -371,6 +371,143 @@ def models(as_json: bool) -> None:
     )
 
 
+@cli.command(name="eval")
+@click.argument(
+    "suite_path",
+    metavar="[SUITE]",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("evals/library"),
+)
+@click.option(
+    "--model", "model_spec", metavar="NAME", help="Also answer with this backend and score the answers."
+)
+@click.option(
+    "--answers",
+    "answers_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Grade recorded answers (JSONL: id, quote, citation) from another system.",
+)
+@click.option(
+    "--coverage",
+    is_flag=True,
+    help="Compare one search over each compound question with one search per part.",
+)
+@click.option(
+    "--save", "save_path", type=click.Path(path_type=Path, dir_okay=False), help="Write the run as JSON."
+)
+@click.option(
+    "--compare",
+    "compare_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A run saved earlier: list fixed, regressed, unchanged and still-blocking cases.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write a Markdown report.",
+)
+@click.option(
+    "-k", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Candidates per part."
+)
+@click.option(
+    "--chunking",
+    type=click.Choice(["heading", "body"]),
+    default="heading",
+    show_default=True,
+    help="heading: a passage's heading path is searchable with it; body: its text only.",
+)
+@click.option("--retriever", type=click.Choice(["lexical"]), default="lexical", show_default=True)
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+@fail_cleanly
+def evaluate(
+    suite_path: Path,
+    model_spec: str | None,
+    answers_path: Path | None,
+    coverage: bool,
+    save_path: Path | None,
+    compare_path: Path | None,
+    report_path: Path | None,
+    k: int,
+    chunking: str,
+    retriever: str,
+    db: Path,
+    as_json: bool,
+) -> None:
+    """Score a suite: retrieval, answers and authorization, each separately.
+
+    SUITE is a folder with cases.toml (default evals/library); a suite with its own docs/ is
+    indexed into a temporary index, otherwise --db is used. Without --model only retrieval is
+    scored. Exit status 1 when a gate fails: any tenant/access leak, any unverified quote shown.
+    """
+    from localqa.evaluate import compare as comparing
+    from localqa.evaluate.report import markdown, terminal_summary
+    from localqa.evaluate.run import load_answers, run_suite
+    from localqa.evaluate.suite import load_suite
+    from localqa.models import get_model
+    from localqa.retrieve import RetrievalSettings
+
+    if model_spec and answers_path:
+        raise click.UsageError("choose --model (answer now) or --answers (grade recorded answers), not both")
+    suite = load_suite(suite_path)
+    settings = RetrievalSettings(retriever=retriever, k=k, chunking=chunking)  # type: ignore[arg-type]
+    if coverage:
+        _print_coverage(suite, db, settings)
+        return
+    model = get_model(model_spec) if model_spec else None
+    answers = load_answers(answers_path) if answers_path else None
+    run = run_suite(
+        suite,
+        db=db,
+        settings=settings,
+        model=model,
+        answers=answers,
+        answers_file=str(answers_path) if answers_path else None,
+    )
+    comparison = None
+    if compare_path is not None:
+        comparison = comparing.compare(
+            comparing.load_run(compare_path), run.model_dump(mode="json"), str(compare_path)
+        )
+    if save_path is not None:
+        save_path.parent.mkdir(parents=True, exist_ok=True)
+        run.save(save_path)
+    if report_path is not None:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(markdown(run, comparison), encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps(run.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join(terminal_summary(run, comparison)))
+    for gate in run.gates_failed:
+        click.echo(f"Error: gate failed: {gate}", err=True)
+    if run.gates_failed:
+        sys.exit(1)
+
+
+def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
+    from localqa.evaluate.coverage import coverage
+    from localqa.evaluate.run import suite_index
+    from localqa.index import open_index
+
+    with suite_index(suite, db) as path, open_index(path) as connection:
+        rows = coverage(connection, suite, settings)
+    if not rows:
+        click.echo("No compound question in this suite (a case whose question splits into parts).")
+        return
+    click.echo(f"Coverage by expected record (k={settings.k}): one search / per-part search")
+    for row in rows:
+        one = "found" if row.one_search else "MISSED"
+        each = "found" if row.per_part else "MISSED"
+        click.echo(f"  {one:<6} / {each:<6}  {row.case}: {row.expected}")
+    missed = sum(not r.one_search for r in rows)
+    click.echo(
+        f"One search found {len(rows) - missed}/{len(rows)}; per-part search found "
+        f"{sum(r.per_part for r in rows)}/{len(rows)}."
+    )
+
+
 def _header(as_of: date, caller: Caller) -> str:
     return f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant}"
 

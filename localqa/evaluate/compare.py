@@ -1,0 +1,73 @@
+"""Before/after comparison of two runs, by case id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from localqa.errors import SuiteError
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    before: str
+    fixed: list[str]  # failed before, passes now
+    regressed: list[str]  # passed before, fails now
+    unchanged: list[str]  # passed both times
+    still_blocking: list[str]  # failed both times
+    new: list[str]
+    dropped: list[str]
+    config_changes: dict[str, tuple[Any, Any]]
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data["cases"], data["config"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SuiteError(f"{path}: not a run saved by 'localqa eval --save' ({error})") from None
+    return data
+
+
+def compare(before: dict[str, Any], after: dict[str, Any], before_name: str) -> Comparison:
+    old = {c["id"]: _passed(c) for c in before["cases"]}
+    new = {c["id"]: _passed(c) for c in after["cases"]}
+    both = [i for i in new if i in old]
+    return Comparison(
+        before=before_name,
+        fixed=[i for i in both if new[i] and not old[i]],
+        regressed=[i for i in both if old[i] and not new[i]],
+        unchanged=[i for i in both if old[i] and new[i]],
+        still_blocking=[i for i in both if not old[i] and not new[i]],
+        new=[i for i in new if i not in old],
+        dropped=[i for i in old if i not in new],
+        config_changes=_config_changes(before["config"], after["config"]),
+    )
+
+
+def _passed(case: dict[str, Any]) -> bool:
+    return not case.get("attribution") and not case.get("leaks")
+
+
+def _config_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    flat_before, flat_after = _flatten(before), _flatten(after)
+    ignored = {"created"}
+    return {
+        key: (flat_before.get(key), flat_after.get(key))
+        for key in sorted(set(flat_before) | set(flat_after))
+        if key not in ignored and flat_before.get(key) != flat_after.get(key)
+    }
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat |= _flatten(value, f"{prefix}{key}.")
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

@@ -1,0 +1,49 @@
+"""--coverage: for compound questions, what one search over the whole question finds against
+one search per part. One search spends its k slots on whichever clause dominates."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from pydantic import BaseModel, ConfigDict
+
+from localqa.evaluate.suite import Case, Suite
+from localqa.retrieve import RetrievalSettings, question_parts, search
+from localqa.types import Caller
+
+
+class CoverageRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    case: str
+    expected: str
+    one_search: bool
+    per_part: bool
+
+
+def coverage(db: sqlite3.Connection, suite: Suite, settings: RetrievalSettings) -> list[CoverageRow]:
+    rows = []
+    for case in suite.cases:
+        if len(question_parts(case.question, case.parts)) < 2 or not case.expect:
+            continue
+        rows += _case_rows(db, case, settings)
+    return rows
+
+
+def _case_rows(db: sqlite3.Connection, case: Case, settings: RetrievalSettings) -> list[CoverageRow]:
+    caller = Caller(role=case.role, tenant=case.tenant)
+    whole = search(
+        db, case.question, as_of=case.as_of, caller=caller, parts=[case.question], settings=settings
+    )
+    split = search(db, case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings)
+    one = [c for part in whole for c in part.candidates]
+    each = [c for part in split for c in part.candidates]
+    return [
+        CoverageRow(
+            case=case.id,
+            expected=expect.describe(),
+            one_search=any(expect.matches(c.location, c.text) for c in one),
+            per_part=any(expect.matches(c.location, c.text) for c in each),
+        )
+        for expect in case.expect
+    ]

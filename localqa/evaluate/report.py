@@ -1,0 +1,142 @@
+"""Presenting runs: the terminal summary and the Markdown report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from localqa.evaluate.compare import Comparison
+from localqa.evaluate.run import CaseRecord, Run
+
+_METRICS = (
+    ("hit_at_1", "Retrieval hit@1"),
+    ("recall", "Retrieval recall@k"),
+    ("mrr", "Retrieval MRR"),
+    ("precision", "Context precision"),
+    ("no_answer", "No-answer correct"),
+    ("verified", "Answers verified"),
+    ("citation_correct", "Citation correct"),
+    ("contains_phrase", "Contains phrase"),
+    ("abstention", "Abstention correct"),
+)
+
+
+def metric_rows(totals: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for key, label in _METRICS:
+        metric = totals.get(key)
+        if metric is None:
+            continue
+        value = "n/a" if metric["value"] is None else f"{metric['value']:.3f}"
+        numerator = metric["numerator"]
+        shown = f"{numerator:g}" if float(numerator).is_integer() else f"{numerator:.2f}"
+        rows.append((label, f"{value}  ({shown}/{metric['denominator']})"))
+    return rows
+
+
+def describe_config(run: Run) -> str:
+    c = run.config
+    r = c.retrieval
+    model = (
+        f"{c.model['backend']}:{c.model['name']}"
+        if c.model
+        else (f"recorded answers {c.answers_file}" if c.answers_file else "none (retrieval only)")
+    )
+    return (
+        f"suite {c.suite} · retriever {r.retriever} k={r.k} chunking={r.chunking} "
+        f"(k1={r.k1}, b={r.b}, floor={r.floor}) · model {model} · prompt {c.prompt_hash} · "
+        f"corpus {c.corpus_digest[:12]} · localqa {c.localqa_version}"
+    )
+
+
+def case_line(case: CaseRecord) -> str:
+    status = "PASS" if case.passed else "FAIL"
+    why = "" if case.passed else f"  [{case.attribution or 'leak'}]"
+    known = f"  (known failure: {case.known_failure})" if case.known_failure and not case.passed else ""
+    return f"{status}  {case.id:<34} {_top(case)}{why}{known}"
+
+
+def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
+    lines = [describe_config(run), ""]
+    lines += [case_line(case) for case in run.cases]
+    lines.append("")
+    lines.append(f"Cases passed: {run.totals['passed']}/{run.totals['cases']}")
+    lines += [f"{label + ':':<22}{value}" for label, value in metric_rows(run.totals)]
+    attribution = run.totals["attribution"]
+    lines.append("Failures by stage:    " + ", ".join(f"{k} {v}" for k, v in attribution.items()))
+    lines.append(f"Tenant/access leaks:  {run.totals['leaks']} (gate: must be 0)")
+    if "unverified_shown" in run.totals:
+        lines.append(f"Unverified shown:     {run.totals['unverified_shown']} (gate: must be 0)")
+    if comparison is not None:
+        lines.append("")
+        lines += comparison_lines(comparison)
+    return lines
+
+
+def comparison_lines(comparison: Comparison) -> list[str]:
+    lines = [f"Compared with {comparison.before}:"]
+    for label, ids in (
+        ("fixed", comparison.fixed),
+        ("regressed", comparison.regressed),
+        ("still blocking", comparison.still_blocking),
+        ("new", comparison.new),
+        ("dropped", comparison.dropped),
+    ):
+        if ids:
+            lines.append(f"  {label} ({len(ids)}): {', '.join(ids)}")
+    lines.append(f"  unchanged (passing): {len(comparison.unchanged)}")
+    for key, (old, new) in comparison.config_changes.items():
+        lines.append(f"  config {key}: {old} -> {new}")
+    return lines
+
+
+def markdown(run: Run, comparison: Comparison | None) -> str:
+    out = ["# localqa evaluation report", "", f"Configuration: {describe_config(run)}", ""]
+    out += ["## Totals", "", "| metric | value (numerator/denominator) |", "|---|---|"]
+    out += [f"| {label} | {value} |" for label, value in metric_rows(run.totals)]
+    out.append(f"| Cases passed | {run.totals['passed']}/{run.totals['cases']} |")
+    out.append(f"| Tenant/access leaks (gate) | {run.totals['leaks']} |")
+    if "unverified_shown" in run.totals:
+        out.append(f"| Unverified quotes shown (gate) | {run.totals['unverified_shown']} |")
+    if comparison is not None:
+        out += ["", "## Before / after", ""]
+        out += [
+            line.strip() if not line.startswith("Compared") else f"**{line}**"
+            for line in comparison_lines(comparison)
+        ]
+    out += ["", "## Failures by stage", ""]
+    out += [f"- **{kind}**: {count}" for kind, count in run.totals["attribution"].items()]
+    out += [
+        "",
+        "## Cases",
+        "",
+        "| case | result | stage | expected | retrieved #1 | text |",
+        "|---|---|---|---|---|---|",
+    ]
+    for case in run.cases:
+        top = case.parts[0].candidates[0] if case.parts and case.parts[0].candidates else None
+        text = _cell(top["text"][:90]) if top else "—"
+        result = "pass" if case.passed else "**fail**"
+        expected = "; ".join(case.expect) or "nothing (abstain)"
+        out.append(
+            f"| {case.id} | {result} | {case.attribution or ''} | {_cell(expected)} | {_top(case)} | {text} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def _top(case: CaseRecord) -> str:
+    tops = []
+    for part in case.parts:
+        if not part.candidates:
+            tops.append("no candidates")
+            continue
+        c = part.candidates[0]
+        where = [c["source"]]
+        if c["page"] is not None:
+            where.append(f"p{c['page']}")
+        where.append(c["kind"] if c["row"] is None else f"table row {c['row']}")
+        tops.append(" ".join(where))
+    return " | ".join(tops)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

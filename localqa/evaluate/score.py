@@ -1,0 +1,156 @@
+"""Scoring one case: retrieval, answer and authorization, each on its own.
+
+Leaks are judged from structured (tenant, document) references looked up in the index, never from
+the candidate's text or an id prefix: two tenants may share citation ids and wording.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from localqa.catalog import visible_labels
+from localqa.evaluate.suite import Case, Expect
+from localqa.extract.text import squash
+from localqa.types import Caller, Candidate, Document, Location, PartResult
+
+Attribution = Literal["retrieval", "generation", "contract"]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class RetrievalScore(Frozen):
+    hit_at_1: bool | None  # None for cases that expect nothing
+    recall: float | None
+    reciprocal_rank: float | None
+    precision: float | None  # None when nothing was returned
+    no_answer_correct: bool | None  # only for cases that expect nothing
+
+
+class AnswerScore(Frozen):
+    quote: str | None
+    citation: Location | None
+    verified: bool  # the shown quote is a literal substring of the cited passage
+    shown_unverified: bool  # a quote was shown that is not: the gate
+    citation_correct: bool | None
+    contains_phrase: bool | None
+    abstention_correct: bool | None
+    reason: str | None = None
+
+
+class Leak(Frozen):
+    part: int
+    rank: int
+    tenant: str
+    doc_id: str
+    source: str
+    why: str
+
+
+def score_retrieval(case: Case, parts: list[PartResult]) -> RetrievalScore:
+    candidates = [c for part in parts for c in part.candidates]
+    if not case.answerable:
+        return RetrievalScore(
+            hit_at_1=None,
+            recall=None,
+            reciprocal_rank=None,
+            precision=0.0 if candidates else None,
+            no_answer_correct=not candidates,
+        )
+    found = [e for e in case.expect if any(_hit(e, c) for c in candidates)]
+    ranks = [c.rank for c in candidates if any(_hit(e, c) for e in case.expect)]
+    relevant = sum(1 for c in candidates if any(_hit(e, c) for e in case.expect))
+    return RetrievalScore(
+        hit_at_1=1 in ranks,
+        recall=len(found) / len(case.expect),
+        reciprocal_rank=1 / min(ranks) if ranks else 0.0,
+        precision=relevant / len(candidates) if candidates else None,
+        no_answer_correct=None,
+    )
+
+
+def score_answer(
+    case: Case,
+    quote: str | None,
+    citation: Location | None,
+    cited_text: str | None,
+    reason: str | None = None,
+) -> AnswerScore:
+    """Grade a shown quote against the text of the passage it cites (`cited_text`, looked up by
+    the caller). Verification is redone here rather than trusted from the answering code."""
+    shown = quote is not None and bool(quote.strip())
+    verified = shown and cited_text is not None and squash(quote or "") in squash(cited_text)
+    expected_hit = (
+        verified and citation is not None and any(_at(e, citation, cited_text or "") for e in case.expect)
+    )
+    return AnswerScore(
+        quote=quote,
+        citation=citation,
+        verified=verified,
+        shown_unverified=shown and not verified,
+        citation_correct=expected_hit if case.answerable else None,
+        contains_phrase=(case.phrase in (quote or "")) if case.answerable and case.phrase else None,
+        abstention_correct=None if case.answerable else not shown,
+        reason=reason,
+    )
+
+
+def find_leaks(
+    parts: list[PartResult], owners: dict[str, Document], visible: set[str], caller: Caller
+) -> list[Leak]:
+    """Candidates the case's caller may not see. `owners` maps every indexed doc_id to its
+    document as stored in the index; `visible` is the set of doc_ids the caller may see on the
+    case's date. A candidate whose document is unknown is a leak too."""
+    leaks = []
+    for number, part in enumerate(parts, start=1):
+        for candidate in part.candidates:
+            owner = owners.get(candidate.doc_id)
+            if owner is None or candidate.doc_id not in visible:
+                why = "unknown document" if owner is None else _why(owner, caller)
+                leaks.append(
+                    Leak(
+                        part=number,
+                        rank=candidate.rank,
+                        tenant=owner.tenant if owner else "?",
+                        doc_id=candidate.doc_id,
+                        source=owner.source if owner else candidate.location.source,
+                        why=why,
+                    )
+                )
+    return leaks
+
+
+def attribute(
+    case: Case, retrieval: RetrievalScore, answer: AnswerScore | None, shown_candidates: bool
+) -> Attribution | None:
+    """Why a case failed: the expected evidence was absent (retrieval), present but the answer
+    missed or misquoted it (generation), or nothing was expected but something was shown (contract)."""
+    if not case.answerable:
+        shown = answer.quote is not None if answer is not None else shown_candidates
+        return "contract" if shown else None
+    if retrieval.recall != 1.0:
+        return "retrieval"
+    if answer is not None and not (
+        answer.verified and answer.citation_correct and answer.contains_phrase is not False
+    ):
+        return "generation"
+    return None
+
+
+def _hit(expect: Expect, candidate: Candidate) -> bool:
+    return expect.matches(candidate.location, candidate.text)
+
+
+def _at(expect: Expect, location: Location, text: str) -> bool:
+    return expect.matches(location, text)
+
+
+def _why(owner: Document, caller: Caller) -> str:
+    if owner.tenant != caller.tenant:
+        return f"tenant {owner.tenant}, caller is tenant {caller.tenant}"
+    if owner.access not in visible_labels(caller.role):
+        return f"access {owner.access}, caller is role {caller.role}"
+    return "not in force for the caller on this date (superseded, retired, draft or future)"

@@ -1,0 +1,120 @@
+"""Evaluation suites: a folder with `cases.toml` and, optionally, its own `docs/` (+ catalog)."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from localqa.errors import SuiteError
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Kind, Location
+
+
+class Expect(BaseModel):
+    """An acceptable piece of evidence. Omitted fields match anything."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    page: int | None = None
+    kind: Kind | None = None
+    table: int | None = None
+    row: int | None = None
+    paragraph: int | None = None
+    contains: str | None = None
+
+    def matches(self, location: Location, text: str) -> bool:
+        return (
+            self.source == location.source
+            and all(
+                wanted is None or wanted == getattr(location, name)
+                for name, wanted in (
+                    ("page", self.page),
+                    ("kind", self.kind),
+                    ("table", self.table),
+                    ("row", self.row),
+                    ("paragraph", self.paragraph),
+                )
+            )
+            and (self.contains is None or self.contains in text)
+        )
+
+    def describe(self) -> str:
+        parts = [self.source]
+        parts += [
+            f"{name} {value}"
+            for name, value in self.model_dump(exclude={"source", "contains"}).items()
+            if value is not None
+        ]
+        if self.contains:
+            parts.append(f"containing {self.contains!r}")
+        return ", ".join(str(p) for p in parts)
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    as_of: date
+    question: str
+    parts: list[str] = Field(default_factory=list)
+    role: str = DEFAULT_ROLE
+    tenant: str = DEFAULT_TENANT
+    expect: list[Expect]
+    phrase: str | None = None
+    category: str | None = None
+    known_failure: str | None = None
+    note: str | None = None
+
+    @field_validator("role")
+    @classmethod
+    def _known_role(cls, role: str) -> str:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}")
+        return role
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.expect)
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: Path
+    cases: list[Case]
+
+    @property
+    def docs(self) -> Path | None:
+        folder = self.path / "docs"
+        return folder if folder.is_dir() else None
+
+
+def load_suite(path: Path) -> Suite:
+    """Read `path/cases.toml`; every problem names the case and field."""
+    file = path / "cases.toml"
+    if not file.is_file():
+        raise SuiteError(f"{path}: no cases.toml; a suite is a folder with cases.toml (see evals/README.md)")
+    try:
+        data: dict[str, Any] = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise SuiteError(f"{file}: not valid TOML ({error})") from None
+    cases = []
+    for number, raw in enumerate(data.get("case", []), start=1):
+        try:
+            cases.append(Case.model_validate(raw))
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            name = raw.get("id", f"#{number}") if isinstance(raw, dict) else f"#{number}"
+            raise SuiteError(f"{file}: case {name}: {field}: {first['msg']}") from None
+    if not cases:
+        raise SuiteError(f"{file}: no [[case]] entries")
+    ids = [c.id for c in cases]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise SuiteError(f"{file}: duplicate case id(s) {', '.join(duplicates)}; ids must be unique")
+    return Suite(path=path, cases=cases)

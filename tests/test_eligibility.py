@@ -1,0 +1,478 @@
+"""Who sees what: access is closed-world, tenants are isolated, and the eligibility filter runs
+before ranking, so an ineligible passage is never returned and cannot even move a score.
+
+The property tests compare `localqa.eligibility.eligible` and full searches over generated
+catalogs with an oracle written here from DESIGN.md, independently of the library code."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import tomllib
+from collections.abc import Callable
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from localqa.catalog import visible_labels
+from localqa.eligibility import eligible
+from localqa.index import open_index, refresh_index, write_documents
+from localqa.retrieve import RetrievalSettings, search
+from localqa.types import Caller, Candidate, Document, Kind, Passage, PartResult, Status
+
+SAMPLE_PDFS = Path(__file__).resolve().parent.parent / "pdfs"
+AS_OF = date(2026, 11, 14)
+STAFF_DOC = "staff-procedures.pdf"
+STAFF_QUESTIONS = [
+    "When is the cash drawer reconciled?",
+    "How often is the alarm code changed?",
+    "Who signs the daily cash sheet?",
+    "The cash drawer is reconciled at 17:30 by two staff members.",
+]
+# Questions whose public candidates overlap the staff document's vocabulary (staff, book drop,
+# study room, desk, 5 dollars), so that its passages would shift the statistics if counted.
+SHARED_QUESTIONS = [
+    "Is the book drop locked at closing?",
+    "Which staff member checks the study rooms?",
+    "What is the loan limit for EQ-314?",
+    "How many days does a standard book loan last?",
+    "When does the library open on Saturdays?",
+    "What is charged above 5 dollars?",
+    "library staff members desk",
+]
+GLOBEX_DOC = "globex-equipment-policy-2026-11-10.md"
+GLOBEX_TEXT = """# Equipment Loan Policy
+
+This policy sets the loan limit and the deposit for each item that members can borrow from the
+media desk.
+
+## Equipment loan limits
+
+Item ID: EQ-314; Item: Portable scanner; Loan limit: 5 minutes; Deposit: 20 dollars
+
+Standard equipment loans last seven calendar days. Staff members check the book drop and the
+study rooms. On Saturdays the library opens from 08:00 to 09:00.
+"""
+GLOBEX_ENTRY: dict[str, Any] = {
+    # The same series name and the same file-name scheme as the default tenant's policy, and an
+    # effective date between November's and the as-of date: it must still not supersede it.
+    "series": "equipment-policy",
+    "version": "2026-11-10",
+    "effective": date(2026, 11, 10),
+    "status": "current",
+    "access": "public",
+    "tenant": "globex",
+    "title": "Equipment Loan Policy",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers: editable copies of the sample library, indexed
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, date | int | float):
+        return value.isoformat() if isinstance(value, date) else str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value)  # a TOML basic string for the plain text used here
+
+
+def write_catalog(folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
+    lines = []
+    for name, entry in catalog.items():
+        lines.append(f"[{json.dumps(name)}]")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in entry.items()]
+        lines.append("")
+    (folder / "catalog.toml").write_text("\n".join(lines), encoding="utf-8")
+
+
+def read_catalog(folder: Path) -> dict[str, dict[str, Any]]:
+    return tomllib.loads((folder / "catalog.toml").read_text(encoding="utf-8"))
+
+
+Edit = Callable[[Path, dict[str, dict[str, Any]]], None]
+
+
+def build_library(root: Path, edit: Edit | None = None) -> tuple[Path, Any]:
+    """A copy of the sample library under `root`, edited, then indexed: (db path, report)."""
+    folder = root / "pdfs"
+    shutil.copytree(SAMPLE_PDFS, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    if edit is not None:
+        catalog = read_catalog(folder)
+        edit(folder, catalog)
+        write_catalog(folder, catalog)
+    db = root / "library.sqlite3"
+    return db, refresh_index(folder, db)
+
+
+def without_staff(folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
+    (folder / STAFF_DOC).unlink()
+    del catalog[STAFF_DOC]
+
+
+def with_globex(folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
+    (folder / GLOBEX_DOC).write_text(GLOBEX_TEXT, encoding="utf-8")
+    catalog[GLOBEX_DOC] = dict(GLOBEX_ENTRY)
+
+
+def run(db: Path, question: str, as_of: date = AS_OF, *, k: int = 100, **caller: str) -> list[PartResult]:
+    with open_index(db) as connection:
+        return search(
+            connection, question, as_of=as_of, caller=Caller(**caller), settings=RetrievalSettings(k=k)
+        )
+
+
+def fingerprint(results: list[PartResult]) -> list[Any]:
+    """Everything a caller can observe of a search, except the passage row ids."""
+    return [
+        (
+            r.question,
+            r.note,
+            len(r.candidates),
+            [c.score for c in r.candidates],  # in rank order (ties may swap places)
+            sorted(
+                ((c.location.model_dump_json(), c.score, c.text) for c in r.candidates),
+                key=repr,
+            ),
+        )
+        for r in results
+    ]
+
+
+def sources(results: list[PartResult]) -> set[str]:
+    return {c.location.source for r in results for c in r.candidates}
+
+
+@pytest.fixture(scope="module")
+def libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The sample library indexed three ways: as is, without the staff document, and with a
+    document of another tenant added."""
+    built = {}
+    for name, edit in (("full", None), ("no-staff", without_staff), ("globex", with_globex)):
+        db, report = build_library(tmp_path_factory.mktemp(name), edit)
+        assert not report.failed, [str(p) for p in report.problems]
+        built[name] = db
+    return built
+
+
+# ---------------------------------------------------------------------------------------------
+# Access: public never sees staff, not even through a number
+
+
+@pytest.mark.parametrize("question", STAFF_QUESTIONS)
+def test_public_caller_never_gets_the_staff_document(library_db: Path, question: str) -> None:
+    results = run(library_db, question)
+    assert STAFF_DOC not in sources(results)
+    assert all(c.tenant == "default" for r in results for c in r.candidates)
+
+
+@pytest.mark.parametrize("question", STAFF_QUESTIONS[:3])
+def test_staff_caller_gets_the_staff_document_first(library_db: Path, question: str) -> None:
+    (result,) = run(library_db, question, role="staff")
+    assert result.candidates, result.note
+    assert result.candidates[0].location.source == STAFF_DOC
+
+
+def test_staff_also_sees_public_documents(library_db: Path) -> None:
+    (result,) = run(library_db, "How many days does a standard book loan last?", role="staff")
+    assert result.candidates[0].location.source == "library-handbook.pdf"
+
+
+@pytest.mark.parametrize("question", SHARED_QUESTIONS + STAFF_QUESTIONS)
+def test_public_scores_do_not_depend_on_the_staff_document(libraries: dict[str, Path], question: str) -> None:
+    """Same candidates, same scores, same counts and notes, to the last bit, whether or not
+    the staff document is in the index: BM25 statistics come from eligible passages only."""
+    with_it = run(libraries["full"], question)
+    without_it = run(libraries["no-staff"], question)
+    assert fingerprint(with_it) == fingerprint(without_it)
+
+
+@pytest.mark.parametrize("question", SHARED_QUESTIONS + STAFF_QUESTIONS)
+def test_default_scores_do_not_depend_on_another_tenants_document(
+    libraries: dict[str, Path], question: str
+) -> None:
+    for role in ("public", "staff"):
+        alone = run(libraries["full"], question, role=role)
+        beside_globex = run(libraries["globex"], question, role=role)
+        assert fingerprint(alone) == fingerprint(beside_globex)
+
+
+def test_the_staff_document_really_shares_vocabulary_with_public_questions(libraries: dict[str, Path]) -> None:
+    """Guard for the two tests above: staff does see a difference, so they are not vacuous."""
+    staff_view = [fingerprint(run(libraries["full"], q, role="staff")) for q in SHARED_QUESTIONS]
+    public_view = [fingerprint(run(libraries["full"], q)) for q in SHARED_QUESTIONS]
+    assert staff_view != public_view
+    changed = [q for q, a, b in zip(SHARED_QUESTIONS, staff_view, public_view, strict=True) if a != b]
+    assert len(changed) >= 2, changed
+
+
+BAD_LABELS: list[tuple[str, Any]] = [
+    ("missing", None),
+    ("empty", ""),
+    ("blank", "   "),
+    ("unknown", "finance"),
+    ("wrong-case", "Public"),
+    ("padded", "public "),
+    ("list", ["public"]),
+    ("number", 1),
+]
+
+
+@pytest.mark.parametrize(("label", "access"), BAD_LABELS, ids=[b[0] for b in BAD_LABELS])
+def test_bad_access_label_makes_a_document_visible_to_nobody(tmp_path: Path, label: str, access: Any) -> None:
+    targets = (STAFF_DOC, "library-handbook.pdf")
+
+    def spoil(_folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
+        for name in targets:
+            if access is None:
+                del catalog[name]["access"]
+            else:
+                catalog[name]["access"] = access
+
+    db, report = build_library(tmp_path, spoil)
+    # Reported by name, as an error, but still indexed (with no access label).
+    for name in targets:
+        assert any(p.source == name and "visible to nobody" in p.message for p in report.problems), report.problems
+    with sqlite3.connect(db) as connection:
+        rows = dict(connection.execute("SELECT source, access FROM documents").fetchall())
+    assert set(targets) <= set(rows)
+    assert all(rows[name] is None for name in targets)
+    assert rows["community-events.pdf"] == "public"
+
+    for role in ("public", "staff"):
+        for question in STAFF_QUESTIONS + SHARED_QUESTIONS:
+            assert not set(targets) & sources(run(db, question, role=role)), (role, question)
+    # The rest of the library is untouched.
+    (result,) = run(db, "What is the loan limit for EQ-314?")
+    assert result.candidates[0].location.source == "equipment-policy-2026-11-01.pdf"
+
+
+def test_unknown_roles_see_nothing(library_db: Path) -> None:
+    for role in ("admin", "Staff", "", "public "):
+        (result,) = run(library_db, "How many days does a standard book loan last?", role=role)
+        assert result.candidates == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Tenants
+
+
+GLOBEX_QUESTIONS = [
+    "What is the loan limit for EQ-314?",
+    "What is the loan limit for the portable scanner?",
+    "How long do standard equipment loans last?",
+    "When does the library open on Saturdays?",
+    "Which staff members check the book drop?",
+]
+
+
+@pytest.mark.parametrize("question", GLOBEX_QUESTIONS)
+@pytest.mark.parametrize("role", ["public", "staff"])
+def test_another_tenants_document_never_appears_for_the_default_tenant(
+    libraries: dict[str, Path], question: str, role: str
+) -> None:
+    results = run(libraries["globex"], question, role=role)
+    assert GLOBEX_DOC not in sources(results)
+    assert all(c.tenant == "default" for r in results for c in r.candidates)
+    assert all("Loan limit: 5 minutes" not in c.text and "08:00" not in c.text for r in results for c in r.candidates)
+
+
+def test_eq314_is_answered_per_tenant(libraries: dict[str, Path]) -> None:
+    (default,) = run(libraries["globex"], "What is the loan limit for EQ-314?")
+    assert [c.location.source for c in default.candidates] == ["equipment-policy-2026-11-01.pdf"]
+    assert "45 minutes" in default.candidates[0].text
+
+    (globex,) = run(libraries["globex"], "What is the loan limit for EQ-314?", tenant="globex")
+    assert globex.candidates
+    assert {c.location.source for c in globex.candidates} == {GLOBEX_DOC}
+    assert {c.tenant for c in globex.candidates} == {"globex"}
+    assert "5 minutes" in globex.candidates[0].text
+    assert globex.candidates[0].location.page is None
+
+
+@pytest.mark.parametrize("question", GLOBEX_QUESTIONS)
+def test_globex_sees_only_globex(libraries: dict[str, Path], question: str) -> None:
+    for as_of in (date(2026, 7, 15), AS_OF):
+        results = run(libraries["globex"], question, as_of, tenant="globex")
+        assert sources(results) <= {GLOBEX_DOC}
+        assert all(c.tenant == "globex" for r in results for c in r.candidates)
+
+
+def test_another_tenants_version_is_still_dated(libraries: dict[str, Path]) -> None:
+    # Before its effective date the globex policy is invisible, and nothing of default's shows.
+    (early,) = run(libraries["globex"], "What is the loan limit for EQ-314?", date(2026, 11, 9), tenant="globex")
+    assert early.candidates == ()
+
+
+@pytest.mark.parametrize("tenant", ["Default", "default ", "", "globex", "nobody"])
+def test_tenant_must_match_exactly(library_db: Path, tenant: str) -> None:
+    (result,) = run(library_db, "How many days does a standard book loan last?", tenant=tenant)
+    assert result.candidates == ()
+
+
+@pytest.mark.xfail(
+    reason="BUG: document ids are global (documents.doc_id PRIMARY KEY, index._documents blocks "
+    "every claimant), so another tenant's file claiming `id = \"equipment-policy-2026-11-01\"` "
+    "knocks the default tenant's November policy out of a fresh index, and the default caller is "
+    "then served the superseded June row (30 minutes) on 2026-11-14",
+    strict=True,
+)
+def test_colliding_id_in_another_tenant_does_not_change_the_default_tenants_answers(tmp_path: Path) -> None:
+    def collide(folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
+        with_globex(folder, catalog)
+        catalog[GLOBEX_DOC]["id"] = "equipment-policy-2026-11-01"
+
+    db, report = build_library(tmp_path, collide)
+    assert any("also claimed" in p.message for p in report.problems)  # reported, as DESIGN asks
+    results = run(db, "What is the loan limit for EQ-314?")
+    assert GLOBEX_DOC not in sources(results)  # never a leak, in any case
+    assert [c.location.source for r in results for c in r.candidates] == ["equipment-policy-2026-11-01.pdf"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Property tests against an independent oracle
+
+
+TENANT_POOL = ("default", "globex", "initech")
+SERIES = ("alpha", "beta", "gamma")
+ROLES = ("public", "staff", "guest")
+ACCESS = ("public", "staff", None, "", "finance", "Public")
+START = date(2026, 1, 1)
+SHARED_WORDS = "shared loan policy wording"
+# Building a schema commits once per statement; on a RAM disk that costs nothing, on a real disk
+# fsync makes it ~0.2 s per generated index.
+FAST_TMP = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
+dates = st.integers(min_value=0, max_value=12).map(lambda n: START + timedelta(days=30 * n))
+
+
+def oracle(documents: list[Document], as_of: date, role: str, tenant: str) -> set[str]:
+    """DESIGN.md, written out: tenant equal; role may see the label (closed world); status
+    current; and the document is the latest version in force (effective <= as_of, undated =
+    always, losing to any dated one) among the non-draft versions of its tenant's series, ties
+    all kept. A retired latest version therefore retires its series."""
+    labels = {"public": {"public"}, "staff": {"public", "staff"}}.get(role, set())
+
+    def key(d: Document) -> date:
+        return d.effective if d.effective is not None else date.min
+
+    def in_force(d: Document) -> bool:
+        return d.status is not Status.DRAFT and (d.effective is None or d.effective <= as_of)
+
+    chosen = set()
+    for d in documents:
+        if d.tenant != tenant or d.status is not Status.CURRENT or d.access not in labels or not in_force(d):
+            continue
+        rivals = [e for e in documents if e.tenant == d.tenant and e.series == d.series and in_force(e)]
+        if key(d) == max(key(e) for e in rivals):
+            chosen.add(d.doc_id)
+    return chosen
+
+
+@st.composite
+def catalogs(draw: st.DrawFn) -> list[Document]:
+    tenants = draw(st.sampled_from([TENANT_POOL[:2], TENANT_POOL]))
+    count = draw(st.integers(min_value=1, max_value=12))
+    documents = []
+    for i in range(count):
+        documents.append(
+            Document(
+                doc_id=f"d{i}",
+                source=f"d{i}.md",
+                series=draw(st.sampled_from(SERIES)),
+                version=str(i),
+                effective=draw(st.none() | dates),
+                status=draw(st.sampled_from(list(Status))),
+                access=draw(st.sampled_from(ACCESS)),
+                tenant=draw(st.sampled_from(tenants)),
+            )
+        )
+    return documents
+
+
+callers = st.builds(
+    Caller, role=st.sampled_from(ROLES), tenant=st.sampled_from((*TENANT_POOL, "nobody"))
+)
+as_of_dates = st.just(START - timedelta(days=1)) | dates | dates.map(lambda d: d - timedelta(days=1))
+
+
+def passages_of(document: Document) -> list[Passage]:
+    return [
+        Passage(
+            kind=Kind.PROSE,
+            source=document.source,
+            page=None,
+            text=f"{SHARED_WORDS} for {document.doc_id}: item EQ-100 of series {document.series}.",
+            section="Policy",
+            paragraph=1,
+        ),
+        Passage(
+            kind=Kind.TABLE,
+            source=document.source,
+            page=None,
+            text=f"Limits: Item ID: EQ-{200 + int(document.doc_id[1:])}; Loan: {SHARED_WORDS} {document.doc_id}",
+            section="Policy > Limits",
+            table=1,
+            row=1,
+        ),
+    ]
+
+
+@settings(max_examples=150, deadline=None)
+@given(documents=catalogs(), as_of=as_of_dates, caller=callers)
+def test_eligible_matches_the_oracle(documents: list[Document], as_of: date, caller: Caller) -> None:
+    got = {d.doc_id for d in eligible(documents, as_of, caller)}
+    assert got == oracle(documents, as_of, caller.role, caller.tenant)
+    # Order of the catalog never matters.
+    assert {d.doc_id for d in eligible(list(reversed(documents)), as_of, caller)} == got
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    documents=catalogs(),
+    as_of=as_of_dates,
+    caller=callers,
+    question=st.sampled_from(
+        [
+            f"What is the {SHARED_WORDS}?",
+            f"{SHARED_WORDS} d0 d1 d2 d3",
+            "What is the loan limit for EQ-100?",
+            "Loan policy for EQ-203?",
+            f"What is the {SHARED_WORDS}, and what is the loan limit for EQ-100?",
+        ]
+    ),
+)
+def test_search_never_returns_an_ineligible_passage(
+    documents: list[Document], as_of: date, caller: Caller, question: str
+) -> None:
+    allowed = oracle(documents, as_of, caller.role, caller.tenant)
+    with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder:
+        db = Path(folder) / "index.sqlite3"
+        write_documents(db, [(d, passages_of(d)) for d in documents])
+        with open_index(db) as connection:
+            results = search(connection, question, as_of=as_of, caller=caller, settings=RetrievalSettings(k=100))
+    returned: list[Candidate] = [c for r in results for c in r.candidates]
+    assert {c.doc_id for c in returned} <= allowed
+    assert all(c.tenant == caller.tenant for c in returned)
+    if "EQ-203" not in question and " d0 " not in question:
+        # Every passage of every eligible document matches these questions: nothing eligible
+        # is lost either (k=100 is above the passage count).
+        for result in results:
+            assert {c.doc_id for c in result.candidates} == allowed, result.note
+
+
+def test_visible_labels_is_closed_world() -> None:
+    assert set(visible_labels("public")) == {"public"}
+    assert set(visible_labels("staff")) == {"public", "staff"}
+    for role in ("", "admin", "Public", "STAFF", "staff "):
+        assert visible_labels(role) == ()
