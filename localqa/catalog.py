@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from localqa.errors import CatalogError
 from localqa.types import ACCESS_LABELS, DEFAULT_TENANT, Document, Status
@@ -72,16 +72,7 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
     """
     stem = Path(source).stem
     if entry is None:
-        match = _DATED_NAME.match(stem)
-        if match:
-            try:
-                effective = date.fromisoformat(match["date"])
-            except ValueError:
-                return None, [Problem(source, f"file name date {match['date']!r} is not a real date")]
-            return Document(
-                doc_id=stem, source=source, series=match["series"], effective=effective, version=match["date"]
-            ), []
-        return Document(doc_id=stem, source=source, series=stem), []
+        return _from_file_name(source, stem)
 
     problems: list[Problem] = []
     unknown = sorted(set(entry) - set(FIELDS))
@@ -92,19 +83,13 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
                 f"catalog.toml: unknown field(s) {', '.join(unknown)}; known fields are {', '.join(FIELDS)}",
             )
         )
-    effective = entry.get("effective")
-    if isinstance(effective, str):
-        try:
-            effective = date.fromisoformat(effective)
-        except ValueError:
-            problems.append(
-                Problem(
-                    source, f"catalog.toml: effective = {effective!r} is not a date; write it as YYYY-MM-DD"
-                )
-            )
-    elif effective is not None and (not isinstance(effective, date) or hasattr(effective, "hour")):
+    effective = _effective_date(entry.get("effective"))
+    if effective is False:
         problems.append(
-            Problem(source, f"catalog.toml: effective = {effective!r} is not a date; write it as YYYY-MM-DD")
+            Problem(
+                source,
+                f"catalog.toml: effective = {entry['effective']!r} is not a date; write it as YYYY-MM-DD",
+            )
         )
     status = entry.get("status", Status.CURRENT.value)
     if status not in {s.value for s in Status}:
@@ -134,10 +119,38 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
         source=source,
         series=entry.get("series") or stem,
         version=entry.get("version"),
-        effective=effective,
+        effective=effective or None,
         status=Status(status),
         access=access,
         tenant=entry.get("tenant") or DEFAULT_TENANT,
         title=entry.get("title"),
     )
     return document, problems
+
+
+def _from_file_name(source: str, stem: str) -> tuple[Document | None, list[Problem]]:
+    """No catalog entry: `series-YYYY-MM-DD` names a dated version; otherwise always effective."""
+    match = _DATED_NAME.match(stem)
+    if match is None:
+        return Document(doc_id=stem, source=source, series=stem), []
+    effective = _effective_date(match["date"])
+    if not effective:
+        return None, [Problem(source, f"file name date {match['date']!r} is not a real date")]
+    return Document(
+        doc_id=stem, source=source, series=match["series"], effective=effective, version=match["date"]
+    ), []
+
+
+def _effective_date(value: object) -> date | Literal[False] | None:
+    """A catalog `effective` value as a date (None when absent, False when it is not a date).
+    TOML gives dates natively; an ISO string is accepted too; a datetime is not a date."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return False
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    return False

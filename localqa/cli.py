@@ -120,11 +120,11 @@ def ocr(pdfs: Path, force: bool) -> None:
     hand if tesseract misread something, then run 'localqa index'. Pages that have a text layer
     are never touched.
     """
-    from localqa.extract.ocr import check_tesseract, pages_needing_ocr, run_ocr, write_sidecar
+    from localqa.extract.ocr import OcrJob, check_tesseract, pages_needing_ocr, run_ocr, write_sidecar
     from localqa.extract.pdf import PdfUnreadable
 
     check_tesseract()
-    jobs = []
+    jobs: list[OcrJob] = []
     for pdf in sorted(pdfs.glob("*.pdf")):
         try:
             jobs.extend(pages_needing_ocr(pdf, force=force))

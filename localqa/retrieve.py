@@ -41,7 +41,7 @@ class RetrievalSettings(BaseModel):
     k1: float = 0.9
     b: float = 0.4
     # Share of the question's term weight (IDF) the best candidate must match, else abstain.
-    floor: float = 0.4
+    floor: float = 0.5
     # "heading": a passage's heading path is searchable with its text; "body": text only.
     chunking: Chunking = "heading"
 
@@ -173,7 +173,7 @@ def _bm25(
         (scope,),
     ).fetchone()
     average = total_length / count if count else 1.0
-    columns = "('section', 'body')" if heading else "('body',)"
+    columns = "('section', 'body')" if heading else "('body')"
     scored: dict[int, _Scored] = {}
     idf: dict[str, float] = {}
     for term in terms:

@@ -154,7 +154,10 @@ def test_compound_question_splits_into_three_parts_each_finding_its_record(libra
         # One clause stays one part, even with "and" or a comma inside it.
         (EQ314, [EQ314]),
         ("Who can borrow and return laptops?", ["Who can borrow and return laptops?"]),
-        ("Laptops, cameras and tripods: what are the limits?", ["Laptops, cameras and tripods: what are the limits?"]),
+        (
+            "Laptops, cameras and tripods: what are the limits?",
+            ["Laptops, cameras and tripods: what are the limits?"],
+        ),
         ("loan limit EQ-314", ["Loan limit EQ-314"]),
         ("  What   is\tX?  ", ["What is X?"]),
     ],
@@ -219,7 +222,9 @@ def test_later_version_is_invisible_before_its_date_even_when_it_matches_best(li
     assert all(c.location.source != JUNE for c in after.candidates)
 
 
-@pytest.mark.parametrize("as_of", [date(2024, 1, 1), date(2024, 6, 1), date(2025, 12, 31), date(2026, 11, 14)])
+@pytest.mark.parametrize(
+    "as_of", [date(2024, 1, 1), date(2024, 6, 1), date(2025, 12, 31), date(2026, 11, 14)]
+)
 @pytest.mark.parametrize("role", ["public", "staff"])
 @pytest.mark.parametrize(
     "question",

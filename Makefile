@@ -1,0 +1,52 @@
+# make run  — set everything up, index the sample library, answer a sample question (embedded model)
+# make test — set everything up and run lint, types, tests and the retrieval evaluation gates
+
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTHON ?= python3
+SAMPLE_QUESTION := What is the loan limit for EQ-314, when does the desk accept maps for the community map exchange, and how many days does a standard book loan last?
+export OMP_THREAD_LIMIT := 1
+
+.PHONY: setup tesseract run test lint eval-gates bench clean
+
+setup: $(VENV)/.installed tesseract
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,embedded]'
+	touch $@
+
+tesseract:
+	@command -v tesseract >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing tesseract-ocr (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null; \
+	  else \
+	    echo "tesseract-ocr is missing: run 'sudo apt-get install tesseract-ocr' and try again" >&2; exit 1; \
+	  fi; }
+
+run: setup
+	$(BIN)/localqa index
+	$(BIN)/localqa ask "$(SAMPLE_QUESTION)" --as-of 2026-11-14 --model embedded
+
+lint: setup
+	$(BIN)/ruff check localqa tests benchmarks pdfs evals
+	$(BIN)/ruff format --check localqa
+	$(BIN)/mypy
+
+eval-gates: setup
+	$(BIN)/localqa index
+	$(BIN)/localqa eval evals/library
+	$(BIN)/localqa eval evals/tenants
+
+test: lint
+	$(BIN)/pytest
+	$(MAKE) --no-print-directory eval-gates
+
+bench: setup
+	$(BIN)/python benchmarks/ingest.py
+	$(BIN)/python benchmarks/beir.py
+
+clean:
+	rm -rf $(VENV) index *.egg-info

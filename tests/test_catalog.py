@@ -1,0 +1,265 @@
+"""catalog.py: metadata from catalog.toml entries or from file names, and who may see what."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from localqa.catalog import Problem, document_for, load_catalog, visible_labels
+from localqa.errors import CatalogError
+from localqa.types import Document, Status
+
+FULL_ENTRY = {
+    "series": "equipment-policy",
+    "version": "2026-11",
+    "effective": date(2026, 11, 1),
+    "status": "current",
+    "access": "staff",
+    "tenant": "north",
+    "title": "Equipment Loan Policy",
+}
+
+
+def entry(**changes: object) -> dict[str, object]:
+    """FULL_ENTRY with some fields changed; a value of None removes the field."""
+    result = {**FULL_ENTRY, **changes}
+    return {key: value for key, value in result.items() if value is not None}
+
+
+# --- file names without a catalog entry -------------------------------------------------------
+
+
+def test_dated_file_name_gives_series_and_effective_date() -> None:
+    document, problems = document_for("equipment-policy-2026-11-01.pdf", None)
+    assert problems == []
+    assert document == Document(
+        doc_id="equipment-policy-2026-11-01",
+        source="equipment-policy-2026-11-01.pdf",
+        series="equipment-policy",
+        version="2026-11-01",
+        effective=date(2026, 11, 1),
+    )
+
+
+def test_dated_markdown_file_name_is_parsed_like_a_pdf() -> None:
+    document, problems = document_for("fee-schedule-2025-03-15.md", None)
+    assert problems == []
+    assert document is not None
+    assert (document.series, document.effective) == ("fee-schedule", date(2025, 3, 15))
+
+
+def test_file_without_entry_takes_the_defaults() -> None:
+    document, problems = document_for("community-events.pdf", None)
+    assert problems == []
+    assert document == Document(doc_id="community-events", source="community-events.pdf", series="community-events")
+    assert document.effective is None  # no date means always effective
+    assert document.status is Status.CURRENT
+    assert document.access == "public"
+    assert document.tenant == "default"
+
+
+@pytest.mark.parametrize("name", ["reading-room-rules-2024.pdf", "minutes-2026-11.pdf", "2026-11-01.pdf"])
+def test_a_name_without_a_full_trailing_date_is_undated(name: str) -> None:
+    document, problems = document_for(name, None)
+    assert problems == []
+    assert document is not None
+    assert document.effective is None
+    assert document.series == Path(name).stem
+
+
+def test_impossible_date_in_a_file_name_is_a_problem_naming_the_file() -> None:
+    document, problems = document_for("notice-2026-02-30.pdf", None)
+    assert document is None
+    assert problems == [Problem("notice-2026-02-30.pdf", "file name date '2026-02-30' is not a real date")]
+
+
+# --- catalog entries ----------------------------------------------------------------------------
+
+
+def test_full_entry_gives_every_field() -> None:
+    document, problems = document_for("equipment-policy-2026-11-01.pdf", entry())
+    assert problems == []
+    assert document == Document(
+        doc_id="equipment-policy-2026-11-01",
+        source="equipment-policy-2026-11-01.pdf",
+        series="equipment-policy",
+        version="2026-11",
+        effective=date(2026, 11, 1),
+        status=Status.CURRENT,
+        access="staff",
+        tenant="north",
+        title="Equipment Loan Policy",
+    )
+
+
+def test_entry_id_overrides_the_file_stem() -> None:
+    document, _ = document_for("policy.pdf", entry(id="equipment-2026"))
+    assert document is not None
+    assert document.doc_id == "equipment-2026"
+
+
+def test_entry_without_a_date_in_name_or_entry_is_undated_and_series_defaults_to_stem() -> None:
+    document, problems = document_for("rules-2026-01-01.pdf", {"access": "public"})
+    assert problems == []
+    assert document is not None
+    # An entry replaces file-name parsing entirely.
+    assert (document.series, document.effective, document.version) == ("rules-2026-01-01", None, None)
+
+
+def test_toml_date_and_iso_string_are_both_dates() -> None:
+    parsed = tomllib.loads('["a.pdf"]\neffective = 2026-11-01\naccess = "public"\n')["a.pdf"]
+    assert type(parsed["effective"]) is date
+    from_toml, problems = document_for("a.pdf", parsed)
+    assert problems == []
+    from_string, problems = document_for("a.pdf", {"effective": "2026-11-01", "access": "public"})
+    assert problems == []
+    assert from_toml is not None and from_string is not None
+    assert from_toml.effective == from_string.effective == date(2026, 11, 1)
+
+
+def test_toml_datetime_is_not_a_date() -> None:
+    parsed = tomllib.loads('["a.pdf"]\neffective = 2026-11-01T10:00:00\naccess = "public"\n')["a.pdf"]
+    assert isinstance(parsed["effective"], datetime)
+    document, problems = document_for("a.pdf", parsed)
+    assert document is None
+    assert len(problems) == 1
+    assert problems[0].source == "a.pdf"
+    assert problems[0].message.startswith("catalog.toml: effective = ")
+    assert problems[0].message.endswith(" is not a date; write it as YYYY-MM-DD")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [("2026-13-45", "'2026-13-45'"), ("next week", "'next week'"), (20261101, "20261101")]
+)
+def test_invalid_effective_is_a_problem_and_the_file_is_not_indexed(value: object, shown: str) -> None:
+    document, problems = document_for("a.pdf", entry(effective=value))
+    assert document is None
+    assert problems == [
+        Problem("a.pdf", f"catalog.toml: effective = {shown} is not a date; write it as YYYY-MM-DD")
+    ]
+
+
+@pytest.mark.parametrize("status", ["archived", "Current", ""])
+def test_bad_status_is_a_problem(status: str) -> None:
+    document, problems = document_for("a.pdf", entry(status=status))
+    assert document is None
+    assert problems == [
+        Problem("a.pdf", f"catalog.toml: status = {status!r} is not one of current, retired, draft")
+    ]
+
+
+@pytest.mark.parametrize("status", ["current", "retired", "draft"])
+def test_each_known_status_is_accepted(status: str) -> None:
+    document, problems = document_for("a.pdf", entry(status=status))
+    assert problems == []
+    assert document is not None and document.status == Status(status)
+
+
+def test_missing_status_means_current() -> None:
+    document, _ = document_for("a.pdf", entry(status=None))
+    assert document is not None and document.status is Status.CURRENT
+
+
+def test_unknown_field_is_a_problem_listing_the_known_ones() -> None:
+    document, problems = document_for("a.pdf", entry(colour="red"))
+    assert document is None
+    assert problems == [
+        Problem(
+            "a.pdf",
+            "catalog.toml: unknown field(s) colour; known fields are "
+            "id, series, version, effective, status, access, tenant, title",
+        )
+    ]
+
+
+@pytest.mark.parametrize(("field", "value"), [("series", ""), ("tenant", "  "), ("title", 7), ("id", "")])
+def test_blank_or_non_string_text_fields_are_problems(field: str, value: object) -> None:
+    document, problems = document_for("a.pdf", entry(**{field: value}))
+    assert document is None
+    assert problems == [Problem("a.pdf", f"catalog.toml: {field} = {value!r} must be a non-empty string")]
+
+
+@pytest.mark.parametrize(
+    ("access", "shown"), [("finance", "'finance' is not public or staff"), ("Public", "'Public' is not public or staff")]
+)
+def test_unknown_access_label_is_indexed_but_visible_to_nobody(access: str, shown: str) -> None:
+    document, problems = document_for("a.pdf", entry(access=access))
+    assert document is not None
+    assert document.access is None
+    assert problems == [
+        Problem(
+            "a.pdf",
+            f"catalog.toml: access {shown}; the document is indexed but visible to nobody until it is fixed",
+        )
+    ]
+    assert not problems[0].warning  # `localqa index` fails on it (exit 1) until it is fixed
+
+
+def test_entry_without_access_is_visible_to_nobody() -> None:
+    document, problems = document_for("a.pdf", entry(access=None))
+    assert document is not None and document.access is None
+    assert [p.message for p in problems] == [
+        "catalog.toml: access missing; the document is indexed but visible to nobody until it is fixed"
+    ]
+
+
+def test_problem_names_file_and_page() -> None:
+    assert str(Problem("a.pdf", "broken")) == "a.pdf: broken"
+    assert str(Problem("a.pdf", "broken", page=3)) == "a.pdf, page 3: broken"
+
+
+# --- roles -------------------------------------------------------------------------------------
+
+
+def test_visible_labels_are_closed_world() -> None:
+    assert visible_labels("public") == ("public",)
+    assert set(visible_labels("staff")) == {"public", "staff"}
+    assert visible_labels("finance") == ()
+    assert visible_labels("") == ()
+    assert visible_labels("Staff") == ()
+
+
+# --- catalog.toml as a file ----------------------------------------------------------------------
+
+
+def test_missing_catalog_is_empty(tmp_path: Path) -> None:
+    assert load_catalog(tmp_path) == {}
+
+
+def test_catalog_is_keyed_by_file_name(tmp_path: Path) -> None:
+    (tmp_path / "catalog.toml").write_text(
+        '["a-2026-01-01.pdf"]\nseries = "a"\neffective = 2026-01-01\naccess = "public"\n', encoding="utf-8"
+    )
+    assert load_catalog(tmp_path) == {
+        "a-2026-01-01.pdf": {"series": "a", "effective": date(2026, 1, 1), "access": "public"}
+    }
+
+
+def test_invalid_toml_is_one_fatal_error_naming_the_file(tmp_path: Path) -> None:
+    text = '["a.pdf"]\neffective = 2026-13-45\n'
+    (tmp_path / "catalog.toml").write_text(text, encoding="utf-8")
+    with pytest.raises(tomllib.TOMLDecodeError) as toml_error:
+        tomllib.loads(text)
+    with pytest.raises(CatalogError) as error:
+        load_catalog(tmp_path)
+    assert str(error.value) == (
+        f"{tmp_path / 'catalog.toml'}: not valid TOML ({toml_error.value}); fix the file and run again"
+    )
+
+
+def test_catalog_that_is_not_utf8_is_a_fatal_error(tmp_path: Path) -> None:
+    (tmp_path / "catalog.toml").write_bytes(b'["caf\xe9.pdf"]\naccess = "public"\n')
+    with pytest.raises(CatalogError, match=r"catalog\.toml: not valid TOML \(.*\); fix the file and run again"):
+        load_catalog(tmp_path)
+
+
+def test_top_level_value_instead_of_a_table_is_a_fatal_error(tmp_path: Path) -> None:
+    (tmp_path / "catalog.toml").write_text('title = "Handbook"\n', encoding="utf-8")
+    with pytest.raises(CatalogError) as error:
+        load_catalog(tmp_path)
+    assert str(error.value) == (
+        f'{tmp_path / "catalog.toml"}: "title" must be a table (["title"] followed by key = value lines)'
+    )
