@@ -99,10 +99,8 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         out.append(f"| Unverified quotes shown (gate) | {run.totals['unverified_shown']} |")
     if comparison is not None:
         out += ["", "## Before / after", ""]
-        out += [
-            line.strip() if not line.startswith("Compared") else f"**{line}**"
-            for line in comparison_lines(comparison)
-        ]
+        first, *rest = comparison_lines(comparison)
+        out += [f"**{first}**", ""] + [f"- {line.strip()}" for line in rest]
     out += ["", "## Failures by stage", ""]
     out += [f"- **{kind}**: {count}" for kind, count in run.totals["attribution"].items()]
     out += [
@@ -133,7 +131,10 @@ def _top(case: CaseRecord) -> str:
         where = [c["source"]]
         if c["page"] is not None:
             where.append(f"p{c['page']}")
-        where.append(c["kind"] if c["row"] is None else f"table row {c['row']}")
+        if c["row"] is not None:
+            where.append(f"table {c['table']} row {c['row']}")
+        else:
+            where.append(c["kind"] if c["paragraph"] is None else f"{c['kind']} ¶{c['paragraph']}")
         tops.append(" ".join(where))
     return " | ".join(tops)
 

@@ -1,0 +1,413 @@
+"""`localqa index` and `localqa status` on the command line: exit codes, `Error:` lines naming the
+file, good files still indexed and a previous index kept intact when some input is bad."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import sqlite3
+import tomllib
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+from click.testing import CliRunner
+
+from localqa.api import search_parts
+from localqa.cli import cli
+from localqa.schema import SCHEMA_VERSION
+from localqa.types import Caller
+
+PDFS = Path(__file__).resolve().parent.parent / "pdfs"
+SAMPLE_SOURCES = {
+    "community-events.pdf",
+    "equipment-policy-2026-06-01.pdf",
+    "equipment-policy-2026-11-01.pdf",
+    "fines-and-fees.md",
+    "library-handbook.pdf",
+    "opening-hours-notice.pdf",
+    "reading-room-rules-2024.pdf",
+    "staff-procedures.pdf",
+}
+SAMPLE_PASSAGES = 51
+
+
+def query(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+        return [tuple(r) for r in connection.execute(sql, args).fetchall()]
+
+
+def snapshot(db: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    return (
+        query(db, "SELECT * FROM passages ORDER BY id"),
+        query(db, "SELECT * FROM documents ORDER BY doc_id"),
+    )
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def index(runner: CliRunner, folder: Path, db: Path, *extra: str) -> Any:
+    return runner.invoke(cli, ["index", "--pdfs", str(folder), "--db", str(db), *extra])
+
+
+def eq314_sources(db: Path) -> set[str]:
+    results = search_parts("What is the loan limit for EQ-314?", as_of=date(2026, 11, 14), db=db)
+    return {c.location.source for r in results for c in r.candidates}
+
+
+def append_catalog(folder: Path, text: str) -> None:
+    with (folder / "catalog.toml").open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def write_encrypted(path: Path) -> None:
+    with pymupdf.open() as document:
+        document.new_page().insert_text((72, 72), "Confidential minutes of the library board meeting.")
+        document.save(
+            path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="secret", owner_pw="owner-secret"
+        )
+
+
+@dataclass(frozen=True)
+class BadInput:
+    """A way to spoil the sample folder, and the `Error:` lines (regexes) it must produce."""
+
+    make: Callable[[Path], None]
+    errors: tuple[str, ...]
+    # Sources that end up indexed besides the sample's good ones (the file itself, when it can be).
+    indexed_too: frozenset[str] = frozenset()
+    # Sample sources that a fresh build cannot index (the other claimant of a shared id).
+    blocked: frozenset[str] = frozenset()
+
+
+BAD_INPUTS = {
+    "corrupt-pdf": BadInput(
+        lambda folder: (folder / "corrupt.pdf").write_bytes(
+            (PDFS / "opening-hours-notice.pdf").read_bytes()[:300] + b"\x00garbage\xff" * 300
+        ),
+        (r"Error: corrupt\.pdf: corrupt PDF \(.+\); re-export or re-download it",),
+    ),
+    "garbled-pdf": BadInput(
+        lambda folder: (folder / "garbled.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 20),
+        (r"Error: garbled\.pdf: corrupt PDF \(.+\); re-export or re-download it",),
+    ),
+    "encrypted-pdf": BadInput(
+        lambda folder: write_encrypted(folder / "minutes.pdf"),
+        (
+            re.escape(
+                "Error: minutes.pdf: encrypted PDF; save an unencrypted copy (e.g. qpdf --decrypt) and run again"
+            ),
+        ),
+    ),
+    "zero-byte-pdf": BadInput(
+        lambda folder: (folder / "empty.pdf").write_bytes(b""),
+        (re.escape("Error: empty.pdf: empty file (0 bytes); replace it with the real PDF or remove it"),),
+    ),
+    "text-named-pdf": BadInput(
+        lambda folder: (folder / "notes.pdf").write_text("Meeting notes: buy more chairs.\n", encoding="utf-8"),
+        (re.escape("Error: notes.pdf: not a PDF (no %PDF- header); rename it or remove it from the folder"),),
+    ),
+    "invalid-date": BadInput(
+        lambda folder: (
+            (folder / "events-extra.md").write_text("# Extra\n\nA lecture on maps.\n", encoding="utf-8"),
+            append_catalog(folder, '\n["events-extra.md"]\neffective = "2026-13-45"\naccess = "public"\n'),
+        )
+        and None,
+        (
+            re.escape(
+                "Error: events-extra.md: catalog.toml: effective = '2026-13-45' is not a date; "
+                "write it as YYYY-MM-DD"
+            ),
+        ),
+    ),
+    "unknown-access": BadInput(
+        lambda folder: (
+            (folder / "budget.md").write_text("# Budget\n\nThe zeppelin budget is 400 dollars.\n", encoding="utf-8"),
+            append_catalog(folder, '\n["budget.md"]\naccess = "finance"\n'),
+        )
+        and None,
+        (
+            re.escape(
+                "Error: budget.md: catalog.toml: access 'finance' is not public or staff; "
+                "the document is indexed but visible to nobody until it is fixed"
+            ),
+        ),
+        indexed_too=frozenset({"budget.md"}),
+    ),
+    "id-claimed-twice-in-catalog": BadInput(
+        lambda folder: (
+            (folder / "handbook-copy.md").write_text("# Copy\n\nA copy of the handbook.\n", encoding="utf-8"),
+            append_catalog(folder, '\n["handbook-copy.md"]\nid = "library-handbook"\naccess = "public"\n'),
+        )
+        and None,
+        (
+            re.escape(
+                "Error: handbook-copy.md: document id 'library-handbook' is also claimed by "
+                "library-handbook.pdf; give each an `id` of its own in catalog.toml"
+            ),
+            re.escape(
+                "Error: library-handbook.pdf: document id 'library-handbook' is also claimed by "
+                "handbook-copy.md; give each an `id` of its own in catalog.toml"
+            ),
+        ),
+        blocked=frozenset({"library-handbook.pdf"}),
+    ),
+    "pdf-and-md-share-a-stem": BadInput(
+        lambda folder: shutil.copy(PDFS / "opening-hours-notice.pdf", folder / "fines-and-fees.pdf") and None,
+        (
+            re.escape(
+                "Error: fines-and-fees.md: document id 'fines-and-fees' is also claimed by "
+                "fines-and-fees.pdf; give each an `id` of its own in catalog.toml"
+            ),
+            re.escape(
+                "Error: fines-and-fees.pdf: document id 'fines-and-fees' is also claimed by "
+                "fines-and-fees.md; give each an `id` of its own in catalog.toml"
+            ),
+        ),
+        blocked=frozenset({"fines-and-fees.md"}),
+    ),
+}
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("Error:")]
+
+
+def assert_errors(stderr: str, expected: tuple[str, ...]) -> None:
+    lines = error_lines(stderr)
+    assert len(lines) == len(expected), stderr
+    for line, pattern in zip(lines, expected, strict=True):
+        assert re.fullmatch(pattern, line), (line, pattern)
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS), ids=list(BAD_INPUTS))
+def test_bad_input_fails_the_build_but_indexes_the_good_files(
+    case: str, sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    bad = BAD_INPUTS[case]
+    bad.make(sample_pdfs)
+    db = tmp_path / "fresh.sqlite3"
+    result = index(runner, sample_pdfs, db)
+    assert result.exit_code == 1
+    assert_errors(result.stderr, bad.errors)
+    indexed = {source for (source,) in query(db, "SELECT source FROM documents")}
+    assert indexed == (SAMPLE_SOURCES - bad.blocked) | bad.indexed_too
+    if "library-handbook.pdf" not in bad.blocked:
+        assert eq314_sources(db) == {"equipment-policy-2026-11-01.pdf"}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS), ids=list(BAD_INPUTS))
+def test_bad_input_keeps_the_previous_index_intact(
+    case: str, sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    db = tmp_path / "library.sqlite3"
+    shutil.copy(library_db, db)
+    passages_before, documents_before = snapshot(db)
+    bad = BAD_INPUTS[case]
+    bad.make(sample_pdfs)
+    result = index(runner, sample_pdfs, db)
+    assert result.exit_code == 1
+    assert_errors(result.stderr, bad.errors)
+    passages_after, documents_after = snapshot(db)
+    assert passages_after[: len(passages_before)] == passages_before
+    assert documents_before == [d for d in documents_after if d[1] in SAMPLE_SOURCES]
+    assert len(passages_after) == len(passages_before) + (1 if bad.indexed_too else 0)
+    assert eq314_sources(db) == {"equipment-policy-2026-11-01.pdf"}
+    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+
+
+def test_unknown_access_is_invisible_even_to_staff(sample_pdfs: Path, tmp_path: Path, runner: CliRunner) -> None:
+    BAD_INPUTS["unknown-access"].make(sample_pdfs)
+    db = tmp_path / "library.sqlite3"
+    assert index(runner, sample_pdfs, db).exit_code == 1
+    for role in ("public", "staff"):
+        results = search_parts(
+            "How big is the zeppelin budget?", as_of=date(2026, 11, 14), caller=Caller(role=role), db=db
+        )
+        assert [c for r in results for c in r.candidates if c.location.source == "budget.md"] == []
+    status = runner.invoke(cli, ["status", "--db", str(db)])
+    assert status.exit_code == 0
+    assert "Warning: budget.md has no valid access label and is visible to nobody" in status.stderr
+
+
+def test_catalog_that_is_not_toml_aborts_and_leaves_the_index_untouched(
+    sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    db = tmp_path / "library.sqlite3"
+    shutil.copy(library_db, db)
+    before = sha(db)
+    catalog = sample_pdfs / "catalog.toml"
+    text = catalog.read_text(encoding="utf-8") + '\n["broken.pdf"\naccess = "public"\n'
+    catalog.write_text(text, encoding="utf-8")
+    (sample_pdfs / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
+    with pytest.raises(tomllib.TOMLDecodeError) as toml_error:
+        tomllib.loads(text)
+    result = index(runner, sample_pdfs, db)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {catalog}: not valid TOML ({toml_error.value}); fix the file and run again\n"
+    assert result.stdout == ""
+    assert sha(db) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("library")) == ["library.sqlite3"]
+
+
+def test_missing_folder_is_a_clear_error(tmp_path: Path, runner: CliRunner) -> None:
+    result = index(runner, tmp_path / "nowhere", tmp_path / "x.sqlite3")
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents\n"
+    assert not (tmp_path / "x.sqlite3").exists()
+
+
+def test_page_without_text_or_sidecar_is_a_warning_naming_the_page(
+    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    (sample_pdfs / "library-handbook.page-4.ocr.txt").unlink()
+    result = index(runner, sample_pdfs, tmp_path / "library.sqlite3")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "Warning: library-handbook.pdf, page 4: no text layer and no OCR sidecar; "
+        "run 'localqa ocr' to add one\n"
+    )
+
+
+def test_index_prints_what_changed(sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner) -> None:
+    db = tmp_path / "library.sqlite3"
+    shutil.copy(library_db, db)
+    (sample_pdfs / "faq.md").write_text("# FAQ\n\nParking is free after 18:00.\n", encoding="utf-8")
+    (sample_pdfs / "library-handbook.page-4.ocr.txt").write_text("Notes\n\nMaps are welcome.\n")
+    (sample_pdfs / "reading-room-rules-2024.pdf").unlink()
+    append_catalog(sample_pdfs, '\n["faq.md"]\naccess = "public"\n')
+    text = (sample_pdfs / "catalog.toml").read_text(encoding="utf-8")
+    start = text.index('["reading-room-rules-2024.pdf"]')
+    end = text.index("[", start + 5)
+    (sample_pdfs / "catalog.toml").write_text(text[:start] + text[end:], encoding="utf-8")
+    result = index(runner, sample_pdfs, db)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert result.stdout == (
+        "   added  faq.md\n"
+        " changed  library-handbook.page-4.ocr.txt\n"
+        " removed  reading-room-rules-2024.pdf\n"
+        f"Index {db}: 8 documents, 47 passages (1 added, 1 changed, 1 removed, 7 unchanged).\n"
+    )
+
+
+def test_index_json_output(sample_pdfs: Path, tmp_path: Path, runner: CliRunner) -> None:
+    (sample_pdfs / "empty.pdf").write_bytes(b"")
+    db = tmp_path / "library.sqlite3"
+    result = runner.invoke(cli, ["index", "--pdfs", str(sample_pdfs), "--db", str(db), "--json"])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert set(data) == {
+        "db", "added", "changed", "removed", "unchanged", "documents", "passages", "corpus_digest", "problems"
+    }
+    assert data["documents"] == 8 and data["passages"] == SAMPLE_PASSAGES and len(data["added"]) == 9
+    assert data["problems"] == [
+        {
+            "source": "empty.pdf",
+            "page": None,
+            "message": "empty file (0 bytes); replace it with the real PDF or remove it",
+            "warning": False,
+        }
+    ]
+    assert len(data["corpus_digest"]) == 64
+
+
+@pytest.mark.xfail(
+    reason="BUG: `localqa index --db FILE` where FILE is not a localqa index (garbage, or an empty "
+    "SQLite file) dies with a sqlite3.DatabaseError traceback from localqa/index.py _indexed_files "
+    "instead of one 'Error: ...' line",
+    strict=True,
+)
+@pytest.mark.parametrize("content", [b"this is not a database" * 50, b""], ids=["garbage", "empty"])
+def test_index_over_a_file_that_is_not_an_index_is_a_clear_error(
+    content: bytes, sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    db = tmp_path / "library.sqlite3"
+    db.write_bytes(content)
+    result = index(runner, sample_pdfs, db)
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stderr == f"Error: {db} is not a localqa index; rebuild it with 'localqa index --rebuild'\n"
+
+
+def test_rebuild_replaces_a_file_that_is_not_an_index(sample_pdfs: Path, tmp_path: Path, runner: CliRunner) -> None:
+    db = tmp_path / "library.sqlite3"
+    db.write_bytes(b"this is not a database" * 50)
+    result = index(runner, sample_pdfs, db, "--rebuild")
+    assert result.exit_code == 0, result.output
+    assert len(query(db, "SELECT id FROM passages")) == SAMPLE_PASSAGES
+
+
+# --- status ---------------------------------------------------------------------------------------------
+
+
+def test_status_text(library_db: Path, runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["status", "--db", str(library_db)])
+    assert result.exit_code == 0
+    (digest,) = query(library_db, "SELECT value FROM meta WHERE key = 'corpus_digest'")[0]
+    assert result.stdout == (
+        f"Index:          {library_db}\n"
+        "Documents:      8\n"
+        "Passages:       51 (39 prose, 10 table, 2 ocr)\n"
+        "OCR sidecars:   1\n"
+        f"Corpus digest:  {digest}\n"
+        f"Schema version: {SCHEMA_VERSION}\n"
+    )
+    assert result.stderr == ""
+
+
+def test_status_json(library_db: Path, runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["status", "--db", str(library_db), "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    (digest,) = query(library_db, "SELECT value FROM meta WHERE key = 'corpus_digest'")[0]
+    assert data == {
+        "db": str(library_db),
+        "documents": 8,
+        "passages": {"prose": 39, "table": 10, "ocr": 2},
+        "sidecars": 1,
+        "invisible_documents": [],
+        "corpus_digest": digest,
+        "schema_version": SCHEMA_VERSION,
+        "built": data["built"],
+    }
+    assert date.fromisoformat(data["built"])
+
+
+def test_status_follows_the_index(sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner) -> None:
+    db = tmp_path / "library.sqlite3"
+    shutil.copy(library_db, db)
+    before = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json"]).stdout)
+    (sample_pdfs / "library-handbook.page-4.ocr.txt").unlink()
+    assert index(runner, sample_pdfs, db).exit_code == 0
+    after = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json"]).stdout)
+    assert after["passages"] == {"prose": 39, "table": 10, "ocr": 0}
+    assert after["sidecars"] == 0
+    assert after["corpus_digest"] != before["corpus_digest"]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_status_without_an_index(tmp_path: Path, runner: CliRunner, as_json: bool) -> None:
+    db = tmp_path / "index" / "library.sqlite3"
+    result = runner.invoke(cli, ["status", "--db", str(db), *(["--json"] if as_json else [])])
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == f"Error: no index at {db}; build it with 'localqa index'\n"
+
+
+def test_status_on_a_file_that_is_not_an_index(tmp_path: Path, runner: CliRunner) -> None:
+    db = tmp_path / "library.sqlite3"
+    db.write_bytes(b"this is not a database" * 50)
+    result = runner.invoke(cli, ["status", "--db", str(db)])
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {db} is not a localqa index; rebuild it with 'localqa index --rebuild'\n"
