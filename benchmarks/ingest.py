@@ -89,7 +89,9 @@ class Writer:
             for x0, x1, cell in zip(xs[:-1], xs[1:], cells, strict=True):
                 pad = CELL_PADDING
                 box = pymupdf.Rect(x0 + pad, y0 + pad, x1 - pad, y0 + ROW_HEIGHT - pad)
-                spare = self.page.insert_textbox(box, cell, fontname=font, fontsize=BODY_SIZE, lineheight=LINE_HEIGHT)
+                spare = self.page.insert_textbox(
+                    box, cell, fontname=font, fontsize=BODY_SIZE, lineheight=LINE_HEIGHT
+                )
                 if spare < 0:
                     raise ValueError(f"cell {cell!r} does not fit")
         shape = self.page.new_shape()
@@ -125,14 +127,25 @@ def generate_pdf(path: Path, pages: int) -> dict[str, Any]:
         writer.text(f"Chapter {number} {_word(rng).capitalize()}", BOLD, HEADING_SIZE, 6.0)
         counts["headings"] += 1
         for _ in range(2):
-            writer.text(" ".join(_sentence(rng) for _ in range(rng.randint(3, 5))), BODY, BODY_SIZE, PARAGRAPH_GAP)
+            writer.text(
+                " ".join(_sentence(rng) for _ in range(rng.randint(3, 5))), BODY, BODY_SIZE, PARAGRAPH_GAP
+            )
             counts["paragraphs"] += 1
         rows = [
-            [f"{_word(rng)[:3].upper()}-{rng.randint(1, 999)}", _word(rng), f"{rng.randint(1, 90)} days", _word(rng)]
+            [
+                f"{_word(rng)[:3].upper()}-{rng.randint(1, 999)}",
+                _word(rng),
+                f"{rng.randint(1, 90)} days",
+                _word(rng),
+            ]
             for _ in range(rng.randint(4, 6))
         ]
-        writer.table(f"Table {number}. {_word(rng).capitalize()} limits", ["Code", "Item", "Period", "Note"],
-                     rows, [90.0, 140.0, 100.0, 145.0])
+        writer.table(
+            f"Table {number}. {_word(rng).capitalize()} limits",
+            ["Code", "Item", "Period", "Note"],
+            rows,
+            [90.0, 140.0, 100.0, 145.0],
+        )
         counts["tables"] += 1
         counts["rows"] += len(rows)
         counts["rows_by_page"][number] = len(rows)
@@ -145,8 +158,15 @@ def generate_pdf(path: Path, pages: int) -> dict[str, Any]:
             if not writer.text(text, BODY, BODY_SIZE, PARAGRAPH_GAP):
                 break
             counts["paragraphs"] += 1
-    doc.set_metadata({"title": "Ingestion benchmark", "creationDate": FIXED_DATE, "modDate": FIXED_DATE,
-                      "producer": "benchmarks/ingest.py", "creator": "benchmarks/ingest.py"})
+    doc.set_metadata(
+        {
+            "title": "Ingestion benchmark",
+            "creationDate": FIXED_DATE,
+            "modDate": FIXED_DATE,
+            "producer": "benchmarks/ingest.py",
+            "creator": "benchmarks/ingest.py",
+        }
+    )
     path.write_bytes(doc.tobytes(garbage=4, deflate=True, no_new_id=True))
     doc.close()
     return counts
@@ -180,9 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         expected = generate_pdf(pdf, args.pages)
         generated = time.perf_counter() - start
         pdf_bytes = pdf.stat().st_size
-        print(f"generated {pdf.name}: {args.pages} pages, {pdf_bytes / 1e6:.2f} MB in {generated:.1f} s; "
-              f"{expected['paragraphs']} paragraphs, {expected['tables']} tables / {expected['rows']} rows, "
-              f"{expected['headings']} headings")
+        print(
+            f"generated {pdf.name}: {args.pages} pages, {pdf_bytes / 1e6:.2f} MB in {generated:.1f} s; "
+            f"{expected['paragraphs']} paragraphs, {expected['tables']} tables / {expected['rows']} rows, "
+            f"{expected['headings']} headings"
+        )
         print(f"pymupdf {pymupdf.VersionBind}, repeat {args.repeat} (median shown)\n")
 
         def each_page(call: Callable[[pymupdf.Page], Any]) -> Callable[[], int]:
@@ -191,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                     for page in document:
                         call(page)
                     return document.page_count
+
             return run
 
         rows: list[tuple[str, float, list[float]]] = []
@@ -216,40 +239,61 @@ def main(argv: list[str] | None = None) -> int:
     # A table with one row too many had its bold header row taken for data (PyMuPDF chose the
     # title line above the table as an "external" header): an extraction fault, not a timing one.
     header_missed = sum(1 for page, n in expected["rows_by_page"].items() if found_rows[page] == n + 1)
-    print(f"extract_pdf: {kinds['prose']} prose + {kinds['table']} table-row passages "
-          f"(drawn: {expected['paragraphs']} paragraphs + {expected['rows']} data rows); "
-          f"{len({p.section for p in extraction.passages if p.section})} distinct heading paths")
+    print(
+        f"extract_pdf: {kinds['prose']} prose + {kinds['table']} table-row passages "
+        f"(drawn: {expected['paragraphs']} paragraphs + {expected['rows']} data rows); "
+        f"{len({p.section for p in extraction.passages if p.section})} distinct heading paths"
+    )
     if header_missed:
-        print(f"  note: in {header_missed} of {expected['tables']} tables the bold header row came out as "
-              "data row 1 (the title line above was taken as the header); see benchmarks/README.md")
-    print(f"full build: {report.documents} document, {report.passages} passages, index {index_size / 1e6:.2f} MB; "
-          f"no-change run: added {len(again.added)}, changed {len(again.changed)}, unchanged {again.unchanged}\n")
+        print(
+            f"  note: in {header_missed} of {expected['tables']} tables the bold header row came out as "
+            "data row 1 (the title line above was taken as the header); see benchmarks/README.md"
+        )
+    print(
+        f"full build: {report.documents} document, {report.passages} passages, index {index_size / 1e6:.2f} MB; "
+        f"no-change run: added {len(again.added)}, changed {len(again.changed)}, unchanged {again.unchanged}\n"
+    )
 
     reference = rows[0][1]
     width = max(len(name) for name, _, _ in rows)
     print(f"{'measurement':<{width}}  {'median s':>9}  {'pages/s':>8}  {'x get_text':>10}  runs (s)")
     for name, seconds, times in rows:
-        print(f"{name:<{width}}  {seconds:9.3f}  {pages / seconds:8.1f}  {seconds / reference:10.1f}  "
-              + " ".join(f"{t:.3f}" for t in times))
+        print(
+            f"{name:<{width}}  {seconds:9.3f}  {pages / seconds:8.1f}  {seconds / reference:10.1f}  "
+            + " ".join(f"{t:.3f}" for t in times)
+        )
     full, unchanged = rows[4][1], rows[5][1]
-    print(f"\nSQLite + FTS share of a full build: {max(full - rows[3][1], 0) / full:.0%}; "
-          f"no-change run is {unchanged / full:.1%} of a full build")
+    print(
+        f"\nSQLite + FTS share of a full build: {max(full - rows[3][1], 0) / full:.0%}; "
+        f"no-change run is {unchanged / full:.1%} of a full build"
+    )
 
     if args.json:
-        args.json.write_text(json.dumps({
-            "pages": pages,
-            "repeat": args.repeat,
-            "pdf_bytes": pdf_bytes,
-            "drawn": {k: v for k, v in expected.items() if k != "rows_by_page"},
-            "tables_with_header_as_data": header_missed,
-            "passages": kinds,
-            "index_bytes": index_size,
-            "measurements": [
-                {"name": name.strip(), "median_s": seconds, "pages_per_s": pages / seconds,
-                 "ratio_to_get_text": seconds / reference, "runs_s": times}
-                for name, seconds, times in rows
-            ],
-        }, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "pages": pages,
+                    "repeat": args.repeat,
+                    "pdf_bytes": pdf_bytes,
+                    "drawn": {k: v for k, v in expected.items() if k != "rows_by_page"},
+                    "tables_with_header_as_data": header_missed,
+                    "passages": kinds,
+                    "index_bytes": index_size,
+                    "measurements": [
+                        {
+                            "name": name.strip(),
+                            "median_s": seconds,
+                            "pages_per_s": pages / seconds,
+                            "ratio_to_get_text": seconds / reference,
+                            "runs_s": times,
+                        }
+                        for name, seconds, times in rows
+                    ],
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return 0
 
 

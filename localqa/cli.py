@@ -159,9 +159,8 @@ def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
     """
     from localqa.index import refresh_index
 
-    show = not as_json and sys.stderr.isatty()
-    progress = (lambda name: click.echo(f"  extracting {name}", err=True)) if show else None
-    report = refresh_index(pdfs, db, rebuild=rebuild, progress=progress)
+    with _ProgressBar("Extracting", enabled=not as_json) as progress:
+        report = refresh_index(pdfs, db, rebuild=rebuild, progress=progress)
     if as_json:
         click.echo(
             json.dumps(
@@ -199,6 +198,34 @@ def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
             click.echo(f"{'Warning' if problem.warning else 'Error'}: {problem}", err=True)
     if report.failed:
         sys.exit(1)
+
+
+class _ProgressBar:
+    """A click progress bar on stderr for library code that reports (done, total, item): the
+    bar is created on the first report, when the total is known. Click hides it off a terminal."""
+
+    def __init__(self, label: str, enabled: bool = True) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int, item: str) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(
+                length=total, label=self.label, file=sys.stderr, item_show_func=lambda name: name
+            )
+            self.bar.__enter__()
+        self.bar.update(done - self.bar.pos, item)
+
+    def __enter__(self) -> _ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.update(self.bar.length - self.bar.pos)
+            self.bar.__exit__(*exc)
 
 
 @cli.command()

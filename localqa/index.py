@@ -33,7 +33,7 @@ from localqa.tokens import tokenizer
 from localqa.types import Document, Kind, Passage
 
 SOURCE_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
-Progress = Callable[[str], None]
+Progress = Callable[[int, int, str], None]  # (done, total, file about to be extracted)
 
 
 @dataclass
@@ -155,9 +155,9 @@ def refresh_index(
     extracted: dict[str, Extracted] = {}
     failed: set[str] = set()
     to_extract = [u for u in units if u.doc_source not in blocked and old_files.get(u.name) != u.sha256]
-    for unit in to_extract:
+    for done, unit in enumerate(to_extract):
         if progress:
-            progress(unit.name)
+            progress(done, len(to_extract), unit.name)
         try:
             extracted[unit.name] = extract_unit(unit)
         except _PartialPdf as partial:

@@ -54,7 +54,9 @@ def test_dated_markdown_file_name_is_parsed_like_a_pdf() -> None:
 def test_file_without_entry_takes_the_defaults() -> None:
     document, problems = document_for("community-events.pdf", None)
     assert problems == []
-    assert document == Document(doc_id="community-events", source="community-events.pdf", series="community-events")
+    assert document == Document(
+        doc_id="community-events", source="community-events.pdf", series="community-events"
+    )
     assert document.effective is None  # no date means always effective
     assert document.status is Status.CURRENT
     assert document.access == "public"
@@ -183,7 +185,8 @@ def test_blank_or_non_string_text_fields_are_problems(field: str, value: object)
 
 
 @pytest.mark.parametrize(
-    ("access", "shown"), [("finance", "'finance' is not public or staff"), ("Public", "'Public' is not public or staff")]
+    ("access", "shown"),
+    [("finance", "'finance' is not public or staff"), ("Public", "'Public' is not public or staff")],
 )
 def test_unknown_access_label_is_indexed_but_visible_to_nobody(access: str, shown: str) -> None:
     document, problems = document_for("a.pdf", entry(access=access))
@@ -252,7 +255,9 @@ def test_invalid_toml_is_one_fatal_error_naming_the_file(tmp_path: Path) -> None
 
 def test_catalog_that_is_not_utf8_is_a_fatal_error(tmp_path: Path) -> None:
     (tmp_path / "catalog.toml").write_bytes(b'["caf\xe9.pdf"]\naccess = "public"\n')
-    with pytest.raises(CatalogError, match=r"catalog\.toml: not valid TOML \(.*\); fix the file and run again"):
+    with pytest.raises(
+        CatalogError, match=r"catalog\.toml: not valid TOML \(.*\); fix the file and run again"
+    ):
         load_catalog(tmp_path)
 
 

@@ -470,39 +470,56 @@ def test_eligible_matches_the_oracle(case: tuple[list[Document], date, Caller]) 
     assert {d.doc_id for d in eligible(list(reversed(documents)), as_of, caller)} == got
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    case=cases(),
-    question=st.sampled_from(
-        [
-            f"What is the {SHARED_WORDS}?",
-            f"{SHARED_WORDS} d0 d1 d2 d3",
-            "What is the loan limit for EQ-100?",
-            "Loan policy for EQ-203?",
-            f"What is the {SHARED_WORDS}, and what is the loan limit for EQ-100?",
-        ]
-    ),
-)
+QUESTIONS = [
+    f"What is the {SHARED_WORDS}?",
+    "What is the loan limit for EQ-100?",
+    f"What is the {SHARED_WORDS}, and what is the loan limit for EQ-100?",
+    # These match only some passages: only the no-leak half of the check applies.
+    f"{SHARED_WORDS} d0 d1 d2 d3",
+    "Loan policy for EQ-203?",
+]
+COMPLETE = 3  # the first three match every passage of every document
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(catalog=catalogs(), extra_dates=st.lists(as_of_dates, min_size=1, max_size=2), data=st.data())
 def test_search_never_returns_an_ineligible_passage(
-    case: tuple[list[Document], date, Caller], question: str
+    catalog: tuple[tuple[str, ...], list[Document]], extra_dates: list[date], data: st.DataObject
 ) -> None:
-    documents, as_of, caller = case
-    allowed = oracle(documents, as_of, caller.role, caller.tenant)
+    """One generated index, searched by every role of every tenant (and a stranger) on a few
+    dates, one of them a version's own effective date (the <= boundary)."""
+    tenants, documents = catalog
+    effective = sorted({d.effective for d in documents if d.effective is not None})
+    on_a_boundary = [data.draw(st.sampled_from(effective))] if effective else []
+    question_index = data.draw(st.integers(min_value=0, max_value=len(QUESTIONS) - 1))
+    question = QUESTIONS[question_index]
     with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder:
         db = Path(folder) / "index.sqlite3"
         write_documents(db, [(d, passages_of(d)) for d in documents])
         with open_index(db) as connection:
-            results = search(
-                connection, question, as_of=as_of, caller=caller, settings=RetrievalSettings(k=100)
-            )
-    returned: list[Candidate] = [c for r in results for c in r.candidates]
-    assert {c.doc_id for c in returned} <= allowed
-    assert all(c.tenant == caller.tenant for c in returned)
-    if "EQ-203" not in question and " d0 " not in question:
-        # Every passage of every eligible document matches these questions: nothing eligible
-        # is lost either (k=100 is above the passage count).
-        for result in results:
-            assert {c.doc_id for c in result.candidates} == allowed, result.note
+            for as_of in [*extra_dates, *on_a_boundary]:
+                for role in ("public", "staff", "guest"):
+                    for tenant in (*tenants, "nobody"):
+                        caller = Caller(role=role, tenant=tenant)
+                        allowed = oracle(documents, as_of, role, tenant)
+                        results = search(
+                            connection,
+                            question,
+                            as_of=as_of,
+                            caller=caller,
+                            settings=RetrievalSettings(k=100),
+                        )
+                        returned: list[Candidate] = [c for r in results for c in r.candidates]
+                        assert {c.doc_id for c in returned} <= allowed, (as_of, caller)
+                        assert all(c.tenant == tenant for c in returned)
+                        if question_index < COMPLETE:
+                            # Nothing eligible is lost either (k=100 > the passage count).
+                            for result in results:
+                                assert {c.doc_id for c in result.candidates} == allowed, (
+                                    as_of,
+                                    caller,
+                                    result.note,
+                                )
 
 
 def test_visible_labels_is_closed_world() -> None:

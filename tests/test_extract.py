@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator
@@ -19,7 +20,8 @@ NOVEMBER = "equipment-policy-2026-11-01.pdf"
 HANDBOOK = "library-handbook.pdf"
 SIDECAR = "library-handbook.page-4.ocr.txt"
 EQ314_NOVEMBER = (
-    "Equipment loan limits: Item ID: EQ-314; Item: Portable scanner; Loan limit: 45 minutes; Deposit: 20 dollars"
+    "Equipment loan limits: Item ID: EQ-314; Item: Portable scanner; "
+    "Loan limit: 45 minutes; Deposit: 20 dollars"
 )
 
 
@@ -66,7 +68,9 @@ def test_extract_pdf_gives_one_passage_per_data_row_with_title_and_headers() -> 
     assert [(p.page, p.table, p.row) for p in rows] == [(1, 1, n) for n in range(1, 6)]
     for passage in rows:
         assert passage.text.startswith("Equipment loan limits: Item ID: EQ-")
-        assert "; Item: " in passage.text and "; Loan limit: " in passage.text and "; Deposit: " in passage.text
+        assert (
+            "; Item: " in passage.text and "; Loan limit: " in passage.text and "; Deposit: " in passage.text
+        )
     eq314 = [p for p in result.passages if "EQ-314" in p.text]
     assert len(eq314) == 1
     assert eq314[0].text == EQ314_NOVEMBER
@@ -103,7 +107,7 @@ def test_prose_passages_carry_section_page_paragraph_and_char_span(handbook: lis
         "Riverside Library Handbook > Book loans",
         3,
     )
-    fragile = by_start["Fragile equipment, such as camera lenses and the document scanner, may be borrowed for two calendar days only"]
+    fragile = next(p for p in handbook if p.text.startswith("Fragile equipment, such as camera lenses"))
     assert (fragile.page, fragile.section, fragile.paragraph) == (
         2,
         "Riverside Library Handbook > Equipment loans",
@@ -128,7 +132,7 @@ def test_every_prose_passage_has_a_consistent_location(handbook: list[Passage]) 
     for passages in per_page.values():
         assert [p.paragraph for p in passages] == list(range(1, len(passages) + 1))
         spans = [(p.char_start, p.char_end) for p in passages]
-        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans
 
 
 def test_headings_become_section_paths_never_passages(handbook: list[Passage]) -> None:
@@ -184,7 +188,12 @@ def test_sidecar_paragraphs_are_ocr_passages_of_page_4(index: sqlite3.Connection
             "Donated maps should be folded flat and labelled with the name of the donor.",
         ),
     ]
-    assert index.execute("SELECT count(*) FROM passages WHERE kind = 'ocr' AND origin != ?", (SIDECAR,)).fetchone()[0] == 0
+    assert (
+        index.execute(
+            "SELECT count(*) FROM passages WHERE kind = 'ocr' AND origin != ?", (SIDECAR,)
+        ).fetchone()[0]
+        == 0
+    )
 
 
 def test_sidecar_char_spans_point_into_the_sidecar_text() -> None:
@@ -204,7 +213,8 @@ def test_markdown_headings_become_the_section_path(tmp_path: Path) -> None:
     source = tmp_path / "guide.md"
     source.write_text(
         "# Guide\n\nIntro text.\n\n## Loans\n\nBooks last 21 days.\n\n### Renewals ###\n"
-        "Renew twice.\n\n## Fees\n\nLate fees are\n20 cents a day.\n\n# Appendix\n\n#### Deep\n\nDeep text.\n",
+        "Renew twice.\n\n## Fees\n\nLate fees are\n20 cents a day.\n\n"
+        "# Appendix\n\n#### Deep\n\nDeep text.\n",
         encoding="utf-8",
     )
     passages = extract_markdown(source, "guide.md")
@@ -269,7 +279,10 @@ def test_looks_like_heading(line: str, expected: bool) -> None:
 
 
 def test_plain_text_heading_governs_the_paragraphs_after_it() -> None:
-    text = "Intro without heading.\n\nRoom Rules\n\nNo food.\n\nNo phones,\nplease.\n\nFees\n\nPrinting costs 10 cents.\n"
+    text = (
+        "Intro without heading.\n\nRoom Rules\n\nNo food.\n\nNo phones,\nplease.\n\n"
+        "Fees\n\nPrinting costs 10 cents.\n"
+    )
     passages = extract_plain(text, "rules.txt", None, Kind.PROSE)
     assert [(p.section, p.text, p.paragraph, p.page, p.kind) for p in passages] == [
         (None, "Intro without heading.", 1, None, Kind.PROSE),

@@ -6,6 +6,9 @@ Real PyMuPDF on real PDFs and real SQLite throughout; the only stand-in is a spy
 
 from __future__ import annotations
 
+import os
+import pty
+import select
 import shutil
 import signal
 import sqlite3
@@ -43,7 +46,7 @@ NOV_14 = date(2026, 11, 14)
 Row = tuple[Any, ...]
 
 
-# --- helpers -------------------------------------------------------------------------------------
+# --- helpers --------------------------------------------------------------------------------------
 
 
 def query(db: Path, sql: str, *args: Any) -> list[Row]:
@@ -140,7 +143,7 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-# --- the starting point --------------------------------------------------------------------------------
+# --- the starting point ---------------------------------------------------------------------------
 
 
 def test_sample_index_is_complete_and_consistent(library_db: Path) -> None:
@@ -175,7 +178,7 @@ def test_rebuild_extracts_everything_and_gives_the_same_passages(
     assert_consistent(db)
 
 
-# --- sidecars ----------------------------------------------------------------------------------------------
+# --- sidecars -------------------------------------------------------------------------------------
 
 
 def test_removing_the_sidecar_removes_exactly_page_4_ocr_passages_and_restoring_brings_them_back(
@@ -270,7 +273,7 @@ def test_sidecar_without_its_pdf_is_a_warning_and_not_indexed(indexed: tuple[Pat
     assert len(passages(db)) == SAMPLE_PASSAGES
 
 
-# --- sources --------------------------------------------------------------------------------------------
+# --- sources --------------------------------------------------------------------------------------
 
 
 def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Path], extracted: list[str]) -> None:
@@ -292,14 +295,36 @@ def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Path], extra
     assert {i: r for i, r in after.items() if i in before} == before
     new = [r for i, r in after.items() if i not in before]
     assert [(r[0], r[2], r[4], r[5], r[6], r[-1]) for r in new] == [
-        ("room-booking-2026-03-01", "prose", 1, "Room Booking", 1, "Meeting rooms seat twelve people and include a projector."),
+        (
+            "room-booking-2026-03-01",
+            "prose",
+            1,
+            "Room Booking",
+            1,
+            "Meeting rooms seat twelve people and include a projector.",
+        ),
         ("room-booking-2026-03-01", "prose", 1, "Room Booking", 2, "Bookings are free for members."),
-        ("room-booking-2026-03-01", "prose", 2, "Room Booking", 1, "Meeting rooms seat twelve people and include a projector."),
+        (
+            "room-booking-2026-03-01",
+            "prose",
+            2,
+            "Room Booking",
+            1,
+            "Meeting rooms seat twelve people and include a projector.",
+        ),
         ("room-booking-2026-03-01", "prose", 2, "Room Booking", 2, "Bookings are free for members."),
     ]
     # No catalog entry: series and date from the file name, public, current, default tenant.
     assert documents(db)[name] == (
-        "room-booking-2026-03-01", name, "room-booking", "2026-03-01", "2026-03-01", "current", "public", "default", None
+        "room-booking-2026-03-01",
+        name,
+        "room-booking",
+        "2026-03-01",
+        "2026-03-01",
+        "current",
+        "public",
+        "default",
+        None,
     )
     assert report.documents == 9 and report.passages == SAMPLE_PASSAGES + 4
     assert_consistent(db)
@@ -310,7 +335,7 @@ def test_adding_a_markdown_file_extracts_only_it(indexed: tuple[Path, Path], ext
     (folder / "faq.md").write_text("# FAQ\n\n## Parking\n\nParking is free after 18:00.\n", encoding="utf-8")
     report = refresh_index(folder, db)
     assert report.added == ["faq.md"] and extracted == ["faq.md"]
-    assert [r[5:7] + (r[-1],) for r in passages(db).values() if r[3] == "faq.md"] == [
+    assert [(*r[5:7], r[-1]) for r in passages(db).values() if r[3] == "faq.md"] == [
         ("FAQ > Parking", 1, "Parking is free after 18:00.")
     ]
 
@@ -369,7 +394,7 @@ def test_removing_a_pdf_also_removes_its_sidecar_passages(indexed: tuple[Path, P
     assert_consistent(db)
 
 
-# --- catalog edits --------------------------------------------------------------------------------------
+# --- catalog edits --------------------------------------------------------------------------------
 
 
 def test_catalog_status_edit_updates_the_document_without_extracting(
@@ -430,7 +455,7 @@ def test_catalog_id_edit_updates_the_files_table_too(indexed: tuple[Path, Path])
     ]
 
 
-# --- corpus digest ------------------------------------------------------------------------------------------
+# --- corpus digest --------------------------------------------------------------------------------
 
 
 def test_corpus_digest_follows_content_only(indexed: tuple[Path, Path], tmp_path: Path) -> None:
@@ -465,18 +490,26 @@ def test_touching_a_file_without_changing_it_keeps_the_digest(indexed: tuple[Pat
     assert report.changed == [] and report.digest == digest
 
 
-# --- schema -----------------------------------------------------------------------------------------------
+# --- schema ---------------------------------------------------------------------------------------
 
 
 def test_migrating_an_empty_database_creates_the_tables() -> None:
     with closing(sqlite3.connect(":memory:")) as db:
         migrate(db)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")}
-        assert {"meta", "files", "documents", "passages", "identifiers", "passages_fts", "migrations"} <= tables
+        assert {
+            "meta",
+            "files",
+            "documents",
+            "passages",
+            "identifiers",
+            "passages_fts",
+            "migrations",
+        } <= tables
         applied = [r[0] for r in db.execute("SELECT name FROM migrations ORDER BY rowid")]
         assert applied[0] == "m001_initial"
         assert applied == [name for name, _ in MIGRATIONS]
-        assert SCHEMA_VERSION == len(MIGRATIONS)
+        assert len(MIGRATIONS) == SCHEMA_VERSION
         assert db.execute("SELECT applied_at FROM migrations").fetchone()[0]
 
 
@@ -513,7 +546,9 @@ def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
     garbage.write_text("not a database at all, just some text" * 50)
     with pytest.raises(IndexMissingError) as not_index:
         open_index(garbage)
-    assert str(not_index.value) == f"{garbage} is not a localqa index; rebuild it with 'localqa index --rebuild'"
+    assert (
+        str(not_index.value) == f"{garbage} is not a localqa index; rebuild it with 'localqa index --rebuild'"
+    )
     _, db = indexed
     with closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
@@ -524,7 +559,7 @@ def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
     )
 
 
-# --- bad input ------------------------------------------------------------------------------------------------
+# --- bad input ------------------------------------------------------------------------------------
 
 
 def test_indexed_file_that_becomes_corrupt_keeps_its_passages(
@@ -627,7 +662,9 @@ def test_two_sources_with_one_id_are_both_reported_and_neither_replaces_the_othe
     before = passages(db)
     shutil.copy(folder / NOTICE, folder / "fines-and-fees.pdf")  # same stem as fines-and-fees.md
     report = refresh_index(folder, db)
-    message = "document id 'fines-and-fees' is also claimed by {}; give each an `id` of its own in catalog.toml"
+    message = (
+        "document id 'fines-and-fees' is also claimed by {}; give each an `id` of its own in catalog.toml"
+    )
     assert report.problems == [
         Problem("fines-and-fees.md", message.format("fines-and-fees.pdf")),
         Problem("fines-and-fees.pdf", message.format("fines-and-fees.md")),
@@ -653,7 +690,7 @@ def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Pa
     assert_consistent(db)
 
 
-# --- atomicity ------------------------------------------------------------------------------------------------
+# --- atomicity ------------------------------------------------------------------------------------
 
 
 def test_successful_refresh_leaves_no_temporary_files(indexed: tuple[Path, Path]) -> None:
@@ -690,12 +727,15 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
     _bulk_folder(folder, pdfs=16, markdown=20)
+    # stderr on a terminal makes `localqa index` print "extracting NAME" as it goes.
+    terminal, stderr = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "localqa", "index", "--pdfs", str(folder), "--db", str(db)],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
     )
+    os.close(stderr)
     temporary = db.with_name(f"{db.name}.tmp-{process.pid}")
     started = time.monotonic()
     try:
@@ -704,12 +744,19 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path
             while not temporary.exists() and process.poll() is None and time.monotonic() - started < 60:
                 time.sleep(0.002)
         else:
-            while process.poll() is None and time.monotonic() - started < 1.0:
-                time.sleep(0.01)
-            assert not temporary.exists(), "the build reached the write phase too soon"
+            # Kill while the 4th of 16 PDFs is being extracted.
+            progress = b""
+            while b"extracting bulk-03.pdf" not in progress and time.monotonic() - started < 60:
+                if select.select([terminal], [], [], 1.0)[0]:
+                    try:
+                        progress += os.read(terminal, 4096)
+                    except OSError:  # the build ended: the assertions below say how
+                        break
+            assert not temporary.exists()
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
+        os.close(terminal)
     assert process.returncode == -signal.SIGKILL, "the build finished before it could be killed"
     assert temporary.exists() == (phase == "writing")
 

@@ -69,14 +69,6 @@ def append_catalog(folder: Path, text: str) -> None:
         handle.write(text)
 
 
-def write_encrypted(path: Path) -> None:
-    with pymupdf.open() as document:
-        document.new_page().insert_text((72, 72), "Confidential minutes of the library board meeting.")
-        document.save(
-            path, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="secret", owner_pw="owner-secret"
-        )
-
-
 @dataclass(frozen=True)
 class BadInput:
     """A way to spoil the sample folder, and the `Error:` lines (regexes) it must produce."""
@@ -89,93 +81,154 @@ class BadInput:
     blocked: frozenset[str] = frozenset()
 
 
-BAD_INPUTS = {
-    "corrupt-pdf": BadInput(
-        lambda folder: (folder / "corrupt.pdf").write_bytes(
-            (PDFS / "opening-hours-notice.pdf").read_bytes()[:300] + b"\x00garbage\xff" * 300
-        ),
-        (r"Error: corrupt\.pdf: corrupt PDF \(.+\); re-export or re-download it",),
-    ),
-    "garbled-pdf": BadInput(
-        lambda folder: (folder / "garbled.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 20),
-        (r"Error: garbled\.pdf: corrupt PDF \(.+\); re-export or re-download it",),
-    ),
-    "encrypted-pdf": BadInput(
-        lambda folder: write_encrypted(folder / "minutes.pdf"),
-        (
-            re.escape(
-                "Error: minutes.pdf: encrypted PDF; save an unencrypted copy (e.g. qpdf --decrypt) and run again"
-            ),
-        ),
-    ),
-    "zero-byte-pdf": BadInput(
-        lambda folder: (folder / "empty.pdf").write_bytes(b""),
-        (re.escape("Error: empty.pdf: empty file (0 bytes); replace it with the real PDF or remove it"),),
-    ),
-    "text-named-pdf": BadInput(
-        lambda folder: (folder / "notes.pdf").write_text("Meeting notes: buy more chairs.\n", encoding="utf-8"),
-        (re.escape("Error: notes.pdf: not a PDF (no %PDF- header); rename it or remove it from the folder"),),
-    ),
-    "invalid-date": BadInput(
-        lambda folder: (
-            (folder / "events-extra.md").write_text("# Extra\n\nA lecture on maps.\n", encoding="utf-8"),
-            append_catalog(folder, '\n["events-extra.md"]\neffective = "2026-13-45"\naccess = "public"\n'),
+def truncated_pdf(folder: Path) -> None:
+    good = (PDFS / "opening-hours-notice.pdf").read_bytes()
+    (folder / "truncated.pdf").write_bytes(good[: len(good) // 2])
+
+
+def truncated_garbled_pdf(folder: Path) -> None:
+    good = (PDFS / "opening-hours-notice.pdf").read_bytes()
+    (folder / "truncated.pdf").write_bytes(good[:300] + b"\x00garbage\xff" * 300)
+
+
+def garbled_pdf(folder: Path) -> None:
+    (folder / "garbled.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 20)
+
+
+def encrypted_pdf(folder: Path) -> None:
+    with pymupdf.open() as document:
+        document.new_page().insert_text((72, 72), "Confidential minutes of the library board meeting.")
+        document.save(
+            folder / "minutes.pdf",
+            encryption=pymupdf.PDF_ENCRYPT_AES_256,
+            user_pw="secret",
+            owner_pw="owner-secret",
         )
-        and None,
-        (
-            re.escape(
-                "Error: events-extra.md: catalog.toml: effective = '2026-13-45' is not a date; "
-                "write it as YYYY-MM-DD"
+
+
+def zero_byte_pdf(folder: Path) -> None:
+    (folder / "empty.pdf").write_bytes(b"")
+
+
+def text_named_pdf(folder: Path) -> None:
+    (folder / "notes.pdf").write_text("Meeting notes: buy more chairs.\n", encoding="utf-8")
+
+
+def invalid_date(folder: Path) -> None:
+    (folder / "events-extra.md").write_text("# Extra\n\nA lecture on maps.\n", encoding="utf-8")
+    append_catalog(folder, '\n["events-extra.md"]\neffective = "2026-13-45"\naccess = "public"\n')
+
+
+def unknown_access(folder: Path) -> None:
+    (folder / "budget.md").write_text("# Budget\n\nThe zeppelin budget is 400 dollars.\n", encoding="utf-8")
+    append_catalog(folder, '\n["budget.md"]\naccess = "finance"\n')
+
+
+def id_claimed_twice_in_catalog(folder: Path) -> None:
+    (folder / "handbook-copy.md").write_text("# Copy\n\nA copy of the handbook.\n", encoding="utf-8")
+    append_catalog(folder, '\n["handbook-copy.md"]\nid = "library-handbook"\naccess = "public"\n')
+
+
+def pdf_and_md_share_a_stem(folder: Path) -> None:
+    shutil.copy(PDFS / "opening-hours-notice.pdf", folder / "fines-and-fees.pdf")
+
+
+def claimed_twice(first: str, second: str, doc_id: str) -> tuple[str, str]:
+    line = "Error: {}: document id '{}' is also claimed by {}; give each an `id` of its own in catalog.toml"
+    return re.escape(line.format(first, doc_id, second)), re.escape(line.format(second, doc_id, first))
+
+
+REPAIRED_BUG = pytest.mark.xfail(
+    reason="BUG: localqa/extract/pdf.py open_pdf accepts a PDF that MuPDF could only open by repairing "
+    "it (document.is_repaired): a truncated file is indexed with whatever survived (here nothing, or "
+    "1 of 4 paragraphs), exit 0, at most a 'no text layer' warning",
+    strict=True,
+)
+BAD_INPUTS = [
+    pytest.param(
+        BadInput(truncated_pdf, (r"Error: truncated\.pdf: .+",)), id="truncated-pdf", marks=REPAIRED_BUG
+    ),
+    pytest.param(
+        BadInput(truncated_garbled_pdf, (r"Error: truncated\.pdf: .+",)),
+        id="truncated-garbled-pdf",
+        marks=REPAIRED_BUG,
+    ),
+    pytest.param(
+        BadInput(garbled_pdf, (r"Error: garbled\.pdf: corrupt PDF \(.+\); re-export or re-download it",)),
+        id="garbled-pdf",
+    ),
+    pytest.param(
+        BadInput(
+            encrypted_pdf,
+            (
+                re.escape(
+                    "Error: minutes.pdf: encrypted PDF; save an unencrypted copy (e.g. qpdf --decrypt) "
+                    "and run again"
+                ),
             ),
         ),
+        id="encrypted-pdf",
     ),
-    "unknown-access": BadInput(
-        lambda folder: (
-            (folder / "budget.md").write_text("# Budget\n\nThe zeppelin budget is 400 dollars.\n", encoding="utf-8"),
-            append_catalog(folder, '\n["budget.md"]\naccess = "finance"\n'),
-        )
-        and None,
-        (
-            re.escape(
-                "Error: budget.md: catalog.toml: access 'finance' is not public or staff; "
-                "the document is indexed but visible to nobody until it is fixed"
+    pytest.param(
+        BadInput(
+            zero_byte_pdf,
+            (re.escape("Error: empty.pdf: empty file (0 bytes); replace it with the real PDF or remove it"),),
+        ),
+        id="zero-byte-pdf",
+    ),
+    pytest.param(
+        BadInput(
+            text_named_pdf,
+            (
+                re.escape(
+                    "Error: notes.pdf: not a PDF (no %PDF- header); rename it or remove it from the folder"
+                ),
             ),
         ),
-        indexed_too=frozenset({"budget.md"}),
+        id="text-named-pdf",
     ),
-    "id-claimed-twice-in-catalog": BadInput(
-        lambda folder: (
-            (folder / "handbook-copy.md").write_text("# Copy\n\nA copy of the handbook.\n", encoding="utf-8"),
-            append_catalog(folder, '\n["handbook-copy.md"]\nid = "library-handbook"\naccess = "public"\n'),
-        )
-        and None,
-        (
-            re.escape(
-                "Error: handbook-copy.md: document id 'library-handbook' is also claimed by "
-                "library-handbook.pdf; give each an `id` of its own in catalog.toml"
-            ),
-            re.escape(
-                "Error: library-handbook.pdf: document id 'library-handbook' is also claimed by "
-                "handbook-copy.md; give each an `id` of its own in catalog.toml"
+    pytest.param(
+        BadInput(
+            invalid_date,
+            (
+                re.escape(
+                    "Error: events-extra.md: catalog.toml: effective = '2026-13-45' is not a date; "
+                    "write it as YYYY-MM-DD"
+                ),
             ),
         ),
-        blocked=frozenset({"library-handbook.pdf"}),
+        id="invalid-date",
     ),
-    "pdf-and-md-share-a-stem": BadInput(
-        lambda folder: shutil.copy(PDFS / "opening-hours-notice.pdf", folder / "fines-and-fees.pdf") and None,
-        (
-            re.escape(
-                "Error: fines-and-fees.md: document id 'fines-and-fees' is also claimed by "
-                "fines-and-fees.pdf; give each an `id` of its own in catalog.toml"
+    pytest.param(
+        BadInput(
+            unknown_access,
+            (
+                re.escape(
+                    "Error: budget.md: catalog.toml: access 'finance' is not public or staff; "
+                    "the document is indexed but visible to nobody until it is fixed"
+                ),
             ),
-            re.escape(
-                "Error: fines-and-fees.pdf: document id 'fines-and-fees' is also claimed by "
-                "fines-and-fees.md; give each an `id` of its own in catalog.toml"
-            ),
+            indexed_too=frozenset({"budget.md"}),
         ),
-        blocked=frozenset({"fines-and-fees.md"}),
+        id="unknown-access",
     ),
-}
+    pytest.param(
+        BadInput(
+            id_claimed_twice_in_catalog,
+            claimed_twice("handbook-copy.md", "library-handbook.pdf", "library-handbook"),
+            blocked=frozenset({"library-handbook.pdf"}),
+        ),
+        id="id-claimed-twice-in-catalog",
+    ),
+    pytest.param(
+        BadInput(
+            pdf_and_md_share_a_stem,
+            claimed_twice("fines-and-fees.md", "fines-and-fees.pdf", "fines-and-fees"),
+            blocked=frozenset({"fines-and-fees.md"}),
+        ),
+        id="pdf-and-md-share-a-stem",
+    ),
+]
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -190,11 +243,10 @@ def assert_errors(stderr: str, expected: tuple[str, ...]) -> None:
     assert "Traceback" not in stderr
 
 
-@pytest.mark.parametrize("case", list(BAD_INPUTS), ids=list(BAD_INPUTS))
+@pytest.mark.parametrize("bad", BAD_INPUTS)
 def test_bad_input_fails_the_build_but_indexes_the_good_files(
-    case: str, sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+    bad: BadInput, sample_pdfs: Path, tmp_path: Path, runner: CliRunner
 ) -> None:
-    bad = BAD_INPUTS[case]
     bad.make(sample_pdfs)
     db = tmp_path / "fresh.sqlite3"
     result = index(runner, sample_pdfs, db)
@@ -206,14 +258,13 @@ def test_bad_input_fails_the_build_but_indexes_the_good_files(
         assert eq314_sources(db) == {"equipment-policy-2026-11-01.pdf"}
 
 
-@pytest.mark.parametrize("case", list(BAD_INPUTS), ids=list(BAD_INPUTS))
+@pytest.mark.parametrize("bad", BAD_INPUTS)
 def test_bad_input_keeps_the_previous_index_intact(
-    case: str, sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner
+    bad: BadInput, sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner
 ) -> None:
     db = tmp_path / "library.sqlite3"
     shutil.copy(library_db, db)
     passages_before, documents_before = snapshot(db)
-    bad = BAD_INPUTS[case]
     bad.make(sample_pdfs)
     result = index(runner, sample_pdfs, db)
     assert result.exit_code == 1
@@ -226,8 +277,10 @@ def test_bad_input_keeps_the_previous_index_intact(
     assert query(db, "PRAGMA integrity_check") == [("ok",)]
 
 
-def test_unknown_access_is_invisible_even_to_staff(sample_pdfs: Path, tmp_path: Path, runner: CliRunner) -> None:
-    BAD_INPUTS["unknown-access"].make(sample_pdfs)
+def test_unknown_access_is_invisible_even_to_staff(
+    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    unknown_access(sample_pdfs)
     db = tmp_path / "library.sqlite3"
     assert index(runner, sample_pdfs, db).exit_code == 1
     for role in ("public", "staff"):
@@ -254,7 +307,10 @@ def test_catalog_that_is_not_toml_aborts_and_leaves_the_index_untouched(
         tomllib.loads(text)
     result = index(runner, sample_pdfs, db)
     assert result.exit_code == 1
-    assert result.stderr == f"Error: {catalog}: not valid TOML ({toml_error.value}); fix the file and run again\n"
+    assert (
+        result.stderr
+        == f"Error: {catalog}: not valid TOML ({toml_error.value}); fix the file and run again\n"
+    )
     assert result.stdout == ""
     assert sha(db) == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("library")) == ["library.sqlite3"]
@@ -263,7 +319,10 @@ def test_catalog_that_is_not_toml_aborts_and_leaves_the_index_untouched(
 def test_missing_folder_is_a_clear_error(tmp_path: Path, runner: CliRunner) -> None:
     result = index(runner, tmp_path / "nowhere", tmp_path / "x.sqlite3")
     assert result.exit_code == 1
-    assert result.stderr == f"Error: {tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents\n"
+    assert (
+        result.stderr
+        == f"Error: {tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents\n"
+    )
     assert not (tmp_path / "x.sqlite3").exists()
 
 
@@ -279,7 +338,9 @@ def test_page_without_text_or_sidecar_is_a_warning_naming_the_page(
     )
 
 
-def test_index_prints_what_changed(sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner) -> None:
+def test_index_prints_what_changed(
+    sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner
+) -> None:
     db = tmp_path / "library.sqlite3"
     shutil.copy(library_db, db)
     (sample_pdfs / "faq.md").write_text("# FAQ\n\nParking is free after 18:00.\n", encoding="utf-8")
@@ -308,7 +369,15 @@ def test_index_json_output(sample_pdfs: Path, tmp_path: Path, runner: CliRunner)
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert set(data) == {
-        "db", "added", "changed", "removed", "unchanged", "documents", "passages", "corpus_digest", "problems"
+        "db",
+        "added",
+        "changed",
+        "removed",
+        "unchanged",
+        "documents",
+        "passages",
+        "corpus_digest",
+        "problems",
     }
     assert data["documents"] == 8 and data["passages"] == SAMPLE_PASSAGES and len(data["added"]) == 9
     assert data["problems"] == [
@@ -340,7 +409,9 @@ def test_index_over_a_file_that_is_not_an_index_is_a_clear_error(
     assert result.stderr == f"Error: {db} is not a localqa index; rebuild it with 'localqa index --rebuild'\n"
 
 
-def test_rebuild_replaces_a_file_that_is_not_an_index(sample_pdfs: Path, tmp_path: Path, runner: CliRunner) -> None:
+def test_rebuild_replaces_a_file_that_is_not_an_index(
+    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
     db = tmp_path / "library.sqlite3"
     db.write_bytes(b"this is not a database" * 50)
     result = index(runner, sample_pdfs, db, "--rebuild")
@@ -384,7 +455,9 @@ def test_status_json(library_db: Path, runner: CliRunner) -> None:
     assert date.fromisoformat(data["built"])
 
 
-def test_status_follows_the_index(sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner) -> None:
+def test_status_follows_the_index(
+    sample_pdfs: Path, library_db: Path, tmp_path: Path, runner: CliRunner
+) -> None:
     db = tmp_path / "library.sqlite3"
     shutil.copy(library_db, db)
     before = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json"]).stdout)

