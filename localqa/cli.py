@@ -125,19 +125,23 @@ def ocr(pdfs: Path, force: bool) -> None:
 
     check_tesseract()
     jobs: list[OcrJob] = []
-    for pdf in sorted(pdfs.glob("*.pdf")):
+    unreadable = 0
+    for pdf in sorted(p for p in pdfs.iterdir() if p.suffix.lower() == ".pdf"):
         try:
             jobs.extend(pages_needing_ocr(pdf, force=force))
         except PdfUnreadable as error:
-            click.echo(f"Skipped {pdf.name}: {error}", err=True)
+            click.echo(f"Error: {pdf.name}: {error}", err=True)
+            unreadable += 1
     if not jobs:
         click.echo("No page needs OCR (every page has a text layer or a sidecar; --force redoes sidecars).")
-        return
+        sys.exit(1 if unreadable else 0)
     with click.progressbar(jobs, label="OCR", item_show_func=_job_label, file=sys.stderr) as bar:
         for job in bar:
             write_sidecar(job, run_ocr(job))
     for job in jobs:
         click.echo(f"wrote {job.sidecar}")
+    if unreadable:
+        sys.exit(1)
 
 
 def _job_label(job: Any) -> str | None:
@@ -159,7 +163,7 @@ def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
     """
     from localqa.index import refresh_index
 
-    with _ProgressBar("Extracting", enabled=not as_json) as progress:
+    with _ProgressBar("Extracting", enabled=not as_json and sys.stderr.isatty()) as progress:
         report = refresh_index(pdfs, db, rebuild=rebuild, progress=progress)
     if as_json:
         click.echo(

@@ -17,10 +17,11 @@ import os
 import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from localqa.catalog import CATALOG_NAME, Problem, document_for, load_catalog
 from localqa.errors import IndexMissingError, LocalQAError
@@ -82,14 +83,14 @@ def scan_folder(folder: Path) -> tuple[list[Unit], list[Problem]]:
     if not folder.is_dir():
         raise LocalQAError(f"{folder}: no such folder; pass --pdfs DIR with your documents")
     files = sorted(p for p in folder.iterdir() if p.is_file())
-    names = {p.name for p in files}
+    pdfs = {p.stem: p.name for p in files if p.suffix.lower() == ".pdf"}
     units: list[Unit] = []
     problems: list[Problem] = []
     for path in files:
         sidecar = parse_sidecar_name(path.name)
         if sidecar is not None:
-            pdf = f"{sidecar[0]}.pdf"
-            if pdf not in names:
+            pdf = pdfs.get(sidecar[0], f"{sidecar[0]}.pdf")
+            if sidecar[0] not in pdfs:
                 problems.append(
                     Problem(
                         path.name,
@@ -151,13 +152,29 @@ def refresh_index(
 
     documents, blocked = _documents(units, catalog, report.problems)
     old_files = {} if rebuild or not db_path.exists() else _indexed_files(db_path)
+    if CATALOG_NAME in old_files and CATALOG_NAME not in catalog_names(folder):
+        report.problems.append(
+            Problem(
+                CATALOG_NAME,
+                "was removed: every document is now public and in "
+                "the default tenant; restore it if that is not intended",
+                warning=True,
+            )
+        )
 
+    # Sources before their sidecars: a sidecar of a PDF that cannot be read now is not indexed
+    # either (the document keeps its previous version, sidecars included).
+    pending = sorted(
+        (u for u in units if u.doc_source not in blocked and old_files.get(u.name, ("",))[0] != u.sha256),
+        key=lambda u: u.name != u.doc_source,
+    )
     extracted: dict[str, Extracted] = {}
     failed: set[str] = set()
-    to_extract = [u for u in units if u.doc_source not in blocked and old_files.get(u.name) != u.sha256]
-    for done, unit in enumerate(to_extract):
+    for done, unit in enumerate(pending):
         if progress:
-            progress(done, len(to_extract), unit.name)
+            progress(done, len(pending), unit.name)
+        if unit.doc_source in failed:
+            continue
         try:
             extracted[unit.name] = extract_unit(unit)
         except _PartialPdf as partial:
@@ -169,28 +186,54 @@ def refresh_index(
         except (OSError, UnicodeDecodeError) as error:
             report.problems.append(Problem(unit.name, f"cannot be read ({error}); check the file"))
             failed.add(unit.name)
-    for name, result in extracted.items():
-        for page in result.pages_without_text:
-            if f"{Path(name).stem}.page-{page}.ocr.txt" not in present:
-                report.problems.append(
-                    Problem(
-                        name,
-                        "no text layer and no OCR sidecar; run 'localqa ocr' to add one",
-                        page=page,
-                        warning=True,
-                    )
-                )
+    keep_previous = blocked | failed
+    report.problems += _pages_needing_ocr(units, extracted, old_files, keep_previous)
 
     for unit in units:
         if unit.name in extracted:
             (report.changed if unit.name in old_files else report.added).append(unit.name)
-        elif unit.name in old_files and unit.doc_source not in blocked and unit.name not in failed:
+        elif unit.name in old_files and unit.doc_source not in keep_previous:
             report.unchanged += 1
-    keep_previous = blocked | {u.doc_source for u in units if u.name in failed}
     report.removed = sorted(n for n in old_files if n not in present and n != CATALOG_NAME)
 
     _write(db_path, rebuild, folder, units, documents, keep_previous, extracted, report)
     return report
+
+
+def catalog_names(folder: Path) -> set[str]:
+    return {CATALOG_NAME} if (folder / CATALOG_NAME).exists() else set()
+
+
+def _pages_needing_ocr(
+    units: list[Unit],
+    extracted: dict[str, Extracted],
+    old_files: dict[str, tuple[str, list[int]]],
+    skipped: set[str],
+) -> list[Problem]:
+    """Pages without a text layer or a sidecar, from this run's extraction or the stored record,
+    so that deleting a sidecar is warned about although its PDF is not re-extracted."""
+    present = {u.name for u in units}
+    problems = []
+    for unit in units:
+        if unit.name != unit.doc_source or unit.name in skipped or not unit.name.lower().endswith(".pdf"):
+            continue
+        pages = (
+            extracted[unit.name].pages_without_text
+            if unit.name in extracted
+            else old_files.get(unit.name, ("", []))[1]
+        )
+        stem = Path(unit.name).stem
+        problems += [
+            Problem(
+                unit.name,
+                "no text layer and no OCR sidecar; run 'localqa ocr' to add one",
+                page=page,
+                warning=True,
+            )
+            for page in pages
+            if f"{stem}.page-{page}.ocr.txt" not in present
+        ]
+    return problems
 
 
 def _documents(
@@ -227,9 +270,17 @@ def _documents(
     return documents, blocked
 
 
-def _indexed_files(db_path: Path) -> dict[str, str]:
-    with _connect(db_path) as db:
-        return dict(db.execute("SELECT name, sha256 FROM files").fetchall())
+def _indexed_files(db_path: Path) -> dict[str, tuple[str, list[int]]]:
+    """Every indexed file: content hash and (PDFs) pages without a text layer."""
+    try:
+        with closing(sqlite3.connect(db_path)) as db:
+            rows = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
+    except sqlite3.DatabaseError:
+        raise LocalQAError(
+            f"{db_path} is not a localqa index; rebuild it with 'localqa index --rebuild' "
+            "or choose another --db"
+        ) from None
+    return {name: (sha, [int(p) for p in pages.split(",") if p]) for name, sha, pages in rows}
 
 
 def _write(
@@ -248,14 +299,16 @@ def _write(
     target = sqlite3.connect(temporary)
     try:
         if db_path.exists() and not rebuild:
-            with _connect(db_path) as live:
+            with closing(sqlite3.connect(db_path)) as live:
                 live.backup(target)
         migrate(target)
         with target:
             _apply(target, folder, units, documents, keep_previous, extracted, report)
-        target.execute("VACUUM") if rebuild else None
-    finally:
+    except BaseException:
         target.close()
+        temporary.unlink(missing_ok=True)
+        raise
+    target.close()
     # The copy is complete and committed; only now does it replace the live index.
     os.replace(temporary, db_path)
 
@@ -280,15 +333,14 @@ def _apply(
     for source, document in documents.items():
         if source in keep_previous:
             continue
-        db.execute("DELETE FROM documents WHERE source = ? OR doc_id = ?", (source, document.doc_id))
-        _insert_document(db, document)
-        # A catalog edit (new id) must move the passages already indexed with the document.
+        # A catalog edit may give the document a new id: move what is indexed under the old one.
         db.execute("UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, source))
         db.execute(
-            "UPDATE files SET doc_id = ? WHERE name IN (SELECT name FROM files WHERE doc_id IN "
-            "(SELECT doc_id FROM passages WHERE source = ?))",
+            "UPDATE files SET doc_id = ? WHERE doc_id = (SELECT doc_id FROM documents WHERE source = ?)",
             (document.doc_id, source),
         )
+        db.execute("DELETE FROM documents WHERE source = ? OR doc_id = ?", (source, document.doc_id))
+        _insert_document(db, document)
 
     for name, result in extracted.items():
         unit = present[name]
@@ -412,17 +464,20 @@ def corpus_digest(db: sqlite3.Connection) -> str:
     return digest.hexdigest()
 
 
-def _connect(db_path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(db_path)
-    db.execute("PRAGMA foreign_keys = ON")
-    return db
+class ReadConnection(sqlite3.Connection):
+    """A connection that `with` also closes (sqlite3's own only ends the transaction)."""
+
+    def __exit__(self, *exc: Any) -> Literal[False]:
+        super().__exit__(*exc)
+        self.close()
+        return False
 
 
 def open_index(db_path: Path) -> sqlite3.Connection:
     """Open an existing index for reading (read-only, so a query can never modify it)."""
     if not db_path.exists():
         raise IndexMissingError(f"no index at {db_path}; build it with 'localqa index'")
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, factory=ReadConnection)
     try:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError:

@@ -167,7 +167,7 @@ def test_is_available_loads_nothing() -> None:
 
 def test_max_tokens_leaves_room_for_the_longest_allowed_quote() -> None:
     assert embedded.max_tokens_for(schema_for({"P1": ["short"]})) == embedded.MAX_TOKENS
-    assert embedded.max_tokens_for(schema_for({"P1": ["x" * 600]})) == 664
+    assert embedded.max_tokens_for(schema_for({"P1": ["x" * 600]})) == 800
     assert embedded.max_tokens_for(schema_for({"P1": ["x" * 5000]})) == embedded.MAX_TOKENS_CEILING
 
 
@@ -210,8 +210,7 @@ def matches_a_branch(reply: str, passages: dict[str, list[str]]) -> dict[str, An
 PASSAGES = {
     "P1": [
         "The warranty covers manufacturing defects for 24 months from the date of delivery.",
-        'Claims must be made in writing: use form W-7 and quote the "order no." printed on '
-        "the invoice.",
+        'Claims go in writing: use form W-7 and quote the "order no." on the invoice.',
     ],
     "P2": [
         "Standard shipping is free for orders above 50 EUR.",
@@ -269,8 +268,6 @@ def test_real_model_picks_the_right_sentence(
         timings.append(seconds)
         parsed = matches_a_branch(reply, PASSAGES)
         assert (parsed["source"], parsed["quote"]) == expected, reply
-        # compact JSON: no whitespace padding between tokens
-        assert reply == json.dumps(parsed, separators=(",", ":"), ensure_ascii=False)
     record_property("load_seconds", round(loaded.load_seconds, 2))
     record_property("seconds_per_call", [round(t, 2) for t in timings])
     with capsys.disabled():
@@ -308,6 +305,21 @@ def test_real_model_reports_an_overlong_prompt_as_model_error(model: EmbeddedMod
 
 @pytest.mark.embedded
 @needs_model
+def test_real_model_cannot_stop_an_enum_quote_early(model: EmbeddedModel) -> None:
+    # Regression guard: with an LLGuidance `grammar` instead of `json_schema`, this prompt got
+    # the verbatim but truncated quote `... quote the "ord` past the enum.
+    passages = {"P1": [PASSAGES["P1"][1], "Other sentence."]}
+    truncated = PASSAGES["P1"][1].split("order no.")[0] + "ord"  # ... quote the "ord
+    target = json.dumps({"source": "P1", "quote": truncated})
+    reply = model.complete(
+        [{"role": "user", "content": f"Output exactly this JSON and nothing else:\n{target}"}],
+        schema_for(passages),
+    )
+    matches_a_branch(reply, passages)
+
+
+@pytest.mark.embedded
+@needs_model
 def test_real_model_reports_an_unusable_schema_as_model_error(model: EmbeddedModel) -> None:
-    with pytest.raises(ModelError, match="cannot use the answer schema"):
+    with pytest.raises(ModelError, match="JSON schema error"):
         model.complete([{"role": "user", "content": "hi"}], {"$ref": "#/nowhere"})

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from test_evaluate import (
-    HANDBOOK_CATALOG,
     HANDBOOK_CASES,
+    HANDBOOK_CATALOG,
     HANDBOOK_DOCS,
     TENANT_CASES,
     TENANT_CATALOG,
@@ -78,6 +78,7 @@ def handbook_suite(tmp_path: Path) -> Path:
 
 # --- The leak gate ---------------------------------------------------------------------------------
 
+
 def test_eval_exits_zero_without_leaks(runner: CliRunner, tenant_suite: Path) -> None:
     result = evaluate(runner, tenant_suite)
 
@@ -108,6 +109,7 @@ def test_eval_exits_one_when_the_eligibility_filter_is_bypassed(
 
 
 # --- Recorded answers ------------------------------------------------------------------------------
+
 
 def write_answers(path: Path, *lines: dict[str, Any]) -> Path:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
@@ -179,6 +181,7 @@ def test_model_and_answers_together_is_a_usage_error(runner: CliRunner, tmp_path
 
 # --- A model (fake, injected where the command resolves it) ---------------------------------------
 
+
 @pytest.fixture
 def injected(monkeypatch: pytest.MonkeyPatch, fake_model: Any) -> list[str | None]:
     asked: list[str | None] = []
@@ -219,6 +222,7 @@ def test_paraphrasing_model_is_refused_and_the_gate_holds(
 
 # --- --save, --compare, --report --------------------------------------------------------------------
 
+
 def test_save_writes_configuration_and_per_case_records(runner: CliRunner, tmp_path: Path) -> None:
     saved = tmp_path / "runs" / "body.json"
 
@@ -228,7 +232,12 @@ def test_save_writes_configuration_and_per_case_records(runner: CliRunner, tmp_p
     run = json.loads(saved.read_text())
     config = run["config"]
     assert config["retrieval"] == {
-        "retriever": "lexical", "k": 3, "k1": 0.9, "b": 0.4, "floor": 0.5, "chunking": "body",
+        "retriever": "lexical",
+        "k": 3,
+        "k1": 0.9,
+        "b": 0.4,
+        "floor": 0.5,
+        "chunking": "body",
     }
     assert config["model"] is None
     assert config["prompt_hash"] == prompt_hash()
@@ -328,6 +337,7 @@ def test_compare_with_a_file_that_is_not_a_run(runner: CliRunner, tmp_path: Path
 
 # --- --coverage -------------------------------------------------------------------------------------
 
+
 def test_coverage_shows_what_one_search_misses_on_the_compound_question(
     runner: CliRunner, library_db: Path
 ) -> None:
@@ -363,7 +373,7 @@ question = "How long is a loan?"
 """
 
 
-def case_text(case_id: str, extra: str = 'expect = []') -> str:
+def case_text(case_id: str, extra: str = "expect = []") -> str:
     return CASE.format(id=case_id, extra=extra)
 
 
@@ -381,7 +391,7 @@ def case_text(case_id: str, extra: str = 'expect = []') -> str:
             case_text("bad-role", 'expect = []\nrole = "admin"'),
             r"Error: {file}: case bad-role: role: .*role must be one of public, staff",
         ),
-        (case_text("typo", 'expected = []'), r"Error: {file}: case typo: expect(ed)?: .*"),
+        (case_text("typo", "expected = []"), r"Error: {file}: case typo: expect(ed)?: .*"),
         (
             case_text("bad-expect", 'expect = [{ source = "a.md", line = 3 }]'),
             r"Error: {file}: case bad-expect: expect\.0\.line: Extra inputs are not permitted",
@@ -413,7 +423,10 @@ def test_malformed_suite_is_a_one_line_error(
 )
 def test_blank_question_in_a_suite_names_the_file_and_case(runner: CliRunner, tmp_path: Path) -> None:
     suite = write_suite(
-        tmp_path / "blank", HANDBOOK_DOCS, HANDBOOK_CATALOG, case_text("blank-q").replace("How long is a loan?", " ")
+        tmp_path / "blank",
+        HANDBOOK_DOCS,
+        HANDBOOK_CATALOG,
+        case_text("blank-q").replace("How long is a loan?", " "),
     )
 
     result = evaluate(runner, suite)

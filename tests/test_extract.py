@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+import pymupdf
 import pytest
 
 from localqa.extract.pdf import extract_pdf
@@ -159,6 +160,23 @@ def test_scanned_page_is_reported_as_without_text() -> None:
     assert all(p.page != 4 for p in result.passages)
 
 
+def test_a_bold_closing_line_is_not_lost(tmp_path: Path) -> None:
+    path = tmp_path / "closure.pdf"
+    with pymupdf.open() as document:
+        page = document.new_page()
+        page.insert_text((60, 72), "Notice", fontname="hebo", fontsize=16)
+        page.insert_textbox(
+            pymupdf.Rect(60, 100, 535, 150), "The library is closed for repairs.", fontsize=11
+        )
+        page.insert_textbox(
+            pymupdf.Rect(60, 170, 535, 200), "Reopens Monday 3 March", fontname="hebo", fontsize=11
+        )
+        document.save(path)
+    passages = extract_pdf(path, "closure.pdf").passages
+    assert [p.text for p in passages][:1] == ["The library is closed for repairs."]
+    assert any("Reopens Monday 3 March" in p.text for p in passages)
+
+
 # --- the OCR sidecar -----------------------------------------------------------------------------------
 
 
@@ -297,12 +315,6 @@ def test_paragraphs_split_on_blank_lines_with_offsets() -> None:
     assert paragraphs(text) == [("One line.", 2, 11), ("Two.", 15, 19)]
 
 
-@pytest.mark.xfail(
-    reason="BUG: extract_plain drops every short unpunctuated paragraph as a 'heading', even one that "
-    "governs nothing (followed by another heading-shaped line or by the end of the text), so a scanned "
-    "notice made of short lines yields no passages at all",
-    strict=True,
-)
 def test_sidecar_text_made_of_short_lines_is_not_lost() -> None:
     text = "Weekend hours\n\nSaturday 10:00 to 16:00\n\nSunday closed\n"
     passages = extract_plain(text, "notice.pdf", 1, Kind.OCR)
@@ -344,11 +356,5 @@ def test_dates_times_and_numbers_are_not_identifiers(text: str) -> None:
     assert identifiers(text) == []
 
 
-@pytest.mark.xfail(
-    reason="BUG: IDENTIFIER matches the word before a date inside a hyphenated name "
-    "('equipment-policy-2026-11-01' -> 'POLICY-2026'), so a question naming a dated file abstains "
-    "with 'no eligible passage carries POLICY-2026'",
-    strict=True,
-)
 def test_a_date_inside_a_hyphenated_file_name_is_not_an_identifier() -> None:
     assert identifiers("What does equipment-policy-2026-11-01 say about projectors?") == []

@@ -126,19 +126,27 @@ def test_folder_with_only_text_pages_needs_no_ocr(tmp_path: Path, runner: CliRun
 
 
 @pytest.mark.tesseract
-def test_unreadable_pdfs_are_skipped_by_name_and_the_rest_is_done(folder: Path, runner: CliRunner) -> None:
+def test_unreadable_pdfs_are_reported_by_name_and_the_rest_is_done(folder: Path, runner: CliRunner) -> None:
     (folder / "empty.pdf").write_bytes(b"")
     (folder / "notes.pdf").write_text("not a pdf", encoding="utf-8")
     result = ocr(runner, folder)
-    assert result.exit_code == 0
+    assert result.exit_code == 1
     assert (
-        "Skipped empty.pdf: empty file (0 bytes); replace it with the real PDF or remove it\n"
+        "Error: empty.pdf: empty file (0 bytes); replace it with the real PDF or remove it\n"
         in result.stderr
     )
-    assert "Skipped notes.pdf: not a PDF (no %PDF- header); rename it or remove it from the folder\n" in (
+    assert "Error: notes.pdf: not a PDF (no %PDF- header); rename it or remove it from the folder\n" in (
         result.stderr
     )
     assert (folder / "notice.page-2.ocr.txt").exists()
+
+
+@pytest.mark.tesseract
+def test_ocr_finds_an_upper_case_pdf(tmp_path: Path, runner: CliRunner) -> None:
+    make_notice(tmp_path / "NOTICE.PDF")
+    result = ocr(runner, tmp_path)
+    assert result.exit_code == 0
+    assert (tmp_path / "NOTICE.page-2.ocr.txt").exists()
 
 
 def test_missing_tesseract_is_a_clear_error(

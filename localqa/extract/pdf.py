@@ -47,6 +47,7 @@ class _Block:
     bold: bool
     top: float
     lines: int
+    level: int | None = None  # heading level (0 = largest), None for body text
 
 
 def open_pdf(path: Path) -> pymupdf.Document:
@@ -65,9 +66,11 @@ def open_pdf(path: Path) -> pymupdf.Document:
     if document.needs_pass:
         document.close()
         raise PdfUnreadable("encrypted PDF; save an unencrypted copy (e.g. qpdf --decrypt) and run again")
-    if document.page_count == 0:
+    if document.page_count == 0 or document.is_repaired:
         document.close()
-        raise PdfUnreadable("corrupt PDF (no readable pages); re-export or re-download it")
+        # MuPDF can "repair" a truncated or garbled file into fewer pages or paragraphs; indexing
+        # that would silently replace good passages with a fraction of them.
+        raise PdfUnreadable("corrupt PDF (damaged structure); re-export or re-download it")
     return document
 
 
@@ -87,7 +90,9 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
                 if not has_text_layer(page):
                     result.pages_without_text.append(number)
                     continue
-                tables = list(page.find_tables().tables)
+                # Tables are found from ruling lines: a page without drawings has none, and
+                # find_tables is most of the extraction time.
+                tables = list(page.find_tables().tables) if page.get_cdrawings() else []
                 pages.append((number, _text_blocks(page, [t.bbox for t in tables]), tables))
             except Exception as error:  # a damaged page must not cost the rest of the file
                 result.problems.append(Problem(source, f"page cannot be read ({error})", page=number))
@@ -97,35 +102,47 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
         heading_sizes = sorted(
             {round(b.size, 1) for _, bs, _ in pages for b in bs if _is_heading(b, body_size)}, reverse=True
         )
+        ordered = [(number, _reading_order(blocks, tables)) for number, blocks, tables in pages]
+        _mark_headings([item for _, items in ordered for item in items], body_size, heading_sizes)
         stack: list[tuple[int, str]] = []
-        for number, blocks, tables in pages:
-            stack = _page_passages(
-                source, number, blocks, tables, body_size, heading_sizes, stack, result.passages
-            )
+        for number, items in ordered:
+            stack = _page_passages(source, number, items, stack, result.passages)
     return result
 
 
-def _page_passages(
-    source: str,
-    page: int,
-    blocks: list[_Block],
-    tables: list[Any],
-    body_size: float,
-    heading_sizes: list[float],
-    stack: list[tuple[int, str]],
-    out: list[Passage],
-) -> list[tuple[int, str]]:
-    """Walk one page top to bottom, keeping the heading stack; returns the stack for the next page."""
+def _reading_order(blocks: list[_Block], tables: list[Any]) -> list[_Block | Any]:
     items: list[tuple[float, _Block | Any]] = [(b.top, b) for b in blocks]
     items += [(t.bbox[1], t) for t in tables]
-    items.sort(key=lambda item: item[0])
+    return [item for _, item in sorted(items, key=lambda item: item[0])]
+
+
+def _mark_headings(items: list[_Block | Any], body_size: float, heading_sizes: list[float]) -> None:
+    """Set each block's heading level. A heading-shaped block that governs nothing (it is last, or
+    the next block is a heading of the same or a higher level) is text, not a heading: otherwise a
+    short bold closing line ("Reopens Monday 3 March") would be lost."""
+    for block in items:
+        if isinstance(block, _Block) and _is_heading(block, body_size):
+            block.level = heading_sizes.index(round(block.size, 1))
+    for index, block in enumerate(items):
+        if not isinstance(block, _Block) or block.level is None:
+            continue
+        following = items[index + 1] if index + 1 < len(items) else None
+        if following is None or (
+            isinstance(following, _Block) and following.level is not None and following.level <= block.level
+        ):
+            block.level = None
+
+
+def _page_passages(
+    source: str, page: int, items: list[_Block | Any], stack: list[tuple[int, str]], out: list[Passage]
+) -> list[tuple[int, str]]:
+    """Walk one page top to bottom, keeping the heading stack; returns the stack for the next page."""
     paragraph = table_number = offset = 0
     previous: _Block | None = None
-    for _, item in items:
+    for item in items:
         if isinstance(item, _Block):
-            if _is_heading(item, body_size):
-                level = heading_sizes.index(round(item.size, 1))
-                stack = [(lvl, name) for lvl, name in stack if lvl < level] + [(level, item.text)]
+            if item.level is not None:
+                stack = [(lvl, name) for lvl, name in stack if lvl < item.level] + [(item.level, item.text)]
             else:
                 paragraph += 1
                 out.append(

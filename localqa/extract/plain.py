@@ -42,11 +42,15 @@ def extract_markdown(path: Path, source: str) -> list[Passage]:
 
 def extract_plain(text: str, source: str, page: int | None, kind: Kind) -> list[Passage]:
     """Plain text (a .txt file, or an OCR sidecar of one page): a short unpunctuated line on its
-    own is a heading and governs the paragraphs after it."""
+    own is a heading and governs the paragraphs after it. One that governs nothing (the next
+    block is heading-shaped too, or there is none) is kept as text, so short notes are not lost."""
     section: str | None = None
     passages: list[Passage] = []
-    for body, start, end in paragraphs(text):
-        if looks_like_heading(text[start:end]):
+    blocks = paragraphs(text)
+    shapes = [looks_like_heading(text[start:end]) for _, start, end in blocks]
+    for index, (body, start, end) in enumerate(blocks):
+        governs = index + 1 < len(blocks) and not shapes[index + 1]
+        if shapes[index] and governs:
             section = body
             continue
         passages.append(

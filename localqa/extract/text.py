@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 # Code-shaped tokens: letters, a hyphen, digits (EQ-314, CT-41, R-17, S-88).
-IDENTIFIER = re.compile(r"\b([A-Za-z]{1,6}-\d{1,6}[A-Za-z]?)\b")
+# Not inside a longer hyphenated name: "equipment-policy-2026-11-01" carries no identifier.
+IDENTIFIER = re.compile(r"(?<![\w-])([A-Za-z]{1,6}-\d{1,6}[A-Za-z]?)(?![\w]|-\d)")
 _SPACE = re.compile(r"\s+")
 
 

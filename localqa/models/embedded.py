@@ -281,29 +281,26 @@ def max_tokens_for(schema: dict[str, Any]) -> int:
 
     With `enum` quotes the model must spell a whole sentence out; a fixed 200 would cut a long
     table row mid-string and yield invalid JSON. A token is at least one character of such
-    text, so the longest string plus room for the JSON around it is always enough.
+    text, and llama.cpp's JSON grammar allows at most ~22 whitespace characters between two
+    JSON tokens, so the longest string plus 200 always leaves room for the rest of the object.
     """
     longest = max((len(s) for s in _strings(schema)), default=0)
-    return max(MAX_TOKENS, min(MAX_TOKENS_CEILING, longest + 64))
+    return max(MAX_TOKENS, min(MAX_TOKENS_CEILING, longest + 200))
 
 
-def grammar_for(schema: dict[str, Any]) -> str:
-    """The llama.cpp grammar that admits exactly the compact JSON texts `schema` allows.
-
-    Why not the request's `json_schema` field: on the chat endpoint llama.cpp converts it with
-    flexible whitespace, and this model then pads its reply with runs of tabs and newlines
-    (59 tokens instead of 26 for the same answer), slower and at risk of hitting max_tokens
-    mid-string. LLGuidance's top-level `x-guidance` option makes the JSON compact.
-    """
-    import xllamacpp
-
-    try:
-        grammar: str = xllamacpp.json_schema_to_grammar(
-            {"x-guidance": {"whitespace_flexible": False}, **schema}
-        )
-    except Exception as exc:
-        raise ModelError(f"llama.cpp cannot use the answer schema: {_one_line(exc)}") from exc
-    return grammar
+# Why the request carries `json_schema` rather than `grammar`:
+# - llama.cpp converts `json_schema` with its own converter and rejects a schema it
+#   cannot honour with an exception, which becomes a ModelError.
+# - `xllamacpp.json_schema_to_grammar()` returns an LLGuidance grammar that is only compiled
+#   when a request uses it; a broken one is then silently dropped and the reply is free text.
+# - Worse, with that LLGuidance grammar an `enum` string containing an escaped quote can be
+#   closed early: asked to, the model returned `...quote the \"ord"` for the enum value
+#   `...quote the "order no." printed on the invoice.`, a verbatim substring that is not one of
+#   the allowed sentences. llama.cpp's own conversion forces the whole sentence.
+# - Its compact mode (`x-guidance: whitespace_flexible false`) made this model answer null to
+#   6 of 6 answerable toy questions: it wants a space after `:`.
+# The cost: llama.cpp's grammar lets the model pad between JSON tokens with newlines and tabs
+# (bounded, see max_tokens_for); the reply is still valid JSON.
 
 
 def _error_text(reply: dict[str, Any]) -> str | None:
@@ -333,7 +330,9 @@ class EmbeddedModel(AnswerModel):
         server = load(self._cache).server
         request: dict[str, Any] = {
             "messages": [dict(m) for m in messages],
-            "grammar": grammar_for(schema),
+            # llama.cpp's own `json_schema` field, not `grammar` + json_schema_to_grammar(): see
+            # the module notes below `max_tokens_for`.
+            "json_schema": schema,
             "max_tokens": max_tokens_for(schema),
             "temperature": 0.0,
             "top_k": 1,
