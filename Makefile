@@ -14,7 +14,7 @@ setup: $(VENV)/.installed tesseract
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,embedded]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,embedded,semantic]'
 	touch $@
 
 tesseract:

@@ -18,6 +18,8 @@ from localqa.extract.text import squash
 from localqa.models.base import AnswerModel
 from localqa.types import Answer, Candidate, Location
 
+MODEL_ERROR = "model error: "  # prefix of the reason when the backend itself failed
+
 
 class QuoteChoice(BaseModel):
     """The reply the schema asks for."""
@@ -59,7 +61,7 @@ def answer_part(question: str, candidates: tuple[Candidate, ...], model: AnswerM
     try:
         reply = model.complete(prompts.messages(question, passages), prompts.answer_schema(passages))
     except ModelError as error:
-        return refusal(f"model error: {error}")
+        return refusal(f"{MODEL_ERROR}{error}")
     answer = verify(reply, passages)
     if not answer.verified or answer.citation is None:
         return answer

@@ -16,6 +16,7 @@ from localqa.retrieve import RetrievalSettings, search
 from localqa.types import Answer, Caller, PartResult
 
 DEFAULT_DB = Path("index/library.sqlite3")
+ANSWER_K = 4  # passages a model is shown per part: enough for a conflict, small enough for a 1.5B model
 
 
 def search_parts(
@@ -24,12 +25,15 @@ def search_parts(
     as_of: date,
     caller: Caller | None = None,
     parts: Sequence[str] = (),
-    k: int = 5,
+    k: int | None = None,
     db: Path = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
 ) -> list[PartResult]:
-    """Retrieval only: ranked candidates per question part (empty = abstain)."""
-    settings = (settings or RetrievalSettings()).model_copy(update={"k": k})
+    """Retrieval only: ranked candidates per question part (empty = abstain). `k`, when given,
+    overrides `settings.k`."""
+    settings = settings or RetrievalSettings()
+    if k is not None:
+        settings = settings.model_copy(update={"k": k})
     with open_index(db) as connection:
         return search(
             connection, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings
@@ -60,11 +64,14 @@ def answer(
     caller: Caller | None = None,
     parts: Sequence[str] = (),
     model: AnswerModel | str | None = None,
-    k: int = 4,
+    k: int | None = None,
     db: Path = DEFAULT_DB,
+    settings: RetrievalSettings | None = None,
 ) -> Asked:
-    """Per part: retrieve, have the model pick a quote, verify it. See `localqa.answer`."""
-    results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db)
+    """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
+    candidates (default 4)."""
+    settings = settings or RetrievalSettings(k=ANSWER_K)
+    results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db, settings=settings)
     chosen = model if isinstance(model, AnswerModel) else get_model(model)
     answers = [PartAnswer(result=r, answer=answer_part(r.question, r.candidates, chosen)) for r in results]
     return Asked(parts=answers, backend=chosen.backend, model=chosen.name)

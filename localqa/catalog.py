@@ -114,30 +114,41 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
             )
         )
         access = None
+    tenant = entry.get("tenant") or DEFAULT_TENANT
     document = Document(
-        doc_id=entry.get("id") or stem,
+        doc_id=document_id(tenant, entry.get("id") or stem),
         source=source,
         series=entry.get("series") or stem,
         version=entry.get("version"),
         effective=effective or None,
         status=Status(status),
         access=access,
-        tenant=entry.get("tenant") or DEFAULT_TENANT,
+        tenant=tenant,
         title=entry.get("title"),
     )
     return document, problems
+
+
+def document_id(tenant: str, name: str) -> str:
+    """Document ids are scoped by tenant: two tenants may use the same id (or file stem) without
+    colliding, so one tenant's files can never displace another's."""
+    return f"{tenant}/{name}"
 
 
 def _from_file_name(source: str, stem: str) -> tuple[Document | None, list[Problem]]:
     """No catalog entry: `series-YYYY-MM-DD` names a dated version; otherwise always effective."""
     match = _DATED_NAME.match(stem)
     if match is None:
-        return Document(doc_id=stem, source=source, series=stem), []
+        return Document(doc_id=document_id(DEFAULT_TENANT, stem), source=source, series=stem), []
     effective = _effective_date(match["date"])
     if not effective:
         return None, [Problem(source, f"file name date {match['date']!r} is not a real date")]
     return Document(
-        doc_id=stem, source=source, series=match["series"], effective=effective, version=match["date"]
+        doc_id=document_id(DEFAULT_TENANT, stem),
+        source=source,
+        series=match["series"],
+        effective=effective,
+        version=match["date"],
     ), []
 
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
+from localqa.answer import MODEL_ERROR
 from localqa.errors import LocalQAError, QuestionError
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult
 
@@ -67,6 +68,17 @@ def pdfs_option(function: F) -> F:
 
 def json_option(function: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(function)
+
+
+def retriever_option(function: F) -> F:
+    return click.option(
+        "--retriever",
+        type=click.Choice(["lexical", "semantic", "hybrid"]),
+        default="lexical",
+        show_default=True,
+        help="lexical (BM25), semantic (embeddings; needs 'localqa index --embed') or hybrid "
+        "(reciprocal rank fusion of both). Identifiers and eligibility apply in every mode.",
+    )(function)
 
 
 def caller_options(function: F) -> F:
@@ -152,9 +164,15 @@ def _job_label(job: Any) -> str | None:
 @pdfs_option
 @db_option
 @click.option("--rebuild", is_flag=True, help="Re-extract everything instead of only what changed.")
+@click.option(
+    "--embed/--no-embed",
+    default=None,
+    help="Compute sentence embeddings for semantic/hybrid retrieval (needs localqa[semantic]). "
+    "Default: keep them current if the index has them.",
+)
 @json_option
 @fail_cleanly
-def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
+def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, as_json: bool) -> None:
     """Bring the index up to date with the documents folder.
 
     Only added or changed files are extracted (by content hash); removed files are dropped. The
@@ -163,8 +181,11 @@ def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
     """
     from localqa.index import refresh_index
 
-    with _ProgressBar("Extracting", enabled=not as_json and sys.stderr.isatty()) as progress:
-        report = refresh_index(pdfs, db, rebuild=rebuild, progress=progress)
+    show = not as_json and sys.stderr.isatty()
+    with _ProgressBar("Extracting", show) as progress, _ProgressBar("Embedding", show) as embedding:
+        report = refresh_index(
+            pdfs, db, rebuild=rebuild, progress=progress, embed=embed, embed_progress=embedding
+        )
     if as_json:
         click.echo(
             json.dumps(
@@ -176,6 +197,7 @@ def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
                     "unchanged": report.unchanged,
                     "documents": report.documents,
                     "passages": report.passages,
+                    "embedded": report.embedded,
                     "corpus_digest": report.digest,
                     "problems": [
                         {"source": p.source, "page": p.page, "message": p.message, "warning": p.warning}
@@ -198,6 +220,8 @@ def index(pdfs: Path, db: Path, rebuild: bool, as_json: bool) -> None:
             f"({len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
             f"{report.unchanged} unchanged)."
         )
+        if report.embedded:
+            click.echo(f"Embedded {report.embedded} new or changed passages for semantic retrieval.")
         for problem in report.problems:
             click.echo(f"{'Warning' if problem.warning else 'Error'}: {problem}", err=True)
     if report.failed:
@@ -250,6 +274,8 @@ def status(db: Path, as_json: bool) -> None:
     click.echo(f"Passages:       {sum(info['passages'].values())} ({kinds})")
     click.echo(f"OCR sidecars:   {info['sidecars']}")
     click.echo(f"Corpus digest:  {info['corpus_digest']}")
+    for model, count in info["embeddings"].items():
+        click.echo(f"Embeddings:     {count} ({model})")
     click.echo(f"Schema version: {info['schema_version']}")
     for source in info["invisible_documents"]:
         click.echo(f"Warning: {source} has no valid access label and is visible to nobody", err=True)
@@ -261,6 +287,7 @@ def status(db: Path, as_json: bool) -> None:
 @click.option(
     "-k", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Candidates per part."
 )
+@retriever_option
 @caller_options
 @db_option
 @json_option
@@ -269,6 +296,7 @@ def search(
     question: str,
     parts: tuple[str, ...],
     k: int,
+    retriever: str,
     as_of: date,
     role: str,
     tenant: str,
@@ -281,9 +309,11 @@ def search(
     documents the caller may see, in force on the --as-of date, are searched.
     """
     from localqa.api import search_parts
+    from localqa.retrieve import RetrievalSettings
 
     caller = Caller(role=role, tenant=tenant)
-    results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db)
+    settings = RetrievalSettings(retriever=retriever, k=k)  # type: ignore[arg-type]
+    results = search_parts(question, as_of=as_of, caller=caller, parts=parts, db=db, settings=settings)
     if as_json:
         click.echo(json.dumps(_search_json(results, as_of, caller), indent=2))
         return
@@ -311,6 +341,7 @@ def search(
     show_default=True,
     help="Passages shown to the model per part.",
 )
+@retriever_option
 @caller_options
 @db_option
 @json_option
@@ -320,6 +351,7 @@ def ask(
     parts: tuple[str, ...],
     model_spec: str | None,
     k: int,
+    retriever: str,
     as_of: date,
     role: str,
     tenant: str,
@@ -334,10 +366,12 @@ def ask(
     """
     from localqa.api import answer
     from localqa.models import get_model
+    from localqa.retrieve import RetrievalSettings
 
     caller = Caller(role=role, tenant=tenant)
     model = get_model(model_spec)
-    asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, k=k, db=db)
+    settings = RetrievalSettings(retriever=retriever, k=k)  # type: ignore[arg-type]
+    asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, db=db, settings=settings)
     if as_json:
         payload = _search_json([p.result for p in asked.parts], as_of, caller)
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
@@ -350,13 +384,11 @@ def ask(
             click.echo(f"\n{number}. {part.result.question}")
             click.echo(_format_answer(part.result, part.answer))
     faults = {
-        p.answer.reason
-        for p in asked.parts
-        if p.answer.reason and p.answer.reason.startswith("model error: ")
+        p.answer.reason for p in asked.parts if p.answer.reason and p.answer.reason.startswith(MODEL_ERROR)
     }
     if faults:
         for fault in sorted(faults):
-            click.echo(f"Error: {fault.removeprefix('model error: ')}", err=True)
+            click.echo(f"Error: {fault.removeprefix(MODEL_ERROR)}", err=True)
         sys.exit(1)
 
 
@@ -448,7 +480,7 @@ def models(as_json: bool) -> None:
     show_default=True,
     help="heading: a passage's heading path is searchable with it; body: its text only.",
 )
-@click.option("--retriever", type=click.Choice(["lexical"]), default="lexical", show_default=True)
+@retriever_option
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
 @fail_cleanly
@@ -513,7 +545,13 @@ def evaluate(
         click.echo("\n".join(terminal_summary(run, comparison)))
     for gate in run.gates_failed:
         click.echo(f"Error: gate failed: {gate}", err=True)
-    if run.gates_failed:
+    if run.totals.get("model_errors"):
+        click.echo(
+            f"Error: the model failed on {run.totals['model_errors']} case(s); see the answers' "
+            "reasons (is the backend running and the model installed?)",
+            err=True,
+        )
+    if run.gates_failed or run.totals.get("model_errors"):
         sys.exit(1)
 
 
@@ -522,7 +560,10 @@ def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
     from localqa.evaluate.run import suite_index
     from localqa.index import open_index
 
-    with suite_index(suite, db) as path, open_index(path) as connection:
+    with (
+        suite_index(suite, db, embed=settings.retriever != "lexical") as path,
+        open_index(path) as connection,
+    ):
         rows = coverage(connection, suite, settings)
     if not rows:
         click.echo("No compound question in this suite (a case whose question splits into parts).")

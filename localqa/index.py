@@ -23,6 +23,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
+from localqa import embeddings
 from localqa.catalog import CATALOG_NAME, Problem, document_for, load_catalog
 from localqa.errors import IndexMissingError, LocalQAError
 from localqa.extract.ocr import parse_sidecar_name
@@ -63,6 +64,7 @@ class RefreshReport:
     problems: list[Problem] = field(default_factory=list)
     documents: int = 0
     passages: int = 0
+    embedded: int = 0
     digest: str = ""
 
     @property
@@ -132,9 +134,18 @@ class _PartialPdf(Exception):
 
 
 def refresh_index(
-    folder: Path, db_path: Path, *, rebuild: bool = False, progress: Progress | None = None
+    folder: Path,
+    db_path: Path,
+    *,
+    rebuild: bool = False,
+    progress: Progress | None = None,
+    embed: bool | None = None,
+    embed_progress: Progress | None = None,
 ) -> RefreshReport:
-    """Bring the index at `db_path` up to date with `folder`. See the module docstring."""
+    """Bring the index at `db_path` up to date with `folder`. See the module docstring.
+
+    `embed`: compute sentence embeddings for passages that lack them (needs the `semantic`
+    extra); None keeps embeddings current only in an index that already has them."""
     report = RefreshReport(db=db_path)
     catalog = load_catalog(folder)
     units, problems = scan_folder(folder)
@@ -196,7 +207,9 @@ def refresh_index(
             report.unchanged += 1
     report.removed = sorted(n for n in old_files if n not in present and n != CATALOG_NAME)
 
-    _write(db_path, rebuild, folder, units, documents, keep_previous, extracted, report)
+    _write(
+        db_path, rebuild, folder, units, documents, keep_previous, extracted, report, embed, embed_progress
+    )
     return report
 
 
@@ -292,6 +305,8 @@ def _write(
     keep_previous: set[str],
     extracted: dict[str, Extracted],
     report: RefreshReport,
+    embed: bool | None = None,
+    embed_progress: Progress | None = None,
 ) -> None:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     temporary = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
@@ -304,6 +319,8 @@ def _write(
         migrate(target)
         with target:
             _apply(target, folder, units, documents, keep_previous, extracted, report)
+            if embed or (embed is None and embeddings.has_embeddings(target)):
+                report.embedded = embeddings.embed_missing(target, embed_progress)
     except BaseException:
         target.close()
         temporary.unlink(missing_ok=True)
@@ -394,6 +411,7 @@ def _drop_origin(db: sqlite3.Connection, origin: str) -> None:
     ids = [i for (i,) in db.execute("SELECT id FROM passages WHERE origin = ?", (origin,))]
     db.executemany("DELETE FROM passages_fts WHERE rowid = ?", ((i,) for i in ids))
     db.executemany("DELETE FROM identifiers WHERE passage_id = ?", ((i,) for i in ids))
+    db.executemany("DELETE FROM embeddings WHERE passage_id = ?", ((i,) for i in ids))
     db.execute("DELETE FROM passages WHERE origin = ?", (origin,))
 
 
@@ -507,6 +525,9 @@ def index_status(db_path: Path) -> dict[str, Any]:
                 s for (s,) in db.execute("SELECT source FROM documents WHERE access IS NULL ORDER BY source")
             ],
             "corpus_digest": meta.get("corpus_digest"),
+            "embeddings": dict(
+                db.execute("SELECT model, count(*) FROM embeddings GROUP BY model").fetchall()
+            ),
             "schema_version": int(meta.get("schema_version", 0)),
             "built": meta.get("built"),
         }

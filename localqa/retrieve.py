@@ -18,17 +18,20 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from localqa import embeddings
 from localqa.eligibility import eligible
-from localqa.errors import QuestionError
+from localqa.errors import LocalQAError, QuestionError
 from localqa.extract.text import identifiers, squash
 from localqa.tokens import tokenizer
 from localqa.types import Caller, Candidate, Document, Kind, Location, PartResult, Status
 
 Chunking = Literal["heading", "body"]
+Retriever = Literal["lexical", "semantic", "hybrid"]
+RETRIEVERS: tuple[Retriever, ...] = ("lexical", "semantic", "hybrid")
 
 
 class RetrievalSettings(BaseModel):
@@ -36,7 +39,7 @@ class RetrievalSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    retriever: Literal["lexical"] = "lexical"
+    retriever: Retriever = "lexical"
     k: int = 5
     k1: float = 0.9
     b: float = 0.4
@@ -44,6 +47,15 @@ class RetrievalSettings(BaseModel):
     floor: float = 0.5
     # "heading": a passage's heading path is searchable with its text; "body": text only.
     chunking: Chunking = "heading"
+    # Semantic: the best cosine similarity must reach this, or stand out from the eligible
+    # passages (z >= sqrt(2 ln N)), else abstain.
+    semantic_floor: float = 0.6
+    # Hybrid: reciprocal rank fusion, score = sum of weight / (rrf_k + rank) over both rankings.
+    fusion: Literal["rrf"] = "rrf"
+    rrf_k: int = 60
+    lexical_weight: float = 1.0
+    semantic_weight: float = 1.0
+    semantic_depth: int = 100  # how many semantic ranks take part in the fusion
 
 
 _WH = r"(?:what|when|where|which|who|whom|whose|why|how|is|are|does|do|did|can|could|may|must|should|will)"
@@ -68,13 +80,19 @@ def split_parts(question: str) -> list[str]:
 def question_parts(question: str, parts: Sequence[str] = ()) -> list[str]:
     """Explicit parts win; otherwise the question is split. Blank input is a usage error."""
     if parts:
-        chosen = [squash(p) for p in parts]
+        chosen = [squash(_valid_text(p)) for p in parts]
         if not all(chosen):
             raise QuestionError("a --part is blank; give each part some words")
         return chosen
-    if not question.strip():
+    found = split_parts(_valid_text(question))
+    if not found:
         raise QuestionError("the question is blank; ask something, e.g. 'What is the loan limit for EQ-314?'")
-    return split_parts(question)
+    return found
+
+
+def _valid_text(text: str) -> str:
+    # Undecodable bytes in argv arrive as lone surrogates, which SQLite cannot take.
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def load_documents(db: sqlite3.Connection) -> list[Document]:
@@ -108,6 +126,11 @@ def search(
 ) -> list[PartResult]:
     """Candidates per question part, each list in rank order; an empty list means abstain."""
     settings = settings or RetrievalSettings()
+    if settings.retriever != "lexical" and not embeddings.has_embeddings(db):
+        raise LocalQAError(
+            f"the index has no embeddings for {embeddings.MODEL_NAME}, which --retriever "
+            f"{settings.retriever} needs; run 'localqa index --embed' (needs localqa[semantic])"
+        )
     allowed = {d.doc_id: d for d in eligible(load_documents(db), as_of, caller)}
     return [_retrieve_part(db, part, allowed, settings) for part in question_parts(question, parts)]
 
@@ -118,38 +141,109 @@ class _Scored:
     matched: set[str]
 
 
+@dataclass
+class _Ranking:
+    scores: dict[int, float]  # passage id -> score, higher is better
+    relevant: bool  # the best candidate clears this retriever's relevance floor
+
+
 def _retrieve_part(
     db: sqlite3.Connection, part: str, allowed: dict[str, Document], settings: RetrievalSettings
 ) -> PartResult:
-    terms = tokenizer().terms(part)
-    codes = identifiers(part)
     if not allowed:
         return PartResult(
             question=part, candidates=(), note="no document is eligible for this caller and date"
         )
     scope = json.dumps(sorted(allowed))
-    scored, idf = _bm25(db, terms, scope, settings)
-    if codes:
-        carriers = _carriers(db, codes, scope, settings.chunking)
-        if not carriers:
-            return PartResult(
-                question=part, candidates=(), note=f"no eligible passage carries {', '.join(codes)}"
-            )
-        ranked = sorted(
-            carriers,
-            key=lambda pid: (-len(carriers[pid]), -scored.get(pid, _Scored(0.0, set())).score, pid),
+    codes = identifiers(part)
+    carriers = _carriers(db, codes, scope, settings.chunking) if codes else {}
+    if codes and not carriers:
+        return PartResult(
+            question=part, candidates=(), note=f"no eligible passage carries {', '.join(codes)}"
         )
+    ranking = _rank(db, part, scope, settings)
+    if codes:
+        # The identifier decides which passages qualify; the retriever only orders them.
+        ranked = sorted(carriers, key=lambda pid: (-len(carriers[pid]), -ranking.scores.get(pid, 0.0), pid))
+    elif not ranking.scores or not ranking.relevant:
+        return PartResult(question=part, candidates=(), note=_abstention(part, settings))
     else:
-        if not terms:
-            return PartResult(question=part, candidates=(), note="the question has no searchable words")
-        ranked = sorted(scored, key=lambda pid: (-scored[pid].score, pid))
-        if not ranked or not _clears_floor(scored[ranked[0]].matched, idf, settings.floor):
-            return PartResult(
-                question=part, candidates=(), note="no eligible passage shares enough meaningful words"
-            )
+        ranked = sorted(ranking.scores, key=lambda pid: (-ranking.scores[pid], pid))
     top = ranked[: settings.k]
-    scores = {pid: scored[pid].score if pid in scored else 0.0 for pid in top}
+    scores = {pid: ranking.scores.get(pid, 0.0) for pid in top}
     return PartResult(question=part, candidates=tuple(_candidates(db, top, scores, allowed)))
+
+
+def _abstention(part: str, settings: RetrievalSettings) -> str:
+    if settings.retriever != "lexical":
+        return "no eligible passage is close enough to the question"
+    if not tokenizer().terms(part):
+        return "the question has no searchable words"
+    return "no eligible passage shares enough meaningful words"
+
+
+def _rank(db: sqlite3.Connection, part: str, scope: str, settings: RetrievalSettings) -> _Ranking:
+    if settings.retriever == "lexical":
+        return _lexical(db, part, scope, settings)
+    if settings.retriever == "semantic":
+        return _semantic(db, part, scope, settings)
+    return _fuse(_lexical(db, part, scope, settings), _semantic(db, part, scope, settings), settings)
+
+
+def _lexical(db: sqlite3.Connection, part: str, scope: str, settings: RetrievalSettings) -> _Ranking:
+    terms = tokenizer().terms(part)
+    scored, idf = _bm25(db, terms, scope, settings)
+    best = max(scored.values(), key=lambda s: s.score, default=None)
+    relevant = best is not None and _clears_floor(best.matched, idf, settings.floor)
+    return _Ranking({pid: s.score for pid, s in scored.items()}, relevant)
+
+
+def _semantic(db: sqlite3.Connection, part: str, scope: str, settings: RetrievalSettings) -> _Ranking:
+    """Cosine similarity of the part to every eligible passage (statistics-free, so nothing
+    ineligible can influence it)."""
+    ids, vectors = embeddings.load_vectors(db, scope)
+    if not ids:
+        return _Ranking({}, False)
+    similarities = vectors @ embeddings.embed([part])[0]
+    scores = {pid: float(sim) for pid, sim in zip(ids, similarities, strict=True)}
+    return _Ranking(scores, _stands_out(similarities, settings.semantic_floor))
+
+
+def _stands_out(similarities: Any, floor: float) -> bool:
+    """Is the best passage about the question? Absolute cosine alone cannot tell: a near-topic
+    question ("rare books" vs the book club) scores as high as a true paraphrase. So the best must
+    reach `floor`, or stand out from the eligible passages further than the largest of N
+    unrelated similarities would: z >= sqrt(2 ln N), the usual bound on the maximum of N
+    normal draws."""
+    best = float(similarities.max())
+    if best >= floor:
+        return True
+    count = len(similarities)
+    spread = float(similarities.std())
+    if count < 3 or spread == 0.0:
+        return False
+    return (best - float(similarities.mean())) / spread >= math.sqrt(2 * math.log(count))
+
+
+def _fuse(lexical: _Ranking, semantic: _Ranking, settings: RetrievalSettings) -> _Ranking:
+    """Reciprocal rank fusion of the two rankings (weights and k from the settings). Relevant
+    when lexical clears its floor, or semantic clears its own and its best passage also shares a
+    meaningful word with the question: a paraphrase keeps some vocabulary, while a merely
+    neighbouring topic in a small collection can look like an outlier to the embedding alone."""
+    fused: dict[int, float] = {}
+    semantic_ranked = sorted(semantic.scores, key=lambda pid: (-semantic.scores[pid], pid))[
+        : settings.semantic_depth
+    ]
+    lexical_ranked = sorted(lexical.scores, key=lambda pid: (-lexical.scores[pid], pid))
+    for weight, ranked in (
+        (settings.lexical_weight, lexical_ranked),
+        (settings.semantic_weight, semantic_ranked),
+    ):
+        for rank, pid in enumerate(ranked, start=1):
+            fused[pid] = fused.get(pid, 0.0) + weight / (settings.rrf_k + rank)
+    best_semantic = semantic_ranked[0] if semantic_ranked else None
+    supported = semantic.relevant and best_semantic in lexical.scores
+    return _Ranking(fused, lexical.relevant or supported)
 
 
 def _clears_floor(matched: set[str], idf: dict[str, float], floor: float) -> bool:

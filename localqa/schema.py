@@ -72,6 +72,20 @@ def m001_initial(db: sqlite3.Connection) -> None:
     """)
 
 
+@migration
+def m002_embeddings(db: sqlite3.Connection) -> None:
+    # One vector per passage and embedding model (float32 bytes, L2-normalised); rows go with
+    # their passage, so a changed passage is re-embedded and a removed one leaves nothing behind.
+    db.executescript("""
+        CREATE TABLE embeddings (
+            passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, passage_id)
+        ) WITHOUT ROWID;
+    """)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

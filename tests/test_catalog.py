@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from localqa.catalog import Problem, document_for, load_catalog, visible_labels
+from localqa.catalog import Problem, document_for, document_id, load_catalog, visible_labels
 from localqa.errors import CatalogError
 from localqa.types import Document, Status
 
@@ -36,7 +36,7 @@ def test_dated_file_name_gives_series_and_effective_date() -> None:
     document, problems = document_for("equipment-policy-2026-11-01.pdf", None)
     assert problems == []
     assert document == Document(
-        doc_id="equipment-policy-2026-11-01",
+        doc_id="default/equipment-policy-2026-11-01",
         source="equipment-policy-2026-11-01.pdf",
         series="equipment-policy",
         version="2026-11-01",
@@ -55,7 +55,7 @@ def test_file_without_entry_takes_the_defaults() -> None:
     document, problems = document_for("community-events.pdf", None)
     assert problems == []
     assert document == Document(
-        doc_id="community-events", source="community-events.pdf", series="community-events"
+        doc_id="default/community-events", source="community-events.pdf", series="community-events"
     )
     assert document.effective is None  # no date means always effective
     assert document.status is Status.CURRENT
@@ -85,7 +85,7 @@ def test_full_entry_gives_every_field() -> None:
     document, problems = document_for("equipment-policy-2026-11-01.pdf", entry())
     assert problems == []
     assert document == Document(
-        doc_id="equipment-policy-2026-11-01",
+        doc_id="north/equipment-policy-2026-11-01",
         source="equipment-policy-2026-11-01.pdf",
         series="equipment-policy",
         version="2026-11",
@@ -100,7 +100,21 @@ def test_full_entry_gives_every_field() -> None:
 def test_entry_id_overrides_the_file_stem() -> None:
     document, _ = document_for("policy.pdf", entry(id="equipment-2026"))
     assert document is not None
-    assert document.doc_id == "equipment-2026"
+    assert document.doc_id == "north/equipment-2026"  # scoped by the entry's tenant
+
+
+def test_document_ids_are_scoped_by_tenant() -> None:
+    # The same catalog id (or file stem) in two tenants gives two distinct document ids.
+    north, _ = document_for("policy.pdf", entry(id="equipment-2026"))
+    south, _ = document_for("other/policy.pdf", entry(id="equipment-2026", tenant="south"))
+    untenanted, _ = document_for("policy.pdf", entry(id="equipment-2026", tenant=None))
+    assert north is not None and south is not None and untenanted is not None
+    assert (north.doc_id, south.doc_id, untenanted.doc_id) == (
+        "north/equipment-2026",
+        "south/equipment-2026",
+        "default/equipment-2026",
+    )
+    assert document_id("south", "equipment-2026") == "south/equipment-2026"
 
 
 def test_entry_without_a_date_in_name_or_entry_is_undated_and_series_defaults_to_stem() -> None:

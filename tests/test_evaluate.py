@@ -148,7 +148,12 @@ def case(run: Run, case_id: str) -> Any:
 
 
 def texts(record: Any) -> list[str]:
-    return [c["text"] for part in record.parts for c in part.candidates]
+    return [c["text"] for c in record.candidates]
+
+
+def part_candidates(record: Any, number: int) -> list[dict[str, Any]]:
+    """The candidates of the record's part `number` (1-based), in rank order."""
+    return [c for c in record.candidates if c["part"] == number]
 
 
 def test_tenant_suite_has_no_leaks_with_the_filter_in_place(tenant_suite: Suite) -> None:
@@ -172,13 +177,15 @@ def test_bypassed_eligibility_filter_is_counted_as_a_tenant_leak(
     globex_leaks = [leak for leak in acme.leaks if leak.tenant == "globex"]
     assert len(globex_leaks) == 1
     [leak] = globex_leaks
-    assert (leak.doc_id, leak.source, leak.part) == ("globex-travel", "globex-travel.md", 1)
+    assert (leak.doc_id, leak.source, leak.part) == ("globex/globex-travel", "globex-travel.md", 1)
     assert "tenant globex" in leak.why and "caller is tenant acme" in leak.why
     # the leaked candidate is the one at the leak's rank
-    assert acme.parts[0].candidates[leak.rank - 1]["source"] == "globex-travel.md"
+    leaked = part_candidates(acme, leak.part)[leak.rank - 1]
+    assert (leaked["source"], leaked["rank"]) == ("globex-travel.md", leak.rank)
     assert not acme.passed
     # and the other way round: Acme's passage leaks to the Globex caller
-    assert {(lk.tenant, lk.doc_id) for lk in case(run, "globex-pol12").leaks} >= {("acme", "acme-travel")}
+    globex_leaks = {(lk.tenant, lk.doc_id) for lk in case(run, "globex-pol12").leaks}
+    assert globex_leaks >= {("acme", "acme/acme-travel")}
     assert run.totals["leaks"] == sum(len(c.leaks) for c in run.cases) >= 2
     assert run.gates_failed and "leak" in run.gates_failed[0]
 
@@ -187,8 +194,9 @@ def test_a_leak_is_never_inferred_from_an_id_prefix_or_the_text(tenant_suite: Su
     run = run_suite(tenant_suite, db=None, settings=SETTINGS)
 
     desk = case(run, "acme-partner-desk")
-    assert desk.parts[0].candidates[0]["source"] == "globex-partner-desk.md"
-    assert "globex:" in desk.parts[0].candidates[0]["text"]
+    top = desk.candidates[0]
+    assert (top["part"], top["rank"], top["source"]) == (1, 1, "globex-partner-desk.md")
+    assert "globex:" in top["text"]
     assert desk.leaks == []
     assert desk.passed
 
@@ -350,7 +358,10 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
         "founder": None,
     }
     loan = case(run, "loan-length")
-    assert [c["paragraph"] for c in loan.parts[0].candidates] == [2, 3]
+    assert [(c["part"], c["rank"], c["paragraph"]) for c in loan.candidates] == [(1, 1, 2), (1, 2, 3)]
+    assert [p.model_dump() for p in loan.parts] == [
+        {"question": "How many days does a standard book loan last?", "note": None}
+    ]
     assert loan.retrieval.model_dump() == {
         "hit_at_1": True,
         "recall": 1.0,
@@ -358,7 +369,9 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
         "precision": 0.5,
         "no_answer_correct": None,
     }
-    assert case(run, "lost-card-paraphrase").parts[0].candidates == []
+    lost_card = case(run, "lost-card-paraphrase")
+    assert lost_card.candidates == []
+    assert [p.note for p in lost_card.parts] == ["no eligible passage shares enough meaningful words"]
     assert case(run, "renewals-said-absent").retrieval.no_answer_correct is False
 
     t = run.totals
@@ -515,12 +528,6 @@ def test_recorded_answers_on_the_lab_suite(tmp_path: Path) -> None:
         assert run.totals["unverified_shown"] == (0 if grounded else 1)
 
 
-@pytest.mark.xfail(
-    reason="BUG: leaks are looked for among retrieval candidates only; a recorded answer that shows "
-    "another tenant's passage (Globex's POL-12 to an Acme caller) is graded verified, with no leak, "
-    "and the gate passes",
-    strict=True,
-)
 def test_a_recorded_answer_quoting_another_tenant_is_a_leak(tenant_suite: Suite, tmp_path: Path) -> None:
     file = tmp_path / "answers.jsonl"
     citation = {
@@ -539,8 +546,18 @@ def test_a_recorded_answer_quoting_another_tenant_is_a_leak(tenant_suite: Suite,
 
     acme = case(run, "acme-pol12")
     assert acme.answer.citation_correct is False
-    assert [(lk.tenant, lk.doc_id) for lk in acme.leaks] == [("globex", "globex-travel")]
-    assert run.gates_failed
+    [leak] = acme.leaks  # the answer's citation, not a retrieval candidate (the filter is in place)
+    assert (leak.part, leak.rank, leak.tenant, leak.doc_id, leak.source) == (
+        0,
+        0,
+        "globex",
+        "globex/globex-travel",
+        "globex-travel.md",
+    )
+    assert leak.why == "the answer cites it: tenant globex, caller is tenant acme"
+    assert not acme.passed
+    assert run.totals["leaks"] == 1
+    assert run.gates_failed == ["1 tenant/access leak(s)"]
 
 
 def test_malformed_answers_line_names_file_and_line(tmp_path: Path) -> None:
@@ -555,20 +572,55 @@ def test_malformed_answers_line_names_file_and_line(tmp_path: Path) -> None:
     assert "\n" not in message
 
 
-@pytest.mark.xfail(
-    reason="BUG: RecordedAnswer.citation is a full Location, so a recorded citation must also give "
-    "section, table, row and effective (which do not identify a passage); one with only source, page, "
-    "kind and paragraph is rejected as '4 validation errors' without naming the fields",
-    strict=True,
-)
 def test_recorded_citation_needs_only_the_identifying_fields(tmp_path: Path) -> None:
     file = tmp_path / "answers.jsonl"
-    citation = {"source": "northstar-protocols.md", "page": None, "kind": "prose", "paragraph": 6}
+    citation = {"source": "northstar-protocols.md", "kind": "prose", "paragraph": 6}
     file.write_text(json.dumps({"id": "lab-s88-thaw", "quote": THAW_TEXT, "citation": citation}) + "\n")
 
     answers = load_answers(file)
 
-    assert answers["lab-s88-thaw"].citation is not None
+    recorded = answers["lab-s88-thaw"].citation
+    assert recorded is not None
+    # the omitted fields are null, so it names the same passage as a full citation
+    assert recorded.location() == Location(
+        source="northstar-protocols.md",
+        page=None,
+        kind=Kind.PROSE,
+        section=None,
+        table=None,
+        row=None,
+        paragraph=6,
+        effective=None,
+    )
+    run = run_suite(load_suite(LAB), db=None, settings=SETTINGS, answers=answers)
+    thaw = case(run, "lab-s88-thaw").answer
+    assert (thaw.verified, thaw.citation_correct, thaw.contains_phrase) == (True, True, True)
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "msg"),
+    [
+        ('{"id": "b", "citation": {"kind": "prose"}}', "citation.source", "Field required"),
+        ('{"id": "b", "citation": {"source": "a.md"}}', "citation.kind", "Field required"),
+        (
+            '{"id": "b", "citation": {"source": "a.md", "kind": "poem"}}',
+            "citation.kind",
+            "Input should be 'prose', 'table' or 'ocr'",
+        ),
+        ('{"quote": "x"}', "id", "Field required"),
+    ],
+)
+def test_malformed_answers_line_names_the_field(tmp_path: Path, line: str, field: str, msg: str) -> None:
+    file = tmp_path / "answers.jsonl"
+    file.write_text(line + "\n")
+
+    with pytest.raises(SuiteError) as error:
+        load_answers(file)
+
+    assert str(error.value) == (
+        f"{file}, line 1: not a recorded answer ({field}: {msg}); "
+        'expected {"id": ..., "quote": ..., "citation": {"source": ..., "kind": ..., ...}}'
+    )
 
 
 # --- Comparing runs -------------------------------------------------------------------------------

@@ -310,27 +310,27 @@ def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Path], extra
     new = [r for i, r in after.items() if i not in before]
     assert [(r[0], r[2], r[4], r[5], r[6], r[-1]) for r in new] == [
         (
-            "room-booking-2026-03-01",
+            "default/room-booking-2026-03-01",
             "prose",
             1,
             "Room Booking",
             1,
             "Meeting rooms seat twelve people and include a projector.",
         ),
-        ("room-booking-2026-03-01", "prose", 1, "Room Booking", 2, "Bookings are free for members."),
+        ("default/room-booking-2026-03-01", "prose", 1, "Room Booking", 2, "Bookings are free for members."),
         (
-            "room-booking-2026-03-01",
+            "default/room-booking-2026-03-01",
             "prose",
             2,
             "Room Booking",
             1,
             "Meeting rooms seat twelve people and include a projector.",
         ),
-        ("room-booking-2026-03-01", "prose", 2, "Room Booking", 2, "Bookings are free for members."),
+        ("default/room-booking-2026-03-01", "prose", 2, "Room Booking", 2, "Bookings are free for members."),
     ]
     # No catalog entry: series and date from the file name, public, current, default tenant.
     assert documents(db)[name] == (
-        "room-booking-2026-03-01",
+        "default/room-booking-2026-03-01",
         name,
         "room-booking",
         "2026-03-01",
@@ -447,9 +447,9 @@ def test_catalog_id_edit_moves_the_passages_to_the_new_id(
     set_catalog_field(folder, HANDBOOK, "id", '"handbook-2026"')
     report = refresh_index(folder, db)
     assert not report.failed and extracted == []
-    assert documents(db)[HANDBOOK][0] == "handbook-2026"
+    assert documents(db)[HANDBOOK][0] == "default/handbook-2026"  # scoped by the tenant
     handbook = [r for r in passages(db).values() if r[3] == HANDBOOK]
-    assert len(handbook) == 15 and {r[0] for r in handbook} == {"handbook-2026"}
+    assert len(handbook) == 15 and {r[0] for r in handbook} == {"default/handbook-2026"}
     assert_consistent(db)
     assert HANDBOOK in sources_found(db, "community map exchange weekdays")
 
@@ -459,7 +459,7 @@ def test_catalog_id_edit_updates_the_files_table_too(indexed: tuple[Path, Path])
     set_catalog_field(folder, HANDBOOK, "id", '"handbook-2026"')
     refresh_index(folder, db)
     assert query(db, "SELECT DISTINCT doc_id FROM files WHERE name IN (?, ?)", HANDBOOK, SIDECAR) == [
-        ("handbook-2026",)
+        ("default/handbook-2026",)
     ]
 
 
@@ -665,7 +665,8 @@ def test_two_sources_with_one_id_are_both_reported_and_neither_replaces_the_othe
     shutil.copy(folder / NOTICE, folder / "fines-and-fees.pdf")  # same stem as fines-and-fees.md
     report = refresh_index(folder, db)
     message = (
-        "document id 'fines-and-fees' is also claimed by {}; give each an `id` of its own in catalog.toml"
+        "document id 'default/fines-and-fees' is also claimed by {}; "
+        "give each an `id` of its own in catalog.toml"
     )
     assert report.problems == [
         Problem("fines-and-fees.md", message.format("fines-and-fees.pdf")),
@@ -674,6 +675,21 @@ def test_two_sources_with_one_id_are_both_reported_and_neither_replaces_the_othe
     assert report.failed and report.added == []
     assert passages(db) == before  # the Markdown file keeps its indexed version
     assert "fines-and-fees.pdf" not in documents(db)
+
+
+def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Path]) -> None:
+    folder, db = indexed
+    shutil.copy(folder / NOTICE, folder / "fines-and-fees.pdf")  # same stem as fines-and-fees.md
+    add_catalog_entry(folder, "fines-and-fees.pdf", access='"public"', tenant='"globex"')
+    report = refresh_index(folder, db)
+    assert report.problems == []
+    assert not report.failed and report.added == ["fines-and-fees.pdf"]
+    docs = documents(db)
+    assert (docs["fines-and-fees.md"][0], docs["fines-and-fees.pdf"][0]) == (
+        "default/fines-and-fees",
+        "globex/fines-and-fees",
+    )
+    assert_consistent(db)
 
 
 def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Path]) -> None:

@@ -208,7 +208,7 @@ BAD_INPUTS = [
     pytest.param(
         BadInput(
             id_claimed_twice_in_catalog,
-            claimed_twice("handbook-copy.md", "library-handbook.pdf", "library-handbook"),
+            claimed_twice("handbook-copy.md", "library-handbook.pdf", "default/library-handbook"),
             blocked=frozenset({"library-handbook.pdf"}),
         ),
         id="id-claimed-twice-in-catalog",
@@ -216,7 +216,7 @@ BAD_INPUTS = [
     pytest.param(
         BadInput(
             pdf_and_md_share_a_stem,
-            claimed_twice("fines-and-fees.md", "fines-and-fees.pdf", "fines-and-fees"),
+            claimed_twice("fines-and-fees.md", "fines-and-fees.pdf", "default/fines-and-fees"),
             blocked=frozenset({"fines-and-fees.md"}),
         ),
         id="pdf-and-md-share-a-stem",

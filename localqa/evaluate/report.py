@@ -111,7 +111,7 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         "|---|---|---|---|---|---|",
     ]
     for case in run.cases:
-        top = case.parts[0].candidates[0] if case.parts and case.parts[0].candidates else None
+        top = case.candidates[0] if case.candidates else None
         text = _cell(top["text"][:90]) if top else "—"
         result = "pass" if case.passed else "**fail**"
         expected = "; ".join(case.expect) or "nothing (abstain)"
@@ -122,12 +122,13 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
 
 
 def _top(case: CaseRecord) -> str:
+    """The first candidate of each part, or "no candidates"."""
     tops = []
-    for part in case.parts:
-        if not part.candidates:
+    for number in range(1, len(case.parts) + 1):
+        c = next((c for c in case.candidates if c["part"] == number), None)
+        if c is None:
             tops.append("no candidates")
             continue
-        c = part.candidates[0]
         where = [c["source"]]
         if c["page"] is not None:
             where.append(f"p{c['page']}")

@@ -4,17 +4,18 @@ given, scores, totals with their denominators, and the gates."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from localqa.answer import answer_part
+from localqa.answer import MODEL_ERROR, answer_part
 from localqa.eligibility import eligible
 from localqa.errors import SuiteError
 from localqa.evaluate.score import (
@@ -22,6 +23,7 @@ from localqa.evaluate.score import (
     Attribution,
     Leak,
     RetrievalScore,
+    answer_leak,
     attribute,
     find_leaks,
     score_answer,
@@ -32,7 +34,7 @@ from localqa.index import open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
 from localqa.retrieve import RetrievalSettings, load_documents, search
-from localqa.types import Caller, Candidate, Location, PartResult
+from localqa.types import Caller, Candidate, Kind, Location, PartResult
 
 
 class Frozen(BaseModel):
@@ -52,8 +54,7 @@ class RunConfig(Frozen):
 
 class PartRecord(Frozen):
     question: str
-    candidates: list[dict[str, Any]]
-    note: str | None = None
+    note: str | None = None  # why the part got no candidates
 
 
 class CaseRecord(Frozen):
@@ -66,6 +67,7 @@ class CaseRecord(Frozen):
     expect: list[str]
     known_failure: str | None
     parts: list[PartRecord]
+    candidates: list[dict[str, Any]]  # in rank order per part; "part" is the 1-based part number
     retrieval: RetrievalScore
     answer: AnswerScore | None
     leaks: list[Leak]
@@ -97,6 +99,24 @@ class Run(Frozen):
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+class RecordedCitation(BaseModel):
+    """Where a recorded answer says its quote comes from; fields it omits are null."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    source: str
+    kind: Kind
+    page: int | None = None
+    section: str | None = None
+    table: int | None = None
+    row: int | None = None
+    paragraph: int | None = None
+    effective: date | None = None
+
+    def location(self) -> Location:
+        return Location.model_validate(self.model_dump())
+
+
 class RecordedAnswer(BaseModel):
     """One line of an --answers file: what another system answered for a case."""
 
@@ -104,7 +124,7 @@ class RecordedAnswer(BaseModel):
 
     id: str
     quote: str | None = None
-    citation: Location | None = None
+    citation: RecordedCitation | None = None
 
 
 def load_answers(path: Path) -> dict[str, RecordedAnswer]:
@@ -114,19 +134,21 @@ def load_answers(path: Path) -> dict[str, RecordedAnswer]:
             continue
         try:
             recorded = RecordedAnswer.model_validate_json(line)
-        except ValueError as error:
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "line"
             raise SuiteError(
-                f"{path}, line {number}: not a recorded answer ({str(error).splitlines()[0]}); "
-                'expected {"id": ..., "quote": ..., "citation": {"source": ..., ...}}'
+                f"{path}, line {number}: not a recorded answer ({field}: {first['msg']}); "
+                'expected {"id": ..., "quote": ..., "citation": {"source": ..., "kind": ..., ...}}'
             ) from None
         answers[recorded.id] = recorded
     return answers
 
 
 @contextmanager
-def suite_index(suite: Suite, db: Path | None) -> Iterator[Path]:
-    """The index a suite is scored against: its own docs/ indexed into a temporary index, or
-    else `db` (the user's index)."""
+def suite_index(suite: Suite, db: Path | None, embed: bool = False) -> Iterator[Path]:
+    """The index a suite is scored against: its own docs/ indexed into a temporary index (with
+    embeddings when `embed`), or else `db` (the user's index)."""
     if suite.docs is None:
         if db is None:
             raise SuiteError(f"{suite.path} has no docs/ folder; pass --db with the index to evaluate")
@@ -134,7 +156,7 @@ def suite_index(suite: Suite, db: Path | None) -> Iterator[Path]:
         return
     with tempfile.TemporaryDirectory(prefix="localqa-eval-") as folder:
         temporary = Path(folder) / "suite.sqlite3"
-        report = refresh_index(suite.docs, temporary)
+        report = refresh_index(suite.docs, temporary, embed=embed)
         if report.failed:
             problems = "; ".join(str(p) for p in report.problems if not p.warning)
             raise SuiteError(f"{suite.docs}: the suite's documents cannot be indexed: {problems}")
@@ -152,7 +174,7 @@ def run_suite(
     progress: Callable[[Case], None] | None = None,
 ) -> Run:
     """Score every case against the suite's index (see `suite_index`)."""
-    with suite_index(suite, db) as path:
+    with suite_index(suite, db, embed=settings.retriever != "lexical") as path:
         return _run(suite, path, settings, model, answers, answers_file, progress)
 
 
@@ -184,7 +206,9 @@ def _run(
             if model is not None:
                 answer = _answer_with_model(case, parts, model)
             elif answers is not None:
-                answer = _grade_recorded(case, answers.get(case.id), db)
+                answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
+                if cited_doc is not None and cited_doc not in visible:
+                    leaks += answer_leak(owners.get(cited_doc), cited_doc, caller)
             shown = any(p.candidates for p in parts)
             records.append(
                 CaseRecord(
@@ -196,11 +220,11 @@ def _run(
                     tenant=case.tenant,
                     expect=[e.describe() for e in case.expect],
                     known_failure=case.known_failure,
-                    parts=[
-                        PartRecord(
-                            question=p.question, candidates=[c.as_json() for c in p.candidates], note=p.note
-                        )
-                        for p in parts
+                    parts=[PartRecord(question=p.question, note=p.note) for p in parts],
+                    candidates=[
+                        {"part": number, **c.as_json()}
+                        for number, p in enumerate(parts, start=1)
+                        for c in p.candidates
                     ],
                     retrieval=retrieval,
                     answer=answer,
@@ -240,19 +264,25 @@ def _text_at(candidates: tuple[Candidate, ...], location: Location | None) -> st
     return next((c.text for c in candidates if c.location == location), None)
 
 
-def _grade_recorded(case: Case, recorded: RecordedAnswer | None, db: Any) -> AnswerScore:
+def _grade_recorded(
+    case: Case, recorded: RecordedAnswer | None, db: sqlite3.Connection
+) -> tuple[AnswerScore, str | None]:
+    """Grade another system's answer against the passage it cites; also return that passage's
+    document id, so that citing a document the caller may not see is counted as a leak."""
     if recorded is None:
-        return score_answer(case, None, None, None, reason="no recorded answer for this case")
-    cited_text = None
-    if recorded.citation is not None:
-        cited_text = passage_text(db, recorded.citation)
-    return score_answer(case, recorded.quote, recorded.citation, cited_text)
+        return score_answer(case, None, None, None, reason="no recorded answer for this case"), None
+    if recorded.citation is None:
+        return score_answer(case, recorded.quote, None, None), None
+    location = recorded.citation.location()
+    found = cited_passage(db, location)
+    doc_id, text = found if found else (None, None)
+    return score_answer(case, recorded.quote, location, text), doc_id
 
 
-def passage_text(db: Any, location: Location) -> str | None:
-    """The text of the passage at a location (None if the index has no such passage)."""
+def cited_passage(db: sqlite3.Connection, location: Location) -> tuple[str, str] | None:
+    """(document id, text) of the passage at a location, or None if the index has none there."""
     row = db.execute(
-        "SELECT text FROM passages WHERE source = ? AND page IS ? AND kind = ? AND table_no IS ? "
+        "SELECT doc_id, text FROM passages WHERE source = ? AND page IS ? AND kind = ? AND table_no IS ? "
         "AND row_no IS ? AND paragraph IS ?",
         (
             location.source,
@@ -263,7 +293,7 @@ def passage_text(db: Any, location: Location) -> str | None:
             location.paragraph,
         ),
     ).fetchone()
-    return row[0] if row else None
+    return (row[0], row[1]) if row else None
 
 
 def totals(records: list[CaseRecord]) -> dict[str, Any]:
@@ -301,6 +331,7 @@ def totals(records: list[CaseRecord]) -> dict[str, Any]:
             "contains_phrase": _metric(sum(bool(a.contains_phrase) for a in phrased), len(phrased)),
             "abstention": _metric(sum(bool(a.abstention_correct) for a in negative), len(negative)),
             "unverified_shown": sum(a.shown_unverified for a in answered),
+            "model_errors": sum(bool(a.reason and a.reason.startswith(MODEL_ERROR)) for a in answered),
         }
     return result
 

@@ -92,7 +92,9 @@ def score_answer(
         verified=verified,
         shown_unverified=shown and not verified,
         citation_correct=expected_hit if case.answerable else None,
-        contains_phrase=(case.phrase in (quote or "")) if case.answerable and case.phrase else None,
+        contains_phrase=(squash(case.phrase) in squash(quote or ""))
+        if case.answerable and case.phrase
+        else None,
         abstention_correct=None if case.answerable else not shown,
         reason=reason,
     )
@@ -121,6 +123,20 @@ def find_leaks(
                     )
                 )
     return leaks
+
+
+def answer_leak(owner: Document | None, doc_id: str, caller: Caller) -> list[Leak]:
+    """A recorded answer that cites a passage the caller may not see (rank 0: the answer itself)."""
+    return [
+        Leak(
+            part=0,
+            rank=0,
+            tenant=owner.tenant if owner else "?",
+            doc_id=doc_id,
+            source=owner.source if owner else "?",
+            why="the answer cites it: " + (_why(owner, caller) if owner else "unknown document"),
+        )
+    ]
 
 
 def attribute(

@@ -69,6 +69,20 @@ class Case(BaseModel):
     known_failure: str | None = None
     note: str | None = None
 
+    @field_validator("question")
+    @classmethod
+    def _has_words(cls, question: str) -> str:
+        if not question.strip():
+            raise ValueError("the question is blank")
+        return question
+
+    @field_validator("parts")
+    @classmethod
+    def _parts_have_words(cls, parts: list[str]) -> list[str]:
+        if any(not part.strip() for part in parts):
+            raise ValueError("a part is blank")
+        return parts
+
     @field_validator("role")
     @classmethod
     def _known_role(cls, role: str) -> str:

@@ -41,7 +41,7 @@ INSTALL_HINT = "install it with: pip install 'localqa[embedded]' (or: make run)"
 
 N_CTX = 4096
 N_THREADS = 2  # the machines this runs on have 2 cores; more threads only contend
-MAX_TOKENS = 200  # floor; raised for schemas whose longest allowed string needs more
+MAX_TOKENS = 200  # for the JSON around the quote; the longest allowed quote is added on top
 MAX_TOKENS_CEILING = 1024
 
 _CHUNK = 8 * 1024 * 1024
@@ -222,8 +222,8 @@ def _params(path: Path) -> Any:
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
     params.n_ctx = N_CTX
-    params.n_parallel = 1  # one slot gets the whole context; the default (auto) splits it 4 ways
-    params.n_predict = MAX_TOKENS
+    params.n_parallel = 1  # one slot with the whole context ("auto" would make 4 share it)
+    params.n_predict = MAX_TOKENS_CEILING  # caps each request's max_tokens (max_tokens_for)
     params.cpuparams.n_threads = N_THREADS
     params.cpuparams_batch.n_threads = N_THREADS
     params.sampling.temp = 0.0  # greedy: the same question gives the same answer
@@ -256,7 +256,10 @@ def load(directory: Path | None = None) -> LoadedModel:
         try:
             server = xllamacpp.Server(_params(path))
         except Exception as exc:
-            raise ModelError(f"llama.cpp could not load {path} ({_one_line(exc)})") from exc
+            raise ModelError(
+                f"llama.cpp could not load {path} ({_one_line(exc)}); it needs about 1.5 GB of "
+                "free memory; if the file is damaged, delete it and it is rebuilt on next use"
+            ) from exc
         _loaded = LoadedModel(server, path, time.perf_counter() - started)
         return _loaded
 
@@ -282,10 +285,10 @@ def max_tokens_for(schema: dict[str, Any]) -> int:
     With `enum` quotes the model must spell a whole sentence out; a fixed 200 would cut a long
     table row mid-string and yield invalid JSON. A token is at least one character of such
     text, and llama.cpp's JSON grammar allows at most ~22 whitespace characters between two
-    JSON tokens, so the longest string plus 200 always leaves room for the rest of the object.
+    JSON tokens, so the longest string plus MAX_TOKENS leaves room for the rest of our object.
     """
     longest = max((len(s) for s in _strings(schema)), default=0)
-    return max(MAX_TOKENS, min(MAX_TOKENS_CEILING, longest + 200))
+    return min(MAX_TOKENS_CEILING, MAX_TOKENS + longest)
 
 
 # Why the request carries `json_schema` rather than `grammar`:

