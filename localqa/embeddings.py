@@ -99,6 +99,12 @@ def has_embeddings(db: sqlite3.Connection) -> bool:
     )
 
 
+def lacks_embeddings(db: sqlite3.Connection) -> bool:
+    """The index has passages but no vectors for this model (built without --embed)."""
+    has_passages = db.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is not None
+    return has_passages and not has_embeddings(db)
+
+
 def load_vectors(db: sqlite3.Connection, scope: str) -> tuple[list[int], Vectors]:
     """Passage ids and vectors of the eligible documents (`scope`: JSON list of doc ids)."""
     import numpy as np

@@ -450,7 +450,9 @@ def _insert_passage(db: sqlite3.Connection, doc_id: str, origin: str, passage: P
         )
 
 
-def write_documents(db_path: Path, documents: Iterable[tuple[Document, Iterable[Passage]]]) -> None:
+def write_documents(
+    db_path: Path, documents: Iterable[tuple[Document, Iterable[Passage]]], *, embed: bool = False
+) -> None:
     """Build an index straight from documents and passages, skipping extraction: for benchmarks
     and synthetic corpora. Replaces any index at `db_path`, atomically like `refresh_index`."""
     temporary = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
@@ -467,6 +469,8 @@ def write_documents(db_path: Path, documents: Iterable[tuple[Document, Iterable[
                     "INSERT INTO files VALUES (?, ?, ?, '')",
                     (document.source, hashlib.sha256(document.source.encode()).hexdigest(), document.doc_id),
                 )
+            if embed:
+                embeddings.embed_missing(db)
             db.execute("INSERT INTO meta VALUES ('corpus_digest', ?)", (corpus_digest(db),))
             db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     finally:

@@ -126,7 +126,7 @@ def search(
 ) -> list[PartResult]:
     """Candidates per question part, each list in rank order; an empty list means abstain."""
     settings = settings or RetrievalSettings()
-    if settings.retriever != "lexical" and not embeddings.has_embeddings(db):
+    if settings.retriever != "lexical" and embeddings.lacks_embeddings(db):
         raise LocalQAError(
             f"the index has no embeddings for {embeddings.MODEL_NAME}, which --retriever "
             f"{settings.retriever} needs; run 'localqa index --embed' (needs localqa[semantic])"

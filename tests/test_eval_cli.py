@@ -31,6 +31,7 @@ from localqa.cli import cli
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, Message
 from localqa.prompts import prompt_hash
+from localqa.retrieve import RetrievalSettings
 
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "evals" / "lab"
@@ -278,14 +279,16 @@ def test_save_writes_configuration_and_per_case_records(runner: CliRunner, tmp_p
     assert result.exit_code == 0, result.output
     run = json.loads(saved.read_text())
     config = run["config"]
-    assert config["retrieval"] == {
+    # every retrieval setting is recorded: the options given, the defaults for the rest
+    assert config["retrieval"] == RetrievalSettings(k=3, chunking="body").model_dump(mode="json")
+    assert {
         "retriever": "lexical",
         "k": 3,
         "k1": 0.9,
         "b": 0.4,
         "floor": 0.5,
         "chunking": "body",
-    }
+    }.items() <= config["retrieval"].items()
     assert config["model"] is None
     assert config["prompt_hash"] == prompt_hash()
     assert re.fullmatch(r"[0-9a-f]{16,}", config["corpus_digest"])
@@ -494,7 +497,9 @@ def test_blank_question_in_a_suite_names_the_file_and_case(runner: CliRunner, tm
 
     assert result.exit_code == 1
     error = one_error_line(result)
-    assert error == f"Error: {suite / 'cases.toml'}: case blank-q: question: Value error, the question is blank"
+    assert (
+        error == f"Error: {suite / 'cases.toml'}: case blank-q: question: Value error, the question is blank"
+    )
 
 
 def test_blank_part_in_a_suite_names_the_file_and_case(runner: CliRunner, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import pytest
 import localqa.retrieve
 from localqa.errors import SuiteError
 from localqa.evaluate.compare import compare
+from localqa.evaluate.report import case_line, markdown
 from localqa.evaluate.run import Run, load_answers, run_suite
 from localqa.evaluate.score import attribute, find_leaks, score_answer, score_retrieval
 from localqa.evaluate.suite import Case, Expect, Suite, load_suite
@@ -385,6 +386,32 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
     assert t["attribution"] == {"retrieval": 1, "generation": 0, "contract": 1}
     assert "verified" not in t and "unverified_shown" not in t
     assert run.gates_failed == []
+
+
+def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path) -> None:
+    two_parts = HANDBOOK_CASES + textwrap.dedent("""
+        [[case]]
+        id = "loan-and-lost-card"
+        as_of = 2026-07-01
+        question = "How long is a loan, and what does a misplaced membership pass cost?"
+        parts = [
+            "How many days does a standard book loan last?",
+            "What does replacing a misplaced membership pass cost?",
+        ]
+        expect = [{ source = "handbook.md", kind = "prose", paragraph = 2 }]
+        """)
+    suite = load_suite(write_suite(tmp_path / "two", HANDBOOK_DOCS, HANDBOOK_CATALOG, two_parts))
+
+    run = run_suite(suite, db=None, settings=SETTINGS)
+
+    both = case(run, "loan-and-lost-card")
+    assert [c["part"] for c in both.candidates] == [1, 1]  # the second part retrieves nothing
+    assert case_line(both) == f"PASS  {'loan-and-lost-card':<34} handbook.md prose ¶2 | no candidates"
+    row = (
+        "| loan-and-lost-card | pass |  | handbook.md, kind prose, paragraph 2 "
+        f"| handbook.md prose ¶2 | no candidates | {LOAN} |"
+    )
+    assert row in markdown(run, None).splitlines()
 
 
 def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model: Any, tmp_path: Path) -> None:

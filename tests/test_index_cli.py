@@ -139,9 +139,7 @@ def claimed_twice(first: str, second: str, doc_id: str) -> tuple[str, str]:
 
 
 BAD_INPUTS = [
-    pytest.param(
-        BadInput(truncated_pdf, (r"Error: truncated\.pdf: .+",)), id="truncated-pdf"
-    ),
+    pytest.param(BadInput(truncated_pdf, (r"Error: truncated\.pdf: .+",)), id="truncated-pdf"),
     pytest.param(
         BadInput(truncated_garbled_pdf, (r"Error: truncated\.pdf: .+",)),
         id="truncated-garbled-pdf",
@@ -375,10 +373,12 @@ def test_index_json_output(sample_pdfs: Path, tmp_path: Path, runner: CliRunner)
         "unchanged",
         "documents",
         "passages",
+        "embedded",
         "corpus_digest",
         "problems",
     }
     assert data["documents"] == 8 and data["passages"] == SAMPLE_PASSAGES and len(data["added"]) == 9
+    assert data["embedded"] == 0  # a new index is not embedded unless asked (--embed)
     assert data["problems"] == [
         {
             "source": "empty.pdf",
@@ -450,6 +450,7 @@ def test_status_json(library_db: Path, runner: CliRunner) -> None:
         "sidecars": 1,
         "invisible_documents": [],
         "corpus_digest": digest,
+        "embeddings": {},  # indexed without --embed
         "schema_version": SCHEMA_VERSION,
         "built": data["built"],
     }

@@ -1,0 +1,215 @@
+"""Semantic and hybrid retrieval with the real embedding model (localqa[semantic])."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localqa import embeddings
+from localqa.api import search_parts
+from localqa.cli import cli
+from localqa.index import index_status, open_index, refresh_index
+from localqa.retrieve import RETRIEVERS, RetrievalSettings
+from localqa.types import Caller
+
+pytestmark = [
+    pytest.mark.semantic,
+    pytest.mark.skipif(not embeddings.is_available(), reason="needs localqa[semantic]"),
+]
+REPO = Path(__file__).resolve().parent.parent
+NOVEMBER = date(2026, 11, 14)
+
+
+@pytest.fixture(scope="module")
+def embedded_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("semantic")
+    shutil.copytree(REPO / "pdfs", folder / "pdfs", ignore=shutil.ignore_patterns("*.py"))
+    db = folder / "library.sqlite3"
+    report = refresh_index(folder / "pdfs", db, embed=True)
+    assert report.embedded == report.passages > 0
+    return db
+
+
+def settings(retriever: str, k: int = 5) -> RetrievalSettings:
+    return RetrievalSettings(retriever=retriever, k=k)  # type: ignore[arg-type]
+
+
+def test_a_paraphrase_lexical_search_misses_is_found_by_hybrid(embedded_db: Path) -> None:
+    question = "When must I bring back a camera lens?"
+    lexical = search_parts(question, as_of=NOVEMBER, db=embedded_db, settings=settings("lexical"))
+    hybrid = search_parts(question, as_of=NOVEMBER, db=embedded_db, settings=settings("hybrid"))
+    assert lexical[0].candidates == ()
+    assert "two calendar days" in hybrid[0].candidates[0].text
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+@pytest.mark.parametrize(("as_of", "minutes"), [(date(2026, 7, 15), "30 minutes"), (NOVEMBER, "45 minutes")])
+def test_identifier_questions_keep_their_exact_hit_in_every_mode(
+    embedded_db: Path, retriever: str, as_of: date, minutes: str
+) -> None:
+    result = search_parts(
+        "What is the loan limit for EQ-314?", as_of=as_of, db=embedded_db, settings=settings(retriever)
+    )
+    top = result[0].candidates[0]
+    assert (top.location.kind, top.location.row, minutes in top.text) == ("table", 2, True)
+    assert all("EQ-314" in c.identifiers for c in result[0].candidates)
+
+
+@pytest.mark.parametrize("retriever", RETRIEVERS)
+def test_an_identifier_no_eligible_passage_carries_abstains_in_every_mode(
+    embedded_db: Path, retriever: str
+) -> None:
+    result = search_parts(
+        "What is the loan limit for EQ-073?", as_of=NOVEMBER, db=embedded_db, settings=settings(retriever)
+    )
+    assert result[0].candidates == ()
+
+
+@pytest.mark.parametrize("retriever", ["semantic", "hybrid"])
+def test_staff_and_retired_documents_never_appear_in_semantic_modes(
+    embedded_db: Path, retriever: str
+) -> None:
+    for question in (
+        "When is the cash drawer reconciled?",
+        "When may rare books be viewed?",
+        "How often is the alarm code changed?",
+    ):
+        for part in search_parts(
+            question,
+            as_of=NOVEMBER,
+            caller=Caller(role="public"),
+            db=embedded_db,
+            settings=settings(retriever, k=20),
+        ):
+            sources = {c.location.source for c in part.candidates}
+            assert not sources & {"staff-procedures.pdf", "reading-room-rules-2024.pdf"}, (question, sources)
+
+
+def test_semantic_scores_do_not_depend_on_ineligible_documents(tmp_path: Path, embedded_db: Path) -> None:
+    """Cosine needs no collection statistics, and the 'stands out' test uses eligible passages only:
+    removing the staff document changes nothing a public caller sees."""
+    folder = tmp_path / "pdfs"
+    shutil.copytree(REPO / "pdfs", folder, ignore=shutil.ignore_patterns("*.py"))
+    (folder / "staff-procedures.pdf").unlink()
+    without = tmp_path / "without.sqlite3"
+    refresh_index(folder, without, embed=True)
+    for question in (
+        "How long can fragile equipment be borrowed?",
+        "When is story time?",
+        "When must I bring back a camera lens?",
+    ):
+        for retriever in ("semantic", "hybrid"):
+            a = search_parts(question, as_of=NOVEMBER, db=embedded_db, settings=settings(retriever))
+            b = search_parts(question, as_of=NOVEMBER, db=without, settings=settings(retriever))
+            assert [(c.text, round(c.score, 6)) for c in a[0].candidates] == [
+                (c.text, round(c.score, 6)) for c in b[0].candidates
+            ]
+
+
+def test_embeddings_are_incremental_and_follow_their_passages(tmp_path: Path) -> None:
+    folder = tmp_path / "pdfs"
+    shutil.copytree(REPO / "pdfs", folder, ignore=shutil.ignore_patterns("*.py"))
+    db = tmp_path / "index.sqlite3"
+    first = refresh_index(folder, db, embed=True)
+    assert first.embedded == first.passages
+
+    unchanged = refresh_index(folder, db)  # embed=None: keeps an embedded index current
+    assert unchanged.embedded == 0
+
+    (folder / "fines-and-fees.md").write_text("# Fees\n\nThe locker fee is 2 dollars.\n", encoding="utf-8")
+    changed = refresh_index(folder, db)
+    assert changed.changed == ["fines-and-fees.md"]
+    assert changed.embedded == 1  # only the changed file's one passage
+    with open_index(db) as connection:
+        orphans = connection.execute(
+            "SELECT count(*) FROM embeddings WHERE passage_id NOT IN (SELECT id FROM passages)"
+        ).fetchone()[0]
+        total = connection.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+    assert orphans == 0
+    assert total == index_status(db)["embeddings"][embeddings.MODEL_NAME] == changed.passages
+
+
+def test_semantic_search_on_an_index_without_embeddings_says_how_to_add_them(library_db: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["search", "When is story time?", "--retriever", "hybrid", "--db", str(library_db)]
+    )
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: the index has no embeddings for all-MiniLM-L6-v2, which --retriever hybrid needs; "
+        "run 'localqa index --embed' (needs localqa[semantic])\n"
+    )
+
+
+def test_hybrid_fixes_the_library_paraphrase_and_regresses_nothing(tmp_path: Path, embedded_db: Path) -> None:
+    runner = CliRunner()
+    before = tmp_path / "lexical.json"
+    lexical = runner.invoke(
+        cli, ["eval", str(REPO / "evals/library"), "--db", str(embedded_db), "--save", str(before)]
+    )
+    assert lexical.exit_code == 0, lexical.output
+    hybrid = runner.invoke(
+        cli,
+        [
+            "eval",
+            str(REPO / "evals/library"),
+            "--db",
+            str(embedded_db),
+            "--retriever",
+            "hybrid",
+            "--compare",
+            str(before),
+            "--save",
+            str(tmp_path / "hybrid.json"),
+        ],
+    )
+    assert hybrid.exit_code == 0, hybrid.output
+    assert "fixed (1): camera-lens-paraphrase" in hybrid.output
+    assert "regressed" not in hybrid.output
+    config = json.loads((tmp_path / "hybrid.json").read_text())["config"]["retrieval"]
+    assert (config["retriever"], config["fusion"], config["rrf_k"]) == ("hybrid", "rrf", 60)
+    assert (config["lexical_weight"], config["semantic_weight"]) == (1.0, 1.0)
+
+
+# --- eligibility holds in every mode (the generated catalogs of test_eligibility) --------------
+
+from hypothesis import HealthCheck, given, settings as hypothesis_settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from test_eligibility import QUESTIONS, catalogs, oracle, passages_of  # noqa: E402
+
+from localqa.index import write_documents  # noqa: E402
+from localqa.retrieve import search  # noqa: E402
+
+
+@pytest.mark.parametrize("retriever", ["semantic", "hybrid"])
+@hypothesis_settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(catalog=catalogs(), data=st.data())
+def test_no_ineligible_passage_in_semantic_modes(
+    tmp_path: Path, retriever: str, catalog: tuple, data: st.DataObject
+) -> None:
+    tenants, documents = catalog
+    dates = sorted({d.effective for d in documents if d.effective} | {date(2026, 6, 1)})
+    as_of = data.draw(st.sampled_from(dates))
+    question = data.draw(st.sampled_from(QUESTIONS))
+    db = tmp_path / f"{retriever}-{len(list(tmp_path.iterdir()))}.sqlite3"
+    write_documents(db, [(d, passages_of(d)) for d in documents], embed=True)
+    with open_index(db) as connection:
+        for role in ("public", "staff"):
+            for tenant in (*tenants, "nobody"):
+                results = search(
+                    connection,
+                    question,
+                    as_of=as_of,
+                    caller=Caller(role=role, tenant=tenant),
+                    settings=settings(retriever, k=100),
+                )
+                returned = {c.doc_id for r in results for c in r.candidates}
+                assert returned <= oracle(documents, as_of, role, tenant), (as_of, role, tenant)
