@@ -9,12 +9,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from test_eligibility import QUESTIONS, catalogs, oracle, passages_of
 
 from localqa import embeddings
 from localqa.api import search_parts
 from localqa.cli import cli
-from localqa.index import index_status, open_index, refresh_index
-from localqa.retrieve import RETRIEVERS, RetrievalSettings
+from localqa.index import index_status, open_index, refresh_index, write_documents
+from localqa.retrieve import RETRIEVERS, RetrievalSettings, search
 from localqa.types import Caller
 
 pytestmark = [
@@ -176,13 +180,6 @@ def test_hybrid_fixes_the_library_paraphrase_and_regresses_nothing(tmp_path: Pat
 
 
 # --- eligibility holds in every mode (the generated catalogs of test_eligibility) --------------
-
-from hypothesis import HealthCheck, given, settings as hypothesis_settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from test_eligibility import QUESTIONS, catalogs, oracle, passages_of  # noqa: E402
-
-from localqa.index import write_documents  # noqa: E402
-from localqa.retrieve import search  # noqa: E402
 
 
 @pytest.mark.parametrize("retriever", ["semantic", "hybrid"])
