@@ -92,7 +92,7 @@ def question_parts(question: str, parts: Sequence[str] = ()) -> list[str]:
 
 def _valid_text(text: str) -> str:
     # Undecodable bytes in argv arrive as lone surrogates, which SQLite cannot take.
-    return text.encode("utf-8", "replace").decode("utf-8")
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def load_documents(db: sqlite3.Connection) -> list[Document]:

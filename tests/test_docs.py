@@ -34,4 +34,6 @@ def test_every_command_is_documented_and_current() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     text = README.read_text(encoding="utf-8")
-    README.write_text(BLOCK.sub(lambda m: m.group(1) + reference() + "\n" + m.group(3), text), encoding="utf-8")
+    README.write_text(
+        BLOCK.sub(lambda m: m.group(1) + reference() + "\n" + m.group(3), text), encoding="utf-8"
+    )

@@ -132,8 +132,7 @@ def test_unreadable_pdfs_are_reported_by_name_and_the_rest_is_done(folder: Path,
     result = ocr(runner, folder)
     assert result.exit_code == 1
     assert (
-        "Error: empty.pdf: empty file (0 bytes); replace it with the real PDF or remove it\n"
-        in result.stderr
+        "Error: empty.pdf: empty file (0 bytes); replace it with the real PDF or remove it\n" in result.stderr
     )
     assert "Error: notes.pdf: not a PDF (no %PDF- header); rename it or remove it from the folder\n" in (
         result.stderr

@@ -100,15 +100,11 @@ def test_uses_the_given_model_name(fake_ollama: FakeOllama) -> None:
 
 def test_invalid_json_content_is_returned_not_raised(fake_ollama: FakeOllama) -> None:
     fake_ollama.reply('{"source": "P1", "quote": ')
-    assert OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA) == (
-        '{"source": "P1", "quote": '
-    )
+    assert OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA) == ('{"source": "P1", "quote": ')
 
 
 @pytest.mark.parametrize("form", ["{host}", "http://{host}", "http://{host}/"])
-def test_ollama_host_is_honoured(
-    fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch, form: str
-) -> None:
+def test_ollama_host_is_honoured(fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch, form: str) -> None:
     monkeypatch.setenv("OLLAMA_HOST", form.format(host=fake_ollama.host))
     model = OllamaModel()
     assert model.host == fake_ollama.url
@@ -116,9 +112,7 @@ def test_ollama_host_is_honoured(
     assert len(fake_ollama.chats) == 1
 
 
-def test_explicit_host_beats_ollama_host(
-    fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_explicit_host_beats_ollama_host(fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
     OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
     assert len(fake_ollama.chats) == 1
@@ -211,9 +205,7 @@ def test_non_json_body_is_a_clear_error(fake_ollama: FakeOllama) -> None:
         ("[1, 2]", "(not a JSON object)"),
     ],
 )
-def test_reply_without_message_is_a_clear_error(
-    fake_ollama: FakeOllama, body: str, detail: str
-) -> None:
+def test_reply_without_message_is_a_clear_error(fake_ollama: FakeOllama, body: str, detail: str) -> None:
     fake_ollama.malformed = body
     with pytest.raises(ModelError) as caught:
         OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)

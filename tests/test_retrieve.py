@@ -363,11 +363,6 @@ def test_explicit_part_with_a_lone_surrogate_is_cleaned() -> None:
     assert part.startswith("loan") and part.endswith(" limit") and len(part) == len("loan? limit")
 
 
-@pytest.mark.xfail(
-    reason="BUG: retrieve._valid_text replaces a lone surrogate with '?', which split_parts takes "
-    "for the end of a question: a Latin-1 'café' in argv splits the question in two",
-    strict=True,
-)
 @pytest.mark.parametrize("question", ["loan\udcff limit", "caf\udce9 opening hours"])
 def test_a_lone_surrogate_does_not_split_the_question(question: str) -> None:
     assert len(question_parts(question)) == 1

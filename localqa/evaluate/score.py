@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from localqa.answer import MODEL_ERROR
 from localqa.catalog import visible_labels
 from localqa.evaluate.suite import Case, Expect
 from localqa.extract.text import squash
@@ -82,6 +83,7 @@ def score_answer(
     """Grade a shown quote against the text of the passage it cites (`cited_text`, looked up by
     the caller). Verification is redone here rather than trusted from the answering code."""
     shown = quote is not None and bool(quote.strip())
+    model_failed = reason is not None and reason.startswith(MODEL_ERROR)
     verified = shown and cited_text is not None and squash(quote or "") in squash(cited_text)
     expected_hit = (
         verified and citation is not None and any(_at(e, citation, cited_text or "") for e in case.expect)
@@ -95,7 +97,8 @@ def score_answer(
         contains_phrase=(squash(case.phrase) in squash(quote or ""))
         if case.answerable and case.phrase
         else None,
-        abstention_correct=None if case.answerable else not shown,
+        # A backend that failed did not abstain: it never judged the evidence.
+        abstention_correct=None if case.answerable else not shown and not model_failed,
         reason=reason,
     )
 
@@ -145,6 +148,8 @@ def attribute(
     """Why a case failed: the expected evidence was absent (retrieval), present but the answer
     missed or misquoted it (generation), or nothing was expected but something was shown (contract)."""
     if not case.answerable:
+        if answer is not None and answer.abstention_correct is False and answer.quote is None:
+            return "generation"  # the model failed instead of judging the evidence
         shown = answer.quote is not None if answer is not None else shown_candidates
         return "contract" if shown else None
     if retrieval.recall != 1.0:
