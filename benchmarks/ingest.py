@@ -250,8 +250,9 @@ def main(argv: list[str] | None = None) -> int:
             "data row 1 (the title line above was taken as the header); see benchmarks/README.md"
         )
     print(
-        f"full build: {report.documents} document, {report.passages} passages, index {index_size / 1e6:.2f} MB; "
-        f"no-change run: added {len(again.added)}, changed {len(again.changed)}, unchanged {again.unchanged}\n"
+        f"full build: {report.documents} document, {report.passages} passages, "
+        f"index {index_size / 1e6:.2f} MB; no-change run: added {len(again.added)}, "
+        f"changed {len(again.changed)}, unchanged {again.unchanged}\n"
     )
 
     reference = rows[0][1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from localqa import prompts
 from localqa.errors import ModelError
@@ -38,7 +38,7 @@ def verify(reply: str, passages: dict[str, Candidate]) -> Answer:
     """Turn a raw model reply into a verified Answer or a refusal saying why."""
     try:
         choice = QuoteChoice.model_validate(json.loads(reply))
-    except (json.JSONDecodeError, ValidationError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # JSONDecodeError and ValidationError are ValueErrors
         return refusal(f"the model's reply is not the expected JSON: {reply[:120]!r}")
     if choice.source is None and choice.quote is None:
         return refusal("the model found no passage that answers the question")

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import click
 
 from localqa.answer import MODEL_ERROR
-from localqa.errors import LocalQAError, QuestionError
+from localqa.errors import LocalQAError, QuestionError, UnknownModelError
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,7 +29,7 @@ def fail_cleanly(function: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
-        except QuestionError as error:
+        except (QuestionError, UnknownModelError) as error:
             raise click.UsageError(str(error)) from None
         except LocalQAError as error:
             raise click.ClickException(str(error)) from None
@@ -410,6 +410,7 @@ def _format_answer(result: PartResult, answer: Answer) -> str:
 
 @cli.command()
 @json_option
+@fail_cleanly
 def models(as_json: bool) -> None:
     """List the answer backends, which are available here, and the default."""
     from localqa.errors import LocalQAError

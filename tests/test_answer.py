@@ -276,12 +276,6 @@ def test_a_long_invalid_reply_is_cut_in_the_reason() -> None:
     assert result.reason == f"the model's reply is not the expected JSON: {'x' * 120!r}"
 
 
-@pytest.mark.xfail(
-    reason="BUG: verify() catches JSONDecodeError/ValidationError/TypeError but not RecursionError, "
-    "which json.loads raises for a deeply nested reply (~1000 levels): it escapes answer_part as a "
-    "traceback instead of a refusal. Fix: also catch RecursionError (or ValueError|RecursionError).",
-    strict=True,
-)
 def test_a_deeply_nested_reply_is_refused_not_raised(fake_model: Any) -> None:
     fake_model.enqueue("[" * 100_000)
     result = answer_part(QUESTION, CANDIDATES, fake_model)

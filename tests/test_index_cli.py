@@ -390,12 +390,6 @@ def test_index_json_output(sample_pdfs: Path, tmp_path: Path, runner: CliRunner)
     assert len(data["corpus_digest"]) == 64
 
 
-@pytest.mark.xfail(
-    reason="BUG: `localqa index --db FILE` where FILE is not a localqa index (garbage, or an empty "
-    "SQLite file) dies with a sqlite3.DatabaseError traceback from localqa/index.py _indexed_files "
-    "instead of one 'Error: ...' line",
-    strict=True,
-)
 @pytest.mark.parametrize("content", [b"this is not a database" * 50, b""], ids=["garbage", "empty"])
 def test_index_over_a_file_that_is_not_an_index_is_a_clear_error(
     content: bytes, sample_pdfs: Path, tmp_path: Path, runner: CliRunner
@@ -406,7 +400,7 @@ def test_index_over_a_file_that_is_not_an_index_is_a_clear_error(
     assert result.exit_code == 1
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert diagnostics(result.stderr) == [
-        f"Error: {db} is not a localqa index; rebuild it with 'localqa index --rebuild'"
+        f"Error: {db} is not a localqa index; rebuild it with 'localqa index --rebuild' or choose another --db"
     ]
 
 

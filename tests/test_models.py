@@ -303,7 +303,6 @@ BAD_HOST_BUG = (
 )
 
 
-@pytest.mark.xfail(reason=BAD_HOST_BUG, strict=True)
 def test_malformed_ollama_host_is_a_clear_error_for_ask(tmp_path: Path) -> None:
     result = run_localqa(
         "ask",
@@ -322,7 +321,6 @@ def test_malformed_ollama_host_is_a_clear_error_for_ask(tmp_path: Path) -> None:
     assert "OLLAMA_HOST" in result.stderr
 
 
-@pytest.mark.xfail(reason=BAD_HOST_BUG, strict=True)
 def test_malformed_ollama_host_does_not_crash_models() -> None:
     result = run_localqa("models", env={"OLLAMA_HOST": "127.0.0.1:port"})
     assert "Traceback" not in result.stderr, result.stderr

@@ -62,13 +62,18 @@ def default_backend() -> str:
 def backends() -> list[BackendInfo]:
     from localqa.models import embedded, ollama
 
-    host = ollama.resolve_host()
-    return [
-        BackendInfo(
+    try:
+        host = ollama.resolve_host()
+    except ModelError as error:
+        ollama_info = BackendInfo("ollama", False, str(error))
+    else:
+        ollama_info = BackendInfo(
             "ollama",
             ollama.server_answers(host),
             f"Ollama server at {host}, default model {ollama.DEFAULT_MODEL} (ollama:NAME)",
-        ),
+        )
+    return [
+        ollama_info,
         BackendInfo(
             "embedded",
             embedded.is_available(),

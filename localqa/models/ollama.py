@@ -12,14 +12,32 @@ import ipaddress
 import json
 import os
 import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import ollama
 import pydantic
 
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, Message
+
+
+def _import_ollama() -> Any:
+    # `import ollama` builds a module-level client that parses OLLAMA_HOST at import time and
+    # raises on a malformed value; localqa always passes host= itself and reports bad values
+    # with the fix, so the package is imported without it.
+    saved = os.environ.pop("OLLAMA_HOST", None)
+    try:
+        import ollama as package
+    finally:
+        if saved is not None:
+            os.environ["OLLAMA_HOST"] = saved
+    return package
+
+
+if TYPE_CHECKING:
+    import ollama
+else:
+    ollama = _import_ollama()
 
 DEFAULT_MODEL = "qwen2.5:1.5b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
