@@ -400,7 +400,8 @@ def test_index_over_a_file_that_is_not_an_index_is_a_clear_error(
     assert result.exit_code == 1
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert diagnostics(result.stderr) == [
-        f"Error: {db} is not a localqa index; rebuild it with 'localqa index --rebuild' or choose another --db"
+        f"Error: {db} is not a localqa index; "
+        "rebuild it with 'localqa index --rebuild' or choose another --db"
     ]
 
 
