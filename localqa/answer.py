@@ -1,9 +1,10 @@
 """Answering one question part: ask a model to pick a quote, then verify it before display.
 
-Verification is plain code and runs on every reply, whatever the backend or schema: the label must
-be one that was supplied, the quote non-blank, and (after whitespace normalisation only) a literal
-substring of that passage's text. Anything else becomes a refusal with the reason. This is the
-only place an `Answer` with `verified=True` is made.
+Verification is plain code and runs on every reply, whatever the backend or schema: the label
+must be one that was supplied, the quote non-blank and, after whitespace normalisation only, a
+literal substring of that passage's text; stricter still, a whole sentence (or table row) of it.
+Anything else becomes a refusal with the reason. This is the only place an `Answer` with
+`verified=True` is made.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def verify(reply: str, passages: dict[str, Candidate]) -> Answer:
     cited = passages[choice.source]
     if quote not in squash(cited.text):
         return refusal(f"the model's quote is not in {choice.source}'s text: {quote[:120]!r}")
+    if quote not in {squash(s) for s in prompts.quotable(cited)}:
+        # Verbatim but cut short: the end of a sentence is where an exception ("unless ...")
+        # lives, so only whole sentences (or whole table rows) are shown.
+        return refusal(f"the model's quote is only part of a sentence of {choice.source}: {quote[:120]!r}")
     return Answer(verified=True, quote=quote, citation=cited.location)
 
 

@@ -181,7 +181,9 @@ def test_compound_question_is_answered_part_by_part(
     inject(monkeypatch, fake_model)
     fake_model.enqueue(
         reply(
-            "P1", "Equipment loan limits: Item ID: EQ-314; Item: Portable scanner; Loan limit: 45 minutes;"
+            "P1",
+            "Equipment loan limits: Item ID: EQ-314; Item: Portable scanner; Loan limit: 45 minutes; "
+            "Deposit: 20 dollars",
         ),
         reply("P1", "The desk accepts maps for the community map exchange from 12:00 to 15:00 on weekdays."),
         reply("P7", "Standard book loans last 21 days."),

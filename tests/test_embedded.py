@@ -79,6 +79,16 @@ def test_assemble_with_wrong_hash_raises_and_leaves_no_file(tmp_path: Path) -> N
     assert list(dest.parent.iterdir()) == []  # neither the file, its temp file nor a marker
 
 
+def test_unreadable_part_raises_model_error_and_leaves_no_file(tmp_path: Path) -> None:
+    (tmp_path / "p0").write_bytes(b"one")
+    dest = tmp_path / "out" / "model.gguf"
+
+    with pytest.raises(ModelError, match=r"Cannot assemble .*missing-part"):
+        embedded.assemble([tmp_path / "p0", tmp_path / "missing-part"], dest, "0" * 64)
+
+    assert list(dest.parent.iterdir()) == []
+
+
 def test_parts_in_the_wrong_order_fail_the_hash(tmp_path: Path) -> None:
     parts = []
     for i, chunk in enumerate(CHUNKS):

@@ -117,7 +117,8 @@ def part_files() -> list[Traversable]:
 def _is_verified(path: Path, sha256: str) -> bool:
     """True when `path` was assembled and hashed earlier: the marker written after a
     successful hash names this sha256 and the size the file still has. Rehashing 1.1 GB on
-    every run would cost seconds; the size check catches truncation and replacement."""
+    every run would cost seconds; the size check catches truncation and most replacements
+    (deleting the file forces a rebuild)."""
     try:
         recorded = _marker(path).read_text(encoding="ascii").split()
         size = path.stat().st_size
@@ -180,9 +181,10 @@ def assemble(parts: Sequence[Traversable | Path], dest: Path, sha256: str) -> Pa
         raise
     except OSError as exc:
         tmp.unlink(missing_ok=True)
+        where = f"{exc.filename}: " if exc.filename else ""
         raise ModelError(
-            f"Cannot write the embedded model to {dest} ({exc.strerror or exc}); it needs about "
-            "1.2 GB free: free space or set LOCALQA_CACHE to another directory"
+            f"Cannot assemble the embedded model at {dest} ({where}{exc.strerror or exc}); it "
+            "needs about 1.2 GB free: free space or set LOCALQA_CACHE to another directory"
         ) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
