@@ -19,6 +19,29 @@ SAMPLE_PDFS = REPO / "pdfs"
 pytest_plugins = ["fake_ollama"]
 
 
+# Settings a developer's shell may carry that would change what a test sees.
+_CALLER_AND_MODEL_ENV = (
+    "LOCALQA_MODEL",
+    "LOCALQA_ROLE",
+    "LOCALQA_TENANT",
+    "OLLAMA_HOST",
+    "LOCALQA_OLLAMA_TIMEOUT",
+    "OLLAMA_API_KEY",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _CALLER_AND_MODEL_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def sample_pdfs(tmp_path: Path) -> Path:
     """A writable copy of the sample library (PDFs, Markdown, sidecar, catalog)."""

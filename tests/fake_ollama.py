@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -111,6 +112,14 @@ class FakeOllama:
     def _sleep(self) -> None:
         if self.delay > 0:
             self._stopping.wait(self.delay)
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 with nothing listening."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
 
 
 def _now() -> str:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from fake_ollama import free_port
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,23 +38,6 @@ COMPOUND = (
     "What is the loan limit for EQ-314, when does the desk accept maps for the community map "
     "exchange, and how many days does a standard book loan last?"
 )
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LOCALQA_MODEL", "OLLAMA_HOST", "LOCALQA_OLLAMA_TIMEOUT", "OLLAMA_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    for name in ("LOCALQA_ROLE", "LOCALQA_TENANT"):
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def inject(monkeypatch: pytest.MonkeyPatch, model: AnswerModel) -> list[str | None]:

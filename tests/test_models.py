@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from fake_ollama import free_port
 
 from localqa import prompts
 from localqa.cli import cli
@@ -25,21 +25,6 @@ from localqa.models.ollama import DEFAULT_MODEL, OllamaModel
 from localqa.types import Candidate, Kind, Location
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LOCALQA_MODEL", "OLLAMA_HOST", "LOCALQA_OLLAMA_TIMEOUT", "OLLAMA_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from fake_ollama import free_port
 from ollama._client import _parse_host
 
 from localqa.errors import ModelError
@@ -47,22 +48,6 @@ SCHEMA: dict[str, Any] = {
         },
     ]
 }
-
-
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OLLAMA_HOST", "LOCALQA_OLLAMA_TIMEOUT", "OLLAMA_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def free_port() -> int:
-    """A port on 127.0.0.1 with nothing listening."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def test_is_an_answer_model_with_defaults() -> None:
