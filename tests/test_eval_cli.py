@@ -284,8 +284,8 @@ def test_save_writes_configuration_and_per_case_records(runner: CliRunner, tmp_p
     assert {
         "retriever": "lexical",
         "k": 3,
-        "k1": 0.9,
-        "b": 0.4,
+        "k1": 1.2,
+        "b": 0.75,
         "floor": 0.5,
         "chunking": "body",
     }.items() <= config["retrieval"].items()

@@ -84,7 +84,7 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
     result = PdfExtraction()
     with open_pdf(path) as document:
         result.page_count = document.page_count
-        pages: list[tuple[int, list[_Block], list[Any]]] = []
+        pages: list[tuple[int, list[_Block], list[_Table]]] = []
         for number, page in enumerate(document, start=1):
             try:
                 if not has_text_layer(page):
@@ -92,7 +92,8 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
                     continue
                 # Tables are found from ruling lines: a page without drawings has none, and
                 # find_tables is most of the extraction time.
-                tables = list(page.find_tables().tables) if page.get_cdrawings() else []
+                found = page.find_tables().tables if page.get_cdrawings() else []
+                tables = [_read_table(page, table) for table in found]
                 pages.append((number, _text_blocks(page, [t.bbox for t in tables]), tables))
             except Exception as error:  # a damaged page must not cost the rest of the file
                 result.problems.append(Problem(source, f"page cannot be read ({error})", page=number))
@@ -110,13 +111,13 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
     return result
 
 
-def _reading_order(blocks: list[_Block], tables: list[Any]) -> list[_Block | Any]:
-    items: list[tuple[float, _Block | Any]] = [(b.top, b) for b in blocks]
+def _reading_order(blocks: list[_Block], tables: list[_Table]) -> list[_Block | _Table]:
+    items: list[tuple[float, _Block | _Table]] = [(b.top, b) for b in blocks]
     items += [(t.bbox[1], t) for t in tables]
     return [item for _, item in sorted(items, key=lambda item: item[0])]
 
 
-def _mark_headings(items: list[_Block | Any], body_size: float, heading_sizes: list[float]) -> None:
+def _mark_headings(items: list[_Block | _Table], body_size: float, heading_sizes: list[float]) -> None:
     """Set each block's heading level. A heading-shaped block that governs nothing (it is last, or
     the next block is a heading of the same or a higher level) is text, not a heading: otherwise a
     short bold closing line ("Reopens Monday 3 March") would be lost."""
@@ -134,7 +135,7 @@ def _mark_headings(items: list[_Block | Any], body_size: float, heading_sizes: l
 
 
 def _page_passages(
-    source: str, page: int, items: list[_Block | Any], stack: list[tuple[int, str]], out: list[Passage]
+    source: str, page: int, items: list[_Block | _Table], stack: list[tuple[int, str]], out: list[Passage]
 ) -> list[tuple[int, str]]:
     """Walk one page top to bottom, keeping the heading stack; returns the stack for the next page."""
     paragraph = table_number = offset = 0
@@ -166,21 +167,50 @@ def _page_passages(
     return stack
 
 
+@dataclass
+class _Table:
+    bbox: tuple[float, float, float, float]
+    header: list[str]
+    rows: list[list[str]]  # data rows only
+
+
+def _read_table(page: pymupdf.Page, table: Any) -> _Table:
+    """Header names and data rows. PyMuPDF 1.28 sometimes misses a bold header row inside the
+    table (its bold test compares bottom-up glyph coordinates with top-down row boxes) and takes
+    the line above the table for an "external" header; a first row set entirely in bold is the
+    header whatever it decided."""
+    rows = [[squash(cell or "") for cell in row] for row in table.extract()]
+    if table.header.external and not (rows and table.rows and _all_bold(page, table.rows[0].bbox)):
+        names = table.header.names
+    else:
+        names, rows = (rows[0] if rows else []), rows[1:]
+    header = [squash(name or "") or f"Column {i}" for i, name in enumerate(names, 1)]
+    return _Table(bbox=tuple(table.bbox), header=header, rows=rows)
+
+
+def _all_bold(page: pymupdf.Page, box: tuple[float, float, float, float]) -> bool:
+    spans = [
+        span
+        for block in page.get_text("dict", clip=box)["blocks"]
+        for line in block.get("lines", [])
+        for span in line["spans"]
+        if span["text"].strip()
+    ]
+    return bool(spans) and all(span["flags"] & _BOLD or "bold" in span["font"].lower() for span in spans)
+
+
 def _table_rows(
-    table: Any, source: str, page: int, number: int, title: str | None, section: str | None
+    table: _Table, source: str, page: int, number: int, title: str | None, section: str | None
 ) -> list[Passage]:
     """One passage per data row: `Title: Header: value; Header: value`. Row 1 is the first row
-    under the header, whether PyMuPDF found the header inside the table or above it."""
-    header = [squash(name or "") or f"Column {i}" for i, name in enumerate(table.header.names, 1)]
-    rows = table.extract()
-    if not table.header.external and rows:
-        rows = rows[1:]
+    under the header."""
     passages = []
-    for row_number, row in enumerate(rows, start=1):
-        cells = [squash(cell or "") for cell in row]
+    for row_number, cells in enumerate(table.rows, start=1):
         if not any(cells):
             continue
-        pairs = "; ".join(f"{name}: {value}" for name, value in zip(header, cells, strict=False) if value)
+        pairs = "; ".join(
+            f"{name}: {value}" for name, value in zip(table.header, cells, strict=False) if value
+        )
         passages.append(
             Passage(
                 kind=Kind.TABLE,
