@@ -521,14 +521,16 @@ def evaluate(
         return
     model = get_model(model_spec) if model_spec else None
     answers = load_answers(answers_path) if answers_path else None
-    run = run_suite(
-        suite,
-        db=db,
-        settings=settings,
-        model=model,
-        answers=answers,
-        answers_file=str(answers_path) if answers_path else None,
-    )
+    with _ProgressBar("Cases", enabled=sys.stderr.isatty()) as progress:
+        run = run_suite(
+            suite,
+            db=db,
+            settings=settings,
+            model=model,
+            answers=answers,
+            answers_file=str(answers_path) if answers_path else None,
+            progress=progress,
+        )
     comparison = None
     if compare_path is not None:
         comparison = comparing.compare(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from importlib.metadata import version
@@ -30,7 +30,7 @@ from localqa.evaluate.score import (
     score_retrieval,
 )
 from localqa.evaluate.suite import Case, Suite
-from localqa.index import open_index, refresh_index
+from localqa.index import Progress, open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
 from localqa.retrieve import RetrievalSettings, load_documents, search
@@ -171,7 +171,7 @@ def run_suite(
     model: AnswerModel | None = None,
     answers: dict[str, RecordedAnswer] | None = None,
     answers_file: str | None = None,
-    progress: Callable[[Case], None] | None = None,
+    progress: Progress | None = None,
 ) -> Run:
     """Score every case against the suite's index (see `suite_index`)."""
     with suite_index(suite, db, embed=settings.retriever != "lexical") as path:
@@ -185,16 +185,16 @@ def _run(
     model: AnswerModel | None,
     answers: dict[str, RecordedAnswer] | None,
     answers_file: str | None,
-    progress: Callable[[Case], None] | None,
+    progress: Progress | None,
 ) -> Run:
     with open_index(db_path) as db:
         documents = load_documents(db)
         owners = {d.doc_id: d for d in documents}
         digest = db.execute("SELECT value FROM meta WHERE key = 'corpus_digest'").fetchone()[0]
         records = []
-        for case in suite.cases:
+        for done, case in enumerate(suite.cases):
             if progress:
-                progress(case)
+                progress(done, len(suite.cases), case.id)
             caller = Caller(role=case.role, tenant=case.tenant)
             parts = search(
                 db, case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings
