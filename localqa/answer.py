@@ -10,6 +10,7 @@ Anything else becomes a refusal with the reason. This is the only place an `Answ
 from __future__ import annotations
 
 import json
+import re
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,6 +33,8 @@ class QuoteChoice(BaseModel):
 
 
 def refusal(reason: str) -> Answer:
+    """An answer that shows no quote. The reason never repeats the model's text: an unverified
+    quote must not reach the reader, not even inside an explanation."""
     return Answer(verified=False, reason=reason)
 
 
@@ -40,21 +43,25 @@ def verify(reply: str, passages: dict[str, Candidate]) -> Answer:
     try:
         choice = QuoteChoice.model_validate(json.loads(reply))
     except (ValueError, TypeError, RecursionError):  # JSONDecodeError and ValidationError are ValueErrors
-        return refusal(f"the model's reply is not the expected JSON: {reply[:120]!r}")
+        return refusal("the model's reply is not the expected JSON")
     if choice.source is None and choice.quote is None:
         return refusal("the model found no passage that answers the question")
     if choice.source not in passages:
-        return refusal(f"the model cited {choice.source!r}, which is not one of the supplied passages")
+        if choice.source is None:
+            return refusal("the model gave a quote but no passage label")
+        # Only a label-shaped value is repeated: anything longer may be quote text in the wrong field.
+        shown = f"{choice.source!r}" if re.fullmatch(r"[A-Za-z]{0,2}\d{1,3}", choice.source) else "a label"
+        return refusal(f"the model cited {shown}, which is not one of the supplied passages")
     quote = squash(choice.quote or "")
     if not quote:
         return refusal(f"the model's quote from {choice.source} is blank")
     cited = passages[choice.source]
     if quote not in squash(cited.text):
-        return refusal(f"the model's quote is not in {choice.source}'s text: {quote[:120]!r}")
+        return refusal(f"the model's quote is not in {choice.source}'s text")
     if quote not in {squash(s) for s in prompts.quotable(cited)}:
         # Verbatim but cut short: the end of a sentence is where an exception ("unless ...")
         # lives, so only whole sentences (or whole table rows) are shown.
-        return refusal(f"the model's quote is only part of a sentence of {choice.source}: {quote[:120]!r}")
+        return refusal(f"the model's quote is only part of a sentence of {choice.source}")
     return Answer(verified=True, quote=quote, citation=cited.location)
 
 

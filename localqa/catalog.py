@@ -67,8 +67,9 @@ def load_catalog(folder: Path) -> dict[str, dict[str, Any]]:
 def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | None, list[Problem]]:
     """The metadata of `source`, from its catalog entry or its file name.
 
-    Returns (None, problems) when the entry is unusable (the file is then not indexed), and a
-    document with `access=None` plus a problem when only the access label is bad.
+    Returns (None, problems) when the entry is unusable (the file is not indexed anew; a version
+    indexed before stays, visible to nobody), and a document with `access=None` plus a problem
+    when only the access label is bad.
     """
     stem = Path(source).stem
     if entry is None:
@@ -100,6 +101,9 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
         value = entry.get(field)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             problems.append(Problem(source, f"catalog.toml: {field} = {value!r} must be a non-empty string"))
+        elif field in ("id", "tenant") and isinstance(value, str) and "/" in value:
+            # Document ids are "tenant/id": a slash would let two different pairs collide.
+            problems.append(Problem(source, f"catalog.toml: {field} = {value!r} must not contain '/'"))
     if problems:
         return None, problems
 

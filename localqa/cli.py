@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from datetime import date
@@ -14,12 +15,12 @@ from typing import Any, TypeVar
 import click
 
 from localqa.answer import MODEL_ERROR
+from localqa.api import DEFAULT_DB
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_PDFS = Path("pdfs")
-DEFAULT_DB = Path("index/library.sqlite3")
 
 
 def fail_cleanly(function: F) -> F:
@@ -33,8 +34,17 @@ def fail_cleanly(function: F) -> F:
             raise click.UsageError(str(error)) from None
         except LocalQAError as error:
             raise click.ClickException(str(error)) from None
+        except (OSError, sqlite3.Error) as error:
+            # A path that cannot be written or a database that cannot be opened: name it.
+            raise click.ClickException(_describe(error)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _describe(error: OSError | sqlite3.Error) -> str:
+    if isinstance(error, OSError) and error.filename:
+        return f"{error.filename}: {error.strerror or error}"
+    return str(error)
 
 
 def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date:
@@ -59,7 +69,7 @@ def db_option(function: F) -> F:
 def pdfs_option(function: F) -> F:
     return click.option(
         "--pdfs",
-        type=click.Path(path_type=Path, file_okay=False),
+        type=click.Path(path_type=Path, file_okay=False, exists=True),
         default=DEFAULT_PDFS,
         show_default=True,
         help="Folder of PDFs, Markdown/text files, OCR sidecars and catalog.toml.",
@@ -517,6 +527,11 @@ def evaluate(
     suite = load_suite(suite_path)
     settings = RetrievalSettings(retriever=retriever, k=k, chunking=chunking)  # type: ignore[arg-type]
     if coverage:
+        if model_spec or answers_path or save_path or compare_path or report_path or as_json:
+            raise click.UsageError(
+                "--coverage compares retrieval only; use it without --model, --answers, "
+                "--save, --compare, --report and --json"
+            )
         _print_coverage(suite, db, settings)
         return
     model = get_model(model_spec) if model_spec else None

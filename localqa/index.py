@@ -161,8 +161,8 @@ def refresh_index(
             )
         )
 
-    documents, blocked = _documents(units, catalog, report.problems)
-    old_files = {} if rebuild or not db_path.exists() else _indexed_files(db_path)
+    old_files, old_ids = ({}, {}) if rebuild or not db_path.exists() else _indexed(db_path)
+    documents, blocked = _documents(units, catalog, report.problems, old_ids)
     if CATALOG_NAME in old_files and CATALOG_NAME not in catalog_names(folder):
         report.problems.append(
             Problem(
@@ -207,9 +207,7 @@ def refresh_index(
             report.unchanged += 1
     report.removed = sorted(n for n in old_files if n not in present and n != CATALOG_NAME)
 
-    _write(
-        db_path, rebuild, folder, units, documents, keep_previous, extracted, report, embed, embed_progress
-    )
+    _write(db_path, rebuild, folder, units, documents, blocked, extracted, report, embed, embed_progress)
     return report
 
 
@@ -250,9 +248,13 @@ def _pages_needing_ocr(
 
 
 def _documents(
-    units: Iterable[Unit], catalog: dict[str, dict[str, Any]], problems: list[Problem]
+    units: Iterable[Unit],
+    catalog: dict[str, dict[str, Any]],
+    problems: list[Problem],
+    old_ids: dict[str, str],
 ) -> tuple[dict[str, Document], set[str]]:
-    """Metadata per source; `blocked` holds sources that cannot be indexed now."""
+    """Metadata per source; `blocked` holds sources that cannot be indexed now. A blocked source
+    keeps its previous id (`old_ids`: source -> id), so nobody else may claim that id meanwhile."""
     documents: dict[str, Document] = {}
     blocked: set[str] = set()
     for unit in units:
@@ -267,9 +269,12 @@ def _documents(
     claims: dict[str, list[str]] = defaultdict(list)
     for source, document in documents.items():
         claims[document.doc_id].append(source)
+    for source in blocked:
+        if source in old_ids:
+            claims[old_ids[source]].append(source)
     for doc_id, sources in claims.items():
         if len(sources) > 1:
-            for source in sources:
+            for source in (s for s in sources if s in documents):
                 others = ", ".join(s for s in sources if s != source)
                 problems.append(
                     Problem(
@@ -283,17 +288,19 @@ def _documents(
     return documents, blocked
 
 
-def _indexed_files(db_path: Path) -> dict[str, tuple[str, list[int]]]:
-    """Every indexed file: content hash and (PDFs) pages without a text layer."""
+def _indexed(db_path: Path) -> tuple[dict[str, tuple[str, list[int]]], dict[str, str]]:
+    """What the live index holds: every file's content hash and (PDFs) pages without a text
+    layer, and every document's id by source."""
     try:
         with closing(sqlite3.connect(db_path)) as db:
-            rows = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
+            files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
+            ids = dict(db.execute("SELECT source, doc_id FROM documents").fetchall())
     except sqlite3.DatabaseError:
         raise LocalQAError(
-            f"{db_path} is not a localqa index; rebuild it with 'localqa index --rebuild' "
-            "or choose another --db"
+            f"{db_path} is not a localqa index; "
+            "rebuild it with 'localqa index --rebuild' or choose another --db"
         ) from None
-    return {name: (sha, [int(p) for p in pages.split(",") if p]) for name, sha, pages in rows}
+    return {name: (sha, [int(p) for p in pages.split(",") if p]) for name, sha, pages in files}, ids
 
 
 def _write(
@@ -302,7 +309,7 @@ def _write(
     folder: Path,
     units: list[Unit],
     documents: dict[str, Document],
-    keep_previous: set[str],
+    blocked: set[str],
     extracted: dict[str, Extracted],
     report: RefreshReport,
     embed: bool | None = None,
@@ -318,7 +325,7 @@ def _write(
                 live.backup(target)
         migrate(target)
         with target:
-            _apply(target, folder, units, documents, keep_previous, extracted, report)
+            _apply(target, folder, units, documents, blocked, extracted, report)
             if embed or (embed is None and embeddings.has_embeddings(target)):
                 report.embedded = embeddings.embed_missing(target, embed_progress)
     except BaseException:
@@ -335,29 +342,33 @@ def _apply(
     folder: Path,
     units: list[Unit],
     documents: dict[str, Document],
-    keep_previous: set[str],
+    blocked: set[str],
     extracted: dict[str, Extracted],
     report: RefreshReport,
 ) -> None:
     present = {u.name: u for u in units}
-    indexed = dict(db.execute("SELECT name, doc_id FROM files").fetchall())
+    indexed = {name for (name,) in db.execute("SELECT name FROM files")}
     stale = [n for n in indexed if n not in present and n != CATALOG_NAME]
     stale += [n for n in extracted if n in indexed]
     for name in stale:
         _drop_origin(db, name)
         db.execute("DELETE FROM files WHERE name = ?", (name,))
 
+    # Forget the rows being rewritten first, so that ids can move between documents (a swap).
+    db.executemany("DELETE FROM documents WHERE source = ?", ((source,) for source in documents))
     for source, document in documents.items():
-        if source in keep_previous:
-            continue
+        holder = db.execute("SELECT source FROM documents WHERE doc_id = ?", (document.doc_id,)).fetchone()
+        if holder is not None and holder[0] in present:
+            # `_documents` blocks every contested id; reaching this would hand one file's passages
+            # (and their access) to another, so stop rather than write.
+            raise LocalQAError(f"{source}: document id {document.doc_id!r} is held by {holder[0]}")
+        db.execute("DELETE FROM documents WHERE doc_id = ?", (document.doc_id,))  # a removed file's row
         # A catalog edit may give the document a new id: move what is indexed under the old one.
         db.execute("UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, source))
-        db.execute(
-            "UPDATE files SET doc_id = ? WHERE doc_id = (SELECT doc_id FROM documents WHERE source = ?)",
-            (document.doc_id, source),
-        )
-        db.execute("DELETE FROM documents WHERE source = ? OR doc_id = ?", (source, document.doc_id))
         _insert_document(db, document)
+    # A source whose metadata cannot be used keeps its passages but is visible to nobody until it
+    # is fixed: its old entry may grant wider access than the one just (mis)written.
+    db.executemany("UPDATE documents SET access = NULL WHERE source = ?", ((source,) for source in blocked))
 
     for name, result in extracted.items():
         unit = present[name]
@@ -365,8 +376,8 @@ def _apply(
         for passage in result.passages:
             _insert_passage(db, document.doc_id, name, passage)
         db.execute(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-            (name, unit.sha256, document.doc_id, ",".join(map(str, result.pages_without_text))),
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
+            (name, unit.sha256, ",".join(map(str, result.pages_without_text))),
         )
 
     # Documents whose source is gone lose their row; passages went with their origin above.
@@ -376,9 +387,7 @@ def _apply(
     )
     catalog = folder / CATALOG_NAME
     if catalog.exists():
-        db.execute(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, NULL, '')", (CATALOG_NAME, sha256_file(catalog))
-        )
+        db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, '')", (CATALOG_NAME, sha256_file(catalog)))
     else:
         db.execute("DELETE FROM files WHERE name = ?", (CATALOG_NAME,))
     report.digest = corpus_digest(db)
@@ -466,8 +475,8 @@ def write_documents(
                 for passage in passages:
                     _insert_passage(db, document.doc_id, document.source, passage)
                 db.execute(
-                    "INSERT INTO files VALUES (?, ?, ?, '')",
-                    (document.source, hashlib.sha256(document.source.encode()).hexdigest(), document.doc_id),
+                    "INSERT INTO files VALUES (?, ?, '')",
+                    (document.source, hashlib.sha256(document.source.encode()).hexdigest()),
                 )
             if embed:
                 embeddings.embed_missing(db)
@@ -499,7 +508,9 @@ def open_index(db_path: Path) -> sqlite3.Connection:
     """Open an existing index for reading (read-only, so a query can never modify it)."""
     if not db_path.exists():
         raise IndexMissingError(f"no index at {db_path}; build it with 'localqa index'")
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, factory=ReadConnection)
+    # An escaped URI: a '#' or '?' in the path must not be read as URI syntax.
+    uri = f"{db_path.resolve().as_uri()}?mode=ro"
+    db = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=ReadConnection)
     try:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError:

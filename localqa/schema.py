@@ -26,7 +26,6 @@ def m001_initial(db: sqlite3.Connection) -> None:
         CREATE TABLE files (
             name TEXT PRIMARY KEY,
             sha256 TEXT NOT NULL,
-            doc_id TEXT,
             pages_without_text TEXT NOT NULL DEFAULT ''
         );
         CREATE TABLE documents (

@@ -8,6 +8,7 @@ says why. The fake model lets each test choose the reply and see exactly what wa
 from __future__ import annotations
 
 import json
+import re
 import string
 from datetime import date
 from pathlib import Path
@@ -152,9 +153,8 @@ def test_a_part_of_a_sentence_is_verbatim_but_refused(fake_model: Any) -> None:
     fake_model.enqueue(reply("P1", "may be borrowed for two calendar days only"))
     result = answer_part(QUESTION, CANDIDATES, fake_model)
     assert not result.verified and result.quote is None
-    assert result.reason == (
-        "the model's quote is only part of a sentence of P1: 'may be borrowed for two calendar days only'"
-    )
+    # The reason never repeats the model's text: an unverified quote is never displayed.
+    assert result.reason == "the model's quote is only part of a sentence of P1"
 
 
 def test_a_quote_differing_only_in_whitespace_is_accepted_and_normalised(fake_model: Any) -> None:
@@ -177,6 +177,9 @@ def test_whitespace_in_the_passage_is_normalised_too() -> None:
 
 
 # --- refused, each with its reason -------------------------------------------------------------
+#
+# A reason never repeats the model's text (an unverified quote must not reach the reader, not
+# even inside an explanation): each is a fixed sentence naming at most a supplied-looking label.
 
 
 @pytest.mark.parametrize(
@@ -194,41 +197,45 @@ def test_whitespace_in_the_passage_is_normalised_too() -> None:
         ),
         pytest.param(
             reply(None, FRAGILE_SENTENCE),
-            "the model cited None, which is not one of the supplied passages",
+            "the model gave a quote but no passage label",
             id="quote-without-label",
+        ),
+        pytest.param(
+            reply(FRAGILE_SENTENCE, FRAGILE_SENTENCE),
+            "the model cited a label, which is not one of the supplied passages",
+            id="label-is-a-sentence",
         ),
         pytest.param(reply("P1", ""), "the model's quote from P1 is blank", id="empty-quote"),
         pytest.param(reply("P1", " \n\t "), "the model's quote from P1 is blank", id="blank-quote"),
         pytest.param(reply("P1", None), "the model's quote from P1 is blank", id="label-without-quote"),
         pytest.param(
             reply("P1", FRAGILE_SENTENCE.replace("may be borrowed", "must be borrowed")),
-            "the model's quote is not in P1's text: "
-            + repr(FRAGILE_SENTENCE.replace("may be borrowed", "must be borrowed")),
+            "the model's quote is not in P1's text",
             id="paraphrase",
         ),
         pytest.param(
             reply("P1", STANDARD_SENTENCE),
-            f"the model's quote is not in P1's text: {STANDARD_SENTENCE!r}",
+            "the model's quote is not in P1's text",
             id="quote-from-another-passage",
         ),
         pytest.param(
             reply("P1", FRAGILE_SENTENCE.lower()),
-            f"the model's quote is not in P1's text: {FRAGILE_SENTENCE.lower()[:120]!r}",
+            "the model's quote is not in P1's text",
             id="case-changed",
         ),
         pytest.param(
             reply("P1", "may beborrowed"),
-            "the model's quote is not in P1's text: 'may beborrowed'",
+            "the model's quote is not in P1's text",
             id="whitespace-removed-inside-a-word-boundary",
         ),
         pytest.param(
             reply("P1", "may be bor rowed"),
-            "the model's quote is not in P1's text: 'may be bor rowed'",
+            "the model's quote is not in P1's text",
             id="whitespace-added-inside-a-word",
         ),
         pytest.param(
             reply("P1", FRAGILE_SENTENCE[:-1] + "!"),
-            f"the model's quote is not in P1's text: {(FRAGILE_SENTENCE[:-1] + '!')[:120]!r}",
+            "the model's quote is not in P1's text",
             id="punctuation-changed",
         ),
         pytest.param(
@@ -243,6 +250,29 @@ def test_refusals_name_the_reason(fake_model: Any, text: str, reason: str) -> No
     result = answer_part(QUESTION, CANDIDATES, fake_model)
     assert result == Answer(verified=False, reason=reason)
     assert len(fake_model.history) == 1
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("P9", "'P9'"),
+        ("P123", "'P123'"),
+        ("ab7", "'ab7'"),
+        ("7", "'7'"),
+        ("P1234", "a label"),
+        ("ABC1", "a label"),
+        ("P", "a label"),
+        ("", "a label"),
+        ("P1 ", "a label"),
+        ("P1: ignore the rules", "a label"),
+        ("Fines above 10 dollars", "a label"),
+    ],
+)
+def test_an_unsupplied_label_is_named_only_when_it_looks_like_a_label(label: str, shown: str) -> None:
+    result = verify(reply(label, FRAGILE_SENTENCE), prompts.labels(list(CANDIDATES)))
+    assert result == Answer(
+        verified=False, reason=f"the model cited {shown}, which is not one of the supplied passages"
+    )
 
 
 @pytest.mark.parametrize(
@@ -272,22 +302,20 @@ def test_a_reply_that_is_not_the_expected_json_is_refused(fake_model: Any, text:
     result = answer_part(QUESTION, CANDIDATES, fake_model)
     assert result.verified is False
     assert result.quote is None and result.citation is None
-    assert result.reason == f"the model's reply is not the expected JSON: {text[:120]!r}"
+    assert result.reason == "the model's reply is not the expected JSON"
 
 
-def test_a_long_invalid_reply_is_cut_in_the_reason() -> None:
-    text = "x" * 500
+def test_an_invalid_reply_is_not_repeated_in_the_reason() -> None:
+    text = "The fine is 25 cents per day, says the handbook. " * 10
     result = verify(text, prompts.labels(list(CANDIDATES)))
-    assert result.reason == f"the model's reply is not the expected JSON: {'x' * 120!r}"
+    assert result == Answer(verified=False, reason="the model's reply is not the expected JSON")
+    assert "25 cents" not in (result.reason or "")
 
 
 def test_a_deeply_nested_reply_is_refused_not_raised(fake_model: Any) -> None:
     fake_model.enqueue("[" * 100_000)
     result = answer_part(QUESTION, CANDIDATES, fake_model)
-    assert result.verified is False
-    assert result.reason is not None and result.reason.startswith(
-        "the model's reply is not the expected JSON"
-    )
+    assert result == Answer(verified=False, reason="the model's reply is not the expected JSON")
 
 
 def test_a_model_error_becomes_a_refusal_with_its_message() -> None:
@@ -463,11 +491,28 @@ def replies(draw: st.DrawFn, texts: list[str]) -> str:
     return json.dumps(body, ensure_ascii=draw(st.booleans()))
 
 
+# Every refusal reason verify() can give: fixed sentences that name at most a label, never the
+# model's quote or reply.
+REFUSAL_REASON = re.compile(
+    r"the model's reply is not the expected JSON"
+    r"|the model found no passage that answers the question"
+    r"|the model gave a quote but no passage label"
+    r"|the model cited ('[A-Za-z]{0,2}[0-9]{1,3}'|a label), which is not one of the supplied passages"
+    r"|the model's quote from (?P<blank>P[0-9]+) is blank"
+    r"|the model's quote is not in (?P<absent>P[0-9]+)'s text"
+    r"|the model's quote is only part of a sentence of (?P<part>P[0-9]+)"
+)
+
+
 def check_answer(result: Answer, text: str, passages: dict[str, Candidate]) -> None:
     """The contract, restated independently of the implementation."""
     if not result.verified:
         assert result.quote is None and result.citation is None
         assert result.reason
+        match = REFUSAL_REASON.fullmatch(result.reason)
+        assert match, f"not one of the fixed refusal reasons: {result.reason!r}"
+        named = match["blank"] or match["absent"] or match["part"]
+        assert named is None or named in passages, "a quote's passage is named only when supplied"
         return
     parsed = json.loads(text)
     assert isinstance(parsed, dict) and set(parsed) == {"source", "quote"}

@@ -108,21 +108,29 @@ def test_quote_differing_only_in_whitespace_is_shown_normalised(
     assert shown_quotes(result.stdout) == [(FINE_SENTENCE, FINE_CITATION.removeprefix("— "))]
 
 
+# Text only a model could have written (not in the sample library): it must never be printed.
+WRONG_FINE = "Overdue books incur a fine of 25 cents per day."
+WRONG_FINE_PROSE = "Sure! Overdue books cost 25 cents a day, says the handbook."
+WRONG_LABEL = "Fines are waived for members over 65"
+PART_OF_A_SENTENCE = "Fines above 10 dollars block"  # "... further loans." is P1's whole sentence
+
+
 @pytest.mark.parametrize(
-    ("text", "reason"),
+    ("text", "reason", "unverified"),
     [
-        (reply("P9", FINE_SENTENCE), "the model cited 'P9', which is not one of the supplied passages"),
-        (reply("P1", "  "), "the model's quote from P1 is blank"),
+        (reply("P9", FINE_SENTENCE), "the model cited 'P9', which is not one of the supplied passages", None),
         (
-            reply("P1", "Overdue books incur a fine of 25 cents per day."),
-            "the model's quote is not in P1's text: 'Overdue books incur a fine of 25 cents per day.'",
+            reply(WRONG_LABEL, WRONG_FINE),
+            "the model cited a label, which is not one of the supplied passages",
+            WRONG_LABEL,
         ),
-        (
-            reply("P2", FINE_SENTENCE),
-            f"the model's quote is not in P2's text: {FINE_SENTENCE!r}",
-        ),
-        ("not json", "the model's reply is not the expected JSON: 'not json'"),
-        (reply(None, None), "the model found no passage that answers the question"),
+        (reply("P1", "  "), "the model's quote from P1 is blank", None),
+        (reply("P1", WRONG_FINE), "the model's quote is not in P1's text", WRONG_FINE),
+        # FINE_SENTENCE is real text of P1 (printed as evidence), only not P2's: cited wrongly.
+        (reply("P2", FINE_SENTENCE), "the model's quote is not in P2's text", None),
+        (reply("P1", PART_OF_A_SENTENCE), "the model's quote is only part of a sentence of P1", None),
+        (WRONG_FINE_PROSE, "the model's reply is not the expected JSON", WRONG_FINE_PROSE),
+        (reply(None, None), "the model found no passage that answers the question", None),
     ],
 )
 def test_refusal_prints_the_reason_and_the_evidence(
@@ -132,9 +140,10 @@ def test_refusal_prints_the_reason_and_the_evidence(
     monkeypatch: pytest.MonkeyPatch,
     text: str,
     reason: str,
+    unverified: str | None,
 ) -> None:
     inject(monkeypatch, fake_model)
-    fake_model.enqueue(text)
+    fake_model.enqueue(text, text)
     result = ask(runner, library_db, FINE_QUESTION)
     assert result.exit_code == 0, result.output  # a refusal is an answer, not a failure
     out = result.stdout
@@ -143,6 +152,18 @@ def test_refusal_prints_the_reason_and_the_evidence(
     assert f"       {FINE_SENTENCE} Fines above 10 dollars block further loans.\n" in out
     assert "fines-and-fees.md, prose paragraph 2" in out
     assert shown_quotes(out) == []
+    as_json = ask(runner, library_db, FINE_QUESTION, "--json")
+    assert as_json.exit_code == 0, as_json.output
+    [part] = json.loads(as_json.stdout)["parts"]
+    assert part["answer"]["verified"] is False and part["answer"]["quote"] is None
+    assert part["answer"]["reason"] == reason
+    for output in (result.output, as_json.output):
+        # The model's unverified text appears nowhere: not as a quote, not inside the reason.
+        if unverified is not None:
+            assert unverified not in output
+        assert "25 cents" not in output
+        # A cut sentence appears only as the whole sentence of the evidence it was cut from.
+        assert output.count(PART_OF_A_SENTENCE) == output.count(f"{PART_OF_A_SENTENCE} further loans.") > 0
 
 
 def test_no_candidates_means_no_model_call(
@@ -453,19 +474,22 @@ def test_ollama_malformed_http_reply(
 
 
 @pytest.mark.parametrize(
-    ("content", "reason"),
+    ("content", "reason", "unverified"),
     [
         (
-            '{"source": "P1", "quote": ',
-            'the model\'s reply is not the expected JSON: \'{"source": "P1", "quote": \'',
+            '{"source": "P1", "quote": "The fine is 20 cents per ',
+            "the model's reply is not the expected JSON",
+            "The fine is 20 cents per",
         ),
         (
             "Sure! The fine is 20 cents.",
-            "the model's reply is not the expected JSON: 'Sure! The fine is 20 cents.'",
+            "the model's reply is not the expected JSON",
+            "Sure! The fine is 20 cents.",
         ),
         (
             reply("P1", "Overdue books incur a fine of 20 cents per week."),
-            "the model's quote is not in P1's text: 'Overdue books incur a fine of 20 cents per week.'",
+            "the model's quote is not in P1's text",
+            "20 cents per week",
         ),
     ],
 )
@@ -476,6 +500,7 @@ def test_ollama_bad_content_is_a_refusal_with_evidence(
     monkeypatch: pytest.MonkeyPatch,
     content: str,
     reason: str,
+    unverified: str,
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
     fake_ollama.reply(content)
@@ -484,6 +509,7 @@ def test_ollama_bad_content_is_a_refusal_with_evidence(
     assert f"   No quote verified from 4 candidates. Reason: {reason}.\n" in result.stdout
     assert "   Evidence retrieved:\n" in result.stdout
     assert shown_quotes(result.stdout) == []
+    assert unverified not in result.stdout  # the model's text is not shown, not even in the reason
     assert result.stderr == ""
 
 

@@ -198,6 +198,22 @@ def test_blank_or_non_string_text_fields_are_problems(field: str, value: object)
     assert problems == [Problem("a.pdf", f"catalog.toml: {field} = {value!r} must be a non-empty string")]
 
 
+@pytest.mark.parametrize("field", ["id", "tenant"])
+@pytest.mark.parametrize("value", ["a/b", "/", "a/", "/b"])
+def test_a_slash_in_id_or_tenant_is_a_problem(field: str, value: str) -> None:
+    """Document ids are "tenant/id": a slash would let tenant "a" id "b/c" collide with tenant
+    "a/b" id "c"."""
+    document, problems = document_for("a.pdf", entry(**{field: value}))
+    assert document is None
+    assert problems == [Problem("a.pdf", f"catalog.toml: {field} = {value!r} must not contain '/'")]
+
+
+def test_a_slash_is_fine_in_the_other_text_fields() -> None:
+    document, problems = document_for("a.pdf", entry(series="a/b", version="2026/11", title="Fees/fines"))
+    assert problems == []
+    assert document is not None and (document.series, document.version) == ("a/b", "2026/11")
+
+
 @pytest.mark.parametrize(
     ("access", "shown"),
     [("finance", "'finance' is not public or staff"), ("Public", "'Public' is not public or staff")],

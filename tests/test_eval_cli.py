@@ -394,9 +394,22 @@ def test_compare_reports_a_regression_and_still_blocking_cases(runner: CliRunner
     assert re.search(r"^\| lab-ns7-calibration \| \*\*fail\*\* \| retrieval \| ", text, re.MULTILINE)
 
 
-def test_compare_with_a_file_that_is_not_a_run(runner: CliRunner, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param('{"cases": []}', id="no-config"),
+        pytest.param(
+            '{"config": {}, "cases": [{"id": "a", "attribution": null, "leaks": []}]}', id="no-passed"
+        ),
+        pytest.param('{"config": {}, "cases": [{"id": "a", "passed": "yes"}]}', id="passed-not-a-bool"),
+        pytest.param('{"config": {}, "cases": [{"passed": true}]}', id="no-id"),
+        pytest.param('{"config": [], "cases": []}', id="config-not-a-table"),
+        pytest.param("not json", id="not-json"),
+    ],
+)
+def test_compare_with_a_file_that_is_not_a_run(runner: CliRunner, tmp_path: Path, content: str) -> None:
     bogus = tmp_path / "bogus.json"
-    bogus.write_text('{"cases": []}')
+    bogus.write_text(content)
 
     result = evaluate(runner, LAB, "--compare", bogus)
 

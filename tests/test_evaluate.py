@@ -657,7 +657,9 @@ def test_compare_sorts_cases_by_outcome() -> None:
     def run(config: dict[str, Any], **outcomes: str | None) -> dict[str, Any]:
         return {
             "config": config,
-            "cases": [{"id": i, "attribution": a, "leaks": []} for i, a in outcomes.items()],
+            "cases": [
+                {"id": i, "attribution": a, "leaks": [], "passed": a is None} for i, a in outcomes.items()
+            ],
         }
 
     before = run(
@@ -676,7 +678,10 @@ def test_compare_sorts_cases_by_outcome() -> None:
         d="generation",
         fresh=None,
     )
-    after["cases"][0]["leaks"] = [{"tenant": "globex"}]  # a leak fails a case whatever its attribution
+    # A leak fails a case whatever its attribution; the run records that in `passed`, which is
+    # all compare() reads.
+    after["cases"][0]["leaks"] = [{"tenant": "globex"}]
+    after["cases"][0]["passed"] = False
 
     result = compare(before, after, "before.json")
 
@@ -686,3 +691,21 @@ def test_compare_sorts_cases_by_outcome() -> None:
     assert result.still_blocking == ["d"]
     assert (result.new, result.dropped) == (["fresh"], ["gone"])
     assert result.config_changes == {"retrieval.chunking": ("body", "heading")}
+
+
+def test_passed_is_dumped_with_each_case_and_is_what_compare_reads(
+    tenant_suite: Suite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clean = run_suite(tenant_suite, db=None, settings=SETTINGS).model_dump(mode="json")
+    bypass_eligibility(monkeypatch)
+    leaking = run_suite(tenant_suite, db=None, settings=SETTINGS).model_dump(mode="json")
+
+    for dumped in (clean, leaking):
+        for record in dumped["cases"]:
+            assert record["passed"] is (record["attribution"] is None and not record["leaks"]), record["id"]
+    [acme] = [c for c in leaking["cases"] if c["id"] == "acme-pol12"]
+    assert acme["leaks"] and acme["passed"] is False
+
+    result = compare(clean, leaking, "clean.json")
+    assert "acme-pol12" in result.regressed
+    assert result.fixed == [] and result.new == [] and result.dropped == []

@@ -36,6 +36,9 @@ REPO = Path(__file__).resolve().parent.parent
 HANDBOOK = "library-handbook.pdf"
 SIDECAR = "library-handbook.page-4.ocr.txt"
 NOTICE = "opening-hours-notice.pdf"
+STAFF = "staff-procedures.pdf"
+EVENTS = "community-events.pdf"
+FINES = "fines-and-fees.md"
 SAMPLE_UNITS = 9  # 7 PDFs, 1 Markdown file, 1 sidecar
 SAMPLE_PASSAGES = 51
 PASSAGE_COLUMNS = (
@@ -61,6 +64,17 @@ def passages(db: Path) -> dict[int, Row]:
 
 def documents(db: Path) -> dict[str, Row]:
     return {row[1]: row for row in query(db, "SELECT * FROM documents")}
+
+
+ACCESS = 6  # documents: doc_id, source, series, version, effective, status, access, tenant, title
+
+
+def without_access(docs: dict[str, Row], *sources: str) -> dict[str, Row]:
+    """`docs` with the access of `sources` set to NULL (visible to nobody)."""
+    return {
+        source: (*row[:ACCESS], None, *row[ACCESS + 1 :]) if source in sources else row
+        for source, row in docs.items()
+    }
 
 
 def fts(db: Path, word: str) -> set[int]:
@@ -454,13 +468,17 @@ def test_catalog_id_edit_moves_the_passages_to_the_new_id(
     assert HANDBOOK in sources_found(db, "community map exchange weekdays")
 
 
-def test_catalog_id_edit_updates_the_files_table_too(indexed: tuple[Path, Path]) -> None:
+def test_swapping_two_ids_in_one_catalog_edit(indexed: tuple[Path, Path]) -> None:
+    """Ids may move between documents in one edit; each file's passages follow its own source."""
     folder, db = indexed
-    set_catalog_field(folder, HANDBOOK, "id", '"handbook-2026"')
-    refresh_index(folder, db)
-    assert query(db, "SELECT DISTINCT doc_id FROM files WHERE name IN (?, ?)", HANDBOOK, SIDECAR) == [
-        ("default/handbook-2026",)
-    ]
+    set_catalog_field(folder, HANDBOOK, "id", '"fines-and-fees"')
+    set_catalog_field(folder, "fines-and-fees.md", "id", '"library-handbook"')
+    report = refresh_index(folder, db)
+    assert not report.failed, report.problems
+    assert documents(db)[HANDBOOK][0] == "default/fines-and-fees"
+    assert documents(db)["fines-and-fees.md"][0] == "default/library-handbook"
+    assert {r[0] for r in passages(db).values() if r[3] == HANDBOOK} == {"default/fines-and-fees"}
+    assert_consistent(db)
 
 
 # --- corpus digest --------------------------------------------------------------------------------
@@ -546,6 +564,14 @@ def test_database_from_a_newer_localqa_is_refused() -> None:
     )
 
 
+def test_refreshing_from_a_missing_folder_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "library.sqlite3"
+    with pytest.raises(LocalQAError) as error:
+        refresh_index(tmp_path / "nowhere", db)
+    assert str(error.value) == f"{tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
     with pytest.raises(IndexMissingError) as missing:
         open_index(tmp_path / "none.sqlite3")
@@ -609,11 +635,13 @@ def test_indexed_file_damaged_beyond_repair_keeps_its_passages(indexed: tuple[Pa
     assert passages(db) == before
 
 
-def test_catalog_entry_made_invalid_keeps_the_previous_version(
+def test_catalog_entry_made_invalid_keeps_the_passages_visible_to_nobody_until_fixed(
     indexed: tuple[Path, Path], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, docs = passages(db), documents(db)
+    question = "community map exchange weekdays"
+    assert HANDBOOK in sources_found(db, question)  # control
     set_catalog_field(folder, HANDBOOK, "effective", '"2026-13-45"')
     report = refresh_index(folder, db)
     assert report.problems == [
@@ -622,8 +650,20 @@ def test_catalog_entry_made_invalid_keeps_the_previous_version(
     assert report.failed
     assert extracted == []
     assert passages(db) == before  # the handbook and its OCR page are still there
-    assert documents(db) == docs
-    assert HANDBOOK in sources_found(db, "community map exchange weekdays")
+    # ... but visible to nobody: the old entry may grant wider access than the one being written.
+    assert documents(db) == without_access(docs, HANDBOOK)
+    assert index_status(db)["invisible_documents"] == [HANDBOOK]
+    for role in ("public", "staff"):
+        assert HANDBOOK not in sources_found(db, question, role=role)
+    assert_consistent(db)
+
+    # Fixing the entry makes it visible again, without extracting anything.
+    set_catalog_field(folder, HANDBOOK, "effective", "2026-01-01")
+    report = refresh_index(folder, db)
+    assert report.problems == [] and not report.failed
+    assert extracted == []
+    assert (passages(db), documents(db)) == (before, docs)
+    assert HANDBOOK in sources_found(db, question)
 
 
 def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Path, Path]) -> None:
@@ -661,7 +701,7 @@ def test_two_sources_with_one_id_are_both_reported_and_neither_replaces_the_othe
     indexed: tuple[Path, Path],
 ) -> None:
     folder, db = indexed
-    before = passages(db)
+    before, docs = passages(db), documents(db)
     shutil.copy(folder / NOTICE, folder / "fines-and-fees.pdf")  # same stem as fines-and-fees.md
     report = refresh_index(folder, db)
     message = (
@@ -673,8 +713,76 @@ def test_two_sources_with_one_id_are_both_reported_and_neither_replaces_the_othe
         Problem("fines-and-fees.pdf", message.format("fines-and-fees.md")),
     ]
     assert report.failed and report.added == []
-    assert passages(db) == before  # the Markdown file keeps its indexed version
+    assert passages(db) == before  # the Markdown file keeps its indexed version ...
     assert "fines-and-fees.pdf" not in documents(db)
+    assert documents(db) == without_access(docs, FINES)  # ... visible to nobody while contested
+    question = "How much is the fine for an overdue book?"
+    for role in ("public", "staff"):
+        assert FINES not in sources_found(db, question, role=role)
+
+    (folder / "fines-and-fees.pdf").unlink()
+    report = refresh_index(folder, db)
+    assert report.problems == [] and not report.failed
+    assert (passages(db), documents(db)) == (before, docs)
+    assert FINES in sources_found(db, question)
+
+
+CASH_DRAWER = "The cash drawer is reconciled at 17:30 by two staff members."
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["in-one-edit", "in-two-refreshes"])
+def test_staff_passages_cannot_become_public_by_id_theft(
+    indexed: tuple[Path, Path], extracted: list[str], together: bool
+) -> None:
+    """The staff entry breaks (a typo in its status) and a public file claims its id. The staff
+    passages stay under their id, visible to nobody, and the claimant is blocked: were it let in,
+    the staff passages would move under its public entry."""
+    folder, db = indexed
+    before, docs = passages(db), documents(db)
+    staff_passages = {i: row for i, row in before.items() if row[3] == STAFF}
+    assert staff_passages and {row[0] for row in staff_passages.values()} == {"default/staff-procedures"}
+    assert STAFF in sources_found(db, CASH_DRAWER, role="staff")  # control
+    assert STAFF not in sources_found(db, CASH_DRAWER, role="public")
+
+    set_catalog_field(folder, STAFF, "status", '"curent"')
+    if not together:
+        report = refresh_index(folder, db)
+        assert report.failed
+        assert report.problems == [
+            Problem(STAFF, "catalog.toml: status = 'curent' is not one of current, retired, draft")
+        ]
+        assert documents(db) == without_access(docs, STAFF)
+    set_catalog_field(folder, EVENTS, "id", '"staff-procedures"')
+    report = refresh_index(folder, db)
+
+    assert report.failed
+    assert report.problems == [
+        Problem(STAFF, "catalog.toml: status = 'curent' is not one of current, retired, draft"),
+        Problem(
+            EVENTS,
+            "document id 'default/staff-procedures' is also claimed by staff-procedures.pdf; "
+            "give each an `id` of its own in catalog.toml",
+        ),
+    ]
+    assert extracted == []
+    assert passages(db) == before  # nothing moved: the staff passages keep the staff id
+    assert documents(db) == without_access(docs, STAFF, EVENTS)
+    for role in ("public", "staff"):
+        results = search_parts(CASH_DRAWER, as_of=NOV_14, caller=Caller(role=role), db=db)
+        candidates = [c for r in results for c in r.candidates]
+        assert [c for c in candidates if c.location.source == STAFF or "cash drawer" in c.text] == []
+        assert not {STAFF, EVENTS} & sources_found(db, "When does the book club meet?", role=role)
+    assert_consistent(db)
+
+    # Fixing both entries restores both documents as they were.
+    set_catalog_field(folder, STAFF, "status", '"current"')
+    set_catalog_field(folder, EVENTS, "id", '"community-events"')
+    report = refresh_index(folder, db)
+    assert report.problems == [] and not report.failed
+    assert (passages(db), documents(db)) == (before, docs)
+    assert STAFF in sources_found(db, CASH_DRAWER, role="staff")
+    assert STAFF not in sources_found(db, CASH_DRAWER, role="public")
+    assert EVENTS in sources_found(db, "When does the book club meet?")
 
 
 def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Path]) -> None:

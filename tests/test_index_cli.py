@@ -77,7 +77,8 @@ class BadInput:
     errors: tuple[str, ...]
     # Sources that end up indexed besides the sample's good ones (the file itself, when it can be).
     indexed_too: frozenset[str] = frozenset()
-    # Sample sources that a fresh build cannot index (the other claimant of a shared id).
+    # Sample sources that a fresh build cannot index (the other claimant of a shared id); over an
+    # existing index they keep their passages but become visible to nobody.
     blocked: frozenset[str] = frozenset()
 
 
@@ -268,7 +269,13 @@ def test_bad_input_keeps_the_previous_index_intact(
     assert_errors(result.stderr, bad.errors)
     passages_after, documents_after = snapshot(db)
     assert passages_after[: len(passages_before)] == passages_before
-    assert documents_before == [d for d in documents_after if d[1] in SAMPLE_SOURCES]
+    # A blocked source keeps its row and passages, with access NULL: visible to nobody.
+    assert [(*d[:6], None, *d[7:]) if d[1] in bad.blocked else d for d in documents_before] == [
+        d for d in documents_after if d[1] in SAMPLE_SOURCES
+    ]
+    status = runner.invoke(cli, ["status", "--db", str(db), "--json"])
+    # (The only file indexed despite its problem is the one with an unknown access label.)
+    assert set(json.loads(status.stdout)["invisible_documents"]) == bad.blocked | bad.indexed_too
     assert len(passages_after) == len(passages_before) + (1 if bad.indexed_too else 0)
     assert eq314_sources(db) == {"equipment-policy-2026-11-01.pdf"}
     assert query(db, "PRAGMA integrity_check") == [("ok",)]
@@ -313,13 +320,15 @@ def test_catalog_that_is_not_toml_aborts_and_leaves_the_index_untouched(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("library")) == ["library.sqlite3"]
 
 
-def test_missing_folder_is_a_clear_error(tmp_path: Path, runner: CliRunner) -> None:
-    result = index(runner, tmp_path / "nowhere", tmp_path / "x.sqlite3")
-    assert result.exit_code == 1
-    assert (
-        result.stderr
-        == f"Error: {tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents\n"
+@pytest.mark.parametrize("command", ["index", "ocr"])
+def test_missing_folder_is_a_usage_error(tmp_path: Path, runner: CliRunner, command: str) -> None:
+    extra = ["--db", str(tmp_path / "x.sqlite3")] if command == "index" else []
+    result = runner.invoke(cli, [command, "--pdfs", str(tmp_path / "nowhere"), *extra])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: Invalid value for '--pdfs': Directory '{tmp_path / 'nowhere'}' does not exist."
     )
+    assert result.stdout == ""
     assert not (tmp_path / "x.sqlite3").exists()
 
 

@@ -27,15 +27,18 @@ class Comparison(BaseModel):
 def load_run(path: Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        data["cases"], data["config"]
+        if not isinstance(data["config"], dict) or not all(
+            isinstance(c["id"], str) and isinstance(c["passed"], bool) for c in data["cases"]
+        ):
+            raise TypeError("cases need an id and passed")
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SuiteError(f"{path}: not a run saved by 'localqa eval --save' ({error})") from None
     return data
 
 
 def compare(before: dict[str, Any], after: dict[str, Any], before_name: str) -> Comparison:
-    old = {c["id"]: _passed(c) for c in before["cases"]}
-    new = {c["id"]: _passed(c) for c in after["cases"]}
+    old = {c["id"]: bool(c["passed"]) for c in before["cases"]}
+    new = {c["id"]: bool(c["passed"]) for c in after["cases"]}
     both = [i for i in new if i in old]
     return Comparison(
         before=before_name,
@@ -47,10 +50,6 @@ def compare(before: dict[str, Any], after: dict[str, Any], before_name: str) -> 
         dropped=[i for i in old if i not in new],
         config_changes=_config_changes(before["config"], after["config"]),
     )
-
-
-def _passed(case: dict[str, Any]) -> bool:
-    return not case.get("attribution") and not case.get("leaks")
 
 
 def _config_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

@@ -13,7 +13,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, computed_field
 
 from localqa.answer import MODEL_ERROR, answer_part
 from localqa.eligibility import eligible
@@ -73,8 +73,10 @@ class CaseRecord(Frozen):
     leaks: list[Leak]
     attribution: Attribution | None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool:
+        """The one pass rule: no failure attributed and no leak."""
         return self.attribution is None and not self.leaks
 
 
@@ -93,10 +95,9 @@ class Run(Frozen):
         return failed
 
     def save(self, path: Path) -> None:
-        data = self.model_dump(mode="json")
-        for case in data["cases"]:
-            case["passed"] = not case["attribution"] and not case["leaks"]
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
 
 
 class RecordedCitation(BaseModel):

@@ -86,7 +86,7 @@ def score_answer(
     model_failed = reason is not None and reason.startswith(MODEL_ERROR)
     verified = shown and cited_text is not None and squash(quote or "") in squash(cited_text)
     expected_hit = (
-        verified and citation is not None and any(_at(e, citation, cited_text or "") for e in case.expect)
+        verified and citation is not None and any(e.matches(citation, cited_text or "") for e in case.expect)
     )
     return AnswerScore(
         quote=quote,
@@ -163,10 +163,6 @@ def attribute(
 
 def _hit(expect: Expect, candidate: Candidate) -> bool:
     return expect.matches(candidate.location, candidate.text)
-
-
-def _at(expect: Expect, location: Location, text: str) -> bool:
-    return expect.matches(location, text)
 
 
 def _why(owner: Document, caller: Caller) -> str:

@@ -114,10 +114,13 @@ def load_suite(path: Path) -> Suite:
         raise SuiteError(f"{path}: no cases.toml; a suite is a folder with cases.toml (see evals/README.md)")
     try:
         data: dict[str, Any] = tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise SuiteError(f"{file}: not valid TOML ({error})") from None
+    raw_cases = data.get("case", [])
+    if not isinstance(raw_cases, list):
+        raise SuiteError(f"{file}: cases must be [[case]] tables")
     cases = []
-    for number, raw in enumerate(data.get("case", []), start=1):
+    for number, raw in enumerate(raw_cases, start=1):
         try:
             cases.append(Case.model_validate(raw))
         except ValidationError as error:

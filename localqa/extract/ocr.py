@@ -72,7 +72,10 @@ def run_ocr(job: OcrJob, language: str = "eng") -> str:
     with open_pdf(job.pdf) as document:
         pixmap = document[job.page - 1].get_pixmap(dpi=DPI, colorspace="gray")
         image = Image.open(io.BytesIO(pixmap.tobytes("png")))
-    text = pytesseract.image_to_string(image, lang=language)
+    try:
+        text = pytesseract.image_to_string(image, lang=language)
+    except pytesseract.TesseractError as error:
+        raise LocalQAError(f"{job.pdf.name}, page {job.page}: tesseract failed ({error})") from None
     lines = [line.rstrip() for line in text.replace("\f", "").splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
 

@@ -63,7 +63,10 @@ def normalize_host(host: str | None) -> str:
         port = 80
     elif scheme == "https":
         port = 443
-    split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
+    try:
+        split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        raise ModelError(f"invalid Ollama host {host!r} ({HOST_ENV}): {exc}") from None
     name = split.hostname or "127.0.0.1"
     try:
         if isinstance(ipaddress.ip_address(name), ipaddress.IPv6Address):

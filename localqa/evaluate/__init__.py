@@ -1,0 +1,1 @@
+"""Evaluation: suites, scores, runs, comparisons and reports."""
