@@ -251,7 +251,7 @@ def test_find_leaks_trusts_the_index_owner_not_the_candidate_or_its_id() -> None
         ),
     )
 
-    leaks = find_leaks([part], owners, visible, acme)
+    leaks = find_leaks([part], owners, visible, acme, date(2026, 6, 1))
 
     assert [(lk.rank, lk.tenant, lk.doc_id) for lk in leaks] == [
         (2, "globex", "acme-mirror"),
@@ -261,6 +261,35 @@ def test_find_leaks_trusts_the_index_owner_not_the_candidate_or_its_id() -> None
     assert "tenant globex" in leaks[0].why
     assert "access staff, caller is role public" in leaks[1].why
     assert leaks[2].why == "unknown document"
+
+
+def test_find_leaks_does_not_trust_the_eligibility_filter_either() -> None:
+    """Even when `visible` (the filter's verdict) wrongly includes another tenant's document, a
+    staff-only one, a retired one or a future version, the gate counts each as a leak."""
+    caller = Caller(role="public", tenant="acme")
+    owners = {
+        "globex": Document(doc_id="globex", source="g.md", series="g", tenant="globex"),
+        "staff": Document(doc_id="staff", source="s.md", series="s", tenant="acme", access="staff"),
+        "retired": Document(doc_id="retired", source="r.md", series="r", tenant="acme", status="retired"),
+        "future": Document(
+            doc_id="future", source="f.md", series="f", tenant="acme", effective=date(2027, 1, 1)
+        ),
+        "fine": Document(doc_id="fine", source="ok.md", series="ok", tenant="acme"),
+    }
+    part = PartResult(
+        question="q",
+        candidates=tuple(
+            _candidate(doc, owners[doc].source, rank, tenant="acme")
+            for rank, doc in enumerate(owners, start=1)
+        ),
+    )
+    leaks = find_leaks([part], owners, set(owners), caller, date(2026, 6, 1))
+    assert [(lk.doc_id, lk.why) for lk in leaks] == [
+        ("globex", "tenant globex, caller is tenant acme"),
+        ("staff", "access staff, caller is role public"),
+        ("retired", "status retired"),
+        ("future", "effective 2027-01-01, after 2026-06-01"),
+    ]
 
 
 # --- Attribution and metrics with their denominators ----------------------------------------------

@@ -26,6 +26,7 @@ from localqa.evaluate.score import (
     answer_leak,
     attribute,
     find_leaks,
+    forbidden,
     score_answer,
     score_retrieval,
 )
@@ -201,15 +202,18 @@ def _run(
                 db, case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings
             )
             visible = {d.doc_id for d in eligible(documents, case.as_of, caller)}
-            leaks = find_leaks(parts, owners, visible, caller)
+            leaks = find_leaks(parts, owners, visible, caller, case.as_of)
             retrieval = score_retrieval(case, parts)
             answer = None
             if model is not None:
                 answer = _answer_with_model(case, parts, model)
             elif answers is not None:
                 answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
-                if cited_doc is not None and cited_doc not in visible:
-                    leaks += answer_leak(owners.get(cited_doc), cited_doc, caller)
+                owner = owners.get(cited_doc) if cited_doc else None
+                if cited_doc is not None and (
+                    cited_doc not in visible or owner is None or forbidden(owner, caller, case.as_of)
+                ):
+                    leaks += answer_leak(owner, cited_doc, caller, case.as_of)
             shown = any(p.candidates for p in parts)
             records.append(
                 CaseRecord(

@@ -6,6 +6,7 @@ the candidate's text or an id prefix: two tenants may share citation ids and wor
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -14,7 +15,7 @@ from localqa.answer import MODEL_ERROR
 from localqa.catalog import visible_labels
 from localqa.evaluate.suite import Case, Expect
 from localqa.extract.text import squash
-from localqa.types import Caller, Candidate, Document, Location, PartResult
+from localqa.types import Caller, Candidate, Document, Location, PartResult, Status
 
 Attribution = Literal["retrieval", "generation", "contract"]
 
@@ -104,17 +105,20 @@ def score_answer(
 
 
 def find_leaks(
-    parts: list[PartResult], owners: dict[str, Document], visible: set[str], caller: Caller
+    parts: list[PartResult], owners: dict[str, Document], visible: set[str], caller: Caller, as_of: date
 ) -> list[Leak]:
     """Candidates the case's caller may not see. `owners` maps every indexed doc_id to its
-    document as stored in the index; `visible` is the set of doc_ids the caller may see on the
-    case's date. A candidate whose document is unknown is a leak too."""
+    document as stored in the index; `visible` is the set of doc_ids the eligibility filter allows
+    on the case's date. Tenant, access, status and date are also checked here directly, so a bug
+    in the filter itself cannot pass the gate. A candidate whose document is unknown is a leak."""
     leaks = []
     for number, part in enumerate(parts, start=1):
         for candidate in part.candidates:
             owner = owners.get(candidate.doc_id)
-            if owner is None or candidate.doc_id not in visible:
-                why = "unknown document" if owner is None else _why(owner, caller)
+            why = "unknown document" if owner is None else forbidden(owner, caller, as_of)
+            if why is None and candidate.doc_id not in visible:
+                why = "not in force for the caller on this date (superseded)"
+            if why is not None:
                 leaks.append(
                     Leak(
                         part=number,
@@ -128,8 +132,23 @@ def find_leaks(
     return leaks
 
 
-def answer_leak(owner: Document | None, doc_id: str, caller: Caller) -> list[Leak]:
+def forbidden(owner: Document, caller: Caller, as_of: date) -> str | None:
+    """Why `caller` may not see `owner` on `as_of`, from the rules alone (None: it may, unless a
+    newer version supersedes it, which only the eligibility filter decides)."""
+    if owner.tenant != caller.tenant:
+        return f"tenant {owner.tenant}, caller is tenant {caller.tenant}"
+    if owner.access is None or owner.access not in visible_labels(caller.role):
+        return f"access {owner.access}, caller is role {caller.role}"
+    if owner.status is not Status.CURRENT:
+        return f"status {owner.status.value}"
+    if owner.effective is not None and owner.effective > as_of:
+        return f"effective {owner.effective.isoformat()}, after {as_of.isoformat()}"
+    return None
+
+
+def answer_leak(owner: Document | None, doc_id: str, caller: Caller, as_of: date) -> list[Leak]:
     """A recorded answer that cites a passage the caller may not see (rank 0: the answer itself)."""
+    why = (forbidden(owner, caller, as_of) if owner else None) or "not in force for the caller on this date"
     return [
         Leak(
             part=0,
@@ -137,7 +156,7 @@ def answer_leak(owner: Document | None, doc_id: str, caller: Caller) -> list[Lea
             tenant=owner.tenant if owner else "?",
             doc_id=doc_id,
             source=owner.source if owner else "?",
-            why="the answer cites it: " + (_why(owner, caller) if owner else "unknown document"),
+            why="the answer cites it: " + (why if owner else "unknown document"),
         )
     ]
 
@@ -163,11 +182,3 @@ def attribute(
 
 def _hit(expect: Expect, candidate: Candidate) -> bool:
     return expect.matches(candidate.location, candidate.text)
-
-
-def _why(owner: Document, caller: Caller) -> str:
-    if owner.tenant != caller.tenant:
-        return f"tenant {owner.tenant}, caller is tenant {caller.tenant}"
-    if owner.access not in visible_labels(caller.role):
-        return f"access {owner.access}, caller is role {caller.role}"
-    return "not in force for the caller on this date (superseded, retired, draft or future)"
