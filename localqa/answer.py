@@ -80,9 +80,11 @@ def answer_part(question: str, candidates: tuple[Candidate, ...], model: AnswerM
     return answer.model_copy(update={"other_evidence": _other_documents(candidates, answer.citation)})
 
 
-# A candidate from another document counts as "also matching" when it scores at least this share
-# of the best candidate: weaker ones merely share a word or two.
+# A candidate from another document counts as "also matching" when it is among the top ranks and
+# scores at least this share of the best candidate: weaker ones merely share a word or two. (The
+# rank cap matters for fused scores, which sit close together.)
 OTHER_EVIDENCE_SHARE = 0.5
+OTHER_EVIDENCE_RANKS = 3
 
 
 def _other_documents(candidates: tuple[Candidate, ...], cited: Location) -> tuple[Location, ...]:
@@ -92,5 +94,7 @@ def _other_documents(candidates: tuple[Candidate, ...], cited: Location) -> tupl
     return tuple(
         c.location
         for c in candidates
-        if c.location.source != cited.source and c.score >= OTHER_EVIDENCE_SHARE * best
+        if c.location.source != cited.source
+        and c.rank <= OTHER_EVIDENCE_RANKS
+        and c.score >= OTHER_EVIDENCE_SHARE * best
     )
