@@ -34,6 +34,8 @@ def fail_cleanly(function: F) -> F:
             raise click.UsageError(str(error)) from None
         except LocalQAError as error:
             raise click.ClickException(str(error)) from None
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): handled quietly in main()
         except (OSError, sqlite3.Error) as error:
             # A path that cannot be written or a database that cannot be opened: name it.
             raise click.ClickException(_describe(error)) from None
@@ -51,6 +53,9 @@ def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -
     if value is None:
         return date.today()
     try:
+        # fromisoformat alone would also take 20261114 and week dates; the contract is YYYY-MM-DD.
+        if len(value) != 10 or value[4] != "-" or value[7] != "-":
+            raise ValueError(value)
         return date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a date; write it as YYYY-MM-DD") from None
@@ -626,4 +631,9 @@ def _format_candidates(result: PartResult) -> str:
 
 def main() -> None:
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-    cli(prog_name="localqa")
+    try:
+        cli(prog_name="localqa")
+    except BrokenPipeError:
+        # Output piped into something that stopped reading: not an error worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
