@@ -394,7 +394,8 @@ def ask(
         payload["model"] = {"backend": asked.backend, "name": asked.model}
         click.echo(json.dumps(payload, indent=2))
     else:
-        click.echo(f"{_header(as_of, caller)} · model {asked.backend}:{asked.model}")
+        baseline = "" if model.is_language_model else " (a baseline: no language model)"
+        click.echo(f"{_header(as_of, caller)} · model {model.label}{baseline}")
         for number, part in enumerate(asked.parts, start=1):
             click.echo(f"\n{number}. {part.result.question}")
             click.echo(_format_answer(part.result, part.answer))
@@ -428,7 +429,6 @@ def _format_answer(result: PartResult, answer: Answer) -> str:
 @fail_cleanly
 def models(as_json: bool) -> None:
     """List the answer backends, which are available here, and the default."""
-    from localqa.errors import LocalQAError
     from localqa.models import backends, default_backend
 
     found = backends()

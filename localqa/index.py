@@ -102,7 +102,7 @@ def scan_folder(folder: Path) -> tuple[list[Unit], list[Problem]]:
                 )
                 continue
             units.append(Unit(path.name, path, sha256_file(path), pdf))
-        elif path.suffix.lower() in SOURCE_SUFFIXES and not path.name.endswith(".tmp"):
+        elif path.suffix.lower() in SOURCE_SUFFIXES:
             units.append(Unit(path.name, path, sha256_file(path), path.name))
     return units, problems
 

@@ -8,7 +8,6 @@ a constrained model cannot produce a quote that is not verbatim (it is still ver
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
@@ -83,7 +82,3 @@ def _branch(source: dict[str, Any], quote: dict[str, Any]) -> dict[str, Any]:
 
 def _section(candidate: Candidate) -> str:
     return f", {candidate.location.section}" if candidate.location.section else ""
-
-
-def schema_json(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, ensure_ascii=False)

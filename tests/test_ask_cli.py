@@ -293,7 +293,7 @@ def test_localqa_model_beats_a_running_server(
     monkeypatch.setenv("LOCALQA_MODEL", "extractive")
     result = ask(runner, library_db, FINE_QUESTION)
     assert result.exit_code == 0, result.output
-    assert header(result).endswith("· model extractive:overlap-baseline")
+    assert header(result).endswith("· model extractive:overlap-baseline (a baseline: no language model)")
     assert fake_ollama.chats == []
 
 

@@ -325,7 +325,6 @@ class EmbeddedModel(AnswerModel):
 
     def __init__(self, cache: Path | None = None) -> None:
         self._cache = cache
-        self.last_seconds: float | None = None  # wall time of the last complete() call
 
     @staticmethod
     def is_available() -> bool:
@@ -344,13 +343,10 @@ class EmbeddedModel(AnswerModel):
             "seed": 0,
             "stream": False,
         }
-        started = time.perf_counter()
         try:
             reply = server.handle_chat_completions(request)
         except Exception as exc:
             raise ModelError(f"The embedded model failed: {_one_line(exc)}") from exc
-        finally:
-            self.last_seconds = time.perf_counter() - started
         if not isinstance(reply, dict):
             raise ModelError(f"The embedded model returned {type(reply).__name__}, not a reply")
         problem = _error_text(reply)
