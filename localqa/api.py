@@ -69,7 +69,7 @@ def answer(
     settings: RetrievalSettings | None = None,
 ) -> Asked:
     """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
-    candidates (default 4)."""
+    candidates (default: `settings.k` when settings are given, else 4)."""
     settings = settings or RetrievalSettings(k=ANSWER_K)
     results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db, settings=settings)
     chosen = model if isinstance(model, AnswerModel) else get_model(model)

@@ -580,14 +580,8 @@ def evaluate(
 
 def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
     from localqa.evaluate.coverage import coverage
-    from localqa.evaluate.run import suite_index
-    from localqa.index import open_index
 
-    with (
-        suite_index(suite, db, embed=settings.retriever != "lexical") as path,
-        open_index(path) as connection,
-    ):
-        rows = coverage(connection, suite, settings)
+    rows = coverage(suite, db, settings)
     if not rows:
         click.echo("No compound question in this suite (a case whose question splits into parts).")
         return

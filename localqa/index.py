@@ -16,8 +16,8 @@ import hashlib
 import os
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from contextlib import closing
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -315,26 +315,48 @@ def _write(
     embed: bool | None = None,
     embed_progress: Progress | None = None,
 ) -> None:
+    with _replacing(db_path, from_live=not rebuild) as target:
+        _apply(target, folder, units, documents, blocked, extracted, report)
+        if embed or (embed is None and embeddings.has_embeddings(target)):
+            report.embedded = embeddings.embed_missing(target, embed_progress)
+
+
+@contextmanager
+def _replacing(db_path: Path, *, from_live: bool) -> Iterator[sqlite3.Connection]:
+    """A migrated copy of the index (of the live one when `from_live`, else empty) open in one
+    transaction. Only when the block completes is it committed and moved over `db_path`; on any
+    failure it is deleted and the live index is untouched."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     temporary = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
     temporary.unlink(missing_ok=True)
     target = sqlite3.connect(temporary)
     try:
-        if db_path.exists() and not rebuild:
+        if from_live and db_path.exists():
             with closing(sqlite3.connect(db_path)) as live:
                 live.backup(target)
         migrate(target)
         with target:
-            _apply(target, folder, units, documents, blocked, extracted, report)
-            if embed or (embed is None and embeddings.has_embeddings(target)):
-                report.embedded = embeddings.embed_missing(target, embed_progress)
+            yield target
     except BaseException:
         target.close()
         temporary.unlink(missing_ok=True)
         raise
     target.close()
-    # The copy is complete and committed; only now does it replace the live index.
     os.replace(temporary, db_path)
+
+
+def _stamp(db: sqlite3.Connection) -> str:
+    """Record the corpus digest, schema version and build date; returns the digest."""
+    digest = corpus_digest(db)
+    db.executemany(
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+        [
+            ("corpus_digest", digest),
+            ("schema_version", str(SCHEMA_VERSION)),
+            ("built", date.today().isoformat()),
+        ],
+    )
+    return digest
 
 
 def _apply(
@@ -390,10 +412,7 @@ def _apply(
         db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, '')", (CATALOG_NAME, sha256_file(catalog)))
     else:
         db.execute("DELETE FROM files WHERE name = ?", (CATALOG_NAME,))
-    report.digest = corpus_digest(db)
-    db.execute("INSERT OR REPLACE INTO meta VALUES ('corpus_digest', ?)", (report.digest,))
-    db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-    db.execute("INSERT OR REPLACE INTO meta VALUES ('built', ?)", (date.today().isoformat(),))
+    report.digest = _stamp(db)
     report.documents = db.execute("SELECT count(*) FROM documents").fetchone()[0]
     report.passages = db.execute("SELECT count(*) FROM passages").fetchone()[0]
 
@@ -464,27 +483,18 @@ def write_documents(
 ) -> None:
     """Build an index straight from documents and passages, skipping extraction: for benchmarks
     and synthetic corpora. Replaces any index at `db_path`, atomically like `refresh_index`."""
-    temporary = db_path.with_name(f"{db_path.name}.tmp-{os.getpid()}")
-    temporary.unlink(missing_ok=True)
-    db = sqlite3.connect(temporary)
-    try:
-        migrate(db)
-        with db:
-            for document, passages in documents:
-                _insert_document(db, document)
-                for passage in passages:
-                    _insert_passage(db, document.doc_id, document.source, passage)
-                db.execute(
-                    "INSERT INTO files VALUES (?, ?, '')",
-                    (document.source, hashlib.sha256(document.source.encode()).hexdigest()),
-                )
-            if embed:
-                embeddings.embed_missing(db)
-            db.execute("INSERT INTO meta VALUES ('corpus_digest', ?)", (corpus_digest(db),))
-            db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-    finally:
-        db.close()
-    os.replace(temporary, db_path)
+    with _replacing(db_path, from_live=False) as db:
+        for document, passages in documents:
+            _insert_document(db, document)
+            for passage in passages:
+                _insert_passage(db, document.doc_id, document.source, passage)
+            db.execute(
+                "INSERT INTO files VALUES (?, ?, '')",
+                (document.source, hashlib.sha256(document.source.encode()).hexdigest()),
+            )
+        if embed:
+            embeddings.embed_missing(db)
+        _stamp(db)
 
 
 def corpus_digest(db: sqlite3.Connection) -> str:

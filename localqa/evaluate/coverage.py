@@ -4,10 +4,13 @@ one search per part. One search spends its k slots on whichever clause dominates
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from localqa.evaluate.run import suite_index
 from localqa.evaluate.suite import Case, Suite
+from localqa.index import open_index
 from localqa.retrieve import RetrievalSettings, question_parts, search
 from localqa.types import Caller
 
@@ -21,12 +24,13 @@ class CoverageRow(BaseModel):
     per_part: bool
 
 
-def coverage(db: sqlite3.Connection, suite: Suite, settings: RetrievalSettings) -> list[CoverageRow]:
+def coverage(suite: Suite, db: Path | None, settings: RetrievalSettings) -> list[CoverageRow]:
+    """One row per expected record of every compound case, against the suite's index."""
     rows = []
-    for case in suite.cases:
-        if len(question_parts(case.question, case.parts)) < 2 or not case.expect:
-            continue
-        rows += _case_rows(db, case, settings)
+    with suite_index(suite, db, embed=settings.retriever != "lexical") as path, open_index(path) as index:
+        for case in suite.cases:
+            if len(question_parts(case.question, case.parts)) >= 2 and case.expect:
+                rows += _case_rows(index, case, settings)
     return rows
 
 

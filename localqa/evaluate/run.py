@@ -35,11 +35,7 @@ from localqa.index import Progress, open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
 from localqa.retrieve import RetrievalSettings, load_documents, search
-from localqa.types import Caller, Candidate, Kind, Location, PartResult
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+from localqa.types import Caller, Candidate, Frozen, Kind, Location, PartResult
 
 
 class RunConfig(Frozen):

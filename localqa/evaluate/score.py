@@ -9,19 +9,13 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from localqa.answer import MODEL_ERROR
 from localqa.catalog import visible_labels
 from localqa.evaluate.suite import Case, Expect
 from localqa.extract.text import squash
-from localqa.types import Caller, Candidate, Document, Location, PartResult, Status
+from localqa.types import Caller, Candidate, Document, Frozen, Location, PartResult, Status
 
 Attribution = Literal["retrieval", "generation", "contract"]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
 
 
 class RetrievalScore(Frozen):
