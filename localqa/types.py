@@ -49,9 +49,16 @@ class Document(Frozen):
     title: str | None = None
 
 
+Box = tuple[float, float, float, float]
+"""A rectangle on a PDF page: (x0, y0, x1, y1) in points, origin at the top left (PyMuPDF's
+page coordinates, unrotated page)."""
+
+
 class Passage(Frozen):
     """The unit of retrieval and citation. `text` is exactly what a model sees and what a quote
-    is verified against; `section` is the heading path it sits under."""
+    is verified against; `section` is the heading path it sits under. `boxes` are where the
+    passage is drawn on its page (a paragraph's block or lines, a table row's cells, an OCR
+    paragraph's words); empty for Markdown and text files."""
 
     kind: Kind
     source: str
@@ -63,6 +70,7 @@ class Passage(Frozen):
     row: int | None = None
     char_start: int | None = None
     char_end: int | None = None
+    boxes: tuple[Box, ...] = ()
 
 
 class Location(Frozen):
