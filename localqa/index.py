@@ -13,6 +13,7 @@ is reported and keeps its previously indexed version, if it had one: bad input l
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 from collections import defaultdict
@@ -448,8 +449,8 @@ def _insert_passage(db: sqlite3.Connection, doc_id: str, origin: str, passage: P
     section = passage.section or ""
     cursor = db.execute(
         "INSERT INTO passages (doc_id, origin, kind, source, page, section, paragraph, table_no, "
-        "row_no, char_start, char_end, text, section_len, body_len) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "row_no, boxes, text, section_len, body_len) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             doc_id,
             origin,
@@ -460,8 +461,7 @@ def _insert_passage(db: sqlite3.Connection, doc_id: str, origin: str, passage: P
             passage.paragraph,
             passage.table,
             passage.row,
-            passage.char_start,
-            passage.char_end,
+            json.dumps(passage.boxes),
             passage.text,
             tokens.length(section),
             tokens.length(passage.text),

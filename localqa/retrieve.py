@@ -314,14 +314,14 @@ def _candidates(
     rows = {
         r[0]: r
         for r in db.execute(
-            "SELECT id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text "
+            "SELECT id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes "
             "FROM passages WHERE id IN (SELECT value FROM json_each(?))",
             (json.dumps(ids),),
         )
     }
     candidates = []
     for rank, passage_id in enumerate(ids, start=1):
-        _, doc_id, kind, source, page, section, paragraph, table, row, text = rows[passage_id]
+        _, doc_id, kind, source, page, section, paragraph, table, row, text, boxes = rows[passage_id]
         document = allowed[doc_id]
         location = Location(
             source=source,
@@ -342,6 +342,7 @@ def _candidates(
                 doc_id=doc_id,
                 tenant=document.tenant,
                 identifiers=tuple(identifiers(text)),
+                boxes=tuple(tuple(box) for box in json.loads(boxes)),
             )
         )
     return candidates

@@ -85,6 +85,19 @@ def m002_embeddings(db: sqlite3.Connection) -> None:
     """)
 
 
+@migration
+def m003_passage_boxes(db: sqlite3.Connection) -> None:
+    # Where each passage is drawn on its page (JSON list of [x0, y0, x1, y1]), for showing a quote
+    # in place. Character spans go: they were never read. Every file is re-extracted on the next
+    # `localqa index` (its recorded hash no longer matches), which fills the boxes in.
+    db.executescript("""
+        ALTER TABLE passages ADD COLUMN boxes TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE passages DROP COLUMN char_start;
+        ALTER TABLE passages DROP COLUMN char_end;
+        UPDATE files SET sha256 = '' WHERE name != 'catalog.toml';
+    """)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

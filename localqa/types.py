@@ -68,8 +68,6 @@ class Passage(Frozen):
     paragraph: int | None = None
     table: int | None = None
     row: int | None = None
-    char_start: int | None = None
-    char_end: int | None = None
     boxes: tuple[Box, ...] = ()
 
 
@@ -112,6 +110,7 @@ class Candidate(Frozen):
     doc_id: str
     tenant: str
     identifiers: tuple[str, ...] = ()
+    boxes: tuple[Box, ...] = ()  # where the passage is drawn on its page (PDF sources)
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
+import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator
@@ -52,7 +52,10 @@ def test_eq314_in_november_policy_is_exactly_one_table_row_passage(index: sqlite
     assert row["text"] == EQ314_NOVEMBER
     assert "Item ID" in row["text"] and "Loan limit" in row["text"] and "45 minutes" in row["text"]
     assert row["section"] == "Equipment Loan Policy > Equipment loan limits"
-    assert row["paragraph"] is None and row["char_start"] is None
+    assert row["paragraph"] is None
+    # Drawn where the row is: inside the table, the width of all its cells.
+    ((x0, y0, x1, y1),) = json.loads(row["boxes"])
+    assert 0 < x0 < x1 and 0 < y0 < y1 and x1 - x0 > 300
     # The exact-ID channel knows it too, on that passage only.
     carriers = index.execute(
         "SELECT DISTINCT i.passage_id FROM identifiers i JOIN passages p ON p.id = i.passage_id "
@@ -126,14 +129,15 @@ def test_every_prose_passage_has_a_consistent_location(handbook: list[Passage]) 
         assert passage.source == HANDBOOK
         assert passage.section and passage.section.startswith("Riverside Library Handbook")
         assert passage.page is not None
-        assert passage.char_start is not None and passage.char_end is not None
-        assert passage.char_end - passage.char_start == len(passage.text)
+        assert len(passage.boxes) == 1
         per_page[passage.page].append(passage)
     assert sorted(per_page) == [1, 2, 3]  # page 4 is a scan: no text layer
     for passages in per_page.values():
         assert [p.paragraph for p in passages] == list(range(1, len(passages) + 1))
-        spans = [(p.char_start, p.char_end) for p in passages]
-        assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), spans
+        # Paragraphs are drawn one below the other, in reading order.
+        tops = [p.boxes[0][1] for p in passages]
+        bottoms = [p.boxes[0][3] for p in passages]
+        assert all(bottom <= top for bottom, top in zip(bottoms, tops[1:], strict=False)), passages
 
 
 def test_headings_become_section_paths_never_passages(handbook: list[Passage]) -> None:
@@ -214,14 +218,13 @@ def test_sidecar_paragraphs_are_ocr_passages_of_page_4(index: sqlite3.Connection
     )
 
 
-def test_sidecar_char_spans_point_into_the_sidecar_text() -> None:
+def test_sidecar_paragraphs_are_ocr_passages_of_their_page() -> None:
     text = (PDFS / SIDECAR).read_text(encoding="utf-8")
     passages = extract_plain(text, HANDBOOK, 4, Kind.OCR)
     assert len(passages) == 2
     for passage in passages:
         assert passage.kind is Kind.OCR and passage.page == 4 and passage.source == HANDBOOK
-        assert passage.char_start is not None and passage.char_end is not None
-        assert squash(text[passage.char_start : passage.char_end]) == passage.text
+        assert passage.text in squash(text)
 
 
 # --- Markdown ------------------------------------------------------------------------------------------
@@ -243,11 +246,8 @@ def test_markdown_headings_become_the_section_path(tmp_path: Path) -> None:
         ("Guide > Fees", "Late fees are 20 cents a day.", 4, None),
         ("Appendix > Deep", "Deep text.", 5, None),
     ]
-    text = source.read_text(encoding="utf-8")
     for passage in passages:
-        assert passage.kind is Kind.PROSE and passage.source == "guide.md"
-        assert passage.char_start is not None and passage.char_end is not None
-        assert squash(text[passage.char_start : passage.char_end]) == passage.text
+        assert passage.kind is Kind.PROSE and passage.source == "guide.md" and passage.boxes == ()
 
 
 def test_markdown_without_headings_has_no_section(tmp_path: Path) -> None:

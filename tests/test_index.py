@@ -42,7 +42,7 @@ FINES = "fines-and-fees.md"
 SAMPLE_UNITS = 9  # 7 PDFs, 1 Markdown file, 1 sidecar
 SAMPLE_PASSAGES = 51
 PASSAGE_COLUMNS = (
-    "id, doc_id, origin, kind, source, page, section, paragraph, table_no, row_no, char_start, char_end, text"
+    "id, doc_id, origin, kind, source, page, section, paragraph, table_no, row_no, boxes, text"
 )
 NOV_14 = date(2026, 11, 14)
 

@@ -17,7 +17,7 @@ import pymupdf
 
 from localqa.catalog import Problem
 from localqa.extract.text import squash
-from localqa.types import Kind, Passage
+from localqa.types import Box, Kind, Passage
 
 # PyMuPDF would otherwise print advice and MuPDF's own error chatter on stdout/stderr; damaged
 # files are reported through Problems instead.
@@ -47,6 +47,7 @@ class _Block:
     bold: bool
     top: float
     lines: int
+    box: Box
     level: int | None = None  # heading level (0 = largest), None for body text
 
 
@@ -138,7 +139,7 @@ def _page_passages(
     source: str, page: int, items: list[_Block | _Table], stack: list[tuple[int, str]], out: list[Passage]
 ) -> list[tuple[int, str]]:
     """Walk one page top to bottom, keeping the heading stack; returns the stack for the next page."""
-    paragraph = table_number = offset = 0
+    paragraph = table_number = 0
     previous: _Block | None = None
     for item in items:
         if isinstance(item, _Block):
@@ -154,11 +155,9 @@ def _page_passages(
                         text=item.text,
                         section=_path(stack),
                         paragraph=paragraph,
-                        char_start=offset,
-                        char_end=offset + len(item.text),
+                        boxes=(item.box,),
                     )
                 )
-            offset += len(item.text) + 2
             previous = item
             continue
         table_number += 1
@@ -172,6 +171,7 @@ class _Table:
     bbox: tuple[float, float, float, float]
     header: list[str]
     rows: list[list[str]]  # data rows only
+    row_boxes: list[Box]  # one per data row
 
 
 def _read_table(page: pymupdf.Page, table: Any) -> _Table:
@@ -180,12 +180,13 @@ def _read_table(page: pymupdf.Page, table: Any) -> _Table:
     the line above the table for an "external" header; a first row set entirely in bold is the
     header whatever it decided."""
     rows = [[squash(cell or "") for cell in row] for row in table.extract()]
+    boxes = [_box(row.bbox) for row in table.rows]
     if table.header.external and not (rows and table.rows and _all_bold(page, table.rows[0].bbox)):
         names = table.header.names
     else:
-        names, rows = (rows[0] if rows else []), rows[1:]
+        names, rows, boxes = (rows[0] if rows else []), rows[1:], boxes[1:]
     header = [squash(name or "") or f"Column {i}" for i, name in enumerate(names, 1)]
-    return _Table(bbox=tuple(table.bbox), header=header, rows=rows)
+    return _Table(bbox=tuple(table.bbox), header=header, rows=rows, row_boxes=boxes)
 
 
 def _all_bold(page: pymupdf.Page, box: tuple[float, float, float, float]) -> bool:
@@ -205,7 +206,7 @@ def _table_rows(
     """One passage per data row: `Title: Header: value; Header: value`. Row 1 is the first row
     under the header."""
     passages = []
-    for row_number, cells in enumerate(table.rows, start=1):
+    for row_number, (cells, box) in enumerate(zip(table.rows, table.row_boxes, strict=True), start=1):
         if not any(cells):
             continue
         pairs = "; ".join(
@@ -220,6 +221,7 @@ def _table_rows(
                 text=f"{title}: {pairs}" if title else pairs,
                 table=number,
                 row=row_number,
+                boxes=(box,),
             )
         )
     return passages
@@ -245,9 +247,15 @@ def _text_blocks(page: pymupdf.Page, table_boxes: list[tuple[float, float, float
                 bold=all(s["flags"] & _BOLD or "bold" in s["font"].lower() for s in spans),
                 top=block["bbox"][1],
                 lines=len(block["lines"]),
+                box=_box(block["bbox"]),
             )
         )
     return blocks
+
+
+def _box(rect: Any) -> Box:
+    x0, y0, x1, y1 = (round(float(v), 2) for v in rect)
+    return (x0, y0, x1, y1)
 
 
 def _inside_any(

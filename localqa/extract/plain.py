@@ -22,7 +22,7 @@ def extract_markdown(path: Path, source: str) -> list[Passage]:
         while lines and (heading := _MD_HEADING.match(lines[0].strip())):
             level = len(heading.group(1))
             stack = [(lvl, name) for lvl, name in stack if lvl < level] + [(level, heading.group(2))]
-            start += len(lines.pop(0)) + 1
+            lines.pop(0)
         if not lines:
             continue
         passages.append(
@@ -33,8 +33,6 @@ def extract_markdown(path: Path, source: str) -> list[Passage]:
                 text=squash("\n".join(lines)),
                 section=" > ".join(name for _, name in stack) or None,
                 paragraph=len(passages) + 1,
-                char_start=start,
-                char_end=end,
             )
         )
     return passages
@@ -48,7 +46,7 @@ def extract_plain(text: str, source: str, page: int | None, kind: Kind) -> list[
     passages: list[Passage] = []
     blocks = paragraphs(text)
     shapes = [looks_like_heading(text[start:end]) for _, start, end in blocks]
-    for index, (body, start, end) in enumerate(blocks):
+    for index, (body, _, _) in enumerate(blocks):
         governs = index + 1 < len(blocks) and not shapes[index + 1]
         if shapes[index] and governs:
             section = body
@@ -61,8 +59,6 @@ def extract_plain(text: str, source: str, page: int | None, kind: Kind) -> list[
                 text=body,
                 section=section,
                 paragraph=len(passages) + 1,
-                char_start=start,
-                char_end=end,
             )
         )
     return passages
