@@ -34,10 +34,8 @@ def search_parts(
     settings = settings or RetrievalSettings()
     if k is not None:
         settings = settings.model_copy(update={"k": k})
-    with open_index(db) as connection:
-        return search(
-            connection, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings
-        )
+    with open_index(db) as store:
+        return search(store, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings)
 
 
 class PartAnswer(BaseModel):

@@ -281,18 +281,20 @@ def status(db: Path, as_json: bool) -> None:
 
     info = index_status(db)
     if as_json:
-        click.echo(json.dumps(info, indent=2))
+        click.echo(
+            json.dumps({"db": info.path, **{k: v for k, v in vars(info).items() if k != "path"}}, indent=2)
+        )
         return
-    kinds = ", ".join(f"{count} {kind}" for kind, count in info["passages"].items())
-    click.echo(f"Index:          {info['db']}")
-    click.echo(f"Documents:      {info['documents']}")
-    click.echo(f"Passages:       {sum(info['passages'].values())} ({kinds})")
-    click.echo(f"OCR sidecars:   {info['sidecars']}")
-    click.echo(f"Corpus digest:  {info['corpus_digest']}")
-    for model, count in info["embeddings"].items():
+    kinds = ", ".join(f"{count} {kind}" for kind, count in info.passages.items())
+    click.echo(f"Index:          {info.path}")
+    click.echo(f"Documents:      {info.documents}")
+    click.echo(f"Passages:       {sum(info.passages.values())} ({kinds})")
+    click.echo(f"OCR sidecars:   {info.sidecars}")
+    click.echo(f"Corpus digest:  {info.corpus_digest}")
+    for model, count in info.embeddings.items():
         click.echo(f"Embeddings:     {count} ({model})")
-    click.echo(f"Schema version: {info['schema_version']}")
-    for source in info["invisible_documents"]:
+    click.echo(f"Schema version: {info.schema_version}")
+    for source in info.invisible_documents:
         click.echo(f"Warning: {source} has no valid access label and is visible to nobody", err=True)
 
 

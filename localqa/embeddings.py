@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from localqa.errors import LocalQAError
+from localqa.store.base import Progress, Writer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,48 +73,14 @@ def passage_text(section: str | None, text: str) -> str:
     return f"{section}: {text}" if section else text
 
 
-def embed_missing(db: sqlite3.Connection, progress: Callable[[int, int, str], None] | None = None) -> int:
+def embed_missing(writer: Writer, progress: Progress | None = None) -> int:
     """Embed every passage that has no vector for this model yet (new or changed passages:
     changed ones were re-inserted with new ids). Returns how many were embedded."""
-    rows = db.execute(
-        "SELECT id, section, text FROM passages WHERE id NOT IN "
-        "(SELECT passage_id FROM embeddings WHERE model = ?) ORDER BY id",
-        (MODEL_NAME,),
-    ).fetchall()
-    for start in range(0, len(rows), BATCH * 4):
-        batch = rows[start : start + BATCH * 4]
+    missing = writer.passages_without_vectors(MODEL_NAME)
+    for start in range(0, len(missing), BATCH * 4):
+        batch = missing[start : start + BATCH * 4]
         if progress:
-            progress(start, len(rows), f"{len(batch)} passages")
-        vectors = embed([passage_text(section, text) for _, section, text in batch])
-        db.executemany(
-            "INSERT INTO embeddings VALUES (?, ?, ?)",
-            ((pid, MODEL_NAME, vector.tobytes()) for (pid, _, _), vector in zip(batch, vectors, strict=True)),
-        )
-    return len(rows)
-
-
-def has_embeddings(db: sqlite3.Connection) -> bool:
-    return (
-        db.execute("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (MODEL_NAME,)).fetchone() is not None
-    )
-
-
-def lacks_embeddings(db: sqlite3.Connection) -> bool:
-    """The index has passages but no vectors for this model (built without --embed)."""
-    has_passages = db.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is not None
-    return has_passages and not has_embeddings(db)
-
-
-def load_vectors(db: sqlite3.Connection, scope: str) -> tuple[list[int], Vectors]:
-    """Passage ids and vectors of the eligible documents (`scope`: JSON list of doc ids)."""
-    import numpy as np
-
-    rows = db.execute(
-        "SELECT e.passage_id, e.vector FROM embeddings e JOIN passages p ON p.id = e.passage_id "
-        "WHERE e.model = ? AND p.doc_id IN (SELECT value FROM json_each(?)) ORDER BY e.passage_id",
-        (MODEL_NAME, scope),
-    ).fetchall()
-    if not rows:
-        return [], np.zeros((0, 384), dtype=np.float32)
-    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
-    return [pid for pid, _ in rows], matrix
+            progress(start, len(missing), f"{len(batch)} passages")
+        vectors = embed([passage_text(p.section, p.text) for p in batch])
+        writer.put_vectors(MODEL_NAME, [p.id for p in batch], vectors)
+    return len(missing)

@@ -11,10 +11,8 @@ than FTS5's `bm25()`, because `bm25()` takes its statistics from the whole table
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -26,10 +24,9 @@ from localqa import embeddings
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError, QuestionError
 from localqa.extract.text import identifiers, squash
-from localqa.tokens import tokenizer
-from localqa.types import Caller, Candidate, Document, Kind, Location, PartResult, Status
+from localqa.store.base import Chunking, Scope, Store
+from localqa.types import Caller, Candidate, Document, PartResult
 
-Chunking = Literal["heading", "body"]
 Retriever = Literal["lexical", "semantic", "hybrid"]
 RETRIEVERS: tuple[Retriever, ...] = ("lexical", "semantic", "hybrid")
 
@@ -95,28 +92,8 @@ def _valid_text(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def load_documents(db: sqlite3.Connection) -> list[Document]:
-    rows = db.execute(
-        "SELECT doc_id, source, series, version, effective, status, access, tenant, title FROM documents"
-    )
-    return [
-        Document(
-            doc_id=r[0],
-            source=r[1],
-            series=r[2],
-            version=r[3],
-            effective=date.fromisoformat(r[4]) if r[4] else None,
-            status=Status(r[5]),
-            access=r[6],
-            tenant=r[7],
-            title=r[8],
-        )
-        for r in rows
-    ]
-
-
 def search(
-    db: sqlite3.Connection,
+    store: Store,
     question: str,
     *,
     as_of: date,
@@ -126,13 +103,13 @@ def search(
 ) -> list[PartResult]:
     """Candidates per question part, each list in rank order; an empty list means abstain."""
     settings = settings or RetrievalSettings()
-    if settings.retriever != "lexical" and embeddings.lacks_embeddings(db):
+    if settings.retriever != "lexical" and store.lacks_vectors(embeddings.MODEL_NAME):
         raise LocalQAError(
             f"the index has no embeddings for {embeddings.MODEL_NAME}, which --retriever "
             f"{settings.retriever} needs; run 'localqa index --embed' (needs localqa[semantic])"
         )
-    allowed = {d.doc_id: d for d in eligible(load_documents(db), as_of, caller)}
-    return [_retrieve_part(db, part, allowed, settings) for part in question_parts(question, parts)]
+    allowed = {d.doc_id: d for d in eligible(store.documents(), as_of, caller)}
+    return [_retrieve_part(store, part, allowed, settings) for part in question_parts(question, parts)]
 
 
 @dataclass
@@ -148,60 +125,60 @@ class _Ranking:
 
 
 def _retrieve_part(
-    db: sqlite3.Connection, part: str, allowed: dict[str, Document], settings: RetrievalSettings
+    store: Store, part: str, allowed: dict[str, Document], settings: RetrievalSettings
 ) -> PartResult:
     if not allowed:
         return PartResult(
             question=part, candidates=(), note="no document is eligible for this caller and date"
         )
-    scope = json.dumps(sorted(allowed))
+    scope = Scope(doc_ids=frozenset(allowed))
     codes = identifiers(part)
-    carriers = _carriers(db, codes, scope, settings.chunking) if codes else {}
+    carriers = store.carriers(scope, codes, settings.chunking) if codes else {}
     if codes and not carriers:
         return PartResult(
             question=part, candidates=(), note=f"no eligible passage carries {', '.join(codes)}"
         )
-    ranking = _rank(db, part, scope, settings)
+    ranking = _rank(store, part, scope, settings)
     if codes:
         # The identifier decides which passages qualify; the retriever only orders them.
         ranked = sorted(carriers, key=lambda pid: (-len(carriers[pid]), -ranking.scores.get(pid, 0.0), pid))
     elif not ranking.scores or not ranking.relevant:
-        return PartResult(question=part, candidates=(), note=_abstention(part, settings))
+        return PartResult(question=part, candidates=(), note=_abstention(store, part, settings))
     else:
         ranked = sorted(ranking.scores, key=lambda pid: (-ranking.scores[pid], pid))
     top = ranked[: settings.k]
     scores = {pid: ranking.scores.get(pid, 0.0) for pid in top}
-    return PartResult(question=part, candidates=tuple(_candidates(db, top, scores, allowed)))
+    return PartResult(question=part, candidates=tuple(_candidates(store, top, scores, allowed)))
 
 
-def _abstention(part: str, settings: RetrievalSettings) -> str:
+def _abstention(store: Store, part: str, settings: RetrievalSettings) -> str:
     if settings.retriever != "lexical":
         return "no eligible passage is close enough to the question"
-    if not tokenizer().terms(part):
+    if not store.terms(part):
         return "the question has no searchable words"
     return "no eligible passage shares enough meaningful words"
 
 
-def _rank(db: sqlite3.Connection, part: str, scope: str, settings: RetrievalSettings) -> _Ranking:
+def _rank(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
     if settings.retriever == "lexical":
-        return _lexical(db, part, scope, settings)
+        return _lexical(store, part, scope, settings)
     if settings.retriever == "semantic":
-        return _semantic(db, part, scope, settings)
-    return _fuse(_lexical(db, part, scope, settings), _semantic(db, part, scope, settings), settings)
+        return _semantic(store, part, scope, settings)
+    return _fuse(_lexical(store, part, scope, settings), _semantic(store, part, scope, settings), settings)
 
 
-def _lexical(db: sqlite3.Connection, part: str, scope: str, settings: RetrievalSettings) -> _Ranking:
-    terms = tokenizer().terms(part)
-    scored, idf = _bm25(db, terms, scope, settings)
+def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
+    terms = store.terms(part)
+    scored, idf = _bm25(store, terms, scope, settings)
     best = max(scored.values(), key=lambda s: s.score, default=None)
     relevant = best is not None and _clears_floor(best.matched, idf, settings.floor)
     return _Ranking({pid: s.score for pid, s in scored.items()}, relevant)
 
 
-def _semantic(db: sqlite3.Connection, part: str, scope: str, settings: RetrievalSettings) -> _Ranking:
+def _semantic(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
     """Cosine similarity of the part to every eligible passage (statistics-free, so nothing
     ineligible can influence it)."""
-    ids, vectors = embeddings.load_vectors(db, scope)
+    ids, vectors = store.vectors(scope, embeddings.MODEL_NAME)
     if not ids:
         return _Ranking({}, False)
     similarities = vectors @ embeddings.embed([part])[0]
@@ -257,33 +234,21 @@ def _clears_floor(matched: set[str], idf: dict[str, float], floor: float) -> boo
 
 
 def _bm25(
-    db: sqlite3.Connection, terms: list[str], scope: str, settings: RetrievalSettings
+    store: Store, terms: list[str], scope: Scope, settings: RetrievalSettings
 ) -> tuple[dict[int, _Scored], dict[str, float]]:
     """BM25 of every eligible passage matching at least one term, with statistics taken from the
     eligible passages only; also each term's IDF (used by the relevance floor)."""
-    heading = settings.chunking == "heading"
-    length = "p.section_len + p.body_len" if heading else "p.body_len"
-    count, total_length = db.execute(
-        f"SELECT count(*), coalesce(sum({length}), 0) FROM passages p "
-        "WHERE doc_id IN (SELECT value FROM json_each(?))",
-        (scope,),
-    ).fetchone()
-    average = total_length / count if count else 1.0
-    columns = "('section', 'body')" if heading else "('body')"
+    statistics = store.lexical_statistics(scope, settings.chunking)
     scored: dict[int, _Scored] = {}
     idf: dict[str, float] = {}
     for term in terms:
-        # CROSS JOIN pins the join order: look the term up in the FTS index first, then filter.
-        postings = db.execute(
-            f"SELECT v.doc, count(*), {length} "
-            "FROM passages_terms v CROSS JOIN passages p ON p.id = v.doc "
-            f"WHERE v.term = ? AND v.col IN {columns} "
-            "AND p.doc_id IN (SELECT value FROM json_each(?)) GROUP BY v.doc",
-            (term, scope),
-        ).fetchall()
-        idf[term] = math.log(1 + (count - len(postings) + 0.5) / (len(postings) + 0.5))
-        for passage_id, frequency, passage_length in postings:
-            norm = settings.k1 * (1 - settings.b + settings.b * passage_length / average)
+        postings = store.postings(scope, term, settings.chunking)
+        found = len(postings.ids)
+        idf[term] = math.log(1 + (statistics.passages - found + 0.5) / (found + 0.5))
+        for passage_id, frequency, length in zip(
+            postings.ids, postings.frequencies, postings.lengths, strict=True
+        ):
+            norm = settings.k1 * (1 - settings.b + settings.b * length / statistics.average_length)
             gain = idf[term] * frequency * (settings.k1 + 1) / (frequency + norm)
             entry = scored.setdefault(passage_id, _Scored(0.0, set()))
             entry.score += gain
@@ -291,58 +256,24 @@ def _bm25(
     return scored, idf
 
 
-def _carriers(
-    db: sqlite3.Connection, codes: list[str], scope: str, chunking: Chunking
-) -> dict[int, set[str]]:
-    """Eligible passages carrying any of the identifiers, exactly (no prefix or fuzzy match), in
-    the columns the chunking makes searchable."""
-    rows = db.execute(
-        "SELECT i.passage_id, i.identifier FROM identifiers i JOIN passages p ON p.id = i.passage_id "
-        "WHERE i.identifier IN (SELECT value FROM json_each(?)) AND (i.col = 'body' OR ?) "
-        "AND p.doc_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(codes), chunking == "heading", scope),
-    )
-    found: dict[int, set[str]] = {}
-    for passage_id, code in rows:
-        found.setdefault(passage_id, set()).add(code)
-    return found
-
-
 def _candidates(
-    db: sqlite3.Connection, ids: list[int], scores: dict[int, float], allowed: dict[str, Document]
+    store: Store, ids: list[int], scores: dict[int, float], allowed: dict[str, Document]
 ) -> list[Candidate]:
-    rows = {
-        r[0]: r
-        for r in db.execute(
-            "SELECT id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes "
-            "FROM passages WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(ids),),
-        )
-    }
+    stored = store.passages(ids)
     candidates = []
     for rank, passage_id in enumerate(ids, start=1):
-        _, doc_id, kind, source, page, section, paragraph, table, row, text, boxes = rows[passage_id]
-        document = allowed[doc_id]
-        location = Location(
-            source=source,
-            page=page,
-            kind=Kind(kind),
-            section=section,
-            table=table,
-            row=row,
-            paragraph=paragraph,
-            effective=document.effective,
-        )
+        passage = stored[passage_id]
+        document = allowed[passage.doc_id]
         candidates.append(
             Candidate(
                 rank=rank,
                 score=scores[passage_id],
-                location=location,
-                text=text,
-                doc_id=doc_id,
+                location=passage.location(document),
+                text=passage.text,
+                doc_id=passage.doc_id,
                 tenant=document.tenant,
-                identifiers=tuple(identifiers(text)),
-                boxes=tuple(tuple(box) for box in json.loads(boxes)),
+                identifiers=tuple(identifiers(passage.text)),
+                boxes=passage.boxes,
             )
         )
     return candidates

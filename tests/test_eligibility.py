@@ -366,8 +366,7 @@ def test_colliding_id_in_another_tenant_does_not_change_the_default_tenants_answ
 
     db, report = build_library(fast_tmp, collide)
     assert report.problems == [] and not report.failed
-    with open_index(db) as connection:
-        ids = dict(connection.execute("SELECT source, doc_id FROM documents"))
+    ids = {d.source: d.doc_id for d in open_index(db).documents()}
     assert (ids["equipment-policy-2026-11-01.pdf"], ids[GLOBEX_DOC]) == (
         "default/equipment-policy-2026-11-01",
         "globex/equipment-policy-2026-11-01",

@@ -1,7 +1,7 @@
 """The index: incremental refresh by content hash, corpus digest, schema, bad input, atomicity.
 
 Real PyMuPDF on real PDFs and real SQLite throughout; the only stand-in is a spy around
-`localqa.index.extract_unit` that records (and then runs) each extraction.
+`localqa.index.extract_file` that records (and then runs) each extraction.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from contextlib import closing
 from datetime import date
 from pathlib import Path
@@ -28,8 +27,9 @@ import localqa.index
 from localqa.api import search_parts
 from localqa.catalog import Problem
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
+from localqa.extract import Extracted
 from localqa.index import index_status, open_index, refresh_index
-from localqa.schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from localqa.types import Caller
 
 REPO = Path(__file__).resolve().parent.parent
@@ -92,7 +92,7 @@ def assert_consistent(db: Path) -> None:
 
 
 def digest_of(db: Path) -> str:
-    return str(index_status(db)["corpus_digest"])
+    return str(index_status(db).corpus_digest)
 
 
 def make_pdf(path: Path, title: str, paragraphs: list[str], pages: int = 1) -> None:
@@ -147,13 +147,13 @@ def indexed(sample_pdfs: Path, library_db: Path, tmp_path: Path) -> tuple[Path, 
 def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the units `refresh_index` extracts, in order (the real extraction still runs)."""
     calls: list[str] = []
-    original: Callable[[localqa.index.Unit], localqa.index.Extracted] = localqa.index.extract_unit
+    original = localqa.index.extract_file
 
-    def spy(unit: localqa.index.Unit) -> localqa.index.Extracted:
-        calls.append(unit.name)
-        return original(unit)
+    def spy(path: Path, name: str, doc_source: str) -> Extracted:
+        calls.append(name)
+        return original(path, name, doc_source)
 
-    monkeypatch.setattr(localqa.index, "extract_unit", spy)
+    monkeypatch.setattr(localqa.index, "extract_file", spy)
     return calls
 
 
@@ -549,7 +549,7 @@ def test_migrating_twice_changes_nothing() -> None:
 
 def test_index_records_its_migrations_and_schema_version(library_db: Path) -> None:
     assert query(library_db, "SELECT name FROM migrations")[0] == ("m001_initial",)
-    assert index_status(library_db)["schema_version"] == SCHEMA_VERSION
+    assert index_status(library_db).schema_version == SCHEMA_VERSION
 
 
 def test_database_from_a_newer_localqa_is_refused() -> None:
@@ -569,7 +569,7 @@ def test_refreshing_from_a_missing_folder_is_an_error_and_writes_nothing(tmp_pat
     with pytest.raises(LocalQAError) as error:
         refresh_index(tmp_path / "nowhere", db)
     assert str(error.value) == f"{tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents"
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["library.sqlite3.lock"]
 
 
 def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
@@ -652,7 +652,7 @@ def test_catalog_entry_made_invalid_keeps_the_passages_visible_to_nobody_until_f
     assert passages(db) == before  # the handbook and its OCR page are still there
     # ... but visible to nobody: the old entry may grant wider access than the one being written.
     assert documents(db) == without_access(docs, HANDBOOK)
-    assert index_status(db)["invisible_documents"] == [HANDBOOK]
+    assert index_status(db).invisible_documents == (HANDBOOK,)
     for role in ("public", "staff"):
         assert HANDBOOK not in sources_found(db, question, role=role)
     assert_consistent(db)
@@ -692,7 +692,7 @@ def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Pa
     assert [r[-1] for r in passages(db).values() if r[3] == "budget.md"] == [
         "The zeppelin budget allocation is 400 dollars."
     ]
-    assert index_status(db)["invisible_documents"] == ["budget.md"]
+    assert index_status(db).invisible_documents == ("budget.md",)
     for role in ("public", "staff"):
         assert sources_found(db, question, role=role) == set()
 
@@ -817,7 +817,7 @@ def test_successful_refresh_leaves_no_temporary_files(indexed: tuple[Path, Path]
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     refresh_index(folder, db)
-    assert sorted(p.name for p in db.parent.iterdir()) == [db.name]
+    assert sorted(p.name for p in db.parent.iterdir()) == [db.name, f"{db.name}.lock"]
 
 
 def _bulk_folder(folder: Path, pdfs: int, markdown: int) -> None:
@@ -872,13 +872,13 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path
                         progress += os.read(terminal, 4096)
                     except OSError:  # the build ended: the assertions below say how
                         break
-            assert not temporary.exists()
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
         os.close(terminal)
     assert process.returncode == -signal.SIGKILL, "the build finished before it could be killed"
-    assert temporary.exists() == (phase == "writing")
+    # Extracted passages go straight into the copy: in both phases it is there, half-written.
+    assert temporary.exists()
 
     # The live index is the previous one, complete and readable.
     assert query(db, "PRAGMA integrity_check") == [("ok",)]
@@ -888,13 +888,13 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path
     assert sources_found(db, "What is the loan limit for EQ-314?") == {"equipment-policy-2026-11-01.pdf"}
     assert_consistent(db)
 
-    if phase == "writing":
-        # The killed build's leftovers do not break the next run.
-        report = refresh_index(folder, db)
-        assert not report.failed
-        assert len(report.added) == 36 and report.unchanged == SAMPLE_UNITS
-        assert report.passages == SAMPLE_PASSAGES + 16 * 24 + 20 * 150
-        assert_consistent(db)
+    # The killed build's leftovers do not break the next run, which removes them.
+    report = refresh_index(folder, db)
+    assert not report.failed
+    assert len(report.added) == 36 and report.unchanged == SAMPLE_UNITS
+    assert report.passages == SAMPLE_PASSAGES + 16 * 24 + 20 * 150
+    assert_consistent(db)
+    assert not temporary.exists()
 
 
 def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Path]) -> None:
@@ -906,6 +906,8 @@ def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Pa
     assert not report.failed and report.added == ["faq.md"]
     assert len(passages(db)) == SAMPLE_PASSAGES + 1
     assert_consistent(db)
+    # Holding the writer lock, the run knew no other writer owned them, and removed them.
+    assert sorted(p.name for p in db.parent.iterdir()) == [db.name, f"{db.name}.lock"]
 
 
 def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Path]) -> None:
@@ -917,4 +919,4 @@ def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Path]) -> 
     with pytest.raises(SchemaError):
         refresh_index(folder, db)
     assert db.read_bytes() == live  # the live index is untouched (this part holds)
-    assert sorted(p.name for p in db.parent.iterdir()) == [db.name]
+    assert sorted(p.name for p in db.parent.iterdir()) == [db.name, f"{db.name}.lock"]

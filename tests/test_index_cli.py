@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from localqa.api import search_parts
 from localqa.cli import cli
-from localqa.schema import SCHEMA_VERSION
+from localqa.store.schema import SCHEMA_VERSION
 from localqa.types import Caller
 
 PDFS = Path(__file__).resolve().parent.parent / "pdfs"
@@ -317,7 +317,10 @@ def test_catalog_that_is_not_toml_aborts_and_leaves_the_index_untouched(
     )
     assert result.stdout == ""
     assert sha(db) == before
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("library")) == ["library.sqlite3"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("library")) == [
+        "library.sqlite3",
+        "library.sqlite3.lock",
+    ]
 
 
 @pytest.mark.parametrize("command", ["index", "ocr"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+from contextlib import closing
 from datetime import date
 from pathlib import Path
 
@@ -129,13 +131,13 @@ def test_embeddings_are_incremental_and_follow_their_passages(tmp_path: Path) ->
     changed = refresh_index(folder, db)
     assert changed.changed == ["fines-and-fees.md"]
     assert changed.embedded == 1  # only the changed file's one passage
-    with open_index(db) as connection:
+    with closing(sqlite3.connect(db)) as connection:
         orphans = connection.execute(
             "SELECT count(*) FROM embeddings WHERE passage_id NOT IN (SELECT id FROM passages)"
         ).fetchone()[0]
         total = connection.execute("SELECT count(*) FROM embeddings").fetchone()[0]
     assert orphans == 0
-    assert total == index_status(db)["embeddings"][embeddings.MODEL_NAME] == changed.passages
+    assert total == index_status(db).embeddings[embeddings.MODEL_NAME] == changed.passages
 
 
 def test_semantic_search_on_an_index_without_embeddings_says_how_to_add_them(library_db: Path) -> None:

@@ -3,7 +3,6 @@ one search per part. One search spends its k slots on whichever clause dominates
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -12,6 +11,7 @@ from localqa.evaluate.run import suite_index
 from localqa.evaluate.suite import Case, Suite
 from localqa.index import open_index
 from localqa.retrieve import RetrievalSettings, question_parts, search
+from localqa.store.base import Store
 from localqa.types import Caller
 
 
@@ -34,7 +34,7 @@ def coverage(suite: Suite, db: Path | None, settings: RetrievalSettings) -> list
     return rows
 
 
-def _case_rows(db: sqlite3.Connection, case: Case, settings: RetrievalSettings) -> list[CoverageRow]:
+def _case_rows(db: Store, case: Case, settings: RetrievalSettings) -> list[CoverageRow]:
     caller = Caller(role=case.role, tenant=case.tenant)
     whole = search(
         db, case.question, as_of=case.as_of, caller=caller, parts=[case.question], settings=settings

@@ -4,7 +4,6 @@ given, scores, totals with their denominators, and the gates."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +33,8 @@ from localqa.evaluate.suite import Case, Suite
 from localqa.index import Progress, open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
-from localqa.retrieve import RetrievalSettings, load_documents, search
+from localqa.retrieve import RetrievalSettings, search
+from localqa.store.base import Store
 from localqa.types import Caller, Candidate, Frozen, Kind, Location, PartResult
 
 
@@ -186,9 +186,9 @@ def _run(
     progress: Progress | None,
 ) -> Run:
     with open_index(db_path) as db:
-        documents = load_documents(db)
+        documents = db.documents()
         owners = {d.doc_id: d for d in documents}
-        digest = db.execute("SELECT value FROM meta WHERE key = 'corpus_digest'").fetchone()[0]
+        digest = db.corpus_digest()
         records = []
         for done, case in enumerate(suite.cases):
             if progress:
@@ -265,9 +265,7 @@ def _text_at(candidates: tuple[Candidate, ...], location: Location | None) -> st
     return next((c.text for c in candidates if c.location == location), None)
 
 
-def _grade_recorded(
-    case: Case, recorded: RecordedAnswer | None, db: sqlite3.Connection
-) -> tuple[AnswerScore, str | None]:
+def _grade_recorded(case: Case, recorded: RecordedAnswer | None, db: Store) -> tuple[AnswerScore, str | None]:
     """Grade another system's answer against the passage it cites; also return that passage's
     document id, so that citing a document the caller may not see is counted as a leak."""
     if recorded is None:
@@ -275,26 +273,10 @@ def _grade_recorded(
     if recorded.citation is None:
         return score_answer(case, recorded.quote, None, None), None
     location = recorded.citation.location()
-    found = cited_passage(db, location)
-    doc_id, text = found if found else (None, None)
-    return score_answer(case, recorded.quote, location, text), doc_id
-
-
-def cited_passage(db: sqlite3.Connection, location: Location) -> tuple[str, str] | None:
-    """(document id, text) of the passage at a location, or None if the index has none there."""
-    row = db.execute(
-        "SELECT doc_id, text FROM passages WHERE source = ? AND page IS ? AND kind = ? AND table_no IS ? "
-        "AND row_no IS ? AND paragraph IS ?",
-        (
-            location.source,
-            location.page,
-            location.kind.value,
-            location.table,
-            location.row,
-            location.paragraph,
-        ),
-    ).fetchone()
-    return (row[0], row[1]) if row else None
+    found = db.passage_at(location)
+    if found is None:
+        return score_answer(case, recorded.quote, location, None), None
+    return score_answer(case, recorded.quote, location, found.text), found.doc_id
 
 
 def totals(records: list[CaseRecord]) -> dict[str, Any]:

@@ -1,0 +1,46 @@
+"""Extraction: turning one input file into passages. Which extractor reads which file is decided
+here; each extractor lives in its own module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from localqa.catalog import Problem
+from localqa.extract.ocr import parse_sidecar_name
+from localqa.extract.pdf import PdfUnreadable, extract_pdf
+from localqa.extract.plain import extract_markdown, extract_plain
+from localqa.types import Kind, Passage
+
+
+class Unreadable(Exception):
+    """The whole file cannot be extracted now; the message says why and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Extracted:
+    passages: list[Passage]
+    pages_without_text: tuple[int, ...] = ()
+    problems: list[Problem] = field(default_factory=list)  # pages that could not be read
+
+
+def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
+    """Passages of one input file: a PDF, a Markdown or text file, or the OCR sidecar of a page of
+    `doc_source`. Raises `Unreadable` when nothing can be extracted."""
+    try:
+        sidecar = parse_sidecar_name(name)
+        if sidecar is not None:
+            return Extracted(
+                extract_plain(path.read_text(encoding="utf-8"), doc_source, sidecar[1], Kind.OCR)
+            )
+        suffix = path.suffix.lower()
+        if suffix == ".pdf":
+            pdf = extract_pdf(path, name)
+            return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems)
+        if suffix == ".txt":
+            return Extracted(extract_plain(path.read_text(encoding="utf-8"), name, None, Kind.PROSE))
+        return Extracted(extract_markdown(path, name))
+    except PdfUnreadable as error:
+        raise Unreadable(str(error)) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise Unreadable(f"cannot be read ({error}); check the file") from None

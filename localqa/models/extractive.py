@@ -9,7 +9,7 @@ from typing import Any
 
 from localqa.models.base import AnswerModel, Message
 from localqa.prompts import question_of
-from localqa.tokens import tokenizer
+from localqa.store.tokenizer import tokenizer
 
 
 class ExtractiveModel(AnswerModel):

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Callable
 
 from localqa.errors import SchemaError
-from localqa.tokens import TOKENIZE
+from localqa.store.tokenizer import TOKENIZE
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []

@@ -1,0 +1,229 @@
+"""What every index backend provides: the records it hands out and the operations behind them.
+
+Callers (refresh, retrieval, evaluation, the CLI and the web app) talk to an index only through
+these interfaces; none of them builds a query. A second backend (a shared PostgreSQL index, say)
+is a new pair of `Store` and `Writer` classes, not a change anywhere else.
+
+Retrieval statistics are always asked for a `Scope` (the documents a caller may retrieve from on
+a date): a backend must never let a passage outside the scope contribute to a number.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from localqa.types import Box, Document, Frozen, Kind, Location, Passage
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
+
+Chunking = Literal["heading", "body"]
+Progress = Callable[[int, int, str], None]  # (done, total, what is being worked on)
+
+
+class StoredPassage(Frozen):
+    """A passage as the index holds it, with its id and the document it belongs to."""
+
+    id: int
+    doc_id: str
+    kind: Kind
+    source: str
+    page: int | None
+    section: str | None
+    paragraph: int | None
+    table: int | None
+    row: int | None
+    text: str
+    boxes: tuple[Box, ...] = ()
+
+    def location(self, document: Document) -> Location:
+        return Location(
+            source=self.source,
+            page=self.page,
+            kind=self.kind,
+            section=self.section,
+            table=self.table,
+            row=self.row,
+            paragraph=self.paragraph,
+            effective=document.effective,
+        )
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    """An input file as last indexed: its content hash and (PDFs) its pages without text."""
+
+    sha256: str
+    pages_without_text: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class IndexedState:
+    """What an index holds, as refresh planning needs it."""
+
+    files: dict[str, IndexedFile] = field(default_factory=dict)
+    documents: dict[str, Document] = field(default_factory=dict)  # by source file name
+
+
+@dataclass(frozen=True)
+class Postings:
+    """One term's occurrences in the scope: passage ids, term frequencies and passage lengths
+    (in the columns the chunking searches), in matching order."""
+
+    ids: Sequence[int]
+    frequencies: Sequence[int]
+    lengths: Sequence[int]
+
+
+@dataclass(frozen=True)
+class LexicalStatistics:
+    """Corpus statistics of the scope for BM25: passage count and average length."""
+
+    passages: int
+    average_length: float
+
+
+class Scope(Frozen):
+    """The documents one caller may retrieve from on one date (by document id)."""
+
+    doc_ids: frozenset[str]
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What `localqa status` reports; counts cover only the documents it was asked about."""
+
+    path: str
+    documents: int
+    passages: dict[str, int]
+    sidecars: int
+    invisible_documents: tuple[str, ...]
+    corpus_digest: str | None
+    embeddings: dict[str, int]
+    schema_version: int
+    built: str | None
+
+
+@dataclass(frozen=True)
+class WriteSummary:
+    documents: int
+    passages: int
+    digest: str
+
+
+class Store(ABC):
+    """Read access to one index snapshot. Cheap derived data (documents, scopes) may be cached
+    for the life of the object: a snapshot does not change under it."""
+
+    path: str
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- documents and metadata -----------------------------------------------------------
+
+    @abstractmethod
+    def documents(self) -> tuple[Document, ...]:
+        """Every indexed document, visible or not (eligibility is decided by the caller)."""
+
+    @abstractmethod
+    def corpus_digest(self) -> str: ...
+
+    @abstractmethod
+    def status(self, doc_ids: frozenset[str] | None) -> IndexStatus:
+        """Counts over the given documents (None: all of them, the operator's view)."""
+
+    # --- retrieval ------------------------------------------------------------------------
+
+    @abstractmethod
+    def terms(self, text: str) -> list[str]:
+        """The distinct meaningful terms of `text`, analysed exactly as the index analyses
+        passages (stemming, stop words removed), in order."""
+
+    @abstractmethod
+    def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics: ...
+
+    @abstractmethod
+    def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings: ...
+
+    @abstractmethod
+    def carriers(self, scope: Scope, codes: Sequence[str], chunking: Chunking) -> dict[int, set[str]]:
+        """Passages in scope carrying any of the identifiers exactly -> the identifiers they
+        carry (in the heading path too when the chunking searches it)."""
+
+    @abstractmethod
+    def has_vectors(self, model: str) -> bool: ...
+
+    @abstractmethod
+    def lacks_vectors(self, model: str) -> bool:
+        """The index has passages but no vectors for `model`."""
+
+    @abstractmethod
+    def vectors(self, scope: Scope, model: str) -> tuple[list[int], Vectors]: ...
+
+    @abstractmethod
+    def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]: ...
+
+    @abstractmethod
+    def passage_at(self, location: Location) -> StoredPassage | None:
+        """The passage at a location (source, page, kind, table, row, paragraph), if any."""
+
+    @abstractmethod
+    def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
+        """The passages of one page of one source (page None: a file without pages)."""
+
+
+class Writer(ABC):
+    """One write transaction on an index: nothing is visible to readers until it commits."""
+
+    @abstractmethod
+    def indexed(self) -> IndexedState: ...
+
+    @abstractmethod
+    def remove_files(self, names: Iterable[str]) -> None:
+        """Forget input files and every passage extracted from them."""
+
+    @abstractmethod
+    def put_documents(self, documents: Iterable[Document], blocked: Iterable[str]) -> None:
+        """Write document metadata (ids may move between sources: a swap). A `blocked` source
+        keeps its passages but becomes visible to nobody until its metadata is usable again."""
+
+    @abstractmethod
+    def replace_unit(
+        self,
+        name: str,
+        sha256: str,
+        doc_id: str,
+        passages: Sequence[Passage],
+        pages_without_text: Sequence[int],
+    ) -> None:
+        """Replace everything extracted from input file `name` with `passages`."""
+
+    @abstractmethod
+    def record_catalog(self, sha256: str | None) -> None: ...
+
+    @abstractmethod
+    def has_vectors(self, model: str) -> bool: ...
+
+    @abstractmethod
+    def passages_without_vectors(self, model: str) -> list[StoredPassage]:
+        """Passages with no vector for `model` yet (new or changed ones), in id order."""
+
+    @abstractmethod
+    def put_vectors(self, model: str, ids: Sequence[int], vectors: Vectors) -> None: ...
+
+    @abstractmethod
+    def finish(self) -> WriteSummary:
+        """Drop documents nothing refers to any more, stamp the digest; returns the totals."""

@@ -1,0 +1,530 @@
+"""The SQLite index: one file, FTS5 for terms, every statement localqa runs against it.
+
+Writing never touches the live file. A `SQLiteWriter` works on a copy (or, for a rebuild, a new
+file) inside one transaction, and only a completed write is moved over the live index with
+`os.replace`: a reader sees the old index or the new one, never half of one, and a build that
+dies leaves the old one as it was. One writer at a time holds `<index>.lock`.
+
+Reads use a read-only connection. Because the file is replaced rather than modified, an open
+connection keeps reading the snapshot it opened, so what a `SQLiteStore` derives from it
+(documents, scope tables, statistics) can be cached for the store's life.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from datetime import date
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from localqa.errors import IndexMissingError, LocalQAError
+from localqa.extract.text import identifiers
+from localqa.store.base import (
+    Chunking,
+    IndexedFile,
+    IndexedState,
+    IndexStatus,
+    LexicalStatistics,
+    Postings,
+    Scope,
+    Store,
+    StoredPassage,
+    Writer,
+    WriteSummary,
+)
+from localqa.store.schema import SCHEMA_VERSION, migrate
+from localqa.store.tokenizer import tokenizer
+from localqa.types import Document, Kind, Location, Passage, Status
+
+if TYPE_CHECKING:
+    from localqa.store.base import Vectors
+
+CATALOG_NAME = "catalog.toml"
+_PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
+_DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+class _ReadOnly(sqlite3.Connection):
+    pass
+
+
+def open_store(path: Path) -> SQLiteStore:
+    """Open an existing index for reading (read-only: a query can never modify it)."""
+    if not path.exists():
+        raise IndexMissingError(f"no index at {path}; build it with 'localqa index'")
+    # An escaped URI: a '#' or '?' in the path must not be read as URI syntax.
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=_ReadOnly)
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError:
+        raise IndexMissingError(
+            f"{path} is not a localqa index; rebuild it with 'localqa index --rebuild'"
+        ) from None
+    if version is None or int(version[0]) != SCHEMA_VERSION:
+        db.close()
+        raise LocalQAError(
+            f"{path} has schema version {version[0] if version else '?'}, this "
+            f"localqa needs {SCHEMA_VERSION}; run 'localqa index' to migrate it"
+        )
+    return SQLiteStore(path, db)
+
+
+class SQLiteStore(Store):
+    def __init__(self, path: Path, db: sqlite3.Connection) -> None:
+        self.path = str(path)
+        self._db = db
+        self._scopes: dict[frozenset[str], str] = {}
+        self._statistics: dict[tuple[str, Chunking], LexicalStatistics] = {}
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _query(self, sql: str, *args: Any) -> list[Any]:
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as error:
+            raise LocalQAError(f"{self.path}: {error}; rebuild it with 'localqa index --rebuild'") from None
+
+    # --- documents and metadata -----------------------------------------------------------
+
+    @cached_property
+    def _documents(self) -> tuple[Document, ...]:
+        return tuple(_document(row) for row in self._query(f"SELECT {_DOCUMENT_COLUMNS} FROM documents"))
+
+    def documents(self) -> tuple[Document, ...]:
+        return self._documents
+
+    def corpus_digest(self) -> str:
+        row = self._query("SELECT value FROM meta WHERE key = 'corpus_digest'")
+        return str(row[0][0]) if row else ""
+
+    def status(self, doc_ids: frozenset[str] | None) -> IndexStatus:
+        where, args = (
+            ("", ())
+            if doc_ids is None
+            else (" WHERE doc_id IN (SELECT value FROM json_each(?))", (_ids(doc_ids),))
+        )
+        kinds = dict(self._query(f"SELECT kind, count(*) FROM passages{where} GROUP BY kind", *args))
+        meta = dict(self._query("SELECT key, value FROM meta"))
+        documents = [d for d in self._documents if doc_ids is None or d.doc_id in doc_ids]
+        sidecars = self._query(
+            f"SELECT count(DISTINCT origin) FROM passages{where}{' AND' if where else ' WHERE'} "
+            "origin LIKE '%.ocr.txt'",
+            *args,
+        )[0][0]
+        embedded = self._query(
+            "SELECT e.model, count(*) FROM embeddings e JOIN passages p ON p.id = e.passage_id"
+            f"{where.replace('doc_id', 'p.doc_id')} GROUP BY e.model",
+            *args,
+        )
+        return IndexStatus(
+            path=self.path,
+            documents=len(documents),
+            passages={kind.value: kinds.get(kind.value, 0) for kind in Kind},
+            sidecars=sidecars,
+            invisible_documents=tuple(sorted(d.source for d in documents if d.access is None)),
+            corpus_digest=meta.get("corpus_digest"),
+            embeddings=dict(embedded),
+            schema_version=int(meta.get("schema_version", 0)),
+            built=meta.get("built"),
+        )
+
+    # --- retrieval ------------------------------------------------------------------------
+
+    def terms(self, text: str) -> list[str]:
+        return tokenizer().terms(text)
+
+    def _scope_table(self, scope: Scope) -> str:
+        """A TEMP table of the scope's document ids, made once per scope: cheaper for every
+        statement to join than a JSON list re-parsed each time (TEMP works on a read-only file)."""
+        table = self._scopes.get(scope.doc_ids)
+        if table is None:
+            table = f"temp.scope_{len(self._scopes)}"
+            self._db.execute(f"CREATE TABLE {table} (doc_id TEXT PRIMARY KEY) WITHOUT ROWID")
+            self._db.executemany(f"INSERT INTO {table} VALUES (?)", ((d,) for d in scope.doc_ids))
+            self._scopes[scope.doc_ids] = table
+        return table
+
+    def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
+        table = self._scope_table(scope)
+        cached = self._statistics.get((table, chunking))
+        if cached is None:
+            count, total = self._query(
+                f"SELECT count(*), coalesce(sum({_length(chunking)}), 0) FROM passages p "
+                f"WHERE p.doc_id IN (SELECT doc_id FROM {table})"
+            )[0]
+            cached = LexicalStatistics(count, total / count if count else 1.0)
+            self._statistics[(table, chunking)] = cached
+        return cached
+
+    def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings:
+        table = self._scope_table(scope)
+        columns = "('section', 'body')" if chunking == "heading" else "('body')"
+        # CROSS JOIN pins the join order: look the term up in the FTS index first, then filter.
+        rows = self._query(
+            f"SELECT v.doc, count(*), {_length(chunking)} "
+            "FROM passages_terms v CROSS JOIN passages p ON p.id = v.doc "
+            f"WHERE v.term = ? AND v.col IN {columns} "
+            f"AND p.doc_id IN (SELECT doc_id FROM {table}) GROUP BY v.doc",
+            term,
+        )
+        return Postings([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+
+    def carriers(self, scope: Scope, codes: Sequence[str], chunking: Chunking) -> dict[int, set[str]]:
+        table = self._scope_table(scope)
+        rows = self._query(
+            "SELECT i.passage_id, i.identifier FROM identifiers i JOIN passages p ON p.id = i.passage_id "
+            "WHERE i.identifier IN (SELECT value FROM json_each(?)) AND (i.col = 'body' OR ?) "
+            f"AND p.doc_id IN (SELECT doc_id FROM {table})",
+            json.dumps(list(codes)),
+            chunking == "heading",
+        )
+        found: dict[int, set[str]] = {}
+        for passage_id, code in rows:
+            found.setdefault(passage_id, set()).add(code)
+        return found
+
+    def has_vectors(self, model: str) -> bool:
+        return bool(self._query("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", model))
+
+    def lacks_vectors(self, model: str) -> bool:
+        return bool(self._query("SELECT 1 FROM passages LIMIT 1")) and not self.has_vectors(model)
+
+    def vectors(self, scope: Scope, model: str) -> tuple[list[int], Vectors]:
+        import numpy as np
+
+        table = self._scope_table(scope)
+        rows = self._query(
+            "SELECT e.passage_id, e.vector FROM embeddings e JOIN passages p ON p.id = e.passage_id "
+            f"WHERE e.model = ? AND p.doc_id IN (SELECT doc_id FROM {table}) ORDER BY e.passage_id",
+            model,
+        )
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
+        return [pid for pid, _ in rows], matrix
+
+    def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
+        rows = self._query(
+            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE id IN (SELECT value FROM json_each(?))",
+            json.dumps(list(ids)),
+        )
+        return {row[0]: _passage(row) for row in rows}
+
+    def passage_at(self, location: Location) -> StoredPassage | None:
+        rows = self._query(
+            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? AND kind = ? "
+            "AND table_no IS ? AND row_no IS ? AND paragraph IS ? LIMIT 1",
+            location.source,
+            location.page,
+            location.kind.value,
+            location.table,
+            location.row,
+            location.paragraph,
+        )
+        return _passage(rows[0]) if rows else None
+
+    def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
+        rows = self._query(
+            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id",
+            source,
+            page,
+        )
+        return [_passage(row) for row in rows]
+
+
+def _length(chunking: Chunking) -> str:
+    return "p.section_len + p.body_len" if chunking == "heading" else "p.body_len"
+
+
+def _ids(doc_ids: frozenset[str]) -> str:
+    return json.dumps(sorted(doc_ids))
+
+
+def _document(row: Sequence[Any]) -> Document:
+    doc_id, source, series, version, effective, status, access, tenant, title = row
+    return Document(
+        doc_id=doc_id,
+        source=source,
+        series=series,
+        version=version,
+        effective=date.fromisoformat(effective) if effective else None,
+        status=Status(status),
+        access=access,
+        tenant=tenant,
+        title=title,
+    )
+
+
+def _passage(row: Sequence[Any]) -> StoredPassage:
+    pid, doc_id, kind, source, page, section, paragraph, table, row_no, text, boxes = row
+    return StoredPassage(
+        id=pid,
+        doc_id=doc_id,
+        kind=Kind(kind),
+        source=source,
+        page=page,
+        section=section,
+        paragraph=paragraph,
+        table=table,
+        row=row_no,
+        text=text,
+        boxes=tuple(tuple(box) for box in json.loads(boxes)),
+    )
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+@contextmanager
+def writing(path: Path, *, rebuild: bool = False, wait: Any = None) -> Iterator[SQLiteWriter]:
+    """A writer on a copy of the index at `path` (a new, empty file when `rebuild`), holding the
+    writer lock. Only when the block completes is the copy committed and moved over `path`; on
+    any failure it is deleted and the live index is untouched.
+
+    `indexed()` always describes the live index, also for a rebuild: what it held decides what
+    may change (access labels never widen because an index was rebuilt)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _writer_lock(path, wait):
+        _remove_stale_copies(path)
+        previous = _read_state(path, rebuild) if path.exists() else IndexedState()
+        temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+        target = sqlite3.connect(temporary)
+        try:
+            if not rebuild and path.exists():
+                with closing(sqlite3.connect(path)) as live:
+                    live.backup(target)
+            migrate(target)
+            with target:
+                yield SQLiteWriter(target, previous)
+        except BaseException:
+            target.close()
+            temporary.unlink(missing_ok=True)
+            raise
+        target.close()
+        os.replace(temporary, path)
+
+
+@contextmanager
+def _writer_lock(path: Path, wait: Any) -> Iterator[None]:
+    """`<index>.lock`, held with flock for the whole run: a second writer waits (and is told who
+    it waits for), so two runs can never interleave their reads of the folder and their writes.
+    The lock goes with the process, so a killed run never leaves it stuck."""
+    lock_path = path.with_name(f"{path.name}.lock")
+    with lock_path.open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            if wait is not None:
+                wait(f"waiting for {holder}, which is writing {path}")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"localqa index (pid {os.getpid()})")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.truncate(0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _remove_stale_copies(path: Path) -> None:
+    """Copies left by a writer that was killed: with the lock held, no other writer is running,
+    so every one of them is stale."""
+    for stale in path.parent.glob(f"{path.name}.tmp-*"):
+        stale.unlink(missing_ok=True)
+
+
+def _read_state(path: Path, rebuild: bool) -> IndexedState:
+    """What the live index holds. A file that is not an index holds nothing worth keeping when
+    it is being rebuilt; otherwise it is refused, so that a wrong --db is not overwritten."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
+            documents = db.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents").fetchall()
+    except sqlite3.DatabaseError:
+        if rebuild:
+            return IndexedState()
+        raise LocalQAError(
+            f"{path} is not a localqa index; rebuild it with 'localqa index --rebuild' or choose another --db"
+        ) from None
+    return IndexedState(
+        files={
+            name: IndexedFile(sha, tuple(int(p) for p in pages.split(",") if p)) for name, sha, pages in files
+        },
+        documents={row[1]: _document(row) for row in documents},
+    )
+
+
+class SQLiteWriter(Writer):
+    def __init__(self, db: sqlite3.Connection, previous: IndexedState) -> None:
+        self._db = db
+        self._previous = previous
+
+    def indexed(self) -> IndexedState:
+        return self._previous
+
+    def remove_files(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._drop_origin(name)
+            self._db.execute("DELETE FROM files WHERE name = ?", (name,))
+
+    def _drop_origin(self, origin: str) -> None:
+        ids = [(i,) for (i,) in self._db.execute("SELECT id FROM passages WHERE origin = ?", (origin,))]
+        self._db.executemany("DELETE FROM passages_fts WHERE rowid = ?", ids)
+        self._db.executemany("DELETE FROM identifiers WHERE passage_id = ?", ids)
+        self._db.executemany("DELETE FROM embeddings WHERE passage_id = ?", ids)
+        self._db.execute("DELETE FROM passages WHERE origin = ?", (origin,))
+
+    def put_documents(self, documents: Iterable[Document], blocked: Iterable[str]) -> None:
+        documents = list(documents)
+        present = {name for (name,) in self._db.execute("SELECT name FROM files")}
+        # Forget the rows being rewritten first, so that ids can move between documents (a swap).
+        self._db.executemany("DELETE FROM documents WHERE source = ?", ((d.source,) for d in documents))
+        for document in documents:
+            holder = self._db.execute(
+                "SELECT source FROM documents WHERE doc_id = ?", (document.doc_id,)
+            ).fetchone()
+            if holder is not None and holder[0] in present:
+                # Planning blocks every contested id; reaching this would hand one file's passages
+                # (and their access) to another, so stop rather than write.
+                raise LocalQAError(
+                    f"{document.source}: document id {document.doc_id!r} is held by {holder[0]}"
+                )
+            self._db.execute("DELETE FROM documents WHERE doc_id = ?", (document.doc_id,))  # a removed file's
+            # A catalog edit may give the document a new id: move what is indexed under the old one.
+            self._db.execute(
+                "UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, document.source)
+            )
+            self._insert_document(document)
+        self._db.executemany("UPDATE documents SET access = NULL WHERE source = ?", ((s,) for s in blocked))
+
+    def _insert_document(self, document: Document) -> None:
+        self._db.execute(
+            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                document.doc_id,
+                document.source,
+                document.series,
+                document.version,
+                document.effective.isoformat() if document.effective else None,
+                document.status.value,
+                document.access,
+                document.tenant,
+                document.title,
+            ),
+        )
+
+    def replace_unit(
+        self,
+        name: str,
+        sha256: str,
+        doc_id: str,
+        passages: Sequence[Passage],
+        pages_without_text: Sequence[int],
+    ) -> None:
+        self._drop_origin(name)
+        for passage in passages:
+            self._insert_passage(doc_id, name, passage)
+        self._db.execute(
+            "INSERT OR REPLACE INTO files (name, sha256, pages_without_text) VALUES (?, ?, ?)",
+            (name, sha256, ",".join(map(str, pages_without_text))),
+        )
+
+    def _insert_passage(self, doc_id: str, origin: str, passage: Passage) -> None:
+        tokens = tokenizer()
+        section = passage.section or ""
+        cursor = self._db.execute(
+            "INSERT INTO passages (doc_id, origin, kind, source, page, section, paragraph, table_no, "
+            "row_no, boxes, text, section_len, body_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                doc_id,
+                origin,
+                passage.kind.value,
+                passage.source,
+                passage.page,
+                passage.section,
+                passage.paragraph,
+                passage.table,
+                passage.row,
+                json.dumps(passage.boxes),
+                passage.text,
+                tokens.length(section),
+                tokens.length(passage.text),
+            ),
+        )
+        rowid = cursor.lastrowid
+        self._db.execute(
+            "INSERT INTO passages_fts (rowid, section, body) VALUES (?, ?, ?)", (rowid, section, passage.text)
+        )
+        for column, text in (("section", section), ("body", passage.text)):
+            self._db.executemany(
+                "INSERT OR IGNORE INTO identifiers (passage_id, identifier, col) VALUES (?, ?, ?)",
+                ((rowid, code, column) for code in identifiers(text)),
+            )
+
+    def record_catalog(self, sha256: str | None) -> None:
+        if sha256 is None:
+            self._db.execute("DELETE FROM files WHERE name = ?", (CATALOG_NAME,))
+        else:
+            self._db.execute(
+                "INSERT OR REPLACE INTO files (name, sha256, pages_without_text) VALUES (?, ?, '')",
+                (CATALOG_NAME, sha256),
+            )
+
+    def has_vectors(self, model: str) -> bool:
+        return (
+            self._db.execute("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", (model,)).fetchone()
+            is not None
+        )
+
+    def passages_without_vectors(self, model: str) -> list[StoredPassage]:
+        rows = self._db.execute(
+            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE id NOT IN "
+            "(SELECT passage_id FROM embeddings WHERE model = ?) ORDER BY id",
+            (model,),
+        ).fetchall()
+        return [_passage(row) for row in rows]
+
+    def put_vectors(self, model: str, ids: Sequence[int], vectors: Vectors) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO embeddings (passage_id, model, vector) VALUES (?, ?, ?)",
+            ((pid, model, vector.tobytes()) for pid, vector in zip(ids, vectors, strict=True)),
+        )
+
+    def finish(self) -> WriteSummary:
+        # Documents whose source is gone lose their row; their passages went with their files.
+        self._db.execute(
+            "DELETE FROM documents WHERE doc_id NOT IN (SELECT doc_id FROM passages) "
+            "AND source NOT IN (SELECT name FROM files)"
+        )
+        digest = hashlib.sha256()
+        for name, sha in self._db.execute("SELECT name, sha256 FROM files ORDER BY name"):
+            digest.update(f"{name}\0{sha}\n".encode())
+        self._db.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [
+                ("corpus_digest", digest.hexdigest()),
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("built", date.today().isoformat()),
+            ],
+        )
+        return WriteSummary(
+            documents=self._db.execute("SELECT count(*) FROM documents").fetchone()[0],
+            passages=self._db.execute("SELECT count(*) FROM passages").fetchone()[0],
+            digest=digest.hexdigest(),
+        )
