@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -46,22 +47,72 @@ def visible_labels(role: str) -> tuple[str, ...]:
     return ()
 
 
-def load_catalog(folder: Path) -> dict[str, dict[str, Any]]:
-    """Read `folder/catalog.toml` (absent means empty). A file that is not valid TOML is fatal for
+@dataclass(frozen=True)
+class Catalog:
+    """The entries of `catalog.toml`, keyed by file name in Unicode NFC (names on disk are
+    compared the same way). `unquoted` holds file names written as bare TOML keys
+    (`[report.pdf]`, which TOML reads as a table "report" holding a table "pdf"): name as meant ->
+    the key as written."""
+
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unquoted: dict[str, str] = field(default_factory=dict)
+    exists: bool = False
+
+
+def file_key(name: str) -> str:
+    """How file names and catalog keys are compared: Unicode NFC, so that a name typed on one
+    system matches the same name stored by another."""
+    return unicodedata.normalize("NFC", name)
+
+
+def load_catalog(folder: Path) -> Catalog:
+    """Read `folder/catalog.toml` (absent means empty). A catalog that exists but cannot be read
+    (not valid TOML, not UTF-8, a dangling link, a link out of the folder, unreadable) is fatal for
     the whole run: guessing metadata would risk exposing a document to the wrong caller."""
     path = folder / CATALOG_NAME
-    if not path.exists():
-        return {}
+    if not path.exists() and not path.is_symlink():
+        return Catalog()
+    if path.is_symlink() and not _inside(path, folder):
+        raise CatalogError(
+            f"{path}: a link that leads outside {folder} or nowhere; replace it with the file itself"
+        )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise CatalogError(f"{path}: not valid TOML ({error}); fix the file and run again") from None
-    entries: dict[str, dict[str, Any]] = {}
+    except OSError as error:
+        raise CatalogError(
+            f"{path}: cannot be read ({error.strerror or error}); fix it and run again"
+        ) from None
+    catalog = Catalog(exists=True)
     for name, entry in data.items():
         if not isinstance(entry, dict):
             raise CatalogError(f'{path}: "{name}" must be a table (["{name}"] followed by key = value lines)')
-        entries[name] = entry
-    return entries
+        if entry and not set(entry) & set(FIELDS) and all(isinstance(v, dict) for v in entry.values()):
+            for meant, written in _dotted_names(name, entry):
+                catalog.unquoted[file_key(meant)] = written
+            continue
+        catalog.entries[file_key(name)] = entry
+    return catalog
+
+
+def _dotted_names(name: str, table: dict[str, Any]) -> list[tuple[str, str]]:
+    """`[report.pdf]` parses as {"report": {"pdf": {...}}}: the file names it was meant to be."""
+    found: list[tuple[str, str]] = []
+    for key, value in table.items():
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            found += _dotted_names(f"{name}.{key}", value)
+        else:
+            found.append((f"{name}.{key}", f"[{name}.{key}]"))
+    return found
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Does `path` (a link, perhaps) lead to an existing file inside `folder`?"""
+    try:
+        return path.resolve(strict=True).is_relative_to(folder.resolve(strict=True))
+    except (OSError, RuntimeError):  # dangling, or a loop
+        return False
 
 
 def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | None, list[Problem]]:
@@ -97,13 +148,13 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
         problems.append(
             Problem(source, f"catalog.toml: status = {status!r} is not one of current, retired, draft")
         )
-    for field in ("id", "series", "version", "tenant", "title"):
-        value = entry.get(field)
+    for name in ("id", "series", "version", "tenant", "title"):
+        value = entry.get(name)
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            problems.append(Problem(source, f"catalog.toml: {field} = {value!r} must be a non-empty string"))
-        elif field in ("id", "tenant") and isinstance(value, str) and "/" in value:
+            problems.append(Problem(source, f"catalog.toml: {name} = {value!r} must be a non-empty string"))
+        elif name in ("id", "tenant") and isinstance(value, str) and "/" in value:
             # Document ids are "tenant/id": a slash would let two different pairs collide.
-            problems.append(Problem(source, f"catalog.toml: {field} = {value!r} must not contain '/'"))
+            problems.append(Problem(source, f"catalog.toml: {name} = {value!r} must not contain '/'"))
     if problems:
         return None, problems
 

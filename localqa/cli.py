@@ -17,6 +17,7 @@ import click
 from localqa.answer import MODEL_ERROR
 from localqa.api import DEFAULT_DB
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
+from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -31,14 +32,14 @@ def fail_cleanly(function: F) -> F:
         try:
             return function(*args, **kwargs)
         except (QuestionError, UnknownModelError) as error:
-            raise click.UsageError(str(error)) from None
+            raise click.UsageError(visible(str(error))) from None
         except LocalQAError as error:
-            raise click.ClickException(str(error)) from None
+            raise click.ClickException(visible(str(error))) from None
         except BrokenPipeError:
             raise  # the reader went away (`| head`): handled quietly in main()
         except (OSError, sqlite3.Error) as error:
             # A path that cannot be written or a database that cannot be opened: name it.
-            raise click.ClickException(_describe(error)) from None
+            raise click.ClickException(visible(_describe(error))) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -47,6 +48,13 @@ def _describe(error: OSError | sqlite3.Error) -> str:
     if isinstance(error, OSError) and error.filename:
         return f"{error.filename}: {error.strerror or error}"
     return str(error)
+
+
+def say(lines: str | list[str], *, err: bool = False) -> None:
+    """Print text output, one line at a time, each made safe for a terminal: document text and
+    file names never control it (see `localqa.terminal`)."""
+    for line in [lines] if isinstance(lines, str) else lines:
+        click.echo(visible(line), err=err)
 
 
 def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date:
@@ -157,7 +165,7 @@ def ocr(pdfs: Path, force: bool) -> None:
         try:
             jobs.extend(pages_needing_ocr(pdf, force=force))
         except PdfUnreadable as error:
-            click.echo(f"Error: {pdf.name}: {error}", err=True)
+            say(f"Error: {pdf.name}: {error}", err=True)
             unreadable += 1
     if not jobs:
         click.echo("No page needs OCR (every page has a text layer or a sidecar; --force redoes sidecars).")
@@ -165,14 +173,13 @@ def ocr(pdfs: Path, force: bool) -> None:
     with click.progressbar(jobs, label="OCR", item_show_func=_job_label, file=sys.stderr) as bar:
         for job in bar:
             write_sidecar(job, run_ocr(job))
-    for job in jobs:
-        click.echo(f"wrote {job.sidecar}")
+    say([f"wrote {job.sidecar}" for job in jobs])
     if unreadable:
         sys.exit(1)
 
 
 def _job_label(job: Any) -> str | None:
-    return f"{job.pdf.name} page {job.page}" if job else None
+    return visible(f"{job.pdf.name} page {job.page}") if job else None
 
 
 @cli.command()
@@ -199,7 +206,13 @@ def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, as_json: bool
     show = not as_json and sys.stderr.isatty()
     with _ProgressBar("Extracting", show) as progress, _ProgressBar("Embedding", show) as embedding:
         report = refresh_index(
-            pdfs, db, rebuild=rebuild, progress=progress, embed=embed, embed_progress=embedding
+            pdfs,
+            db,
+            rebuild=rebuild,
+            progress=progress,
+            embed=embed,
+            embed_progress=embedding,
+            wait=lambda why: say(f"Waiting: {why}", err=True),
         )
     if as_json:
         click.echo(
@@ -228,17 +241,15 @@ def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, as_json: bool
             ("changed", report.changed),
             ("removed", report.removed),
         ):
-            for name in names:
-                click.echo(f"{label:>8}  {name}")
-        click.echo(
+            say([f"{label:>8}  {name}" for name in names])
+        say(
             f"Index {report.db}: {report.documents} documents, {report.passages} passages "
             f"({len(report.added)} added, {len(report.changed)} changed, {len(report.removed)} removed, "
             f"{report.unchanged} unchanged)."
         )
         if report.embedded:
-            click.echo(f"Embedded {report.embedded} new or changed passages for semantic retrieval.")
-        for problem in report.problems:
-            click.echo(f"{'Warning' if problem.warning else 'Error'}: {problem}", err=True)
+            say(f"Embedded {report.embedded} new or changed passages for semantic retrieval.")
+        say([f"{'Warning' if p.warning else 'Error'}: {p}" for p in report.problems], err=True)
     if report.failed:
         sys.exit(1)
 
@@ -257,7 +268,10 @@ class _ProgressBar:
             return
         if self.bar is None:
             self.bar = click.progressbar(
-                length=total, label=self.label, file=sys.stderr, item_show_func=lambda name: name
+                length=total,
+                label=self.label,
+                file=sys.stderr,
+                item_show_func=lambda name: visible(name) if name else name,
             )
             self.bar.__enter__()
         self.bar.update(done - self.bar.pos, item)
@@ -272,30 +286,62 @@ class _ProgressBar:
 
 
 @cli.command()
+@click.option(
+    "--role",
+    envvar="LOCALQA_ROLE",
+    type=click.Choice(ROLES),
+    default=DEFAULT_ROLE,
+    show_default=True,
+    help="Count only what this role may see (env LOCALQA_ROLE).",
+)
+@click.option(
+    "--tenant",
+    envvar="LOCALQA_TENANT",
+    default=DEFAULT_TENANT,
+    show_default=True,
+    help="Count only this tenant's documents (env LOCALQA_TENANT).",
+)
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="The operator's view: every document of every tenant and access label, and the ones "
+    "visible to nobody.",
+)
 @db_option
 @json_option
 @fail_cleanly
-def status(db: Path, as_json: bool) -> None:
-    """Show what the index holds: documents, passages by kind, sidecars, corpus digest."""
+def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) -> None:
+    """Show what the index holds: documents, passages by kind, sidecars, corpus digest.
+
+    Counts cover only the documents the caller may see (their tenant and an access label their
+    role may see, every version and status), unless --all.
+    """
     from localqa.index import index_status
 
-    info = index_status(db)
+    caller = None if everything else Caller(role=role, tenant=tenant)
+    info = index_status(db, caller)
     if as_json:
-        click.echo(
-            json.dumps({"db": info.path, **{k: v for k, v in vars(info).items() if k != "path"}}, indent=2)
-        )
+        payload: dict[str, Any] = {"db": info.path, **{k: v for k, v in vars(info).items() if k != "path"}}
+        payload["caller"] = None if caller is None else {"role": caller.role, "tenant": caller.tenant}
+        click.echo(json.dumps(payload, indent=2))
         return
     kinds = ", ".join(f"{count} {kind}" for kind, count in info.passages.items())
-    click.echo(f"Index:          {info.path}")
-    click.echo(f"Documents:      {info.documents}")
-    click.echo(f"Passages:       {sum(info.passages.values())} ({kinds})")
-    click.echo(f"OCR sidecars:   {info.sidecars}")
-    click.echo(f"Corpus digest:  {info.corpus_digest}")
-    for model, count in info.embeddings.items():
-        click.echo(f"Embeddings:     {count} ({model})")
-    click.echo(f"Schema version: {info.schema_version}")
-    for source in info.invisible_documents:
-        click.echo(f"Warning: {source} has no valid access label and is visible to nobody", err=True)
+    seen_by = "everyone (--all)" if caller is None else f"role {caller.role} · tenant {caller.tenant}"
+    say(
+        [
+            f"Index:          {info.path}",
+            f"Counted for:    {seen_by}",
+            f"Documents:      {info.documents}",
+            f"Passages:       {sum(info.passages.values())} ({kinds})",
+            f"OCR sidecars:   {info.sidecars}",
+            f"Corpus digest:  {info.corpus_digest}",
+            *(f"Embeddings:     {count} ({model})" for model, count in info.embeddings.items()),
+            f"Schema version: {info.schema_version}",
+        ]
+    )
+    invisible = info.invisible_documents
+    say([f"Warning: {s} has no valid access label and is visible to nobody" for s in invisible], err=True)
 
 
 @cli.command()
@@ -334,10 +380,10 @@ def search(
     if as_json:
         click.echo(json.dumps(_search_json(results, as_of, caller), indent=2))
         return
-    click.echo(_header(as_of, caller))
+    lines = [_header(as_of, caller)]
     for number, result in enumerate(results, start=1):
-        click.echo(f"\n{number}. {result.question}")
-        click.echo(_format_candidates(result))
+        lines += ["", f"{number}. {result.question}", *_format_candidates(result)]
+    say(lines)
 
 
 @cli.command()
@@ -397,33 +443,32 @@ def ask(
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
-        click.echo(f"{_header(as_of, caller)} · model {model.label}{baseline}")
+        lines = [f"{_header(as_of, caller)} · model {model.label}{baseline}"]
         for number, part in enumerate(asked.parts, start=1):
-            click.echo(f"\n{number}. {part.result.question}")
-            click.echo(_format_answer(part.result, part.answer))
+            lines += ["", f"{number}. {part.result.question}", *_format_answer(part.result, part.answer)]
+        say(lines)
     faults = {
         p.answer.reason for p in asked.parts if p.answer.reason and p.answer.reason.startswith(MODEL_ERROR)
     }
     if faults:
-        for fault in sorted(faults):
-            click.echo(f"Error: {fault.removeprefix(MODEL_ERROR)}", err=True)
+        say([f"Error: {fault.removeprefix(MODEL_ERROR)}" for fault in sorted(faults)], err=True)
         sys.exit(1)
 
 
-def _format_answer(result: PartResult, answer: Answer) -> str:
+def _format_answer(result: PartResult, answer: Answer) -> list[str]:
     if answer.verified and answer.citation is not None:
         lines = [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
         if answer.other_evidence:
             lines.append("   Other evidence (other documents also match; check for a conflict):")
             lines += [f"     · {location.describe()}" for location in answer.other_evidence]
-        return "\n".join(lines)
+        return lines
     lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {answer.reason}."]
     if result.candidates:
         lines.append("   Evidence retrieved:")
-        lines.append(_format_candidates(result))
+        lines += _format_candidates(result)
     elif result.note:
         lines.append(f"   ({result.note})")
-    return "\n".join(lines)
+    return lines
 
 
 @cli.command()
@@ -442,14 +487,16 @@ def models(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"default": default, "backends": [vars(b) for b in found]}, indent=2))
         return
+    lines = []
     for info in found:
         mark = "*" if default and default.partition(":")[0] == info.name else " "
         state = "available" if info.available else "not available"
-        click.echo(f"{mark} {info.name:<11} {state:<14} {info.detail}")
+        lines.append(f"{mark} {info.name:<11} {state:<14} {info.detail}")
     source = "from LOCALQA_MODEL" if env else "chosen automatically"
-    click.echo(
+    lines.append(
         f"Default: {default} ({source})" if default else "Default: none available (use --model extractive)"
     )
+    say(lines)
 
 
 @cli.command(name="eval")
@@ -567,11 +614,10 @@ def evaluate(
     if as_json:
         click.echo(json.dumps(run.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
-        click.echo("\n".join(terminal_summary(run, comparison)))
-    for gate in run.gates_failed:
-        click.echo(f"Error: gate failed: {gate}", err=True)
+        say(terminal_summary(run, comparison))
+    say([f"Error: gate failed: {gate}" for gate in run.gates_failed], err=True)
     if run.totals.get("model_errors"):
-        click.echo(
+        say(
             f"Error: the model failed on {run.totals['model_errors']} case(s); see the answers' "
             "reasons (is the backend running and the model installed?)",
             err=True,
@@ -585,18 +631,19 @@ def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
 
     rows = coverage(suite, db, settings)
     if not rows:
-        click.echo("No compound question in this suite (a case whose question splits into parts).")
+        say("No compound question in this suite (a case whose question splits into parts).")
         return
-    click.echo(f"Coverage by expected record (k={settings.k}): one search / per-part search")
+    lines = [f"Coverage by expected record (k={settings.k}): one search / per-part search"]
     for row in rows:
         one = "found" if row.one_search else "MISSED"
         each = "found" if row.per_part else "MISSED"
-        click.echo(f"  {one:<6} / {each:<6}  {row.case}: {row.expected}")
+        lines.append(f"  {one:<6} / {each:<6}  {row.case}: {row.expected}")
     missed = sum(not r.one_search for r in rows)
-    click.echo(
+    lines.append(
         f"One search found {len(rows) - missed}/{len(rows)}; per-part search found "
         f"{sum(r.per_part for r in rows)}/{len(rows)}."
     )
+    say(lines)
 
 
 def _header(as_of: date, caller: Caller) -> str:
@@ -615,14 +662,14 @@ def _search_json(results: list[PartResult], as_of: date, caller: Caller) -> dict
     }
 
 
-def _format_candidates(result: PartResult) -> str:
+def _format_candidates(result: PartResult) -> list[str]:
     if not result.candidates:
-        return f"   No candidates: {result.note}."
+        return [f"   No candidates: {result.note}."]
     lines = []
     for candidate in result.candidates:
         lines.append(f"   [{candidate.rank}] {candidate.score:6.2f}  {candidate.location.describe()}")
         lines.append(f"       {candidate.text}")
-    return "\n".join(lines)
+    return lines
 
 
 def main() -> None:

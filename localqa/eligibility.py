@@ -4,6 +4,11 @@ A document is eligible for a caller on a date when it is in the caller's tenant,
 is one the caller's role may see, its status is current, and it is the version of its series in
 force on that date: the latest `effective` on or before it. A later version is invisible before
 its date; a retired or draft version never shows, and a retired latest version retires its series.
+
+Supersession is decided among the versions the caller may see. A newer version the caller may not
+see (staff-only, or another tenant's) does not hide the one they may: otherwise a public version
+vanishing on a date would tell the public that something they cannot see replaced it, and nothing
+the caller may not see may change what they get.
 """
 
 from __future__ import annotations
@@ -35,13 +40,11 @@ def in_force(documents: Iterable[Document], as_of: date) -> list[Document]:
 def eligible(documents: Iterable[Document], as_of: date, caller: Caller) -> list[Document]:
     """The documents `caller` may retrieve from on `as_of`."""
     labels = visible_labels(caller.role)
-    # Tenant first: another tenant's versions must not even take part in supersession.
-    own = [d for d in documents if d.tenant == caller.tenant]
-    return [
-        d
-        for d in in_force(own, as_of)
-        if d.status is Status.CURRENT and d.access is not None and d.access in labels
+    # Tenant and access first: what the caller may not see takes no part in supersession.
+    visible = [
+        d for d in documents if d.tenant == caller.tenant and d.access is not None and d.access in labels
     ]
+    return [d for d in in_force(visible, as_of) if d.status is Status.CURRENT]
 
 
 def _effective(document: Document) -> date:

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localqa import embeddings
-from localqa.catalog import Problem, load_catalog
+from localqa.catalog import Problem, load_catalog, visible_labels
 from localqa.extract import Unreadable, extract_file
 from localqa.plan import outcome, plan_refresh, scan_folder
 from localqa.store.base import IndexedState, IndexStatus, Progress, Store
 from localqa.store.sqlite import open_store, writing
-from localqa.types import Document, Passage
+from localqa.types import Caller, Document, Passage
 
 __all__ = ["Progress", "RefreshReport", "index_status", "open_index", "refresh_index", "write_documents"]
 
@@ -128,7 +128,15 @@ def open_index(db_path: Path) -> Store:
     return open_store(db_path)
 
 
-def index_status(db_path: Path, doc_ids: frozenset[str] | None = None) -> IndexStatus:
-    """What the index holds; counts cover `doc_ids` only (None: every document)."""
+def index_status(db_path: Path, caller: Caller | None = None) -> IndexStatus:
+    """What the index holds. With a caller, only the documents that caller may see (their tenant,
+    an access label their role may see; any version or status) are counted; None is the
+    operator's view of everything."""
     with open_index(db_path) as store:
-        return store.status(doc_ids)
+        if caller is None:
+            return store.status(None)
+        labels = visible_labels(caller.role)
+        visible = frozenset(
+            d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
+        )
+        return store.status(visible)

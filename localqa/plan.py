@@ -9,19 +9,22 @@ fixed. A file that fails to extract keeps its previous version too (see `Outcome
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from localqa.catalog import CATALOG_NAME, Problem, document_for
+from localqa.catalog import CATALOG_NAME, Catalog, Problem, document_for, file_key
 from localqa.errors import LocalQAError
 from localqa.extract.ocr import parse_sidecar_name
 from localqa.store.base import IndexedFile, IndexedState
 from localqa.types import Document
 
 SOURCE_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
+# Similarity (difflib ratio, case folded) above which a catalog key that matches no file is taken
+# for a misspelling of a file name: one or two characters off in a typical name.
+NEAR_MISS = 0.85
 
 
 @dataclass(frozen=True)
@@ -64,13 +67,23 @@ def sha256_file(path: Path) -> str:
 
 
 def scan_folder(folder: Path) -> Scan:
-    """The units in `folder` (not recursive), sidecars attached to their PDF."""
+    """The units in `folder` (not recursive), sidecars attached to their PDF. Links are not
+    followed out of the folder: a link to a file of the folder is that file (indexed once, under
+    its own name and catalog entry); any other link is reported and skipped."""
     if not folder.is_dir():
         raise LocalQAError(f"{folder}: no such folder; pass --pdfs DIR with your documents")
-    files = sorted(p for p in folder.iterdir() if p.is_file())
+    root = folder.resolve()
+    problems: list[Problem] = []
+    files: list[Path] = []
+    for path in sorted(folder.iterdir()):
+        if not _is_input(path.name):
+            continue
+        if path.is_symlink():
+            problems.append(_link_problem(path, root))
+        elif path.is_file():
+            files.append(path)
     pdfs = {p.stem: p.name for p in files if p.suffix.lower() == ".pdf"}
     units: list[Unit] = []
-    problems: list[Problem] = []
     for path in files:
         sidecar = parse_sidecar_name(path.name)
         if sidecar is not None:
@@ -85,44 +98,53 @@ def scan_folder(folder: Path) -> Scan:
                 )
                 continue
             units.append(Unit(path.name, path, sha256_file(path), pdf))
-        elif path.suffix.lower() in SOURCE_SUFFIXES:
+        else:
             units.append(Unit(path.name, path, sha256_file(path), path.name))
     catalog = folder / CATALOG_NAME
     return Scan(folder, units, problems, sha256_file(catalog) if catalog.is_file() else None)
 
 
-def plan_refresh(
-    scan: Scan, catalog: dict[str, dict[str, Any]], indexed: IndexedState, *, rebuild: bool
-) -> Plan:
-    """Decide metadata, blocked sources and the work to do. `indexed` is what the live index
-    holds; with `rebuild` everything present is extracted again."""
-    problems = list(scan.problems)
-    present = {u.name for u in scan.units}
-    for name in sorted(set(catalog) - present):
-        problems.append(
-            Problem(
-                name,
-                f"catalog.toml has an entry for a file that is not in {scan.folder}; "
-                "remove the entry or add the file",
-                warning=True,
-            )
+def _is_input(name: str) -> bool:
+    return parse_sidecar_name(name) is not None or Path(name).suffix.lower() in SOURCE_SUFFIXES
+
+
+def _link_problem(path: Path, root: Path) -> Problem:
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return Problem(path.name, "a link that leads nowhere; remove it or restore its target")
+    if target.parent == root and target.is_file():
+        return Problem(
+            path.name, f"a link to {target.name}, which is indexed once, as {target.name}", warning=True
         )
-    if CATALOG_NAME in indexed.files and scan.catalog_sha256 is None:
+    return Problem(
+        path.name,
+        "a link that leads out of the library folder is not followed; copy the file into the folder instead",
+    )
+
+
+def plan_refresh(scan: Scan, catalog: Catalog, indexed: IndexedState, *, rebuild: bool) -> Plan:
+    """Decide metadata, blocked sources and the work to do. `indexed` is what the live index
+    holds; with `rebuild` everything present is extracted again (metadata history still counts:
+    access never widens because an index was rebuilt)."""
+    problems = list(scan.problems)
+    if CATALOG_NAME in indexed.files and not catalog.exists:
         problems.append(
             Problem(
                 CATALOG_NAME,
-                "was removed: every document is now public and in "
-                "the default tenant; restore it if that is not intended",
+                "was removed: documents indexed before keep the metadata they had (access, status, "
+                "tenant); new files are public; restore it if that is not intended",
                 warning=True,
             )
         )
     old_ids = {} if rebuild else {source: d.doc_id for source, d in indexed.documents.items()}
-    documents, blocked = _documents(scan.units, catalog, problems, old_ids)
+    documents, blocked = _documents(scan, catalog, indexed, problems, old_ids)
     old_files = {} if rebuild else indexed.files
     extract = sorted(
         (u for u in scan.units if u.doc_source not in blocked and _changed(u, old_files.get(u.name))),
         key=lambda u: not u.is_source,
     )
+    present = {u.name for u in scan.units}
     remove = sorted(n for n in old_files if n not in present and n != CATALOG_NAME)
     return Plan(documents, blocked, extract, remove, problems)
 
@@ -132,21 +154,110 @@ def _changed(unit: Unit, indexed: IndexedFile | None) -> bool:
 
 
 def _documents(
-    units: list[Unit], catalog: dict[str, dict[str, Any]], problems: list[Problem], old_ids: dict[str, str]
+    scan: Scan,
+    catalog: Catalog,
+    indexed: IndexedState,
+    problems: list[Problem],
+    old_ids: dict[str, str],
 ) -> tuple[dict[str, Document], set[str]]:
     """Metadata per source; `blocked` holds sources that cannot be indexed now. A blocked source
     keeps its previous id (`old_ids`: source -> id), so nobody else may claim that id meanwhile."""
+    sources = [u.name for u in scan.units if u.is_source]
     documents: dict[str, Document] = {}
     blocked: set[str] = set()
-    for unit in units:
-        if not unit.is_source:
+    for source, problem in _unmatched_entries(sources, catalog, scan.folder).items():
+        problems.append(problem)
+        if not problem.warning:
+            blocked.add(source)
+    for source in sources:
+        if source in blocked:
             continue
-        document, found = document_for(unit.name, catalog.get(unit.name))
+        entry = catalog.entries.get(file_key(source))
+        previous = indexed.documents.get(source)
+        document: Document | None
+        if entry is None and previous is not None:
+            document, found = _kept(previous)
+        else:
+            document, found = document_for(source, entry)
         problems.extend(found)
         if document is None:
-            blocked.add(unit.name)
+            blocked.add(source)
         else:
-            documents[unit.name] = document
+            documents[source] = document
+    _block_contested_ids(documents, blocked, problems, old_ids)
+    return documents, blocked
+
+
+def _unmatched_entries(sources: list[str], catalog: Catalog, folder: Path) -> dict[str, Problem]:
+    """Problems with catalog keys that match no file, by the name they concern. A key that is a
+    near miss for a file without an entry (another case or Unicode form, a small edit, a name
+    written without quotes) is an error blocking that file: the entry was surely meant for it, and
+    the file must not fall back to the defaults (public). Any other orphaned key is a warning."""
+    keys = {file_key(s): s for s in sources}
+    if len(keys) < len(sources):
+        clashes = sorted(s for s in sources if sum(file_key(o) == file_key(s) for o in sources) > 1)
+        return {
+            s: Problem(s, "has the same name as another file in another Unicode form; rename one of them")
+            for s in clashes
+        }
+    found: dict[str, Problem] = {}
+    for meant, written in catalog.unquoted.items():
+        source = keys.get(meant, meant)
+        found[source] = Problem(
+            source,
+            f"catalog.toml: {written} is read by TOML as nested tables, not as this file name; write it "
+            f'in quotes: ["{meant}"]',
+        )
+    without_entry = [s for k, s in keys.items() if k not in catalog.entries and s not in found]
+    for key in sorted(set(catalog.entries) - set(keys)):
+        near = _near_miss(key, without_entry)
+        if near is None:
+            found[key] = Problem(
+                key,
+                f"catalog.toml has an entry for a file that is not in {folder}; "
+                "remove the entry or add the file",
+                warning=True,
+            )
+        else:
+            found[near] = Problem(
+                near,
+                f'has no catalog entry, but catalog.toml has one for "{key}", which matches no file; '
+                f"name the entry exactly as the file (this file is not indexed until then)",
+            )
+    return found
+
+
+def _near_miss(key: str, names: list[str]) -> str | None:
+    folded = key.casefold()
+    for name in names:
+        if (
+            name.casefold() == folded
+            or difflib.SequenceMatcher(None, folded, name.casefold()).ratio() >= NEAR_MISS
+        ):
+            return name
+    return None
+
+
+def _kept(previous: Document) -> tuple[Document, list[Problem]]:
+    """A document indexed before whose catalog entry is gone keeps its metadata: access, status
+    and tenant never change because an entry vanished (only an explicit entry may widen access)."""
+    defaults, _ = document_for(previous.source, None)
+    if defaults is not None and previous == defaults:
+        return previous, []
+    label = previous.access or "visible to nobody"
+    return previous, [
+        Problem(
+            previous.source,
+            f"has no catalog entry any more; it keeps the metadata it was indexed with (access {label}, "
+            f"status {previous.status.value}, tenant {previous.tenant}); add an entry to change them",
+            warning=True,
+        )
+    ]
+
+
+def _block_contested_ids(
+    documents: dict[str, Document], blocked: set[str], problems: list[Problem], old_ids: dict[str, str]
+) -> None:
     claims: dict[str, list[str]] = defaultdict(list)
     for source, document in documents.items():
         claims[document.doc_id].append(source)
@@ -166,7 +277,6 @@ def _documents(
                 )
                 blocked.add(source)
                 del documents[source]
-    return documents, blocked
 
 
 @dataclass

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from localqa.catalog import Problem, document_for, document_id, load_catalog, visible_labels
+from localqa.catalog import Catalog, Problem, document_for, document_id, load_catalog, visible_labels
 from localqa.errors import CatalogError
 from localqa.types import Document, Status
 
@@ -259,14 +259,14 @@ def test_visible_labels_are_closed_world() -> None:
 
 
 def test_missing_catalog_is_empty(tmp_path: Path) -> None:
-    assert load_catalog(tmp_path) == {}
+    assert load_catalog(tmp_path) == Catalog()
 
 
 def test_catalog_is_keyed_by_file_name(tmp_path: Path) -> None:
     (tmp_path / "catalog.toml").write_text(
         '["a-2026-01-01.pdf"]\nseries = "a"\neffective = 2026-01-01\naccess = "public"\n', encoding="utf-8"
     )
-    assert load_catalog(tmp_path) == {
+    assert load_catalog(tmp_path).entries == {
         "a-2026-01-01.pdf": {"series": "a", "effective": date(2026, 1, 1), "access": "public"}
     }
 

@@ -277,10 +277,10 @@ def test_unknown_roles_see_nothing(library_db: Path) -> None:
         assert result.candidates == ()
 
 
-def test_staff_only_newer_version_supersedes_the_public_one_for_everybody(fast_tmp: Path) -> None:
-    """Pins the current rule (supersession before access): once a staff-only version is in
-    force, the public caller gets nothing from the series rather than the superseded public text.
-    The price: a public caller can tell that *something* superseded it (see the report)."""
+def test_staff_only_newer_version_supersedes_the_public_one_for_staff_only(fast_tmp: Path) -> None:
+    """Supersession is decided among the versions the caller may see: a staff-only revision in
+    force replaces the public version for staff, while the public caller keeps the public version
+    (if it vanished on that date, the public could tell that something hidden replaced it)."""
     old = Document(doc_id="v1", source="v1.md", series="policy", effective=date(2026, 1, 1), access="public")
     new = Document(doc_id="v2", source="v2.md", series="policy", effective=date(2026, 6, 1), access="staff")
     db = fast_tmp / "index.sqlite3"
@@ -291,7 +291,7 @@ def test_staff_only_newer_version_supersedes_the_public_one_for_everybody(fast_t
         return {c.doc_id for r in run(db, question, as_of, role=role) for c in r.candidates}
 
     assert doc_ids(date(2026, 5, 31), "public") == {"v1"}
-    assert doc_ids(date(2026, 6, 1), "public") == set()
+    assert doc_ids(date(2026, 6, 1), "public") == {"v1"}
     assert doc_ids(date(2026, 6, 1), "staff") == {"v2"}
     assert doc_ids(date(2026, 5, 31), "staff") == {"v1"}
 
@@ -403,8 +403,8 @@ as_of_dates = (
 def oracle(documents: list[Document], as_of: date, role: str, tenant: str) -> set[str]:
     """DESIGN.md, written out: tenant equal; role may see the label (closed world); status
     current; and the document is the latest version in force (effective <= as_of, undated =
-    always, losing to any dated one) among the non-draft versions of its tenant's series, ties
-    all kept. A retired latest version therefore retires its series."""
+    always, losing to any dated one) among the non-draft versions of its tenant's series that the
+    caller may see, ties all kept. A retired latest version therefore retires its series."""
     visible = {"public": {"public"}, "staff": {"public", "staff"}}.get(role, set())
 
     def key(d: Document) -> date:
@@ -417,7 +417,11 @@ def oracle(documents: list[Document], as_of: date, role: str, tenant: str) -> se
     for d in documents:
         if d.tenant != tenant or d.status is not Status.CURRENT or d.access not in visible or not in_force(d):
             continue
-        rivals = [e for e in documents if e.tenant == d.tenant and e.series == d.series and in_force(e)]
+        rivals = [
+            e
+            for e in documents
+            if e.tenant == d.tenant and e.series == d.series and e.access in visible and in_force(e)
+        ]
         if key(d) == max(key(e) for e in rivals):
             chosen.add(d.doc_id)
     return chosen

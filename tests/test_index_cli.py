@@ -273,7 +273,7 @@ def test_bad_input_keeps_the_previous_index_intact(
     assert [(*d[:6], None, *d[7:]) if d[1] in bad.blocked else d for d in documents_before] == [
         d for d in documents_after if d[1] in SAMPLE_SOURCES
     ]
-    status = runner.invoke(cli, ["status", "--db", str(db), "--json"])
+    status = runner.invoke(cli, ["status", "--db", str(db), "--json", "--all"])
     # (The only file indexed despite its problem is the one with an unknown access label.)
     assert set(json.loads(status.stdout)["invisible_documents"]) == bad.blocked | bad.indexed_too
     assert len(passages_after) == len(passages_before) + (1 if bad.indexed_too else 0)
@@ -292,9 +292,13 @@ def test_unknown_access_is_invisible_even_to_staff(
             "How big is the zeppelin budget?", as_of=date(2026, 11, 14), caller=Caller(role=role), db=db
         )
         assert [c for r in results for c in r.candidates if c.location.source == "budget.md"] == []
-    status = runner.invoke(cli, ["status", "--db", str(db)])
+    status = runner.invoke(cli, ["status", "--db", str(db), "--all"])
     assert status.exit_code == 0
     assert "Warning: budget.md has no valid access label and is visible to nobody" in status.stderr
+    # Only the operator's view names it: to any caller it does not exist.
+    for role in ("public", "staff"):
+        status = runner.invoke(cli, ["status", "--db", str(db), "--role", role])
+        assert status.exit_code == 0 and "budget.md" not in status.output
 
 
 def test_catalog_that_is_not_toml_aborts_and_leaves_the_index_untouched(
@@ -430,15 +434,29 @@ def test_rebuild_replaces_a_file_that_is_not_an_index(
 # --- status ---------------------------------------------------------------------------------------------
 
 
-def test_status_text(library_db: Path, runner: CliRunner) -> None:
-    result = runner.invoke(cli, ["status", "--db", str(library_db)])
+@pytest.mark.parametrize(
+    ("args", "counted_for", "documents", "passages"),
+    [
+        # The default caller (public, default tenant) does not count the staff-only document.
+        ([], "role public · tenant default", 7, "47 (35 prose, 10 table, 2 ocr)"),
+        (["--role", "staff"], "role staff · tenant default", 8, "51 (39 prose, 10 table, 2 ocr)"),
+        (["--tenant", "globex"], "role public · tenant globex", 0, "0 (0 prose, 0 table, 0 ocr)"),
+        (["--all"], "everyone (--all)", 8, "51 (39 prose, 10 table, 2 ocr)"),
+    ],
+)
+def test_status_text(
+    library_db: Path, runner: CliRunner, args: list[str], counted_for: str, documents: int, passages: str
+) -> None:
+    result = runner.invoke(cli, ["status", "--db", str(library_db), *args])
     assert result.exit_code == 0
     (digest,) = query(library_db, "SELECT value FROM meta WHERE key = 'corpus_digest'")[0]
+    sidecars = 1 if documents else 0
     assert result.stdout == (
         f"Index:          {library_db}\n"
-        "Documents:      8\n"
-        "Passages:       51 (39 prose, 10 table, 2 ocr)\n"
-        "OCR sidecars:   1\n"
+        f"Counted for:    {counted_for}\n"
+        f"Documents:      {documents}\n"
+        f"Passages:       {passages}\n"
+        f"OCR sidecars:   {sidecars}\n"
         f"Corpus digest:  {digest}\n"
         f"Schema version: {SCHEMA_VERSION}\n"
     )
@@ -452,8 +470,9 @@ def test_status_json(library_db: Path, runner: CliRunner) -> None:
     (digest,) = query(library_db, "SELECT value FROM meta WHERE key = 'corpus_digest'")[0]
     assert data == {
         "db": str(library_db),
-        "documents": 8,
-        "passages": {"prose": 39, "table": 10, "ocr": 2},
+        "caller": {"role": "public", "tenant": "default"},
+        "documents": 7,
+        "passages": {"prose": 35, "table": 10, "ocr": 2},
         "sidecars": 1,
         "invisible_documents": [],
         "corpus_digest": digest,
@@ -469,10 +488,10 @@ def test_status_follows_the_index(
 ) -> None:
     db = tmp_path / "library.sqlite3"
     shutil.copy(library_db, db)
-    before = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json"]).stdout)
+    before = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json", "--all"]).stdout)
     (sample_pdfs / "library-handbook.page-4.ocr.txt").unlink()
     assert index(runner, sample_pdfs, db).exit_code == 0
-    after = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json"]).stdout)
+    after = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json", "--all"]).stdout)
     assert after["passages"] == {"prose": 39, "table": 10, "ocr": 0}
     assert after["sidecars"] == 0
     assert after["corpus_digest"] != before["corpus_digest"]
