@@ -573,6 +573,7 @@ def evaluate(
     from localqa.evaluate.report import markdown, terminal_summary
     from localqa.evaluate.run import load_answers, run_suite
     from localqa.evaluate.suite import load_suite
+    from localqa.files import write_atomic
     from localqa.models import get_model
     from localqa.retrieve import RetrievalSettings
 
@@ -588,6 +589,8 @@ def evaluate(
             )
         _print_coverage(suite, db, settings)
         return
+    # Everything that can be refused is checked before minutes of model calls.
+    before = comparing.load_run(compare_path) if compare_path is not None else None
     model = get_model(model_spec) if model_spec else None
     answers = load_answers(answers_path) if answers_path else None
     with _ProgressBar("Cases", enabled=sys.stderr.isatty()) as progress:
@@ -600,17 +603,14 @@ def evaluate(
             answers_file=str(answers_path) if answers_path else None,
             progress=progress,
         )
+    say(run.index_problems, err=True)
     comparison = None
-    if compare_path is not None:
-        comparison = comparing.compare(
-            comparing.load_run(compare_path), run.model_dump(mode="json"), str(compare_path)
-        )
+    if before is not None:
+        comparison = comparing.compare(before, run.model_dump(mode="json"), str(compare_path))
     if save_path is not None:
-        save_path.parent.mkdir(parents=True, exist_ok=True)
         run.save(save_path)
     if report_path is not None:
-        report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(markdown(run, comparison), encoding="utf-8")
+        write_atomic(report_path, markdown(run, comparison))
     if as_json:
         click.echo(json.dumps(run.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:

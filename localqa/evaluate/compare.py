@@ -31,6 +31,8 @@ def load_run(path: Path) -> dict[str, Any]:
             isinstance(c["id"], str) and isinstance(c["passed"], bool) for c in data["cases"]
         ):
             raise TypeError("cases need an id and passed")
+    except RecursionError:
+        raise SuiteError(f"{path}: not a run saved by 'localqa eval --save' (nested too deeply)") from None
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SuiteError(f"{path}: not a run saved by 'localqa eval --save' ({error})") from None
     return data

@@ -27,7 +27,10 @@ class CoverageRow(BaseModel):
 def coverage(suite: Suite, db: Path | None, settings: RetrievalSettings) -> list[CoverageRow]:
     """One row per expected record of every compound case, against the suite's index."""
     rows = []
-    with suite_index(suite, db, embed=settings.retriever != "lexical") as path, open_index(path) as index:
+    with (
+        suite_index(suite, db, embed=settings.retriever != "lexical") as (path, _),
+        open_index(path) as index,
+    ):
         for case in suite.cases:
             if len(question_parts(case.question, case.parts)) >= 2 and case.expect:
                 rows += _case_rows(index, case, settings)

@@ -12,7 +12,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, computed_field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from localqa.answer import MODEL_ERROR, answer_part
 from localqa.eligibility import eligible
@@ -30,6 +30,7 @@ from localqa.evaluate.score import (
     score_retrieval,
 )
 from localqa.evaluate.suite import Case, Suite
+from localqa.files import write_atomic
 from localqa.index import Progress, open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
@@ -81,6 +82,8 @@ class Run(Frozen):
     config: RunConfig
     totals: dict[str, Any]
     cases: list[CaseRecord]
+    # What indexing the suite's own documents reported.
+    index_problems: list[str] = Field(default_factory=list)
 
     @property
     def gates_failed(self) -> list[str]:
@@ -92,9 +95,10 @@ class Run(Frozen):
         return failed
 
     def save(self, path: Path) -> None:
-        path.write_text(
-            json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
+        write_atomic(path, json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
+
+
+MAX_NUMBER = 2**31 - 1
 
 
 class RecordedCitation(BaseModel):
@@ -104,11 +108,13 @@ class RecordedCitation(BaseModel):
 
     source: str
     kind: Kind
-    page: int | None = None
+    # Numbers as the index stores them (SQLite integers are 64-bit): an absurd page is a bad
+    # line, not an overflow deep in a query.
+    page: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
     section: str | None = None
-    table: int | None = None
-    row: int | None = None
-    paragraph: int | None = None
+    table: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
+    row: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
+    paragraph: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
     effective: date | None = None
 
     def location(self) -> Location:
@@ -126,8 +132,14 @@ class RecordedAnswer(BaseModel):
 
 
 def load_answers(path: Path) -> dict[str, RecordedAnswer]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise SuiteError(
+            f"{path}: not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8"
+        ) from None
     answers = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -144,21 +156,21 @@ def load_answers(path: Path) -> dict[str, RecordedAnswer]:
 
 
 @contextmanager
-def suite_index(suite: Suite, db: Path | None, embed: bool = False) -> Iterator[Path]:
-    """The index a suite is scored against: its own docs/ indexed into a temporary index (with
-    embeddings when `embed`), or else `db` (the user's index)."""
+def suite_index(suite: Suite, db: Path | None, embed: bool = False) -> Iterator[tuple[Path, list[str]]]:
+    """The index a suite is scored against, and the problems indexing reported: its own docs/
+    indexed into a temporary index (with embeddings when `embed`), or else `db` (the user's
+    index). Problems do not stop the run: a suite may well test that a mislabelled document is
+    invisible, which is exactly what indexing makes of it."""
     if suite.docs is None:
         if db is None:
             raise SuiteError(f"{suite.path} has no docs/ folder; pass --db with the index to evaluate")
-        yield db
+        yield db, []
         return
     with tempfile.TemporaryDirectory(prefix="localqa-eval-") as folder:
         temporary = Path(folder) / "suite.sqlite3"
         report = refresh_index(suite.docs, temporary, embed=embed)
-        if report.failed:
-            problems = "; ".join(str(p) for p in report.problems if not p.warning)
-            raise SuiteError(f"{suite.docs}: the suite's documents cannot be indexed: {problems}")
-        yield temporary
+        problems = [f"{'Warning' if p.warning else 'Error'}: {p}" for p in report.problems]
+        yield temporary, problems
 
 
 def run_suite(
@@ -172,8 +184,9 @@ def run_suite(
     progress: Progress | None = None,
 ) -> Run:
     """Score every case against the suite's index (see `suite_index`)."""
-    with suite_index(suite, db, embed=settings.retriever != "lexical") as path:
-        return _run(suite, path, settings, model, answers, answers_file, progress)
+    with suite_index(suite, db, embed=settings.retriever != "lexical") as (path, problems):
+        run = _run(suite, path, settings, model, answers, answers_file, progress)
+        return run.model_copy(update={"index_problems": problems})
 
 
 def _run(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from localqa.errors import LocalQAError
 from localqa.extract.pdf import has_text_layer, open_pdf
+from localqa.files import write_atomic
 
 SIDECAR = re.compile(r"^(?P<stem>.+)\.page-(?P<page>[1-9]\d*)\.ocr\.txt$")
 DPI = 300
@@ -81,6 +82,4 @@ def run_ocr(job: OcrJob, language: str = "eng") -> str:
 
 
 def write_sidecar(job: OcrJob, text: str) -> None:
-    temporary = job.sidecar.with_suffix(".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(job.sidecar)
+    write_atomic(job.sidecar, text)

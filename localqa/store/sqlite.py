@@ -66,8 +66,12 @@ def open_store(path: Path) -> SQLiteStore:
     uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
         db = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=_ReadOnly)
+    except sqlite3.Error as error:
+        raise LocalQAError(f"{path}: {error}; check that it is a readable file") from None
+    try:
         version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError:
+        db.close()
         raise IndexMissingError(
             f"{path} is not a localqa index; rebuild it with 'localqa index --rebuild'"
         ) from None
@@ -300,7 +304,10 @@ def writing(path: Path, *, rebuild: bool = False, wait: Any = None) -> Iterator[
         _remove_stale_copies(path)
         previous = _read_state(path, rebuild) if path.exists() else IndexedState()
         temporary = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-        target = sqlite3.connect(temporary)
+        try:
+            target = sqlite3.connect(temporary)
+        except sqlite3.Error as error:
+            raise LocalQAError(f"{temporary}: {error}; check that {path.parent} is writable") from None
         try:
             if not rebuild and path.exists():
                 with closing(sqlite3.connect(path)) as live:
@@ -308,6 +315,11 @@ def writing(path: Path, *, rebuild: bool = False, wait: Any = None) -> Iterator[
             migrate(target)
             with target:
                 yield SQLiteWriter(target, previous)
+        except sqlite3.Error as error:
+            # "database or disk is full", "disk I/O error", a damaged live index: name the file.
+            target.close()
+            temporary.unlink(missing_ok=True)
+            raise LocalQAError(f"{path}: {error}; the index was left as it was") from None
         except BaseException:
             target.close()
             temporary.unlink(missing_ok=True)
