@@ -606,7 +606,7 @@ def evaluate(
     say(run.index_problems, err=True)
     comparison = None
     if before is not None:
-        comparison = comparing.compare(before, run.model_dump(mode="json"), str(compare_path))
+        comparison = comparing.compare(before, comparing.SavedRun.of(run), str(compare_path))
     if save_path is not None:
         run.save(save_path)
     if report_path is not None:
@@ -616,13 +616,13 @@ def evaluate(
     else:
         say(terminal_summary(run, comparison))
     say([f"Error: gate failed: {gate}" for gate in run.gates_failed], err=True)
-    if run.totals.get("model_errors"):
+    if run.model_errors:
         say(
-            f"Error: the model failed on {run.totals['model_errors']} case(s); see the answers' "
+            f"Error: the model failed on {run.model_errors} case(s); see the answers' "
             "reasons (is the backend running and the model installed?)",
             err=True,
         )
-    if run.gates_failed or run.totals.get("model_errors"):
+    if run.gates_failed or run.model_errors:
         sys.exit(1)
 
 

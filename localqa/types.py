@@ -96,6 +96,19 @@ class Location(Frozen):
         parts.append(f"effective {self.effective.isoformat()}" if self.effective else "undated")
         return ", ".join(parts)
 
+    def brief(self) -> str:
+        """Source, page and passage in a few words, for tables: `handbook.pdf p1 prose ¶3`."""
+        where = [self.source]
+        if self.page is not None:
+            where.append(f"p{self.page}")
+        if self.kind is Kind.TABLE:
+            where.append(f"table {self.table} row {self.row}")
+        else:
+            where.append(
+                self.kind.value if self.paragraph is None else f"{self.kind.value} ¶{self.paragraph}"
+            )
+        return " ".join(where)
+
 
 class Candidate(Frozen):
     """A retrieved passage with its rank (1-based) and score, plus who owns it.

@@ -20,7 +20,7 @@ import pytest
 
 import localqa.retrieve
 from localqa.errors import SuiteError
-from localqa.evaluate.compare import compare
+from localqa.evaluate.compare import SavedRun, compare
 from localqa.evaluate.report import case_line, markdown
 from localqa.evaluate.run import Run, load_answers, run_suite
 from localqa.evaluate.score import attribute, find_leaks, score_answer, score_retrieval
@@ -149,18 +149,26 @@ def case(run: Run, case_id: str) -> Any:
 
 
 def texts(record: Any) -> list[str]:
-    return [c["text"] for c in record.candidates]
+    return [c.text for c in record.candidates]
+
+
+def candidates(record: Any) -> list[dict[str, Any]]:
+    return [c.model_dump(mode="json") for c in record.candidates]
 
 
 def part_candidates(record: Any, number: int) -> list[dict[str, Any]]:
     """The candidates of the record's part `number` (1-based), in rank order."""
-    return [c for c in record.candidates if c["part"] == number]
+    return [c for c in candidates(record) if c["part"] == number]
+
+
+def totals(run: Run) -> dict[str, Any]:
+    return run.totals.model_dump(mode="json")
 
 
 def test_tenant_suite_has_no_leaks_with_the_filter_in_place(tenant_suite: Suite) -> None:
     run = run_suite(tenant_suite, db=None, settings=SETTINGS)
 
-    assert run.totals["leaks"] == 0
+    assert totals(run)["leaks"] == 0
     assert run.gates_failed == []
     assert all(c.passed for c in run.cases), [(c.id, c.attribution) for c in run.cases]
     assert GLOBEX_POL12 not in texts(case(run, "acme-pol12"))
@@ -187,7 +195,7 @@ def test_bypassed_eligibility_filter_is_counted_as_a_tenant_leak(
     # and the other way round: Acme's passage leaks to the Globex caller
     globex_leaks = {(lk.tenant, lk.doc_id) for lk in case(run, "globex-pol12").leaks}
     assert globex_leaks >= {("acme", "acme/acme-travel")}
-    assert run.totals["leaks"] == sum(len(c.leaks) for c in run.cases) >= 2
+    assert totals(run)["leaks"] == sum(len(c.leaks) for c in run.cases) >= 2
     assert run.gates_failed and "leak" in run.gates_failed[0]
 
 
@@ -195,7 +203,7 @@ def test_a_leak_is_never_inferred_from_an_id_prefix_or_the_text(tenant_suite: Su
     run = run_suite(tenant_suite, db=None, settings=SETTINGS)
 
     desk = case(run, "acme-partner-desk")
-    top = desk.candidates[0]
+    top = candidates(desk)[0]
     assert (top["part"], top["rank"], top["source"]) == (1, 1, "globex-partner-desk.md")
     assert "globex:" in top["text"]
     assert desk.leaks == []
@@ -388,7 +396,7 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
         "founder": None,
     }
     loan = case(run, "loan-length")
-    assert [(c["part"], c["rank"], c["paragraph"]) for c in loan.candidates] == [(1, 1, 2), (1, 2, 3)]
+    assert [(c["part"], c["rank"], c["paragraph"]) for c in candidates(loan)] == [(1, 1, 2), (1, 2, 3)]
     assert [p.model_dump() for p in loan.parts] == [
         {"question": "How many days does a standard book loan last?", "note": None}
     ]
@@ -404,7 +412,7 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
     assert [p.note for p in lost_card.parts] == ["no eligible passage shares enough meaningful words"]
     assert case(run, "renewals-said-absent").retrieval.no_answer_correct is False
 
-    t = run.totals
+    t = totals(run)
     assert (t["cases"], t["passed"], t["leaks"]) == (4, 2, 0)
     assert t["hit_at_1"] == {"numerator": 1, "denominator": 2, "value": 0.5}
     assert t["recall"] == {"numerator": 1.0, "denominator": 2, "value": 0.5}
@@ -413,7 +421,7 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
     assert t["precision"] == {"numerator": 0.5, "denominator": 1, "value": 0.5}
     assert t["no_answer"] == {"numerator": 1, "denominator": 2, "value": 0.5}
     assert t["attribution"] == {"retrieval": 1, "generation": 0, "contract": 1}
-    assert "verified" not in t and "unverified_shown" not in t
+    assert t["verified"] is None and t["unverified_shown"] is None
     assert run.gates_failed == []
 
 
@@ -434,7 +442,7 @@ def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path) -> None:
     run = run_suite(suite, db=None, settings=SETTINGS)
 
     both = case(run, "loan-and-lost-card")
-    assert [c["part"] for c in both.candidates] == [1, 1]  # the second part retrieves nothing
+    assert [c["part"] for c in candidates(both)] == [1, 1]  # the second part retrieves nothing
     assert case_line(both) == f"PASS  {'loan-and-lost-card':<34} handbook.md prose ¶2 | no candidates"
     row = (
         "| loan-and-lost-card | pass |  | handbook.md, kind prose, paragraph 2 "
@@ -474,7 +482,7 @@ def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model:
     assert case(run, "founder").answer.abstention_correct is True
     assert case(run, "lost-card-paraphrase").answer.reason == "no eligible passage matches this part"
 
-    t = run.totals
+    t = totals(run)
     assert t["verified"] == {"numerator": 2, "denominator": 2, "value": 1.0}
     assert t["citation_correct"] == {"numerator": 0, "denominator": 2, "value": 0.0}
     assert t["contains_phrase"] == {"numerator": 0, "denominator": 2, "value": 0.0}
@@ -514,8 +522,8 @@ def test_a_paraphrased_model_quote_is_refused_not_shown(handbook_suite: Suite, f
     assert (loan.answer.verified, loan.answer.shown_unverified) == (False, False)
     assert "not in P1" in (loan.answer.reason or "")
     assert loan.attribution == "generation"
-    assert run.totals["unverified_shown"] == 0
-    assert run.totals["verified"]["denominator"] == 0  # nothing was shown
+    assert totals(run)["unverified_shown"] == 0
+    assert totals(run)["verified"]["denominator"] == 0  # nothing was shown
     assert run.gates_failed == []
 
 
@@ -573,7 +581,7 @@ def test_recorded_answers_on_the_lab_suite(tmp_path: Path) -> None:
         assert bool(run.gates_failed) is not grounded
         # the other cases have no recorded answer: nothing shown, so no gate
         assert case(run, "lab-r17-storage").answer.reason == "no recorded answer for this case"
-        assert run.totals["unverified_shown"] == (0 if grounded else 1)
+        assert totals(run)["unverified_shown"] == (0 if grounded else 1)
 
 
 def test_a_recorded_answer_quoting_another_tenant_is_a_leak(tenant_suite: Suite, tmp_path: Path) -> None:
@@ -604,7 +612,7 @@ def test_a_recorded_answer_quoting_another_tenant_is_a_leak(tenant_suite: Suite,
     )
     assert leak.why == "the answer cites it: tenant globex, caller is tenant acme"
     assert not acme.passed
-    assert run.totals["leaks"] == 1
+    assert totals(run)["leaks"] == 1
     assert run.gates_failed == ["1 tenant/access leak(s)"]
 
 
@@ -704,7 +712,7 @@ def test_compare_sorts_cases_by_outcome() -> None:
     after["cases"][0]["leaks"] = [{"tenant": "globex"}]
     after["cases"][0]["passed"] = False
 
-    result = compare(before, after, "before.json")
+    result = compare(SavedRun.model_validate(before), SavedRun.model_validate(after), "before.json")
 
     assert result.fixed == ["b"]
     assert sorted(result.regressed) == ["a", "c"]
@@ -727,6 +735,6 @@ def test_passed_is_dumped_with_each_case_and_is_what_compare_reads(
     [acme] = [c for c in leaking["cases"] if c["id"] == "acme-pol12"]
     assert acme["leaks"] and acme["passed"] is False
 
-    result = compare(clean, leaking, "clean.json")
+    result = compare(SavedRun.model_validate(clean), SavedRun.model_validate(leaking), "clean.json")
     assert "acme-pol12" in result.regressed
     assert result.fixed == [] and result.new == [] and result.dropped == []

@@ -6,9 +6,31 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from localqa.errors import SuiteError
+from localqa.evaluate.records import Run
+
+
+class SavedCase(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+
+    id: str
+    passed: bool
+
+
+class SavedRun(BaseModel):
+    """What a comparison needs of a run saved earlier (by this or an earlier localqa version,
+    whose records may hold fields this one no longer knows)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    config: dict[str, Any]
+    cases: list[SavedCase]
+
+    @classmethod
+    def of(cls, run: Run) -> SavedRun:
+        return cls.model_validate(run.model_dump(mode="json"))
 
 
 class Comparison(BaseModel):
@@ -24,23 +46,24 @@ class Comparison(BaseModel):
     config_changes: dict[str, tuple[Any, Any]]
 
 
-def load_run(path: Path) -> dict[str, Any]:
+def load_run(path: Path) -> SavedRun:
     try:
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data["config"], dict) or not all(
-            isinstance(c["id"], str) and isinstance(c["passed"], bool) for c in data["cases"]
-        ):
-            raise TypeError("cases need an id and passed")
+        return SavedRun.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except RecursionError:
         raise SuiteError(f"{path}: not a run saved by 'localqa eval --save' (nested too deeply)") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the file"
+        raise SuiteError(
+            f"{path}: not a run saved by 'localqa eval --save' ({where}: {first['msg']})"
+        ) from None
+    except (OSError, ValueError) as error:
         raise SuiteError(f"{path}: not a run saved by 'localqa eval --save' ({error})") from None
-    return data
 
 
-def compare(before: dict[str, Any], after: dict[str, Any], before_name: str) -> Comparison:
-    old = {c["id"]: bool(c["passed"]) for c in before["cases"]}
-    new = {c["id"]: bool(c["passed"]) for c in after["cases"]}
+def compare(before: SavedRun, after: SavedRun, before_name: str) -> Comparison:
+    old = {c.id: c.passed for c in before.cases}
+    new = {c.id: c.passed for c in after.cases}
     both = [i for i in new if i in old]
     return Comparison(
         before=before_name,
@@ -50,7 +73,7 @@ def compare(before: dict[str, Any], after: dict[str, Any], before_name: str) -> 
         still_blocking=[i for i in both if not old[i] and not new[i]],
         new=[i for i in new if i not in old],
         dropped=[i for i in old if i not in new],
-        config_changes=_config_changes(before["config"], after["config"]),
+        config_changes=_config_changes(before.config, after.config),
     )
 
 

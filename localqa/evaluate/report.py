@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from localqa.evaluate.compare import Comparison
-from localqa.evaluate.run import CaseRecord, Run
-
-_METRICS = (
-    ("hit_at_1", "Retrieval hit@1"),
-    ("recall", "Retrieval recall@k"),
-    ("mrr", "Retrieval MRR"),
-    ("precision", "Context precision"),
-    ("no_answer", "No-answer correct"),
-    ("verified", "Answers verified"),
-    ("citation_correct", "Citation correct"),
-    ("contains_phrase", "Contains phrase"),
-    ("abstention", "Abstention correct"),
-)
+from localqa.evaluate.records import CaseRecord, Metric, Run, Totals
+from localqa.terminal import visible
 
 
-def metric_rows(totals: dict[str, Any]) -> list[tuple[str, str]]:
-    rows = []
-    for key, label in _METRICS:
-        metric = totals.get(key)
-        if metric is None:
-            continue
-        value = "n/a" if metric["value"] is None else f"{metric['value']:.3f}"
-        numerator = metric["numerator"]
-        shown = f"{numerator:g}" if float(numerator).is_integer() else f"{numerator:.2f}"
-        rows.append((label, f"{value}  ({shown}/{metric['denominator']})"))
-    return rows
+def metric_rows(totals: Totals) -> list[tuple[str, str]]:
+    metrics: list[tuple[str, Metric]] = [
+        ("Retrieval hit@1", totals.hit_at_1),
+        ("Retrieval recall@k", totals.recall),
+        ("Retrieval MRR", totals.mrr),
+        ("Context precision", totals.precision),
+        ("No-answer correct", totals.no_answer),
+    ]
+    answers: list[tuple[str, Metric | None]] = [
+        ("Answers verified", totals.verified),
+        ("Citation correct", totals.citation_correct),
+        ("Contains phrase", totals.contains_phrase),
+        ("Abstention correct", totals.abstention),
+    ]
+    metrics += [(label, metric) for label, metric in answers if metric is not None]
+    return [(label, _shown(metric)) for label, metric in metrics]
+
+
+def _shown(metric: Metric) -> str:
+    value = "n/a" if metric.value is None else f"{metric.value:.3f}"
+    numerator = metric.numerator
+    count = f"{numerator:g}" if float(numerator).is_integer() else f"{numerator:.2f}"
+    return f"{value}  ({count}/{metric.denominator})"
 
 
 def describe_config(run: Run) -> str:
@@ -56,16 +55,16 @@ def case_line(case: CaseRecord) -> str:
 
 
 def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
+    totals = run.totals
     lines = [describe_config(run), ""]
     lines += [case_line(case) for case in run.cases]
     lines.append("")
-    lines.append(f"Cases passed: {run.totals['passed']}/{run.totals['cases']}")
-    lines += [f"{label + ':':<22}{value}" for label, value in metric_rows(run.totals)]
-    attribution = run.totals["attribution"]
-    lines.append("Failures by stage:    " + ", ".join(f"{k} {v}" for k, v in attribution.items()))
-    lines.append(f"Tenant/access leaks:  {run.totals['leaks']} (gate: must be 0)")
-    if "unverified_shown" in run.totals:
-        lines.append(f"Unverified shown:     {run.totals['unverified_shown']} (gate: must be 0)")
+    lines.append(f"Cases passed: {totals.passed}/{totals.cases}")
+    lines += [f"{label + ':':<22}{value}" for label, value in metric_rows(totals)]
+    lines.append("Failures by stage:    " + ", ".join(f"{k} {v}" for k, v in totals.attribution.items()))
+    lines.append(f"Tenant/access leaks:  {totals.leaks} (gate: must be 0)")
+    if totals.unverified_shown is not None:
+        lines.append(f"Unverified shown:     {totals.unverified_shown} (gate: must be 0)")
     if comparison is not None:
         lines.append("")
         lines += comparison_lines(comparison)
@@ -90,19 +89,20 @@ def comparison_lines(comparison: Comparison) -> list[str]:
 
 
 def markdown(run: Run, comparison: Comparison | None) -> str:
+    totals = run.totals
     out = ["# localqa evaluation report", "", f"Configuration: {describe_config(run)}", ""]
     out += ["## Totals", "", "| metric | value (numerator/denominator) |", "|---|---|"]
-    out += [f"| {label} | {value} |" for label, value in metric_rows(run.totals)]
-    out.append(f"| Cases passed | {run.totals['passed']}/{run.totals['cases']} |")
-    out.append(f"| Tenant/access leaks (gate) | {run.totals['leaks']} |")
-    if "unverified_shown" in run.totals:
-        out.append(f"| Unverified quotes shown (gate) | {run.totals['unverified_shown']} |")
+    out += [f"| {label} | {value} |" for label, value in metric_rows(totals)]
+    out.append(f"| Cases passed | {totals.passed}/{totals.cases} |")
+    out.append(f"| Tenant/access leaks (gate) | {totals.leaks} |")
+    if totals.unverified_shown is not None:
+        out.append(f"| Unverified quotes shown (gate) | {totals.unverified_shown} |")
     if comparison is not None:
         out += ["", "## Before / after", ""]
         first, *rest = comparison_lines(comparison)
         out += [f"**{first}**", ""] + [f"- {line.strip()}" for line in rest]
     out += ["", "## Failures by stage", ""]
-    out += [f"- **{kind}**: {count}" for kind, count in run.totals["attribution"].items()]
+    out += [f"- **{kind}**: {count}" for kind, count in totals.attribution.items()]
     out += [
         "",
         "## Cases",
@@ -112,31 +112,22 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
     ]
     for case in run.cases:
         top = case.candidates[0] if case.candidates else None
-        text = _cell(top["text"][:90]) if top else "—"
+        text = _cell(top.text[:90]) if top else "—"
         result = "pass" if case.passed else "**fail**"
         expected = "; ".join(case.expect) or "nothing (abstain)"
         out.append(
             f"| {case.id} | {result} | {case.attribution or ''} | {_cell(expected)} | {_top(case)} | {text} |"
         )
-    return "\n".join(out) + "\n"
+    # Document text and file names are data, in a file that may well be printed on a terminal.
+    return "\n".join(visible(line) for line in out) + "\n"
 
 
 def _top(case: CaseRecord) -> str:
     """The first candidate of each part, or "no candidates"."""
     tops = []
     for number in range(1, len(case.parts) + 1):
-        c = next((c for c in case.candidates if c["part"] == number), None)
-        if c is None:
-            tops.append("no candidates")
-            continue
-        where = [c["source"]]
-        if c["page"] is not None:
-            where.append(f"p{c['page']}")
-        if c["row"] is not None:
-            where.append(f"table {c['table']} row {c['row']}")
-        else:
-            where.append(c["kind"] if c["paragraph"] is None else f"{c['kind']} ¶{c['paragraph']}")
-        tops.append(" ".join(where))
+        first = next((c for c in case.candidates if c.part == number), None)
+        tops.append("no candidates" if first is None else first.location.brief())
     return " | ".join(tops)
 
 

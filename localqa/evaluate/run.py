@@ -3,25 +3,21 @@ given, scores, totals with their denominators, and the gates."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localqa.answer import MODEL_ERROR, answer_part
+from localqa.answer import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import SuiteError
+from localqa.evaluate.records import CaseRecord, PartRecord, RecordedCandidate, Run, RunConfig, Totals
 from localqa.evaluate.score import (
     AnswerScore,
-    Attribution,
-    Leak,
-    RetrievalScore,
     answer_leak,
     attribute,
     find_leaks,
@@ -30,73 +26,12 @@ from localqa.evaluate.score import (
     score_retrieval,
 )
 from localqa.evaluate.suite import Case, Suite
-from localqa.files import write_atomic
 from localqa.index import Progress, open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
 from localqa.retrieve import RetrievalSettings, search
 from localqa.store.base import Store
-from localqa.types import Caller, Candidate, Frozen, Kind, Location, PartResult
-
-
-class RunConfig(Frozen):
-    suite: str
-    retrieval: RetrievalSettings
-    model: dict[str, str] | None  # {"backend", "name"}; None: retrieval only
-    answers_file: str | None = None
-    prompt_hash: str
-    corpus_digest: str
-    localqa_version: str
-    created: str
-
-
-class PartRecord(Frozen):
-    question: str
-    note: str | None = None  # why the part got no candidates
-
-
-class CaseRecord(Frozen):
-    id: str
-    question: str
-    category: str | None
-    as_of: str
-    role: str
-    tenant: str
-    expect: list[str]
-    known_failure: str | None
-    parts: list[PartRecord]
-    candidates: list[dict[str, Any]]  # in rank order per part; "part" is the 1-based part number
-    retrieval: RetrievalScore
-    answer: AnswerScore | None
-    leaks: list[Leak]
-    attribution: Attribution | None
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def passed(self) -> bool:
-        """The one pass rule: no failure attributed and no leak."""
-        return self.attribution is None and not self.leaks
-
-
-class Run(Frozen):
-    config: RunConfig
-    totals: dict[str, Any]
-    cases: list[CaseRecord]
-    # What indexing the suite's own documents reported.
-    index_problems: list[str] = Field(default_factory=list)
-
-    @property
-    def gates_failed(self) -> list[str]:
-        failed = []
-        if self.totals["leaks"]:
-            failed.append(f"{self.totals['leaks']} tenant/access leak(s)")
-        if self.totals.get("unverified_shown"):
-            failed.append(f"{self.totals['unverified_shown']} unverified quote(s) shown")
-        return failed
-
-    def save(self, path: Path) -> None:
-        write_atomic(path, json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
-
+from localqa.types import Caller, Candidate, Kind, Location, PartResult
 
 MAX_NUMBER = 2**31 - 1
 
@@ -236,7 +171,7 @@ def _run(
                     known_failure=case.known_failure,
                     parts=[PartRecord(question=p.question, note=p.note) for p in parts],
                     candidates=[
-                        {"part": number, **c.as_json()}
+                        RecordedCandidate.of(number, c)
                         for number, p in enumerate(parts, start=1)
                         for c in p.candidates
                     ],
@@ -256,7 +191,7 @@ def _run(
         localqa_version=version("localqa"),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    return Run(config=config, totals=totals(records), cases=records)
+    return Run(config=config, totals=Totals.of(records), cases=records)
 
 
 def _answer_with_model(case: Case, parts: list[PartResult], model: AnswerModel) -> AnswerScore:
@@ -290,48 +225,3 @@ def _grade_recorded(case: Case, recorded: RecordedAnswer | None, db: Store) -> t
     if found is None:
         return score_answer(case, recorded.quote, location, None), None
     return score_answer(case, recorded.quote, location, found.text), found.doc_id
-
-
-def totals(records: list[CaseRecord]) -> dict[str, Any]:
-    """Every metric with its numerator and denominator (and value), plus the gate counts."""
-    answerable = [r for r in records if r.retrieval.recall is not None]
-    unanswerable = [r for r in records if r.retrieval.recall is None]
-    with_candidates = [r for r in answerable if r.retrieval.precision is not None]
-    result: dict[str, Any] = {
-        "cases": len(records),
-        "passed": sum(r.passed for r in records),
-        "hit_at_1": _metric(sum(bool(r.retrieval.hit_at_1) for r in answerable), len(answerable)),
-        "recall": _metric(sum(r.retrieval.recall or 0.0 for r in answerable), len(answerable)),
-        "mrr": _metric(sum(r.retrieval.reciprocal_rank or 0.0 for r in answerable), len(answerable)),
-        "precision": _metric(
-            sum(r.retrieval.precision or 0.0 for r in with_candidates), len(with_candidates)
-        ),
-        "no_answer": _metric(
-            sum(bool(r.retrieval.no_answer_correct) for r in unanswerable), len(unanswerable)
-        ),
-        "leaks": sum(len(r.leaks) for r in records),
-        "attribution": {
-            kind: sum(r.attribution == kind for r in records)
-            for kind in ("retrieval", "generation", "contract")
-        },
-    }
-    answered = [r.answer for r in records if r.answer is not None]
-    if answered:
-        shown = [a for a in answered if a.quote is not None]
-        positive = [r.answer for r in answerable if r.answer is not None]
-        phrased = [a for a in positive if a.contains_phrase is not None]
-        negative = [r.answer for r in unanswerable if r.answer is not None]
-        result |= {
-            "verified": _metric(sum(a.verified for a in shown), len(shown)),
-            "citation_correct": _metric(sum(bool(a.citation_correct) for a in positive), len(positive)),
-            "contains_phrase": _metric(sum(bool(a.contains_phrase) for a in phrased), len(phrased)),
-            "abstention": _metric(sum(bool(a.abstention_correct) for a in negative), len(negative)),
-            "unverified_shown": sum(a.shown_unverified for a in answered),
-            "model_errors": sum(bool(a.reason and a.reason.startswith(MODEL_ERROR)) for a in answered),
-        }
-    return result
-
-
-def _metric(numerator: float, denominator: int) -> dict[str, Any]:
-    value = round(numerator / denominator, 4) if denominator else None
-    return {"numerator": round(numerator, 4), "denominator": denominator, "value": value}

@@ -35,6 +35,7 @@ class AnswerScore(Frozen):
     contains_phrase: bool | None
     abstention_correct: bool | None
     reason: str | None = None
+    model_failed: bool = False  # the backend itself failed: it never judged the evidence
 
 
 class Leak(Frozen):
@@ -95,6 +96,7 @@ def score_answer(
         # A backend that failed did not abstain: it never judged the evidence.
         abstention_correct=None if case.answerable else not shown and not model_failed,
         reason=reason,
+        model_failed=model_failed,
     )
 
 

@@ -1,0 +1,176 @@
+"""What an evaluation run records: its configuration, every case with its candidates and scores,
+and the totals. Typed end to end; JSON only when a run is saved or printed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import Field, computed_field
+
+from localqa.evaluate.score import AnswerScore, Attribution, Leak, RetrievalScore
+from localqa.files import write_atomic
+from localqa.retrieve import RetrievalSettings
+from localqa.types import Candidate, Frozen, Kind, Location
+
+
+class RunConfig(Frozen):
+    suite: str
+    retrieval: RetrievalSettings
+    model: dict[str, str] | None  # {"backend", "name"}; None: retrieval only
+    answers_file: str | None = None
+    prompt_hash: str
+    corpus_digest: str
+    localqa_version: str
+    created: str
+
+
+class PartRecord(Frozen):
+    question: str
+    note: str | None = None  # why the part got no candidates
+
+
+class RecordedCandidate(Frozen):
+    """A candidate as a run keeps it: the part it answers (1-based), rank, score, location, text.
+    Flat, with the location fields every JSON output shares."""
+
+    part: int
+    rank: int
+    score: float
+    source: str
+    page: int | None
+    kind: Kind
+    section: str | None
+    table: int | None
+    row: int | None
+    paragraph: int | None
+    effective: str | None
+    text: str
+
+    @classmethod
+    def of(cls, part: int, candidate: Candidate) -> RecordedCandidate:
+        return cls.model_validate({"part": part, **candidate.as_json()})
+
+    @property
+    def location(self) -> Location:
+        return Location.model_validate(self.model_dump(exclude={"part", "rank", "score", "text"}))
+
+
+class CaseRecord(Frozen):
+    id: str
+    question: str
+    category: str | None
+    as_of: str
+    role: str
+    tenant: str
+    expect: list[str]
+    known_failure: str | None
+    parts: list[PartRecord]
+    candidates: list[RecordedCandidate]  # in rank order per part
+    retrieval: RetrievalScore
+    answer: AnswerScore | None
+    leaks: list[Leak]
+    attribution: Attribution | None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        """The one pass rule: no failure attributed and no leak."""
+        return self.attribution is None and not self.leaks
+
+
+class Metric(Frozen):
+    numerator: float
+    denominator: int
+    value: float | None
+
+    @classmethod
+    def of(cls, numerator: float, denominator: int) -> Metric:
+        value = round(numerator / denominator, 4) if denominator else None
+        return cls(numerator=round(numerator, 4), denominator=denominator, value=value)
+
+
+class Totals(Frozen):
+    """Every metric with its numerator and denominator, plus the gate counts. The answer metrics
+    are None when the run scored retrieval only."""
+
+    cases: int
+    passed: int
+    hit_at_1: Metric
+    recall: Metric
+    mrr: Metric
+    precision: Metric
+    no_answer: Metric
+    leaks: int  # a gate
+    attribution: dict[Attribution, int]
+    verified: Metric | None = None  # of the quotes shown, how many are literal substrings
+    citation_correct: Metric | None = None
+    contains_phrase: Metric | None = None
+    abstention: Metric | None = None
+    unverified_shown: int | None = None  # a gate
+    model_errors: int | None = None
+
+    @classmethod
+    def of(cls, records: list[CaseRecord]) -> Totals:
+        answerable = [r for r in records if r.retrieval.recall is not None]
+        unanswerable = [r for r in records if r.retrieval.recall is None]
+        with_candidates = [r for r in answerable if r.retrieval.precision is not None]
+        totals = cls(
+            cases=len(records),
+            passed=sum(r.passed for r in records),
+            hit_at_1=Metric.of(sum(bool(r.retrieval.hit_at_1) for r in answerable), len(answerable)),
+            recall=Metric.of(sum(r.retrieval.recall or 0.0 for r in answerable), len(answerable)),
+            mrr=Metric.of(sum(r.retrieval.reciprocal_rank or 0.0 for r in answerable), len(answerable)),
+            precision=Metric.of(
+                sum(r.retrieval.precision or 0.0 for r in with_candidates), len(with_candidates)
+            ),
+            no_answer=Metric.of(
+                sum(bool(r.retrieval.no_answer_correct) for r in unanswerable), len(unanswerable)
+            ),
+            leaks=sum(len(r.leaks) for r in records),
+            attribution={kind: sum(r.attribution == kind for r in records) for kind in ATTRIBUTIONS},
+        )
+        answered = [r.answer for r in records if r.answer is not None]
+        if not answered:
+            return totals
+        shown = [a for a in answered if a.quote is not None]
+        positive = [r.answer for r in answerable if r.answer is not None]
+        phrased = [a for a in positive if a.contains_phrase is not None]
+        negative = [r.answer for r in unanswerable if r.answer is not None]
+        return totals.model_copy(
+            update={
+                "verified": Metric.of(sum(a.verified for a in shown), len(shown)),
+                "citation_correct": Metric.of(sum(bool(a.citation_correct) for a in positive), len(positive)),
+                "contains_phrase": Metric.of(sum(bool(a.contains_phrase) for a in phrased), len(phrased)),
+                "abstention": Metric.of(sum(bool(a.abstention_correct) for a in negative), len(negative)),
+                "unverified_shown": sum(a.shown_unverified for a in answered),
+                "model_errors": sum(a.model_failed for a in answered),
+            }
+        )
+
+
+ATTRIBUTIONS: tuple[Attribution, ...] = ("retrieval", "generation", "contract")
+
+
+class Run(Frozen):
+    config: RunConfig
+    totals: Totals
+    cases: list[CaseRecord]
+    # What indexing the suite's own documents reported.
+    index_problems: list[str] = Field(default_factory=list)
+
+    @property
+    def gates_failed(self) -> list[str]:
+        failed = []
+        if self.totals.leaks:
+            failed.append(f"{self.totals.leaks} tenant/access leak(s)")
+        if self.totals.unverified_shown:
+            failed.append(f"{self.totals.unverified_shown} unverified quote(s) shown")
+        return failed
+
+    @property
+    def model_errors(self) -> int:
+        return self.totals.model_errors or 0
+
+    def save(self, path: Path) -> None:
+        write_atomic(path, json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n")
