@@ -184,6 +184,21 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
     return document, problems
 
 
+def searchable_title(source: str, title: str | None) -> str:
+    """The document context indexed with each of its passages: its title (catalog, else the one
+    found in the file) and the words of its file name when they add any (people name files
+    meaningfully: `3M_2018_10K.pdf`, `acme-travel-policy.md`); a trailing date is left out, it
+    is the effective date."""
+    stem = Path(source).stem
+    match = _DATED_NAME.match(stem)
+    words = " ".join(re.split(r"[\W_]+", match["series"] if match else stem)).strip()
+    if not title:
+        return words
+    known = {w.casefold() for w in re.findall(r"\w+", title)}
+    adds = any(w.casefold() not in known for w in re.findall(r"\w+", words))
+    return f"{title} ({words})" if adds and words else title
+
+
 def document_id(tenant: str, name: str) -> str:
     """Document ids are scoped by tenant: two tenants may use the same id (or file stem) without
     colliding, so one tenant's files can never displace another's."""

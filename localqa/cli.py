@@ -94,13 +94,16 @@ def json_option(function: F) -> F:
 
 
 def retriever_option(function: F) -> F:
+    from localqa.retrieve import RETRIEVERS
+
     return click.option(
         "--retriever",
-        type=click.Choice(["lexical", "semantic", "hybrid"]),
-        default="lexical",
+        type=click.Choice(RETRIEVERS),
+        default="auto",
         show_default=True,
-        help="lexical (BM25), semantic (embeddings; needs 'localqa index --embed') or hybrid "
-        "(reciprocal rank fusion of both). Identifiers and eligibility apply in every mode.",
+        help="auto: hybrid when the index has embeddings, else lexical; lexical (BM25); semantic "
+        "(embeddings); hybrid (reciprocal rank fusion of both). Identifiers and eligibility apply "
+        "in every mode.",
     )(function)
 
 
@@ -375,12 +378,12 @@ def search(
     from localqa.retrieve import RetrievalSettings
 
     caller = Caller(role=role, tenant=tenant)
-    settings = RetrievalSettings(retriever=retriever, k=k)  # type: ignore[arg-type]
+    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     results = search_parts(question, as_of=as_of, caller=caller, parts=parts, db=db, settings=settings)
     if as_json:
         click.echo(json.dumps(_search_json(results, as_of, caller), indent=2))
         return
-    lines = [_header(as_of, caller)]
+    lines = [_header(as_of, caller, results)]
     for number, result in enumerate(results, start=1):
         lines += ["", f"{number}. {result.question}", *_format_candidates(result)]
     say(lines)
@@ -433,7 +436,7 @@ def ask(
 
     caller = Caller(role=role, tenant=tenant)
     model = get_model(model_spec)
-    settings = RetrievalSettings(retriever=retriever, k=k)  # type: ignore[arg-type]
+    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, db=db, settings=settings)
     if as_json:
         payload = _search_json([p.result for p in asked.parts], as_of, caller)
@@ -443,7 +446,7 @@ def ask(
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
-        lines = [f"{_header(as_of, caller)} · model {model.label}{baseline}"]
+        lines = [f"{_header(as_of, caller, [p.result for p in asked.parts])} · model {model.label}{baseline}"]
         for number, part in enumerate(asked.parts, start=1):
             lines += ["", f"{number}. {part.result.question}", *_format_answer(part.result, part.answer)]
         say(lines)
@@ -580,7 +583,7 @@ def evaluate(
     if model_spec and answers_path:
         raise click.UsageError("choose --model (answer now) or --answers (grade recorded answers), not both")
     suite = load_suite(suite_path)
-    settings = RetrievalSettings(retriever=retriever, k=k, chunking=chunking)  # type: ignore[arg-type]
+    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k, "chunking": chunking})
     if coverage:
         if model_spec or answers_path or save_path or compare_path or report_path or as_json:
             raise click.UsageError(
@@ -646,8 +649,9 @@ def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
     say(lines)
 
 
-def _header(as_of: date, caller: Caller) -> str:
-    return f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant}"
+def _header(as_of: date, caller: Caller, results: list[PartResult]) -> str:
+    retriever = results[0].retriever if results else "none"
+    return f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
 
 
 def _search_json(results: list[PartResult], as_of: date, caller: Caller) -> dict[str, Any]:
@@ -655,6 +659,7 @@ def _search_json(results: list[PartResult], as_of: date, caller: Caller) -> dict
         "as_of": as_of.isoformat(),
         "role": caller.role,
         "tenant": caller.tenant,
+        "retriever": results[0].retriever if results else None,
         "parts": [
             {"question": r.question, "candidates": [c.as_json() for c in r.candidates], "note": r.note}
             for r in results

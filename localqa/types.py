@@ -142,11 +142,13 @@ class Caller(Frozen):
 
 
 class PartResult(Frozen):
-    """One question part and its candidates in rank order; empty means abstain, and `note` says why."""
+    """One question part and its candidates in rank order; empty means abstain, and `note` says
+    why. `retriever` is the one that ran (lexical, semantic or hybrid)."""
 
     question: str
     candidates: tuple[Candidate, ...]
     note: str | None = None
+    retriever: str = "lexical"
 
 
 class Answer(Frozen):

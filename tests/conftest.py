@@ -37,9 +37,15 @@ _CALLER_AND_MODEL_ENV = (
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     for name in _CALLER_AND_MODEL_ENV:
         monkeypatch.delenv(name, raising=False)
+    # Indexes built by tests compute no embeddings (minutes on two cores), except in the tests
+    # about semantic retrieval; subprocesses inherit the setting.
+    if request.node.get_closest_marker("semantic") is None:
+        monkeypatch.setenv("LOCALQA_EMBED", "0")
+    else:
+        monkeypatch.delenv("LOCALQA_EMBED", raising=False)
 
 
 @pytest.fixture
@@ -56,7 +62,7 @@ def library_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("library")
     shutil.copytree(SAMPLE_PDFS, folder / "pdfs", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     db = folder / "library.sqlite3"
-    report = refresh_index(folder / "pdfs", db)
+    report = refresh_index(folder / "pdfs", db, embed=False)
     assert not report.failed, report.problems
     return db
 

@@ -379,7 +379,7 @@ def test_api_answer_on_the_sample_library_uses_retrieved_passages(fake_model: An
 
 
 def test_api_answer_abstains_without_a_model_call(fake_model: Any, library_db: Path) -> None:
-    for question in ("Who founded the library?", "What is the loan limit for EQ-073?"):
+    for question in ("How tall is Mount Kilimanjaro?", "What is the loan limit for EQ-073?"):
         asked = answer(question, as_of=NOV, model=fake_model, db=library_db)
         [part] = asked.parts
         assert part.result.candidates == ()

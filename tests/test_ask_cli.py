@@ -89,7 +89,7 @@ def test_verified_quote_is_printed_with_citation_and_model(
     assert result.exit_code == 0, result.output
     assert asked == ["whatever"]
     assert result.stdout.splitlines() == [
-        "As of 2026-11-14 · role public · tenant default · model fake:fake",
+        "As of 2026-11-14 · role public · tenant default · retriever lexical · model fake:fake",
         "",
         f"1. {FINE_QUESTION}",
         f'   "{FINE_SENTENCE}"',
@@ -170,7 +170,7 @@ def test_no_candidates_means_no_model_call(
     runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inject(monkeypatch, fake_model)
-    for question in ("Who founded the library?", "What is the loan limit for EQ-073?"):
+    for question in ("How tall is Mount Kilimanjaro?", "What is the loan limit for EQ-073?"):
         result = ask(runner, library_db, question)
         assert result.exit_code == 0, result.output
         assert "No quote verified from 0 candidates. Reason: no eligible passage matches this part." in (
@@ -225,7 +225,7 @@ def test_ask_json_shape(
 ) -> None:
     inject(monkeypatch, fake_model)
     fake_model.enqueue(reply("P1", FINE_SENTENCE))
-    result = ask(runner, library_db, f"{FINE_QUESTION} Who founded the library?", "--json")
+    result = ask(runner, library_db, f"{FINE_QUESTION} How tall is Mount Kilimanjaro?", "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert {"as_of", "role", "tenant", "parts", "model"} <= set(payload)
@@ -350,7 +350,9 @@ def test_ollama_end_to_end(
     fake_ollama.reply({"source": "P1", "quote": FINE_SENTENCE})
     result = ask(runner, library_db, FINE_QUESTION, "--model", spec)
     assert result.exit_code == 0, result.output
-    assert header(result) == "As of 2026-11-14 · role public · tenant default · model ollama:qwen2.5:1.5b"
+    assert header(result) == (
+        "As of 2026-11-14 · role public · tenant default · retriever lexical · model ollama:qwen2.5:1.5b"
+    )
     assert shown_quotes(result.stdout) == [(FINE_SENTENCE, FINE_CITATION.removeprefix("— "))]
 
     body = fake_ollama.last_chat

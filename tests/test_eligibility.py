@@ -115,7 +115,7 @@ def build_library(root: Path, edit: Edit | None = None) -> tuple[Path, Any]:
         edit(folder, catalog)
         write_catalog(folder, catalog)
     db = root / "library.sqlite3"
-    return db, refresh_index(folder, db)
+    return db, refresh_index(folder, db, embed=False)
 
 
 def without_staff(folder: Path, catalog: dict[str, dict[str, Any]]) -> None:

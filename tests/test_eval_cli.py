@@ -279,14 +279,16 @@ def test_save_writes_configuration_and_per_case_records(runner: CliRunner, tmp_p
     assert result.exit_code == 0, result.output
     run = json.loads(saved.read_text())
     config = run["config"]
-    # every retrieval setting is recorded: the options given, the defaults for the rest
-    assert config["retrieval"] == RetrievalSettings(k=3, chunking="body").model_dump(mode="json")
+    # every retrieval setting is recorded: the options given, the defaults for the rest, and the
+    # retriever that ran (the default, auto, is lexical on an index without embeddings)
+    expected = RetrievalSettings(retriever="lexical", k=3, chunking="body").model_dump(mode="json")
+    assert config["retrieval"] == expected
     assert {
         "retriever": "lexical",
         "k": 3,
         "k1": 1.2,
         "b": 0.75,
-        "floor": 0.5,
+        "neighbour": 0.2,
         "chunking": "body",
     }.items() <= config["retrieval"].items()
     assert config["model"] is None

@@ -330,9 +330,9 @@ HANDBOOK_CATALOG = """
     """
 
 # loan-length: evidence retrieved (paragraph 2 first, the renewals paragraph second).
-# lost-card-paraphrase: shares no word with its evidence, so nothing is retrieved (retrieval).
+# lost-card-paraphrase: shares no word (and no stem) with its evidence: nothing retrieved (retrieval).
 # renewals-said-absent: claims nothing supports an answer, yet the renewals paragraph is retrieved.
-# founder: nothing supports an answer and nothing is retrieved.
+# architect: nothing supports an answer and nothing shares a word with it: nothing is retrieved.
 HANDBOOK_CASES = """
     [[case]]
     id = "loan-length"
@@ -344,7 +344,7 @@ HANDBOOK_CASES = """
     [[case]]
     id = "lost-card-paraphrase"
     as_of = 2026-07-01
-    question = "What does replacing a misplaced membership pass cost?"
+    question = "What does a mislaid membership pass cost?"
     expect = [{ source = "handbook.md", kind = "prose", paragraph = 4 }]
     phrase = "5 dollars"
 
@@ -355,9 +355,9 @@ HANDBOOK_CASES = """
     expect = []
 
     [[case]]
-    id = "founder"
+    id = "architect"
     as_of = 2026-07-01
-    question = "Who founded the library?"
+    question = "Who designed the building?"
     expect = []
     """
 
@@ -393,7 +393,7 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
         "loan-length": None,
         "lost-card-paraphrase": "retrieval",
         "renewals-said-absent": "contract",
-        "founder": None,
+        "architect": None,
     }
     loan = case(run, "loan-length")
     assert [(c["part"], c["rank"], c["paragraph"]) for c in candidates(loan)] == [(1, 1, 2), (1, 2, 3)]
@@ -409,7 +409,9 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
     }
     lost_card = case(run, "lost-card-paraphrase")
     assert lost_card.candidates == []
-    assert [p.note for p in lost_card.parts] == ["no eligible passage shares enough meaningful words"]
+    assert [p.note for p in lost_card.parts] == [
+        "no eligible passage shares a meaningful word with the question"
+    ]
     assert case(run, "renewals-said-absent").retrieval.no_answer_correct is False
 
     t = totals(run)
@@ -430,10 +432,10 @@ def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path) -> None:
         [[case]]
         id = "loan-and-lost-card"
         as_of = 2026-07-01
-        question = "How long is a loan, and what does a misplaced membership pass cost?"
+        question = "How long is a loan, and what does a mislaid membership pass cost?"
         parts = [
             "How many days does a standard book loan last?",
-            "What does replacing a misplaced membership pass cost?",
+            "What does a mislaid membership pass cost?",
         ]
         expect = [{ source = "handbook.md", kind = "prose", paragraph = 2 }]
         """)
@@ -467,7 +469,7 @@ def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model:
         "loan-length": "generation",
         "lost-card-paraphrase": "retrieval",
         "renewals-said-absent": "contract",
-        "founder": None,
+        "architect": None,
     }
     loan = case(run, "loan-length").answer
     assert (loan.quote, loan.verified, loan.citation_correct, loan.contains_phrase) == (
@@ -479,7 +481,7 @@ def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model:
     assert loan.citation.paragraph == 3
     absent = case(run, "renewals-said-absent").answer
     assert (absent.verified, absent.abstention_correct, absent.citation_correct) == (True, False, None)
-    assert case(run, "founder").answer.abstention_correct is True
+    assert case(run, "architect").answer.abstention_correct is True
     assert case(run, "lost-card-paraphrase").answer.reason == "no eligible passage matches this part"
 
     t = totals(run)

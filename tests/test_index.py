@@ -41,9 +41,8 @@ EVENTS = "community-events.pdf"
 FINES = "fines-and-fees.md"
 SAMPLE_UNITS = 9  # 7 PDFs, 1 Markdown file, 1 sidecar
 SAMPLE_PASSAGES = 51
-PASSAGE_COLUMNS = (
-    "id, doc_id, origin, kind, source, page, section, paragraph, table_no, row_no, boxes, text"
-)
+DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
+PASSAGE_COLUMNS = "id, doc_id, origin, kind, source, page, section, paragraph, table_no, row_no, boxes, text"
 NOV_14 = date(2026, 11, 14)
 
 Row = tuple[Any, ...]
@@ -63,7 +62,7 @@ def passages(db: Path) -> dict[int, Row]:
 
 
 def documents(db: Path) -> dict[str, Row]:
-    return {row[1]: row for row in query(db, "SELECT * FROM documents")}
+    return {row[1]: row for row in query(db, f"SELECT {DOCUMENT_COLUMNS} FROM documents")}
 
 
 ACCESS = 6  # documents: doc_id, source, series, version, effective, status, access, tenant, title

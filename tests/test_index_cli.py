@@ -37,6 +37,7 @@ SAMPLE_SOURCES = {
     "staff-procedures.pdf",
 }
 SAMPLE_PASSAGES = 51
+DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
 
 
 def query(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -47,7 +48,7 @@ def query(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
 def snapshot(db: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     return (
         query(db, "SELECT * FROM passages ORDER BY id"),
-        query(db, "SELECT * FROM documents ORDER BY doc_id"),
+        query(db, f"SELECT {DOCUMENT_COLUMNS} FROM documents ORDER BY doc_id"),
     )
 
 

@@ -597,6 +597,39 @@ def catalog() -> str:
     return "\n".join(lines)
 
 
+# No-answer cases whose question shares meaningful words with passages the caller may see: since
+# retrieval abstains only on evidence of absence (no shared word, no semantic neighbour, an
+# identifier nobody eligible carries), they get their nearest passages, and it is the answer stage
+# that must show no quote. They pass or fail with `localqa eval --model ...`; a retrieval-only run
+# does not judge them. (Their earlier known failures were about the old relevance floor.)
+ANSWER_STAGE = frozenset(
+    {
+        "acme-stipend-before",
+        "globex-remote-before",
+        "acme-injection-globex-hotel",
+        "acme-injection-globex-payroll",
+        "globex-injection-acme-payroll",
+        "acme-payroll-public",
+        "globex-payroll-public",
+        "acme-advance-public",
+        "globex-advance-public",
+        "globex-asks-bike",
+        "globex-asks-summer-party",
+        "globex-asks-canteen",
+        "globex-asks-stipend",
+        "acme-asks-town-hall",
+        "acme-asks-helpdesk",
+        "acme-asks-parking",
+        "acme-asks-client-dinner",
+        "acme-staff-asks-hr-director",
+        "acme-company-cars-retired-staff",
+        "globex-per-diem-draft-staff",
+        "acme-gym-missing",
+        "globex-pension-missing",
+    }
+)
+
+
 def case_toml(case: Case) -> str:
     expect = []
     for name, heading in case.expect:
@@ -622,7 +655,9 @@ def case_toml(case: Case) -> str:
         lines.append(f"expect = [{', '.join(expect)}]")
     if case.phrase is not None:
         lines.append(f"phrase = {toml_string(case.phrase)}")
-    if case.known_failure:
+    if case.id in ANSWER_STAGE:
+        lines.append('abstain_at = "answer"')
+    elif case.known_failure:
         lines.append(f"known_failure = {toml_string(case.known_failure)}")
     return "\n".join(lines)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa.evaluate.run import suite_index
+from localqa.evaluate.run import embeds_for, suite_index
 from localqa.evaluate.suite import Case, Suite
 from localqa.index import open_index
 from localqa.retrieve import RetrievalSettings, question_parts, search
@@ -28,7 +28,7 @@ def coverage(suite: Suite, db: Path | None, settings: RetrievalSettings) -> list
     """One row per expected record of every compound case, against the suite's index."""
     rows = []
     with (
-        suite_index(suite, db, embed=settings.retriever != "lexical") as (path, _),
+        suite_index(suite, db, embed=embeds_for(settings)) as (path, _),
         open_index(path) as index,
     ):
         for case in suite.cases:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, computed_field
 
@@ -64,6 +65,7 @@ class CaseRecord(Frozen):
     role: str
     tenant: str
     expect: list[str]
+    abstain_at: Literal["retrieval", "answer"] = "retrieval"
     known_failure: str | None
     parts: list[PartRecord]
     candidates: list[RecordedCandidate]  # in rank order per part

@@ -42,7 +42,7 @@ def describe_config(run: Run) -> str:
     )
     return (
         f"suite {c.suite} · retriever {r.retriever} k={r.k} chunking={r.chunking} "
-        f"(k1={r.k1}, b={r.b}, floor={r.floor}) · model {model} · prompt {c.prompt_hash} · "
+        f"(k1={r.k1}, b={r.b}, neighbour={r.neighbour}) · model {model} · prompt {c.prompt_hash} · "
         f"corpus {c.corpus_digest[:12]} · localqa {c.localqa_version}"
     )
 
@@ -51,7 +51,9 @@ def case_line(case: CaseRecord) -> str:
     status = "PASS" if case.passed else "FAIL"
     why = "" if case.passed else f"  [{case.attribution or 'leak'}]"
     known = f"  (known failure: {case.known_failure})" if case.known_failure and not case.passed else ""
-    return f"{status}  {case.id:<34} {_top(case)}{why}{known}"
+    deferred = not case.expect and case.candidates and case.answer is None and case.abstain_at == "answer"
+    later = "  (no-answer: the answer stage decides)" if deferred else ""
+    return f"{status}  {case.id:<34} {_top(case)}{why}{known}{later}"
 
 
 def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:

@@ -29,7 +29,7 @@ from localqa.evaluate.suite import Case, Suite
 from localqa.index import Progress, open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
-from localqa.retrieve import RetrievalSettings, search
+from localqa.retrieve import RetrievalSettings, resolve, search
 from localqa.store.base import Store
 from localqa.types import Caller, Candidate, Kind, Location, PartResult
 
@@ -90,8 +90,14 @@ def load_answers(path: Path) -> dict[str, RecordedAnswer]:
     return answers
 
 
+def embeds_for(settings: RetrievalSettings) -> bool | None:
+    """Whether a suite's own index needs embeddings: the default (auto) follows the same rule as
+    `localqa index`."""
+    return None if settings.retriever == "auto" else settings.retriever != "lexical"
+
+
 @contextmanager
-def suite_index(suite: Suite, db: Path | None, embed: bool = False) -> Iterator[tuple[Path, list[str]]]:
+def suite_index(suite: Suite, db: Path | None, embed: bool | None = None) -> Iterator[tuple[Path, list[str]]]:
     """The index a suite is scored against, and the problems indexing reported: its own docs/
     indexed into a temporary index (with embeddings when `embed`), or else `db` (the user's
     index). Problems do not stop the run: a suite may well test that a mislabelled document is
@@ -119,7 +125,7 @@ def run_suite(
     progress: Progress | None = None,
 ) -> Run:
     """Score every case against the suite's index (see `suite_index`)."""
-    with suite_index(suite, db, embed=settings.retriever != "lexical") as (path, problems):
+    with suite_index(suite, db, embed=embeds_for(settings)) as (path, problems):
         run = _run(suite, path, settings, model, answers, answers_file, progress)
         return run.model_copy(update={"index_problems": problems})
 
@@ -134,6 +140,7 @@ def _run(
     progress: Progress | None,
 ) -> Run:
     with open_index(db_path) as db:
+        settings = resolve(db, settings)  # the run records the retriever that ran
         documents = db.documents()
         owners = {d.doc_id: d for d in documents}
         digest = db.corpus_digest()
@@ -168,6 +175,7 @@ def _run(
                     role=case.role,
                     tenant=case.tenant,
                     expect=[e.describe() for e in case.expect],
+                    abstain_at=case.abstain_at,
                     known_failure=case.known_failure,
                     parts=[PartRecord(question=p.question, note=p.note) for p in parts],
                     candidates=[

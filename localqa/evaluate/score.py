@@ -165,6 +165,8 @@ def attribute(
     if not case.answerable:
         if answer is not None and answer.abstention_correct is False and answer.quote is None:
             return "generation"  # the model failed instead of judging the evidence
+        if answer is None and case.abstain_at == "answer":
+            return None  # retrieval may return its nearest passages: no answer stage ran
         shown = answer.quote is not None if answer is not None else shown_candidates
         return "contract" if shown else None
     if retrieval.recall != 1.0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -68,6 +68,11 @@ class Case(BaseModel):
     category: str | None = None
     known_failure: str | None = None
     note: str | None = None
+    # For a case that expects nothing: where the abstention must happen. "retrieval": no
+    # candidates at all (the evidence of absence holds on the text: an identifier nobody eligible
+    # carries, no word in common). "answer": retrieval returns its nearest passages and the answer
+    # stage must show no quote; a retrieval-only run does not judge such a case.
+    abstain_at: Literal["retrieval", "answer"] = "retrieval"
 
     @field_validator("question")
     @classmethod

@@ -22,6 +22,7 @@ class Extracted:
     passages: list[Passage]
     pages_without_text: tuple[int, ...] = ()
     problems: list[Problem] = field(default_factory=list)  # pages that could not be read
+    title: str | None = None  # the document title found in the file, if any
 
 
 def extract_file(path: Path, name: str, doc_source: str) -> Extracted:

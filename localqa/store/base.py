@@ -111,6 +111,16 @@ class IndexStatus:
 
 
 @dataclass(frozen=True)
+class Unembedded:
+    """A passage waiting for its vector, with the document context it is read in."""
+
+    id: int
+    context: str
+    section: str | None
+    text: str
+
+
+@dataclass(frozen=True)
 class WriteSummary:
     documents: int
     passages: int
@@ -208,8 +218,10 @@ class Writer(ABC):
         doc_id: str,
         passages: Sequence[Passage],
         pages_without_text: Sequence[int],
+        found_title: str | None = None,
     ) -> None:
-        """Replace everything extracted from input file `name` with `passages`."""
+        """Replace everything extracted from input file `name` with `passages`; `found_title` is
+        the document title extraction found in it (a source file only)."""
 
     @abstractmethod
     def record_catalog(self, sha256: str | None) -> None: ...
@@ -218,11 +230,14 @@ class Writer(ABC):
     def has_vectors(self, model: str) -> bool: ...
 
     @abstractmethod
-    def passages_without_vectors(self, model: str) -> list[StoredPassage]:
+    def passages_without_vectors(self, model: str) -> list[Unembedded]:
         """Passages with no vector for `model` yet (new or changed ones), in id order."""
 
     @abstractmethod
     def put_vectors(self, model: str, ids: Sequence[int], vectors: Vectors) -> None: ...
+
+    @abstractmethod
+    def drop_vectors(self, model: str) -> None: ...
 
     @abstractmethod
     def finish(self) -> WriteSummary:

@@ -98,6 +98,20 @@ def m003_passage_boxes(db: sqlite3.Connection) -> None:
     """)
 
 
+@migration
+def m004_document_context(db: sqlite3.Connection) -> None:
+    # A document's title (from the catalog, else found in the file) and its file name are
+    # searchable with each of its passages, like the heading path: real questions name the
+    # document ("3M's capital expenditure"). `found_title` is the title extraction found;
+    # `context` is the text indexed with every passage, so a catalog edit can tell whether the
+    # passages must be re-indexed. Every file is re-extracted on the next `localqa index`.
+    db.executescript("""
+        ALTER TABLE documents ADD COLUMN found_title TEXT;
+        ALTER TABLE documents ADD COLUMN context TEXT NOT NULL DEFAULT '';
+        UPDATE files SET sha256 = '' WHERE name != 'catalog.toml';
+    """)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -24,6 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localqa.catalog import searchable_title
 from localqa.errors import IndexMissingError, LocalQAError
 from localqa.extract.text import identifiers
 from localqa.store.base import (
@@ -36,6 +37,7 @@ from localqa.store.base import (
     Scope,
     Store,
     StoredPassage,
+    Unembedded,
     Writer,
     WriteSummary,
 )
@@ -248,6 +250,23 @@ class SQLiteStore(Store):
         return [_passage(row) for row in rows]
 
 
+def _heading(context: str, section: str | None) -> str:
+    """The searchable heading text of a passage: its document's context, then its heading path."""
+    return " > ".join(part for part in (context, section) if part)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """FTS5's docsize record: one token count per column, as SQLite varints (big-endian, 7 bits
+    a byte, the high bit set on every byte but the last)."""
+    counts, value = [], 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            counts.append(value)
+            value = 0
+    return counts
+
+
 def _length(chunking: Chunking) -> str:
     return "p.section_len + p.body_len" if chunking == "heading" else "p.body_len"
 
@@ -405,6 +424,15 @@ class SQLiteWriter(Writer):
     def put_documents(self, documents: Iterable[Document], blocked: Iterable[str]) -> None:
         documents = list(documents)
         present = {name for (name,) in self._db.execute("SELECT name FROM files")}
+        # What extraction found, and what the passages are indexed with, stays with the source.
+        kept = {
+            source: (found_title, context)
+            for source, found_title, context in self._db.execute(
+                "SELECT source, found_title, context FROM documents "
+                "WHERE source IN (SELECT value FROM json_each(?))",
+                (json.dumps([d.source for d in documents]),),
+            )
+        }
         # Forget the rows being rewritten first, so that ids can move between documents (a swap).
         self._db.executemany("DELETE FROM documents WHERE source = ?", ((d.source,) for d in documents))
         for document in documents:
@@ -422,12 +450,14 @@ class SQLiteWriter(Writer):
             self._db.execute(
                 "UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, document.source)
             )
-            self._insert_document(document)
+            self._insert_document(document, *kept.get(document.source, (None, "")))
+            self._sync_context(document.doc_id)
         self._db.executemany("UPDATE documents SET access = NULL WHERE source = ?", ((s,) for s in blocked))
 
-    def _insert_document(self, document: Document) -> None:
+    def _insert_document(self, document: Document, found_title: str | None, context: str) -> None:
         self._db.execute(
-            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, found_title, context) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 document.doc_id,
                 document.source,
@@ -438,8 +468,33 @@ class SQLiteWriter(Writer):
                 document.access,
                 document.tenant,
                 document.title,
+                found_title,
+                context,
             ),
         )
+
+    def _context(self, doc_id: str) -> tuple[str, str]:
+        """(the document context its passages should be indexed with, the one they are)."""
+        source, title, found_title, indexed = self._db.execute(
+            "SELECT source, title, found_title, context FROM documents WHERE doc_id = ?", (doc_id,)
+        ).fetchone()
+        return searchable_title(source, title or found_title), indexed
+
+    def _sync_context(self, doc_id: str) -> None:
+        """Re-index the document's passages when its context (title, file name) changed: their
+        searchable heading text and its identifiers, and their vectors (re-embedded later)."""
+        wanted, indexed = self._context(doc_id)
+        if wanted == indexed:
+            return
+        self._db.execute("UPDATE documents SET context = ? WHERE doc_id = ?", (wanted, doc_id))
+        rows = self._db.execute(
+            "SELECT id, section, text FROM passages WHERE doc_id = ?", (doc_id,)
+        ).fetchall()
+        for passage_id, section, text in rows:
+            self._db.execute("DELETE FROM passages_fts WHERE rowid = ?", (passage_id,))
+            self._db.execute("DELETE FROM identifiers WHERE passage_id = ?", (passage_id,))
+            self._db.execute("DELETE FROM embeddings WHERE passage_id = ?", (passage_id,))
+            self._index_text(passage_id, _heading(wanted, section), text)
 
     def replace_unit(
         self,
@@ -448,21 +503,24 @@ class SQLiteWriter(Writer):
         doc_id: str,
         passages: Sequence[Passage],
         pages_without_text: Sequence[int],
+        found_title: str | None = None,
     ) -> None:
         self._drop_origin(name)
+        if found_title is not None:
+            self._db.execute("UPDATE documents SET found_title = ? WHERE doc_id = ?", (found_title, doc_id))
+            self._sync_context(doc_id)
+        context, _ = self._context(doc_id)
         for passage in passages:
-            self._insert_passage(doc_id, name, passage)
+            self._insert_passage(doc_id, name, passage, context)
         self._db.execute(
             "INSERT OR REPLACE INTO files (name, sha256, pages_without_text) VALUES (?, ?, ?)",
             (name, sha256, ",".join(map(str, pages_without_text))),
         )
 
-    def _insert_passage(self, doc_id: str, origin: str, passage: Passage) -> None:
-        tokens = tokenizer()
-        section = passage.section or ""
+    def _insert_passage(self, doc_id: str, origin: str, passage: Passage, context: str) -> None:
         cursor = self._db.execute(
             "INSERT INTO passages (doc_id, origin, kind, source, page, section, paragraph, table_no, "
-            "row_no, boxes, text, section_len, body_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "row_no, boxes, text, section_len, body_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)",
             (
                 doc_id,
                 origin,
@@ -475,18 +533,29 @@ class SQLiteWriter(Writer):
                 passage.row,
                 json.dumps(passage.boxes),
                 passage.text,
-                tokens.length(section),
-                tokens.length(passage.text),
             ),
         )
-        rowid = cursor.lastrowid
+        assert cursor.lastrowid is not None
+        self._index_text(cursor.lastrowid, _heading(context, passage.section), passage.text)
+
+    def _index_text(self, passage_id: int, heading: str, body: str) -> None:
+        """Full-text and identifier entries of one passage; its token counts come back from FTS5
+        itself (its docsize record), so lengths and postings are counted by the same tokenizer."""
         self._db.execute(
-            "INSERT INTO passages_fts (rowid, section, body) VALUES (?, ?, ?)", (rowid, section, passage.text)
+            "INSERT INTO passages_fts (rowid, section, body) VALUES (?, ?, ?)", (passage_id, heading, body)
         )
-        for column, text in (("section", section), ("body", passage.text)):
+        (sizes,) = self._db.execute(
+            "SELECT sz FROM passages_fts_docsize WHERE id = ?", (passage_id,)
+        ).fetchone()
+        section_len, body_len = _varints(sizes)
+        self._db.execute(
+            "UPDATE passages SET section_len = ?, body_len = ? WHERE id = ?",
+            (section_len, body_len, passage_id),
+        )
+        for column, text in (("section", heading), ("body", body)):
             self._db.executemany(
                 "INSERT OR IGNORE INTO identifiers (passage_id, identifier, col) VALUES (?, ?, ?)",
-                ((rowid, code, column) for code in identifiers(text)),
+                ((passage_id, code, column) for code in identifiers(text)),
             )
 
     def record_catalog(self, sha256: str | None) -> None:
@@ -504,19 +573,23 @@ class SQLiteWriter(Writer):
             is not None
         )
 
-    def passages_without_vectors(self, model: str) -> list[StoredPassage]:
+    def passages_without_vectors(self, model: str) -> list[Unembedded]:
         rows = self._db.execute(
-            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE id NOT IN "
-            "(SELECT passage_id FROM embeddings WHERE model = ?) ORDER BY id",
+            "SELECT p.id, d.context, p.section, p.text FROM passages p "
+            "JOIN documents d ON d.doc_id = p.doc_id "
+            "WHERE p.id NOT IN (SELECT passage_id FROM embeddings WHERE model = ?) ORDER BY p.id",
             (model,),
         ).fetchall()
-        return [_passage(row) for row in rows]
+        return [Unembedded(*row) for row in rows]
 
     def put_vectors(self, model: str, ids: Sequence[int], vectors: Vectors) -> None:
         self._db.executemany(
             "INSERT OR REPLACE INTO embeddings (passage_id, model, vector) VALUES (?, ?, ?)",
             ((pid, model, vector.tobytes()) for pid, vector in zip(ids, vectors, strict=True)),
         )
+
+    def drop_vectors(self, model: str) -> None:
+        self._db.execute("DELETE FROM embeddings WHERE model = ?", (model,))
 
     def finish(self) -> WriteSummary:
         # Documents whose source is gone lose their row; their passages went with their files.
