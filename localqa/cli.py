@@ -357,6 +357,20 @@ def search(
     help="Passages shown to the model per part.",
 )
 @retriever_option
+@click.option(
+    "--show",
+    "show_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write each verified quote's page, highlighted, as a PNG into this folder.",
+)
+@click.option(
+    "--pdfs",
+    "pdfs_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=DEFAULT_PDFS,
+    show_default=True,
+    help="The folder that was indexed (for --show).",
+)
 @caller_options
 @db_option
 @json_option
@@ -367,6 +381,8 @@ def ask(
     model_spec: str | None,
     k: int,
     retriever: str,
+    show_dir: Path | None,
+    pdfs_dir: Path,
     as_of: date,
     role: str,
     tenant: str,
@@ -387,10 +403,13 @@ def ask(
     model = get_model(model_spec)
     settings = RetrievalSettings(retriever=retriever, k=k)  # type: ignore[arg-type]
     asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, db=db, settings=settings)
+    images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, db) if show_dir else {}
     if as_json:
         payload = _search_json([p.result for p in asked.parts], as_of, caller)
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
             part["answer"] = shown.answer.as_json()
+        for index, image in images.items():
+            payload["parts"][index]["image"] = image
         payload["model"] = {"backend": asked.backend, "name": asked.model}
         click.echo(json.dumps(payload, indent=2))
     else:
@@ -399,6 +418,8 @@ def ask(
         for number, part in enumerate(asked.parts, start=1):
             click.echo(f"\n{number}. {part.result.question}")
             click.echo(_format_answer(part.result, part.answer))
+            if number - 1 in images:
+                click.echo(f"   page image: {images[number - 1]}")
     faults = {
         p.answer.reason for p in asked.parts if p.answer.reason and p.answer.reason.startswith(MODEL_ERROR)
     }
@@ -594,6 +615,100 @@ def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
     click.echo(
         f"One search found {len(rows) - missed}/{len(rows)}; per-part search found "
         f"{sum(r.per_part for r in rows)}/{len(rows)}."
+    )
+
+
+# --- seeing the evidence: show, ask --show, serve ------------------------------------------------
+
+
+@cli.command()
+@click.argument("source")
+@click.argument("page", type=click.IntRange(min=1), required=False)
+@click.option("--quote", help="Text to highlight: it must be in a passage on that page.")
+@click.option(
+    "-o",
+    "output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the PNG (default: <stem>.page-<PAGE>.png in the current folder).",
+)
+@click.option(
+    "--dpi", type=click.IntRange(36, 600), default=110, show_default=True, help="Resolution of the PNG."
+)
+@pdfs_option
+@caller_options
+@db_option
+@fail_cleanly
+def show(
+    source: str,
+    page: int | None,
+    quote: str | None,
+    output: Path | None,
+    dpi: int,
+    pdfs: Path,
+    as_of: date,
+    role: str,
+    tenant: str,
+    db: Path,
+) -> None:
+    """Render PAGE of SOURCE as a PNG with the quote's own place highlighted.
+
+    Only the quote is highlighted: its own lines of text, the whole row for a table row, or its
+    words on a scanned page. A quote that is not on a page of a document the caller may see on
+    --as-of is refused, and nothing is highlighted. A Markdown or text source has no pages:
+    leave PAGE out, and the paragraph holding --quote is printed with the quote marked.
+    """
+    from localqa import show as showing
+    from localqa.api import page_passages
+
+    caller = Caller(role=role, tenant=tenant)
+    found = page_passages(source, page, as_of=as_of, caller=caller, db=db)
+    if page is None:
+        if quote is None:
+            raise click.UsageError("a text source has no page to render; give --quote to print its paragraph")
+        passage, before, marked, after = showing.mark(found, quote)
+        where = f"paragraph {passage.paragraph}" + (f", § {passage.section}" if passage.section else "")
+        click.echo(f"{_visible(source)}, {_visible(where)}")
+        click.echo(f"   {_visible(before)}»{click.style(_visible(marked), reverse=True)}«{_visible(after)}")
+        return
+    image = showing.page_image(pdfs, found, quote, dpi=dpi)
+    output = output or Path(f"{Path(source).stem}.page-{page}.png")
+    output.write_bytes(image)
+    click.echo(f"wrote {output}" + ("" if quote else " (no --quote: nothing highlighted)"))
+
+
+def _page_images(
+    asked: Any, folder: Path, pdfs: Path, as_of: date, caller: Caller, db: Path
+) -> dict[int, str]:
+    """One PNG per verified quote on a PDF page (`ask --show`): part index -> the file written,
+    or why none was."""
+    import re
+
+    from localqa import show as showing
+    from localqa.api import page_passages
+
+    folder.mkdir(parents=True, exist_ok=True)
+    images: dict[int, str] = {}
+    for index, part in enumerate(asked.parts):
+        citation = part.answer.citation
+        if not part.answer.verified or citation is None or citation.page is None:
+            continue
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(citation.source).stem)[:80]
+        target = folder / f"{index + 1}-{stem}.page-{citation.page}.png"
+        try:
+            found = page_passages(citation.source, citation.page, as_of=as_of, caller=caller, db=db)
+            target.write_bytes(showing.page_image(pdfs, found, part.answer.quote, cited=citation))
+        except LocalQAError as error:
+            images[index] = f"not written ({error})"
+            continue
+        images[index] = str(target)
+    return images
+
+
+def _visible(text: str) -> str:
+    """Document text and names for a terminal: control characters shown escaped, never obeyed."""
+    return "".join(
+        char if char.isprintable() or char == " " else char.encode("unicode_escape").decode("ascii")
+        for char in text
     )
 
 

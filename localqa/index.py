@@ -27,7 +27,7 @@ from typing import Any, Literal
 from localqa import embeddings
 from localqa.catalog import CATALOG_NAME, Problem, document_for, load_catalog
 from localqa.errors import IndexMissingError, LocalQAError
-from localqa.extract.ocr import parse_sidecar_name
+from localqa.extract.ocr import extract_sidecar, parse_sidecar_name
 from localqa.extract.pdf import PdfUnreadable, extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
 from localqa.extract.text import identifiers
@@ -112,8 +112,15 @@ def extract_unit(unit: Unit) -> Extracted:
     """Passages of one unit. Raises PdfUnreadable / OSError / UnicodeDecodeError on bad input."""
     sidecar = parse_sidecar_name(unit.name)
     if sidecar is not None:
-        text = unit.path.read_text(encoding="utf-8")
-        return Extracted(extract_plain(text, unit.doc_source, sidecar[1], Kind.OCR))
+        # Boxes come from tesseract's words on the page image (about a second a page): found when
+        # the sidecar is added or edited, like its text.
+        passages, warning = extract_sidecar(
+            unit.path, unit.path.with_name(unit.doc_source), unit.doc_source, sidecar[1]
+        )
+        if warning:
+            # Indexed without boxes: a warning, as for a partly readable PDF.
+            raise _PartialPdf([Problem(unit.name, warning, warning=True)], Extracted(passages))
+        return Extracted(passages)
     suffix = unit.path.suffix.lower()
     if suffix == ".pdf":
         pdf = extract_pdf(unit.path, unit.name)
