@@ -676,6 +676,110 @@ def show(
     click.echo(f"wrote {output}" + ("" if quote else " (no --quote: nothing highlighted)"))
 
 
+@cli.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Anything but a loopback address needs --users.",
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on."
+)
+@click.option(
+    "--users",
+    "users_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="TOML file of [[user]] tables (token_sha256, role, tenant, operator): every request must then "
+    "carry 'Authorization: Bearer TOKEN'. Required off loopback.",
+)
+@click.option(
+    "--runs",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Folder of runs saved by 'eval --save', for the evaluation page. An operator's view: runs "
+    "quote every suite's documents, so only the local caller (no --users) or users with "
+    "operator = true see it.",
+)
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="NAME",
+    help="Default answer backend on the ask page (default: as 'localqa models' chooses).",
+)
+@click.option(
+    "--role",
+    envvar="LOCALQA_ROLE",
+    type=click.Choice(ROLES),
+    default=DEFAULT_ROLE,
+    show_default=True,
+    help="The caller every request is served as, without --users (env LOCALQA_ROLE).",
+)
+@click.option(
+    "--tenant",
+    envvar="LOCALQA_TENANT",
+    default=DEFAULT_TENANT,
+    show_default=True,
+    help="The caller's tenant without --users (env LOCALQA_TENANT).",
+)
+@pdfs_option
+@db_option
+@fail_cleanly
+def serve(
+    host: str,
+    port: int,
+    users_file: Path | None,
+    runs: Path | None,
+    model_spec: str | None,
+    role: str,
+    tenant: str,
+    pdfs: Path,
+    db: Path,
+) -> None:
+    """Serve the web app and JSON API over the library (needs localqa[serve]).
+
+    Pages: ask (each part's verified quote on its highlighted page, shown as it is verified),
+    search, library, evaluation. API: POST /api/ask and /api/search with {"question", "as_of",
+    "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...; the
+    same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it is
+    the --role/--tenant caller, otherwise the user whose token the request carries.
+    """
+    try:
+        import uvicorn
+
+        from localqa.serve.app import ServeConfig, create_app
+    except ImportError:
+        raise click.ClickException("localqa serve needs its extra: pip install 'localqa[serve]'") from None
+    from localqa.index import open_index
+    from localqa.models import get_model
+    from localqa.serve.auth import is_loopback, load_users
+
+    loopback = is_loopback(host)
+    if not loopback and users_file is None:
+        raise click.UsageError(
+            f"--host {host} is not a loopback address; give --users FILE so that every request "
+            "must carry a token (anyone who can reach the port would otherwise read the library)"
+        )
+    users = load_users(users_file) if users_file else None
+    open_index(db).close()  # fail now, with the CLI's message, rather than on the first request
+    if model_spec:
+        get_model(model_spec)  # an unknown name is a usage error now (nothing is loaded yet)
+    own_names = frozenset(f"{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]"))
+    config = ServeConfig(
+        db=db,
+        pdfs=pdfs,
+        caller=Caller(role=role, tenant=tenant),
+        users=users,
+        runs=runs,
+        model=model_spec,
+        allowed_hosts=own_names if loopback and users is None else None,
+    )
+    app = create_app(config)
+    shown_host = f"[{host}]" if ":" in host else host
+    who = f"{len(users)} users from {users_file}" if users else f"role {role}, tenant {tenant}"
+    click.echo(f"localqa serving http://{shown_host}:{port} ({who}); Ctrl-C stops it", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
 def _page_images(
     asked: Any, folder: Path, pdfs: Path, as_of: date, caller: Caller, db: Path
 ) -> dict[int, str]:
