@@ -660,6 +660,8 @@ def show(
     from localqa import show as showing
     from localqa.api import page_passages
 
+    if page is None and source.lower().endswith(".pdf"):
+        raise click.UsageError("a PDF needs PAGE: localqa show SOURCE PAGE [--quote TEXT]")
     caller = Caller(role=role, tenant=tenant)
     found = page_passages(source, page, as_of=as_of, caller=caller, db=db)
     if page is None:

@@ -20,6 +20,7 @@ import functools
 import hashlib
 import io
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,11 +133,14 @@ def _chars_inside(page: pymupdf.Page, region: Sequence[Box]) -> Iterator[tuple[s
     for block in page.get_text("rawdict", sort=True)["blocks"]:
         for line in block.get("lines", []):
             line_number += 1
+            # NFKC on both sides: a ligature glyph (U+FB01) matches the letters "fi" of the text.
             kept = [
-                (char["c"], pymupdf.Rect(char["bbox"]))
+                (letter, pymupdf.Rect(char["bbox"]))
                 for span in line["spans"]
                 for char in span["chars"]
-                if not char["c"].isspace() and any(_centre(char["bbox"]) in box for box in boxes)
+                if any(_centre(char["bbox"]) in box for box in boxes)
+                for letter in unicodedata.normalize("NFKC", char["c"])
+                if not letter.isspace()
             ]
             for index, (text, rect) in enumerate(kept):
                 last = index == len(kept) - 1
@@ -148,7 +152,7 @@ def _quote_pattern(quote: str) -> str:
     followed by a line-end hyphen (the quote was dehyphenated), and a hyphen in the quote also
     matches one (it was kept)."""
     parts = []
-    for char in re.sub(r"\s+", "", quote):
+    for char in re.sub(r"\s+", "", unicodedata.normalize("NFKC", quote)):
         parts.append(f"[{re.escape(_HYPHENS)}{_LINE_HYPHEN}]" if char in _HYPHENS else re.escape(char))
     return f"{_LINE_HYPHEN}?".join(parts)
 

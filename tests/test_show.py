@@ -366,3 +366,16 @@ def test_missing_tesseract_indexes_ocr_passages_without_boxes_and_show_refuses(
         "Error: library-handbook.pdf, page 4: the index records no position for this passage; "
         "run 'localqa index --rebuild'\n"
     )
+
+
+def test_a_ligature_matches_its_letters() -> None:
+    with pymupdf.open() as document:
+        page = document.new_page(width=300, height=100)
+        page.insert_text((20, 40), "The final notice is posted.", fontsize=10)
+        assert show.text_boxes(page, [(0, 0, 300, 100)], "The \ufb01nal notice is posted.")
+
+
+def test_a_pdf_needs_a_page(library_db: Path, runner: CliRunner) -> None:
+    result = run_show(runner, library_db, library_db.parent / "pdfs", "library-handbook.pdf")
+    assert result.exit_code == 2
+    assert "Error: a PDF needs PAGE: localqa show SOURCE PAGE [--quote TEXT]" in result.output

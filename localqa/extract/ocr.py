@@ -12,6 +12,7 @@ import io
 import os
 import re
 import shutil
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -134,16 +135,21 @@ class OcrUnavailable(LocalQAError):
 # it once. Bounded, and the entries are small (one page's words).
 _WORDS: OrderedDict[tuple[str, int, str], tuple[OcrWord, ...]] = OrderedDict()
 _WORDS_KEPT = 32
+_WORDS_LOCK = threading.Lock()  # the web app reads pages from several threads
 
 
 def page_words(pdf: Path, page: int, language: str = "eng") -> tuple[OcrWord, ...]:
     """Tesseract's words on page `page` (1-based) of `pdf`, rendered as `localqa ocr` renders it."""
     key = (_sha256(pdf), page, language)
-    if key not in _WORDS:
-        _WORDS[key] = _read_words(pdf, page, language)
-        while len(_WORDS) > _WORDS_KEPT:
-            _WORDS.popitem(last=False)
-    return _WORDS[key]
+    with _WORDS_LOCK:
+        words = _WORDS.get(key)
+    if words is None:
+        words = _read_words(pdf, page, language)
+        with _WORDS_LOCK:
+            _WORDS[key] = words
+            while len(_WORDS) > _WORDS_KEPT:
+                _WORDS.popitem(last=False)
+    return words
 
 
 def _sha256(path: Path) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -495,16 +495,13 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
     if citation.page is None:
         text = next((squash(c.text) for c in result.candidates if c.location == citation), "")
         start = text.find(answer.quote)
-        if start >= 0:
-            marked = (text[:start], answer.quote, text[start + len(answer.quote) :])
-            return PartView(**{**view.__dict__, "marked": marked})
-        return view
-    return PartView(
-        **{
-            **view.__dict__,
-            "image": page_url(citation, answer.quote, as_of, "page"),
-            "large_image": page_url(citation, answer.quote, as_of, "large"),
-        }
+        if start < 0:
+            return view
+        return replace(view, marked=(text[:start], answer.quote, text[start + len(answer.quote) :]))
+    return replace(
+        view,
+        image=page_url(citation, answer.quote, as_of, "page"),
+        large_image=page_url(citation, answer.quote, as_of, "large"),
     )
 
 
