@@ -135,8 +135,8 @@ def main(argv: list[str] | None = None) -> None:
         served, direct = statistics.median(row["served"]), statistics.median(row["direct"])
         print(
             f"{row['question'][:47]:<48} {len(row['served']) // args.repeat:>5} "
-            f"{row['verified']:>4}/{len(row['served']):<3} {statistics.median(row['first']):>10.2f}s "
-            f"{served:>8.2f}s {direct:>6.2f}s {served / direct:>6.2f}"
+            f"{row['verified']:>4}/{len(row['served']):<3} {statistics.median(row['first']):>10.3f}s "
+            f"{served:>8.3f}s {direct:>6.3f}s {served / direct:>6.2f}"
         )
     every = [s for row in rows.values() for s in row["served"]]
     firsts = [s for row in rows.values() for s in row["first"]]
