@@ -5,6 +5,7 @@ page the notice re-typeset exactly as pdfs/generate.py typeset it before rasteri
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import sys
 from collections import OrderedDict
@@ -379,3 +380,35 @@ def test_a_pdf_needs_a_page(library_db: Path, runner: CliRunner) -> None:
     result = run_show(runner, library_db, library_db.parent / "pdfs", "library-handbook.pdf")
     assert result.exit_code == 2
     assert "Error: a PDF needs PAGE: localqa show SOURCE PAGE [--quote TEXT]" in result.output
+
+
+def test_ask_show_json_names_each_image(library_db: Path, runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "shown"
+    result = runner.invoke(
+        cli,
+        [
+            "ask",
+            "How much is the fine for an overdue book?",
+            "--part",
+            "What is the loan limit for EQ-314?",
+            "--part",
+            "How much is the fine per day for overdue books?",
+            "--as-of",
+            AS_OF,
+            "--model",
+            "extractive",
+            "--db",
+            str(library_db),
+            "--pdfs",
+            str(library_db.parent / "pdfs"),
+            "--show",
+            str(folder),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    parts = json.loads(result.stdout)["parts"]
+    assert parts[0]["image"] == str(folder / "1-equipment-policy-2026-11-01.page-1.png")
+    assert parts[1]["answer"]["citation"]["source"] == "fines-and-fees.md"
+    assert "image" not in parts[1]  # a text source has no page to render
+    assert sorted(p.name for p in folder.iterdir()) == ["1-equipment-policy-2026-11-01.page-1.png"]

@@ -16,6 +16,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -122,7 +123,8 @@ class Models:
     call at a time."""
 
     def __init__(self, default: str | None) -> None:
-        self.default = default
+        # Chosen once, as `localqa models` chooses: --model, LOCALQA_MODEL, Ollama, embedded.
+        self.default = default or os.environ.get("LOCALQA_MODEL") or _default_or_none()
         self.call = threading.Lock()
         self._made: dict[str, AnswerModel] = {}
         self._making = threading.Lock()
@@ -151,13 +153,13 @@ class Models:
 def create_app(config: ServeConfig) -> FastAPI:
     app = FastAPI(title="localqa", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Environment(loader=PackageLoader("localqa.serve", "templates"), autoescape=True)
-    templates.filters["segment"] = lambda value: url_quote(str(value), safe="")
     models = Models(config.model)
     app.mount("/static", StaticFiles(packages=[("localqa.serve", "static")]), name="static")
 
-    def page(name: str, request: Request, caller: Caller, status: int = 200, **context: Any) -> HTMLResponse:
-        html = templates.get_template(name).render(caller=caller, nav=request.url.path, **context)
-        return HTMLResponse(html, status_code=status)
+    def page(name: str, request: Request, caller: Caller, **context: Any) -> HTMLResponse:
+        return HTMLResponse(
+            templates.get_template(name).render(caller=caller, nav=request.url.path, **context)
+        )
 
     # --- who is asking ---------------------------------------------------------------------------
 
@@ -296,7 +298,7 @@ def create_app(config: ServeConfig) -> FastAPI:
     ) -> Response:
         caller, operator = who(request)
         day = _as_of(as_of)
-        chosen = model or models.default or _default_or_none()
+        chosen = model or models.default
         form = {"question": question, "as_of": day.isoformat(), "model": chosen, "choices": models.choices()}
         if not question.strip():
             return page("ask.html", request, caller, operator=operator, form=form, streaming=False)
