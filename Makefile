@@ -7,14 +7,14 @@ PYTHON ?= python3
 SAMPLE_QUESTION := What is the loan limit for EQ-314, when does the desk accept maps for the community map exchange, and how many days does a standard book loan last?
 export OMP_THREAD_LIMIT := 1
 
-.PHONY: setup tesseract run test lint eval-gates bench clean
+.PHONY: setup tesseract chromium run test lint eval-gates bench clean
 
-setup: $(VENV)/.installed tesseract
+setup: $(VENV)/.installed tesseract chromium
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,embedded,semantic]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,embedded,semantic,serve]'
 	touch $@
 
 tesseract:
@@ -24,6 +24,16 @@ tesseract:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null; \
 	  else \
 	    echo "tesseract-ocr is missing: run 'sudo apt-get install tesseract-ocr' and try again" >&2; exit 1; \
+	  fi; }
+
+# Debian's chromium and its driver, for the browser test of `localqa serve` (nothing downloads a browser).
+chromium:
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing chromium and chromium-driver (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else \
+	    echo "chromium is missing: run 'sudo apt-get install chromium chromium-driver' and try again" >&2; exit 1; \
 	  fi; }
 
 run: setup

@@ -9,11 +9,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from localqa.answer import answer_part
+from localqa.eligibility import eligible
+from localqa.errors import LocalQAError
 from localqa.index import open_index
 from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import RetrievalSettings, search
-from localqa.types import Answer, Caller, PartResult
+from localqa.types import Answer, Caller, PartResult, Passage
 
 DEFAULT_DB = Path("index/library.sqlite3")
 ANSWER_K = 4  # passages a model is shown per part: enough for a conflict, small enough for a 1.5B model
@@ -73,3 +75,41 @@ def answer(
     chosen = model if isinstance(model, AnswerModel) else get_model(model)
     answers = [PartAnswer(result=r, answer=answer_part(r.question, r.candidates, chosen)) for r in results]
     return Asked(parts=answers, backend=chosen.backend, model=chosen.name)
+
+
+class PageNotFoundError(LocalQAError):
+    """No such page of a document the caller may see: the same error whether the source does not
+    exist, the page does not, or the document is hidden from the caller (nothing leaks)."""
+
+
+class VisiblePage(BaseModel):
+    """The passages of one page of one source, as the caller may see them, with the sha256 the
+    source file had when it was indexed (so a changed file is never highlighted with old boxes)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    page: int | None
+    sha256: str | None
+    passages: tuple[Passage, ...]
+
+
+def page_passages(
+    source: str, page: int | None, *, as_of: date, caller: Caller | None = None, db: Path = DEFAULT_DB
+) -> VisiblePage:
+    """The passages on `page` of `source` (None: a Markdown/text source, which has no pages) that
+    `caller` may see on `as_of`. `source` must be exactly an indexed source name: it is compared
+    for equality, never used as a path here."""
+    caller = caller or Caller()
+    with open_index(db) as store:
+        allowed = {d.doc_id for d in eligible(store.documents(), as_of, caller)}
+        found = [p for p in store.page_passages(source, page) if p.doc_id in allowed]
+        sha256 = store.file_hash(source) if found else None
+    if not found:
+        where = f"page {page} of {source!r}" if page is not None else f"{source!r}"
+        raise PageNotFoundError(
+            f"{where} is not in the index for role {caller.role}, tenant {caller.tenant} on "
+            f"{as_of.isoformat()}; check the source name and page (see 'localqa search')"
+        )
+    passages = tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
+    return VisiblePage(source=source, page=page, sha256=sha256, passages=passages)

@@ -408,6 +408,20 @@ def search(
     help="Passages shown to the model per part.",
 )
 @retriever_option
+@click.option(
+    "--show",
+    "show_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write each verified quote's page, highlighted, as a PNG into this folder.",
+)
+@click.option(
+    "--pdfs",
+    "pdfs_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=DEFAULT_PDFS,
+    show_default=True,
+    help="The folder that was indexed (for --show).",
+)
 @caller_options
 @db_option
 @json_option
@@ -418,6 +432,8 @@ def ask(
     model_spec: str | None,
     k: int,
     retriever: str,
+    show_dir: Path | None,
+    pdfs_dir: Path,
     as_of: date,
     role: str,
     tenant: str,
@@ -438,10 +454,13 @@ def ask(
     model = get_model(model_spec)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, db=db, settings=settings)
+    images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, db) if show_dir else {}
     if as_json:
         payload = _search_json([p.result for p in asked.parts], as_of, caller)
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
             part["answer"] = shown.answer.as_json()
+        for index, image in images.items():
+            payload["parts"][index]["image"] = image
         payload["model"] = {"backend": asked.backend, "name": asked.model}
         click.echo(json.dumps(payload, indent=2))
     else:
@@ -449,6 +468,8 @@ def ask(
         lines = [f"{_header(as_of, caller, [p.result for p in asked.parts])} · model {model.label}{baseline}"]
         for number, part in enumerate(asked.parts, start=1):
             lines += ["", f"{number}. {part.result.question}", *_format_answer(part.result, part.answer)]
+            if number - 1 in images:
+                lines.append(f"   page image: {images[number - 1]}")
         say(lines)
     faults = {
         p.answer.reason for p in asked.parts if p.answer.reason and p.answer.reason.startswith(MODEL_ERROR)
@@ -647,6 +668,198 @@ def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
         f"{sum(r.per_part for r in rows)}/{len(rows)}."
     )
     say(lines)
+
+
+# --- seeing the evidence: show, ask --show, serve ------------------------------------------------
+
+
+@cli.command()
+@click.argument("source")
+@click.argument("page", type=click.IntRange(min=1), required=False)
+@click.option("--quote", help="Text to highlight: it must be in a passage on that page.")
+@click.option(
+    "-o",
+    "output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Where to write the PNG (default: <stem>.page-<PAGE>.png in the current folder).",
+)
+@click.option(
+    "--dpi", type=click.IntRange(36, 600), default=110, show_default=True, help="Resolution of the PNG."
+)
+@pdfs_option
+@caller_options
+@db_option
+@fail_cleanly
+def show(
+    source: str,
+    page: int | None,
+    quote: str | None,
+    output: Path | None,
+    dpi: int,
+    pdfs: Path,
+    as_of: date,
+    role: str,
+    tenant: str,
+    db: Path,
+) -> None:
+    """Render PAGE of SOURCE as a PNG with the quote's own place highlighted.
+
+    Only the quote is highlighted: its own lines of text, the whole row for a table row, or its
+    words on a scanned page. A quote that is not on a page of a document the caller may see on
+    --as-of is refused, and nothing is highlighted. A Markdown or text source has no pages:
+    leave PAGE out, and the paragraph holding --quote is printed with the quote marked.
+    """
+    from localqa import show as showing
+    from localqa.api import page_passages
+
+    if page is None and source.lower().endswith(".pdf"):
+        raise click.UsageError("a PDF needs PAGE: localqa show SOURCE PAGE [--quote TEXT]")
+    caller = Caller(role=role, tenant=tenant)
+    found = page_passages(source, page, as_of=as_of, caller=caller, db=db)
+    if page is None:
+        if quote is None:
+            raise click.UsageError("a text source has no page to render; give --quote to print its paragraph")
+        passage, before, marked, after = showing.mark(found, quote)
+        where = f"paragraph {passage.paragraph}" + (f", § {passage.section}" if passage.section else "")
+        click.echo(f"{visible(source)}, {visible(where)}")
+        click.echo(f"   {visible(before)}»{click.style(visible(marked), reverse=True)}«{visible(after)}")
+        return
+    image = showing.page_image(pdfs, found, quote, dpi=dpi)
+    output = output or Path(f"{Path(source).stem}.page-{page}.png")
+    output.write_bytes(image)
+    say(f"wrote {output}" + ("" if quote else " (no --quote: nothing highlighted)"))
+
+
+@cli.command()
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Anything but a loopback address needs --users.",
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="Port to listen on."
+)
+@click.option(
+    "--users",
+    "users_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="TOML file of [[user]] tables (token_sha256, role, tenant, operator): every request must then "
+    "carry 'Authorization: Bearer TOKEN'. Required off loopback.",
+)
+@click.option(
+    "--runs",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="Folder of runs saved by 'eval --save', for the evaluation page. An operator's view: runs "
+    "quote every suite's documents, so only the local caller (no --users) or users with "
+    "operator = true see it.",
+)
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="NAME",
+    help="Default answer backend on the ask page (default: as 'localqa models' chooses).",
+)
+@click.option(
+    "--role",
+    envvar="LOCALQA_ROLE",
+    type=click.Choice(ROLES),
+    default=DEFAULT_ROLE,
+    show_default=True,
+    help="The caller every request is served as, without --users (env LOCALQA_ROLE).",
+)
+@click.option(
+    "--tenant",
+    envvar="LOCALQA_TENANT",
+    default=DEFAULT_TENANT,
+    show_default=True,
+    help="The caller's tenant without --users (env LOCALQA_TENANT).",
+)
+@pdfs_option
+@db_option
+@fail_cleanly
+def serve(
+    host: str,
+    port: int,
+    users_file: Path | None,
+    runs: Path | None,
+    model_spec: str | None,
+    role: str,
+    tenant: str,
+    pdfs: Path,
+    db: Path,
+) -> None:
+    """Serve the web app and JSON API over the library (needs localqa[serve]).
+
+    Pages: ask (each part's verified quote on its highlighted page, shown as it is verified),
+    search, library, evaluation. API: POST /api/ask and /api/search with {"question", "as_of",
+    "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...; the
+    same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it is
+    the --role/--tenant caller, otherwise the user whose token the request carries.
+    """
+    try:
+        import uvicorn
+
+        from localqa.serve.app import ServeConfig, create_app
+    except ImportError:
+        raise click.ClickException("localqa serve needs its extra: pip install 'localqa[serve]'") from None
+    from localqa.index import open_index
+    from localqa.models import get_model
+    from localqa.serve.auth import is_loopback, load_users
+
+    loopback = is_loopback(host)
+    if not loopback and users_file is None:
+        raise click.UsageError(
+            f"--host {host} is not a loopback address; give --users FILE so that every request "
+            "must carry a token (anyone who can reach the port would otherwise read the library)"
+        )
+    users = load_users(users_file) if users_file else None
+    open_index(db).close()  # fail now, with the CLI's message, rather than on the first request
+    if model_spec:
+        get_model(model_spec)  # an unknown name is a usage error now (nothing is loaded yet)
+    own_names = frozenset(f"{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]"))
+    config = ServeConfig(
+        db=db,
+        pdfs=pdfs,
+        caller=Caller(role=role, tenant=tenant),
+        users=users,
+        runs=runs,
+        model=model_spec,
+        allowed_hosts=own_names if loopback and users is None else None,
+    )
+    app = create_app(config)
+    shown_host = f"[{host}]" if ":" in host else host
+    who = f"{len(users)} users from {users_file}" if users else f"role {role}, tenant {tenant}"
+    click.echo(f"localqa serving http://{shown_host}:{port} ({who}); Ctrl-C stops it", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+def _page_images(
+    asked: Any, folder: Path, pdfs: Path, as_of: date, caller: Caller, db: Path
+) -> dict[int, str]:
+    """One PNG per verified quote on a PDF page (`ask --show`): part index -> the file written,
+    or why none was."""
+    import re
+
+    from localqa import show as showing
+    from localqa.api import page_passages
+
+    folder.mkdir(parents=True, exist_ok=True)
+    images: dict[int, str] = {}
+    for index, part in enumerate(asked.parts):
+        citation = part.answer.citation
+        if not part.answer.verified or citation is None or citation.page is None:
+            continue
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(citation.source).stem)[:80]
+        target = folder / f"{index + 1}-{stem}.page-{citation.page}.png"
+        try:
+            found = page_passages(citation.source, citation.page, as_of=as_of, caller=caller, db=db)
+            target.write_bytes(showing.page_image(pdfs, found, part.answer.quote, cited=citation))
+        except LocalQAError as error:
+            images[index] = f"not written ({error})"
+            continue
+        images[index] = str(target)
+    return images
 
 
 def _header(as_of: date, caller: Caller, results: list[PartResult]) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localqa.catalog import Problem
-from localqa.extract.ocr import parse_sidecar_name
+from localqa.extract.ocr import extract_sidecar, parse_sidecar_name
 from localqa.extract.pdf import PdfUnreadable, extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
 from localqa.types import Kind, Passage
@@ -31,9 +31,12 @@ def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
     try:
         sidecar = parse_sidecar_name(name)
         if sidecar is not None:
-            return Extracted(
-                extract_plain(path.read_text(encoding="utf-8"), doc_source, sidecar[1], Kind.OCR)
-            )
+            # Boxes come from tesseract's words on the page image (about a second a page): found
+            # when the sidecar is added or edited, like its text. Without them the passages are
+            # still indexed, with a warning.
+            passages, warning = extract_sidecar(path, path.with_name(doc_source), doc_source, sidecar[1])
+            problems = [Problem(name, warning, warning=True)] if warning else []
+            return Extracted(passages, problems=problems)
         suffix = path.suffix.lower()
         if suffix == ".pdf":
             pdf = extract_pdf(path, name)

@@ -7,17 +7,25 @@ reviewed, never silently redone on every index refresh.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
 import shutil
-from collections.abc import Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 
+import pymupdf
+
 from localqa.errors import LocalQAError
-from localqa.extract.pdf import has_text_layer, open_pdf
+from localqa.extract.pdf import PdfUnreadable, has_text_layer, open_pdf
+from localqa.extract.plain import extract_plain
 from localqa.files import write_atomic
+from localqa.types import Box, Kind, Passage
 
 SIDECAR = re.compile(r"^(?P<stem>.+)\.page-(?P<page>[1-9]\d*)\.ocr\.txt$")
 DPI = 300
@@ -83,3 +91,224 @@ def run_ocr(job: OcrJob, language: str = "eng") -> str:
 
 def write_sidecar(job: OcrJob, text: str) -> None:
     write_atomic(job.sidecar, text)
+
+
+# --- word boxes: where a sidecar's words are on the page image ---------------------------------
+#
+# A sidecar is text a person may have corrected, so its words are aligned with tesseract's word
+# boxes on the page image rather than trusted to be tesseract's own output: words that still
+# match (or replace a misread word one for one) get that word's box; a paragraph with too few
+# matching words falls back to the region of the tesseract paragraphs it overlaps, and one with
+# none to the whole page.
+
+
+@dataclass(frozen=True)
+class OcrWord:
+    """One word tesseract read, with its box in PDF points (unrotated page coordinates)."""
+
+    text: str
+    box: Box
+    line: tuple[int, int, int]  # (block, paragraph, line) in tesseract's layout
+
+    @property
+    def paragraph(self) -> tuple[int, int]:
+        return self.line[:2]
+
+
+@dataclass(frozen=True)
+class Located:
+    """OCR words standing for a run of sidecar words: `exact` when word for word (a match, or a
+    misread word corrected in place); otherwise a misread stretch of a different word count."""
+
+    text_words: range
+    ocr_words: range
+    exact: bool
+
+
+class OcrUnavailable(LocalQAError):
+    """tesseract is missing or failed, or the page cannot be rendered."""
+
+
+# Tesseract takes about a second a page: its words are remembered by the file's content, so a
+# server or a test session that sees the same page again (even in another copy of the file) reads
+# it once. Bounded, and the entries are small (one page's words).
+_WORDS: OrderedDict[tuple[str, int, str], tuple[OcrWord, ...]] = OrderedDict()
+_WORDS_KEPT = 32
+_WORDS_LOCK = threading.Lock()  # the web app reads pages from several threads
+
+
+def page_words(pdf: Path, page: int, language: str = "eng") -> tuple[OcrWord, ...]:
+    """Tesseract's words on page `page` (1-based) of `pdf`, rendered as `localqa ocr` renders it."""
+    key = (_sha256(pdf), page, language)
+    with _WORDS_LOCK:
+        words = _WORDS.get(key)
+    if words is None:
+        words = _read_words(pdf, page, language)
+        with _WORDS_LOCK:
+            _WORDS[key] = words
+            while len(_WORDS) > _WORDS_KEPT:
+                _WORDS.popitem(last=False)
+    return words
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as error:
+        raise OcrUnavailable(f"{path.name}: cannot be read ({error.strerror or error})") from None
+    return digest.hexdigest()
+
+
+def _read_words(pdf: Path, page: int, language: str) -> tuple[OcrWord, ...]:
+    check_tesseract()
+    import pytesseract
+    from PIL import Image
+
+    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    try:
+        with open_pdf(pdf) as document:
+            if not 1 <= page <= document.page_count:
+                raise OcrUnavailable(f"{pdf.name} has no page {page}")
+            pdf_page = document[page - 1]
+            pixmap = pdf_page.get_pixmap(dpi=DPI, colorspace="gray")
+            # Pixels are of the page as displayed (rotated); boxes are kept unrotated.
+            to_page = pymupdf.Matrix(72 / DPI, 72 / DPI) * pdf_page.derotation_matrix
+            image = Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
+    except PdfUnreadable as error:
+        raise OcrUnavailable(f"{pdf.name}: {error}") from None
+    try:
+        data = pytesseract.image_to_data(image, lang=language, output_type=pytesseract.Output.DICT)
+    except pytesseract.TesseractError as error:
+        raise OcrUnavailable(f"{pdf.name}, page {page}: tesseract failed ({error})") from None
+    words = []
+    for i, text in enumerate(data["text"]):
+        if not text.strip():
+            continue
+        left, top, width, height = (data[key][i] for key in ("left", "top", "width", "height"))
+        rect = pymupdf.Rect(left, top, left + width, top + height) * to_page
+        box = (round(rect.x0, 2), round(rect.y0, 2), round(rect.x1, 2), round(rect.y1, 2))
+        words.append(
+            OcrWord(text.strip(), box, (data["block_num"][i], data["par_num"][i], data["line_num"][i]))
+        )
+    return tuple(words)
+
+
+_EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
+
+
+def _key(word: str) -> str:
+    """What two spellings of a word must share to match: case and edge punctuation ignored."""
+    stripped = _EDGE_PUNCTUATION.sub("", word).lower()
+    return stripped or word
+
+
+def align(text_words: list[str], ocr: Sequence[OcrWord]) -> list[Located]:
+    """Pair sidecar words with tesseract words (difflib over normalised words, in reading order).
+    Sidecar words a person added, that tesseract never read, are left out."""
+    matcher = SequenceMatcher(
+        None, [_key(w) for w in text_words], [_key(w.text) for w in ocr], autojunk=False
+    )
+    located = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            located += [
+                Located(range(i, i + 1), range(j, j + 1), True)
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            ]
+        elif tag == "replace":
+            located.append(Located(range(i1, i2), range(j1, j2), False))
+    return located
+
+
+def words_in(located: list[Located], span: range, *, whole: bool) -> list[int]:
+    """Indices of the OCR words standing for sidecar words `span`. `whole`: only pairings that
+    lie entirely inside the span (a highlight must not spill over); otherwise any overlap."""
+    found: list[int] = []
+    for item in located:
+        inside = span.start <= item.text_words.start and item.text_words.stop <= span.stop
+        overlaps = item.text_words.start < span.stop and span.start < item.text_words.stop
+        if inside or (overlaps and not whole):
+            found += list(item.ocr_words)
+    return sorted(set(found))
+
+
+# A paragraph is located by its own words when at least this share of them is found.
+WORD_SHARE = 0.5
+
+
+def with_word_boxes(
+    passages: list[Passage], text: str, words: Sequence[OcrWord], page_box: Box
+) -> list[Passage]:
+    """The sidecar passages with their boxes: the page image's words standing for each
+    passage's words, or the region of the tesseract paragraphs they touch when fewer than half
+    are found, or the whole page when none is."""
+    text_words = text.split()
+    located = align(text_words, words)
+    placed = []
+    cursor = 0
+    for passage in passages:
+        own = passage.text.split()
+        start = _find(text_words, own, cursor)
+        if start is None:  # not a run of the sidecar's words (cannot happen for extract_plain output)
+            placed.append(passage.model_copy(update={"boxes": (page_box,)}))
+            continue
+        cursor = start + len(own)
+        span = range(start, cursor)
+        found = words_in(located, span, whole=False)
+        exact = words_in([item for item in located if item.exact], span, whole=True)
+        if not found:
+            boxes: tuple[Box, ...] = (page_box,)
+        elif len(exact) >= WORD_SHARE * len(own):
+            boxes = tuple(words[j].box for j in found)
+        else:
+            paragraphs = {words[j].paragraph for j in found}
+            boxes = line_boxes([w for w in words if w.paragraph in paragraphs])
+        placed.append(passage.model_copy(update={"boxes": boxes}))
+    return placed
+
+
+def line_boxes(words: Sequence[OcrWord]) -> tuple[Box, ...]:
+    """One box per tesseract line around the given words, in reading order."""
+    lines: dict[tuple[int, int, int], list[Box]] = {}
+    for word in words:
+        lines.setdefault(word.line, []).append(word.box)
+    return tuple(
+        (
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        )
+        for boxes in lines.values()
+    )
+
+
+def _find(words: list[str], run: list[str], start: int) -> int | None:
+    for i in range(start, len(words) - len(run) + 1):
+        if words[i : i + len(run)] == run:
+            return i
+    return None
+
+
+def extract_sidecar(path: Path, pdf: Path, source: str, page: int) -> tuple[list[Passage], str | None]:
+    """The passages of one OCR sidecar with their boxes on the page image, and a warning when
+    the boxes could not be found (tesseract missing or failing): the passages are indexed
+    without boxes rather than not at all."""
+    text = path.read_text(encoding="utf-8")
+    passages = extract_plain(text, source, page, Kind.OCR)
+    if not passages:
+        return passages, None
+    try:
+        words = page_words(pdf, page)
+        with open_pdf(pdf) as document:
+            rect = document[page - 1].rect * document[page - 1].derotation_matrix
+    except (OcrUnavailable, TesseractMissing, PdfUnreadable) as error:
+        return passages, (
+            f"OCR passages have no word boxes ({error}), so their quotes cannot be highlighted; "
+            "fix that and run 'localqa index --rebuild'"
+        )
+    page_box = (round(rect.x0, 2), round(rect.y0, 2), round(rect.x1, 2), round(rect.y1, 2))
+    return with_word_boxes(passages, text, words, page_box), None

@@ -194,6 +194,10 @@ class Store(ABC):
     def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
         """The passages of one page of one source (page None: a file without pages)."""
 
+    @abstractmethod
+    def file_hash(self, name: str) -> str | None:
+        """The sha256 an input file had when it was last indexed."""
+
 
 class Writer(ABC):
     """One write transaction on an index: nothing is visible to readers until it commits."""

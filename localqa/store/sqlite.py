@@ -241,6 +241,10 @@ class SQLiteStore(Store):
         )
         return _passage(rows[0]) if rows else None
 
+    def file_hash(self, name: str) -> str | None:
+        rows = self._query("SELECT sha256 FROM files WHERE name = ?", name)
+        return str(rows[0][0]) if rows else None
+
     def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
         rows = self._query(
             f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id",

@@ -1,0 +1,1 @@
+"""`localqa serve`: the local web app and JSON API (extra `localqa[serve]`)."""

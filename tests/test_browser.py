@@ -1,0 +1,168 @@
+"""The web app in a real headless Chromium (Debian's chromium + chromium-driver, which `make
+test` installs; nothing here downloads a browser): ask the compound sample question on the ask
+page, wait for the three verified answers, and check by pixels that the EQ-314 page image shows
+its table row highlighted and nothing else.
+
+The answers come from the extractive backend: deterministic, and the test is about the page.
+Set LOCALQA_SCREENSHOT=docs/ask.png to write the screenshot the README embeds.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymupdf
+import pytest
+from fake_ollama import free_port
+from highlight import mask, share_inside, stray_pixels
+from PIL import Image
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_QUESTION = (
+    "What is the loan limit for EQ-314, when does the desk accept maps for the community map "
+    "exchange, and how many days does a standard book loan last?"
+)
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1100,1400",
+    "--force-device-scale-factor=1",
+)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+        reason="needs Debian's chromium and chromium-driver (make chromium)",
+    ),
+]
+
+
+@pytest.fixture
+def server(library_db: Path) -> Iterator[str]:
+    """`localqa serve` on a free loopback port over the sample library."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_THREAD_LIMIT": "1"}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "localqa",
+            "serve",
+            "--port",
+            str(port),
+            "--db",
+            str(library_db),
+            "--pdfs",
+            str(library_db.parent / "pdfs"),
+            "--model",
+            "extractive",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/library", timeout=2):
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"localqa serve did not start: {process.stderr.read()!r}") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must never fetch a browser or driver
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(tmp_path / "chromium-profile", ignore_errors=True)
+
+
+def test_ask_page_in_chromium_shows_three_verified_answers_and_the_highlighted_row(
+    server: str, browser: object, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver: WebDriver = browser  # type: ignore[assignment]
+    driver.get(f"{server}/ask")
+    driver.find_element(By.ID, "question").send_keys(SAMPLE_QUESTION)
+    as_of = driver.find_element(By.NAME, "as_of")
+    driver.execute_script("arguments[0].value = '2026-11-14'", as_of)
+    driver.find_element(By.CSS_SELECTOR, "form.query button[type=submit]").click()
+
+    wait = WebDriverWait(driver, 120)
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "article.part.verified")) == 3)
+    wait.until(lambda d: d.find_elements(By.ID, "done"))
+    parts = driver.find_elements(By.CSS_SELECTOR, "article.part")
+    assert [p.get_attribute("class") for p in parts] == ["part verified"] * 3
+    assert "2026-11-14" in driver.find_element(By.CSS_SELECTOR, ".answers .header").text
+    assert "45 minutes" in parts[0].find_element(By.CSS_SELECTOR, "blockquote.quote").text
+    # "Answering part N…" notes are hidden once the next part has arrived.
+    assert not any(p.is_displayed() for p in driver.find_elements(By.CSS_SELECTOR, ".progress"))
+
+    image = parts[0].find_element(By.CSS_SELECTOR, ".page-image img")
+    wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
+    driver.execute_script("arguments[0].scrollIntoView()", image)
+    left, top, width, height = driver.execute_script(
+        "const i = arguments[0]; return [i.clientLeft, i.clientTop, i.clientWidth, i.clientHeight];", image
+    )
+    shot = Image.open(io.BytesIO(image.screenshot_as_png)).convert("RGB")
+    with pymupdf.open(REPO / "pdfs" / "equipment-policy-2026-11-01.pdf") as document:
+        page_width = document[0].rect.width
+        row = document[0].find_tables().tables[0].rows[2].bbox  # EQ-314, data row 2
+        assert "EQ-314" in document[0].get_textbox(row)
+    scale = width / page_width
+    row_pixels = (left + row[0] * scale, top + row[1] * scale, left + row[2] * scale, top + row[3] * scale)
+    buffer = io.BytesIO()
+    shot.save(buffer, format="PNG")
+    found = mask(buffer.getvalue())
+    assert share_inside(found, row_pixels) > 0.4  # the row is highlighted
+    assert stray_pixels(found, [row_pixels], margin=3) == 0  # and nothing else on the page is
+    assert shot.size[1] >= height
+
+    driver.execute_script("window.scrollTo(0, 0)")
+    full_height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1100, full_height)
+    target = Path(os.environ.get("LOCALQA_SCREENSHOT") or tmp_path / "ask.png")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    assert driver.save_screenshot(str(target))
+    assert Image.open(target).size[0] >= 1000
