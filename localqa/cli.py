@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 import sys
+import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -192,12 +193,17 @@ def _job_label(job: Any) -> str | None:
 @click.option(
     "--embed/--no-embed",
     default=None,
-    help="Compute sentence embeddings for semantic/hybrid retrieval (needs localqa[semantic]). "
-    "Default: keep them current if the index has them.",
+    help="Compute sentence embeddings for semantic and hybrid retrieval. Default: yes when "
+    "localqa[semantic] is installed, unless LOCALQA_EMBED=0.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes for extraction (default: the machine's cores).",
 )
 @json_option
 @fail_cleanly
-def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, as_json: bool) -> None:
+def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, jobs: int | None, as_json: bool) -> None:
     """Bring the index up to date with the documents folder.
 
     Only added or changed files are extracted (by content hash); removed files are dropped. The
@@ -207,7 +213,10 @@ def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, as_json: bool
     from localqa.index import refresh_index
 
     show = not as_json and sys.stderr.isatty()
-    with _ProgressBar("Extracting", show) as progress, _ProgressBar("Embedding", show) as embedding:
+    with (
+        _ProgressBar("Extracting", show, unit="pages") as progress,
+        _ProgressBar("Embedding", show, unit="passages") as embedding,
+    ):
         report = refresh_index(
             pdfs,
             db,
@@ -216,6 +225,7 @@ def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, as_json: bool
             embed=embed,
             embed_progress=embedding,
             wait=lambda why: say(f"Waiting: {why}", err=True),
+            jobs=jobs,
         )
     if as_json:
         click.echo(
@@ -259,25 +269,32 @@ def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, as_json: bool
 
 class _ProgressBar:
     """A click progress bar on stderr for library code that reports (done, total, item): the
-    bar is created on the first report, when the total is known. Click hides it off a terminal."""
+    bar is created on the first report, when the total is known; it shows the rate in `unit`s
+    per second and the time left. Click hides it off a terminal."""
 
-    def __init__(self, label: str, enabled: bool = True) -> None:
+    def __init__(self, label: str, enabled: bool = True, unit: str = "") -> None:
         self.label = label
         self.enabled = enabled
+        self.unit = unit
         self.bar: Any = None
+        self.started = 0.0
 
     def __call__(self, done: int, total: int, item: str) -> None:
         if not self.enabled:
             return
         if self.bar is None:
+            self.started = time.monotonic()
             self.bar = click.progressbar(
                 length=total,
                 label=self.label,
                 file=sys.stderr,
+                show_eta=True,
                 item_show_func=lambda name: visible(name) if name else name,
             )
             self.bar.__enter__()
-        self.bar.update(done - self.bar.pos, item)
+        elapsed = time.monotonic() - self.started
+        rate = f" · {done / elapsed:.0f} {self.unit}/s" if self.unit and done and elapsed > 0 else ""
+        self.bar.update(done - self.bar.pos, f"{item}{rate}")
 
     def __enter__(self) -> _ProgressBar:
         return self

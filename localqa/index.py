@@ -20,12 +20,31 @@ from pathlib import Path
 from localqa import embeddings
 from localqa.catalog import Problem, load_catalog, visible_labels
 from localqa.extract import Unreadable, extract_file
+from localqa.extract.pool import Job, default_jobs, extract_many
 from localqa.plan import outcome, plan_refresh, scan_folder
 from localqa.store.base import IndexedState, IndexStatus, Progress, Store
 from localqa.store.sqlite import open_store, writing
 from localqa.types import Caller, Document, Passage
 
 __all__ = ["Progress", "RefreshReport", "index_status", "open_index", "refresh_index", "write_documents"]
+
+
+class ProgressOf:
+    """Extraction progress in pages (a PDF's pages, one for any other file), so that a progress
+    bar can show pages per second and an honest time left."""
+
+    def __init__(self, jobs: list[Job], report: Progress | None) -> None:
+        self._report = report
+        self._pages = {job.name: job.pages for job in jobs} if report else {}
+        self._total = sum(self._pages.values())
+        self._done = 0
+        if report and jobs:
+            report(0, self._total, jobs[0].name)
+
+    def done(self, job: Job) -> None:
+        if self._report:
+            self._done += self._pages[job.name]
+            self._report(self._done, self._total, job.name)
 
 
 @dataclass
@@ -55,6 +74,7 @@ def refresh_index(
     embed: bool | None = None,
     embed_progress: Progress | None = None,
     wait: Callable[[str], None] | None = None,
+    jobs: int | None = None,
 ) -> RefreshReport:
     """Bring the index at `db_path` up to date with `folder`. See the module docstring.
 
@@ -62,7 +82,8 @@ def refresh_index(
     extra); None: when the extra is installed (`embeddings.enabled_by_default`). An index that
     had embeddings and is refreshed without them loses them (and says so): a vector missing for
     some passages would hide them from semantic ranking. `wait` is told when another run holds
-    the index and this one waits for it."""
+    the index and this one waits for it. `jobs`: worker processes for extraction (default: the
+    cores this process may use)."""
     with writing(db_path, rebuild=rebuild, wait=wait) as writer:
         # Everything the run writes is read while it holds the writer lock.
         catalog = load_catalog(folder)
@@ -76,23 +97,27 @@ def refresh_index(
         extracted: dict[str, tuple[int, ...]] = {}
         failed: set[str] = set()
         problems: list[Problem] = []
-        for done, unit in enumerate(plan.extract):
-            if progress:
-                progress(done, len(plan.extract), unit.name)
-            if unit.doc_source in failed:
-                continue  # a sidecar of a PDF that cannot be read now waits for it
-            try:
-                result = extract_file(unit.path, unit.name, unit.doc_source)
-            except Unreadable as error:
-                problems.append(Problem(unit.name, str(error)))
-                failed.add(unit.name)
-                continue
-            problems += result.problems
-            doc_id = plan.documents[unit.doc_source].doc_id
-            writer.replace_unit(
-                unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.title
-            )
-            extracted[unit.name] = result.pages_without_text
+        units = {unit.name: unit for unit in plan.extract}
+        tasks = [Job(u.path, u.name, u.doc_source) for u in plan.extract]
+        work = ProgressOf(tasks, progress)
+        workers = default_jobs() if jobs is None else jobs
+        # Sources first; then the sidecars of those that could be read (a sidecar of a PDF that
+        # cannot be read now waits for it, keeping the document's previous version whole).
+        for sources in (True, False):
+            todo = [t for t in tasks if (t.name == t.doc_source) is sources and t.doc_source not in failed]
+            for task, result in extract_many(todo, workers, extract_file):
+                work.done(task)
+                unit = units[task.name]
+                if isinstance(result, Unreadable):
+                    problems.append(Problem(unit.name, str(result)))
+                    failed.add(unit.name)
+                    continue
+                problems += result.problems
+                doc_id = plan.documents[unit.doc_source].doc_id
+                writer.replace_unit(
+                    unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.title
+                )
+                extracted[unit.name] = result.pages_without_text
         writer.record_catalog(scan.catalog_sha256)
         embedded = 0
         if embedding:

@@ -6,6 +6,7 @@ Real PyMuPDF on real PDFs and real SQLite throughout; the only stand-in is a spy
 
 from __future__ import annotations
 
+import itertools
 import os
 import pty
 import select
@@ -153,6 +154,8 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return original(path, name, doc_source)
 
     monkeypatch.setattr(localqa.index, "extract_file", spy)
+    # The spy sees calls in this process only: one extraction worker, no pool.
+    monkeypatch.setattr(localqa.index, "default_jobs", lambda: 1)
     return calls
 
 
@@ -839,6 +842,24 @@ def _bulk_folder(folder: Path, pdfs: int, markdown: int) -> None:
     body = "\n\n".join(f"Paragraph {k} discusses subject {k} at some length." for k in range(150))
     for i in range(markdown):
         (folder / f"bulk-notes-{i:02d}.md").write_text(f"# Notes {i}\n\n{body}\n", encoding="utf-8")
+
+
+def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path, tmp_path: Path) -> None:
+    _bulk_folder(sample_pdfs, pdfs=16, markdown=2)  # 48 pages of PDFs: enough for the pool
+    (sample_pdfs / "bulk-07.pdf").write_bytes(b"%PDF-1.7 broken")  # a failure among them
+    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
+    seen: list[tuple[int, int]] = []
+    by_one = refresh_index(sample_pdfs, one, jobs=1)
+    by_two = refresh_index(
+        sample_pdfs, two, jobs=2, progress=lambda done, total, _: seen.append((done, total))
+    )
+    assert by_one.problems == by_two.problems and by_two.failed
+    assert (by_one.added, by_one.passages) == (by_two.added, by_two.passages)
+    assert passages(one) == passages(two)  # same rows, same ids: results are written in order
+    assert digest_of(one) == digest_of(two)
+    # Progress is in pages, ending at the whole.
+    assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1] >= 48
+    assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
 
 
 @pytest.mark.parametrize("phase", ["extracting", "writing"])
