@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal, get_args
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from localqa import embeddings
-from localqa.eligibility import eligible
 from localqa.errors import LocalQAError, QuestionError
 from localqa.extract.text import identifiers, squash
 from localqa.store.base import Chunking, Scope, Store
@@ -133,15 +134,30 @@ def search(
             f"the index has no embeddings for {embeddings.MODEL_NAME}, which --retriever "
             f"{settings.retriever} needs; run 'localqa index --embed' (needs localqa[semantic])"
         )
-    allowed = {d.doc_id: d for d in eligible(store.documents(), as_of, caller)}
+    allowed = store.eligible(as_of, caller)
     results = [_retrieve_part(store, part, allowed, settings) for part in question_parts(question, parts)]
     return [r.model_copy(update={"retriever": settings.retriever}) for r in results]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Ranking:
-    scores: dict[int, float]  # passage id -> score, higher is better
-    relevant: bool  # evidence something is about the question (a shared word, a neighbour)
+    """Passage ids with their scores, best first (ties: lower id first), and whether there is
+    evidence that anything is about the question (a shared word, a neighbour)."""
+
+    ids: npt.NDArray[np.int64]
+    scores: npt.NDArray[np.float64]
+    relevant: bool
+
+    @classmethod
+    def of(cls, ids: npt.ArrayLike, scores: npt.ArrayLike, relevant: bool) -> _Ranking:
+        ids = np.asarray(ids, dtype=np.int64)
+        scores = np.asarray(scores, dtype=np.float64)
+        order = np.lexsort((ids, -scores))
+        return cls(ids[order], scores[order], relevant)
+
+    def score_of(self, ids: list[int]) -> dict[int, float]:
+        where = dict(zip(self.ids.tolist(), self.scores.tolist(), strict=True))
+        return {pid: where.get(pid, 0.0) for pid in ids}
 
 
 def _retrieve_part(
@@ -161,14 +177,16 @@ def _retrieve_part(
     ranking = _rank(store, part, scope, settings)
     if codes:
         # The identifier decides which passages qualify; the retriever only orders them.
-        ranked = sorted(carriers, key=lambda pid: (-len(carriers[pid]), -ranking.scores.get(pid, 0.0), pid))
-    elif not ranking.scores or not ranking.relevant:
+        known = ranking.score_of(list(carriers))
+        ranked = sorted(carriers, key=lambda pid: (-len(carriers[pid]), -known[pid], pid))
+    elif not len(ranking.ids) or not ranking.relevant:
         return PartResult(question=part, candidates=(), note=_abstention(store, part, settings))
     else:
-        ranked = sorted(ranking.scores, key=lambda pid: (-ranking.scores[pid], pid))
+        ranked = ranking.ids[: settings.k].tolist()
     top = ranked[: settings.k]
-    scores = {pid: ranking.scores.get(pid, 0.0) for pid in top}
-    return PartResult(question=part, candidates=tuple(_candidates(store, top, scores, allowed)))
+    return PartResult(
+        question=part, candidates=tuple(_candidates(store, top, ranking.score_of(top), allowed))
+    )
 
 
 def _abstention(store: Store, part: str, settings: RetrievalSettings) -> str:
@@ -193,59 +211,56 @@ def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings)
     """BM25. Relevant when any eligible passage shares a meaningful word with the question: the
     absence of every such word holds on real text; how many words a real answer shares with a
     question does not (it is often the document's words, not the asker's)."""
-    scored = _bm25(store, store.terms(part), scope, settings)
-    return _Ranking(scored, bool(scored))
+    ids, scores = _bm25(store, store.terms(part), scope, settings)
+    return _Ranking.of(ids, scores, bool(len(ids)))
 
 
 def _semantic(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
     """Cosine similarity of the part to every eligible passage (statistics-free, so nothing
     ineligible can influence it)."""
-    ids, vectors = store.vectors(scope, embeddings.MODEL_NAME)
-    if not ids:
-        return _Ranking({}, False)
-    similarities = vectors @ embeddings.embed([part])[0]
-    scores = {pid: float(sim) for pid, sim in zip(ids, similarities, strict=True)}
-    return _Ranking(scores, float(similarities.max()) >= settings.neighbour)
+    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, embeddings.embed([part])[0])
+    relevant = bool(len(ids)) and float(similarities.max()) >= settings.neighbour
+    return _Ranking.of(ids, similarities, relevant)
 
 
 def _fuse(lexical: _Ranking, semantic: _Ranking, settings: RetrievalSettings) -> _Ranking:
     """Reciprocal rank fusion of the two rankings (weights and k from the settings). Relevant
     when either is: a shared word, or a semantic neighbour. Whether the candidates answer the
-    question is the answer stage's call."""
-    fused: dict[int, float] = {}
-    semantic_ranked = sorted(semantic.scores, key=lambda pid: (-semantic.scores[pid], pid))[
-        : settings.semantic_depth
-    ]
-    lexical_ranked = sorted(lexical.scores, key=lambda pid: (-lexical.scores[pid], pid))
-    for weight, ranked in (
-        (settings.lexical_weight, lexical_ranked),
-        (settings.semantic_weight, semantic_ranked),
-    ):
-        for rank, pid in enumerate(ranked, start=1):
-            fused[pid] = fused.get(pid, 0.0) + weight / (settings.rrf_k + rank)
+    question is the answer stage's call. With no shared word at all, only the semantic
+    neighbours take part."""
+    semantic_ids = semantic.ids[: settings.semantic_depth]
     if not lexical.relevant:
-        semantic_ranked = [pid for pid in semantic_ranked if semantic.scores[pid] >= settings.neighbour]
-        fused = {pid: score for pid, score in fused.items() if pid in semantic_ranked}
-    return _Ranking(fused, lexical.relevant or semantic.relevant)
+        semantic_ids = semantic_ids[semantic.scores[: settings.semantic_depth] >= settings.neighbour]
+    ids = np.concatenate((lexical.ids, semantic_ids))
+    gains = np.concatenate(
+        (
+            settings.lexical_weight / (settings.rrf_k + np.arange(1, len(lexical.ids) + 1)),
+            settings.semantic_weight / (settings.rrf_k + np.arange(1, len(semantic_ids) + 1)),
+        )
+    )
+    fused, where = np.unique(ids, return_inverse=True)
+    return _Ranking.of(fused, np.bincount(where, weights=gains), lexical.relevant or semantic.relevant)
 
 
-def _bm25(store: Store, terms: list[str], scope: Scope, settings: RetrievalSettings) -> dict[int, float]:
+def _bm25(
+    store: Store, terms: list[str], scope: Scope, settings: RetrievalSettings
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """BM25 of every eligible passage matching at least one term, with statistics taken from the
-    eligible passages only."""
+    eligible passages only: (passage ids, scores)."""
     statistics = store.lexical_statistics(scope, settings.chunking)
-    scored: dict[int, float] = {}
+    ids: list[npt.NDArray[np.int32]] = []
+    gains: list[npt.NDArray[np.float64]] = []
     for term in terms:
         postings = store.postings(scope, term, settings.chunking)
         found = len(postings.ids)
         idf = math.log(1 + (statistics.passages - found + 0.5) / (found + 0.5))
-        for passage_id, frequency, length in zip(
-            postings.ids, postings.frequencies, postings.lengths, strict=True
-        ):
-            norm = settings.k1 * (1 - settings.b + settings.b * length / statistics.average_length)
-            scored[passage_id] = scored.get(passage_id, 0.0) + idf * frequency * (settings.k1 + 1) / (
-                frequency + norm
-            )
-    return scored
+        norm = settings.k1 * (1 - settings.b + settings.b * postings.lengths / statistics.average_length)
+        ids.append(postings.ids)
+        gains.append(idf * postings.frequencies * (settings.k1 + 1) / (postings.frequencies + norm))
+    if not ids:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    scored, where = np.unique(np.concatenate(ids), return_inverse=True)
+    return scored.astype(np.int64), np.bincount(where, weights=np.concatenate(gains)).astype(np.float64)
 
 
 def _candidates(

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import localqa.retrieve
 from localqa.errors import SuiteError
 from localqa.evaluate.compare import SavedRun, compare
 from localqa.evaluate.report import case_line, markdown
@@ -27,6 +25,7 @@ from localqa.evaluate.score import attribute, find_leaks, score_answer, score_re
 from localqa.evaluate.suite import Case, Expect, Suite, load_suite
 from localqa.index import open_index, refresh_index
 from localqa.retrieve import RetrievalSettings, search
+from localqa.store.base import Store
 from localqa.types import Caller, Candidate, Document, Kind, Location, PartResult
 
 REPO = Path(__file__).resolve().parent.parent
@@ -138,10 +137,10 @@ def tenant_suite(tmp_path: Path) -> Suite:
 def bypass_eligibility(monkeypatch: pytest.MonkeyPatch) -> None:
     """The mutation: retrieval's eligibility filter lets every document through."""
 
-    def everything(documents: Iterable[Document], as_of: date, caller: Caller) -> list[Document]:
-        return list(documents)
+    def everything(store: Store, as_of: date, caller: Caller) -> dict[str, Document]:
+        return {d.doc_id: d for d in store.documents()}
 
-    monkeypatch.setattr(localqa.retrieve, "eligible", everything)
+    monkeypatch.setattr(Store, "eligible", everything)
 
 
 def case(run: Run, case_id: str) -> Any:

@@ -10,18 +10,20 @@ a date): a backend must never let a passage outside the scope contribute to a nu
 
 from __future__ import annotations
 
+import bisect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from datetime import date
+from typing import Literal
 
-from localqa.types import Box, Document, Frozen, Kind, Location, Passage
+import numpy as np
+import numpy.typing as npt
 
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+from localqa import eligibility
+from localqa.types import Box, Caller, Document, Frozen, Kind, Location, Passage
 
-    Vectors = npt.NDArray[np.float32]
+Vectors = npt.NDArray[np.float32]
 
 Chunking = Literal["heading", "body"]
 Progress = Callable[[int, int, str], None]  # (done, total, what is being worked on)
@@ -74,11 +76,15 @@ class IndexedState:
 @dataclass(frozen=True)
 class Postings:
     """One term's occurrences in the scope: passage ids, term frequencies and passage lengths
-    (in the columns the chunking searches), in matching order."""
+    (in the columns the chunking searches), as arrays in matching order."""
 
-    ids: Sequence[int]
-    frequencies: Sequence[int]
-    lengths: Sequence[int]
+    ids: npt.NDArray[np.int32]
+    frequencies: npt.NDArray[np.float64]
+    lengths: npt.NDArray[np.int32]
+
+    @classmethod
+    def empty(cls) -> Postings:
+        return cls(np.zeros(0, np.int32), np.zeros(0, np.float64), np.zeros(0, np.int32))
 
 
 @dataclass(frozen=True)
@@ -133,6 +139,10 @@ class Store(ABC):
 
     path: str
 
+    def __init__(self) -> None:
+        self._eligible: dict[tuple[str, str, int], dict[str, Document]] = {}
+        self._dates: list[date] | None = None
+
     @abstractmethod
     def close(self) -> None: ...
 
@@ -147,6 +157,17 @@ class Store(ABC):
     @abstractmethod
     def documents(self) -> tuple[Document, ...]:
         """Every indexed document, visible or not (eligibility is decided by the caller)."""
+
+    def eligible(self, as_of: date, caller: Caller) -> dict[str, Document]:
+        """The documents `caller` may retrieve from on `as_of` (`localqa.eligibility`), by id.
+        Remembered for the snapshot: the answer changes only when the date passes an effective
+        date, so it is kept per (caller, number of effective dates on or before `as_of`)."""
+        if self._dates is None:
+            self._dates = sorted({d.effective for d in self.documents() if d.effective is not None})
+        key = (caller.role, caller.tenant, bisect.bisect_right(self._dates, as_of))
+        if key not in self._eligible:
+            self._eligible[key] = {d.doc_id: d for d in eligibility.eligible(self.documents(), as_of, caller)}
+        return self._eligible[key]
 
     @abstractmethod
     def corpus_digest(self) -> str: ...
@@ -181,7 +202,11 @@ class Store(ABC):
         """The index has passages but no vectors for `model`."""
 
     @abstractmethod
-    def vectors(self, scope: Scope, model: str) -> tuple[list[int], Vectors]: ...
+    def similarities(
+        self, scope: Scope, model: str, vector: Vectors
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Passage ids in scope that have a vector for `model`, and each one's dot product with
+        `vector` (the cosine: vectors are normalised)."""
 
     @abstractmethod
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]: ...

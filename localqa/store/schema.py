@@ -112,6 +112,22 @@ def m004_document_context(db: sqlite3.Connection) -> None:
     """)
 
 
+@migration
+def m005_postings(db: sqlite3.Connection) -> None:
+    # Per-term postings for BM25 (localqa/store/postings.py): one row per term with its passages
+    # and counts as packed arrays, so a query reads one row per term. Filled as passages are
+    # written: every file is re-extracted on the next `localqa index`.
+    db.executescript("""
+        CREATE TABLE postings (
+            term TEXT PRIMARY KEY,
+            passages BLOB NOT NULL,  -- int32 passage ids, ascending
+            heading BLOB NOT NULL,   -- uint16 count in the heading text (title and heading path)
+            body BLOB NOT NULL       -- uint16 count in the passage text
+        ) WITHOUT ROWID;
+        UPDATE files SET sha256 = '' WHERE name != 'catalog.toml';
+    """)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

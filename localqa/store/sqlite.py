@@ -22,7 +22,10 @@ from contextlib import closing, contextmanager
 from datetime import date
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from localqa.catalog import searchable_title
 from localqa.errors import IndexMissingError, LocalQAError
@@ -38,15 +41,14 @@ from localqa.store.base import (
     Store,
     StoredPassage,
     Unembedded,
+    Vectors,
     Writer,
     WriteSummary,
 )
+from localqa.store.postings import PostingsWriter, unpack
 from localqa.store.schema import SCHEMA_VERSION, migrate
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Document, Kind, Location, Passage, Status
-
-if TYPE_CHECKING:
-    from localqa.store.base import Vectors
 
 CATALOG_NAME = "catalog.toml"
 _PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
@@ -88,10 +90,12 @@ def open_store(path: Path) -> SQLiteStore:
 
 class SQLiteStore(Store):
     def __init__(self, path: Path, db: sqlite3.Connection) -> None:
+        super().__init__()
         self.path = str(path)
         self._db = db
-        self._scopes: dict[frozenset[str], str] = {}
-        self._statistics: dict[tuple[str, Chunking], LexicalStatistics] = {}
+        self._masks: dict[frozenset[str], npt.NDArray[np.bool_]] = {}
+        self._statistics: dict[tuple[frozenset[str], Chunking], LexicalStatistics] = {}
+        self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -151,54 +155,53 @@ class SQLiteStore(Store):
     def terms(self, text: str) -> list[str]:
         return tokenizer().terms(text)
 
-    def _scope_table(self, scope: Scope) -> str:
-        """A TEMP table of the scope's document ids, made once per scope: cheaper for every
-        statement to join than a JSON list re-parsed each time (TEMP works on a read-only file)."""
-        table = self._scopes.get(scope.doc_ids)
-        if table is None:
-            table = f"temp.scope_{len(self._scopes)}"
-            self._db.execute(f"CREATE TABLE {table} (doc_id TEXT PRIMARY KEY) WITHOUT ROWID")
-            self._db.executemany(f"INSERT INTO {table} VALUES (?)", ((d,) for d in scope.doc_ids))
-            self._scopes[scope.doc_ids] = table
-        return table
+    @cached_property
+    def _layout(self) -> _Layout:
+        """Every passage's lengths and document, as arrays indexed by passage id: what scoping
+        and BM25 need, read once per snapshot."""
+        rows = self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
+        return _Layout.of(rows)
+
+    def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
+        """Which passage ids are in `scope` (cached: a scope is reused for every part and, in a
+        long-lived process, every question of the same caller and date)."""
+        mask = self._masks.get(scope.doc_ids)
+        if mask is None:
+            mask = self._layout.mask(scope.doc_ids)
+            self._masks[scope.doc_ids] = mask
+        return mask
 
     def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
-        table = self._scope_table(scope)
-        cached = self._statistics.get((table, chunking))
+        key = (scope.doc_ids, chunking)
+        cached = self._statistics.get(key)
         if cached is None:
-            count, total = self._query(
-                f"SELECT count(*), coalesce(sum({_length(chunking)}), 0) FROM passages p "
-                f"WHERE p.doc_id IN (SELECT doc_id FROM {table})"
-            )[0]
-            cached = LexicalStatistics(count, total / count if count else 1.0)
-            self._statistics[(table, chunking)] = cached
+            lengths = self._layout.lengths(chunking)[self._mask(scope)]
+            count = int(lengths.size)
+            cached = LexicalStatistics(count, float(lengths.mean()) if count else 1.0)
+            self._statistics[key] = cached
         return cached
 
     def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings:
-        table = self._scope_table(scope)
-        columns = "('section', 'body')" if chunking == "heading" else "('body')"
-        # CROSS JOIN pins the join order: look the term up in the FTS index first, then filter.
-        rows = self._query(
-            f"SELECT v.doc, count(*), {_length(chunking)} "
-            "FROM passages_terms v CROSS JOIN passages p ON p.id = v.doc "
-            f"WHERE v.term = ? AND v.col IN {columns} "
-            f"AND p.doc_id IN (SELECT doc_id FROM {table}) GROUP BY v.doc",
-            term,
-        )
-        return Postings([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        rows = self._query("SELECT passages, heading, body FROM postings WHERE term = ?", term)
+        if not rows:
+            return Postings.empty()
+        ids, heading, body = unpack(*rows[0])
+        counts = body.astype(np.float64) + (heading if chunking == "heading" else 0)
+        keep = self._mask(scope)[ids] & (counts > 0)
+        return Postings(ids[keep], counts[keep], self._layout.lengths(chunking)[ids[keep]])
 
     def carriers(self, scope: Scope, codes: Sequence[str], chunking: Chunking) -> dict[int, set[str]]:
-        table = self._scope_table(scope)
         rows = self._query(
-            "SELECT i.passage_id, i.identifier FROM identifiers i JOIN passages p ON p.id = i.passage_id "
-            "WHERE i.identifier IN (SELECT value FROM json_each(?)) AND (i.col = 'body' OR ?) "
-            f"AND p.doc_id IN (SELECT doc_id FROM {table})",
+            "SELECT passage_id, identifier FROM identifiers "
+            "WHERE identifier IN (SELECT value FROM json_each(?)) AND (col = 'body' OR ?)",
             json.dumps(list(codes)),
             chunking == "heading",
         )
+        mask = self._mask(scope)
         found: dict[int, set[str]] = {}
         for passage_id, code in rows:
-            found.setdefault(passage_id, set()).add(code)
+            if mask[passage_id]:
+                found.setdefault(passage_id, set()).add(code)
         return found
 
     def has_vectors(self, model: str) -> bool:
@@ -207,19 +210,30 @@ class SQLiteStore(Store):
     def lacks_vectors(self, model: str) -> bool:
         return bool(self._query("SELECT 1 FROM passages LIMIT 1")) and not self.has_vectors(model)
 
-    def vectors(self, scope: Scope, model: str) -> tuple[list[int], Vectors]:
-        import numpy as np
+    def _vectors(self, model: str) -> tuple[npt.NDArray[np.int64], Vectors]:
+        """Every vector of `model` in one contiguous matrix (rows in passage-id order), read once."""
+        cached = self._matrices.get(model)
+        if cached is None:
+            rows = self._query(
+                "SELECT passage_id, vector FROM embeddings WHERE model = ? ORDER BY passage_id", model
+            )
+            ids = np.fromiter((pid for pid, _ in rows), dtype=np.int64, count=len(rows))
+            width = len(rows[0][1]) // 4 if rows else 0
+            matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(
+                len(rows), width
+            )
+            cached = (ids, matrix)
+            self._matrices[model] = cached
+        return cached
 
-        table = self._scope_table(scope)
-        rows = self._query(
-            "SELECT e.passage_id, e.vector FROM embeddings e JOIN passages p ON p.id = e.passage_id "
-            f"WHERE e.model = ? AND p.doc_id IN (SELECT doc_id FROM {table}) ORDER BY e.passage_id",
-            model,
-        )
-        if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
-        return [pid for pid, _ in rows], matrix
+    def similarities(
+        self, scope: Scope, model: str, vector: Vectors
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        ids, matrix = self._vectors(model)
+        if not len(ids):
+            return ids, np.zeros(0, dtype=np.float32)
+        inside = self._mask(scope)[ids]
+        return ids[inside], (matrix @ vector)[inside]
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
         rows = self._query(
@@ -254,6 +268,47 @@ class SQLiteStore(Store):
         return [_passage(row) for row in rows]
 
 
+class _Layout:
+    """Passage lengths and documents as arrays indexed by passage id (ids are dense enough: they
+    are SQLite rowids, reused after deletion)."""
+
+    def __init__(
+        self,
+        documents: npt.NDArray[np.int32],
+        heading: npt.NDArray[np.int32],
+        body: npt.NDArray[np.int32],
+        names: list[str],
+    ) -> None:
+        self.documents = documents  # document number per passage id; -1 where there is none
+        self.heading = heading
+        self.body = body
+        self.names = {name: number for number, name in enumerate(names)}
+
+    @classmethod
+    def of(cls, rows: list[tuple[int, str, int, int]]) -> _Layout:
+        size = (rows[-1][0] + 1) if rows else 0
+        documents = np.full(size, -1, dtype=np.int32)
+        heading = np.zeros(size, dtype=np.int32)
+        body = np.zeros(size, dtype=np.int32)
+        names: dict[str, int] = {}
+        for pid, doc_id, section_len, body_len in rows:
+            documents[pid] = names.setdefault(doc_id, len(names))
+            heading[pid] = section_len
+            body[pid] = body_len
+        return cls(documents, heading, body, list(names))
+
+    def lengths(self, chunking: Chunking) -> npt.NDArray[np.int32]:
+        return self.heading + self.body if chunking == "heading" else self.body
+
+    def mask(self, doc_ids: frozenset[str]) -> npt.NDArray[np.bool_]:
+        wanted = np.zeros(len(self.names) + 1, dtype=bool)  # the last slot stands for "no document"
+        for doc_id in doc_ids:
+            number = self.names.get(doc_id)
+            if number is not None:
+                wanted[number] = True
+        return wanted[self.documents]
+
+
 def _heading(context: str, section: str | None) -> str:
     """The searchable heading text of a passage: its document's context, then its heading path."""
     return " > ".join(part for part in (context, section) if part)
@@ -281,7 +336,9 @@ def _ids(doc_ids: frozenset[str]) -> str:
 
 def _document(row: Sequence[Any]) -> Document:
     doc_id, source, series, version, effective, status, access, tenant, title = row
-    return Document(
+    # Rows this module wrote from validated documents: rebuilt without validating them again
+    # (an index of 100k documents would otherwise spend most of a second on it).
+    return Document.model_construct(
         doc_id=doc_id,
         source=source,
         series=series,
@@ -409,6 +466,8 @@ class SQLiteWriter(Writer):
     def __init__(self, db: sqlite3.Connection, previous: IndexedState) -> None:
         self._db = db
         self._previous = previous
+        self._postings = PostingsWriter(db)
+        self._added: list[tuple[int, str, str]] = []  # (id, heading, body) waiting to be counted
 
     def indexed(self) -> IndexedState:
         return self._previous
@@ -419,11 +478,25 @@ class SQLiteWriter(Writer):
             self._db.execute("DELETE FROM files WHERE name = ?", (name,))
 
     def _drop_origin(self, origin: str) -> None:
-        ids = [(i,) for (i,) in self._db.execute("SELECT id FROM passages WHERE origin = ?", (origin,))]
-        self._db.executemany("DELETE FROM passages_fts WHERE rowid = ?", ids)
-        self._db.executemany("DELETE FROM identifiers WHERE passage_id = ?", ids)
-        self._db.executemany("DELETE FROM embeddings WHERE passage_id = ?", ids)
+        ids = [i for (i,) in self._db.execute("SELECT id FROM passages WHERE origin = ?", (origin,))]
+        self._unindex(ids)
+        self._db.executemany("DELETE FROM embeddings WHERE passage_id = ?", ((i,) for i in ids))
         self._db.execute("DELETE FROM passages WHERE origin = ?", (origin,))
+
+    def _unindex(self, ids: list[int]) -> None:
+        """Take passages out of the full-text index, the postings and the identifiers."""
+        self._count_added()  # counted before any of them can be removed again
+        indexed = self._db.execute(
+            "SELECT rowid, section, body FROM passages_fts WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(ids),),
+        ).fetchall()
+        self._postings.remove(indexed)
+        self._db.executemany("DELETE FROM passages_fts WHERE rowid = ?", ((i,) for i in ids))
+        self._db.executemany("DELETE FROM identifiers WHERE passage_id = ?", ((i,) for i in ids))
+
+    def _count_added(self) -> None:
+        self._postings.add(self._added)
+        self._added = []
 
     def put_documents(self, documents: Iterable[Document], blocked: Iterable[str]) -> None:
         documents = list(documents)
@@ -494,9 +567,8 @@ class SQLiteWriter(Writer):
         rows = self._db.execute(
             "SELECT id, section, text FROM passages WHERE doc_id = ?", (doc_id,)
         ).fetchall()
+        self._unindex([passage_id for passage_id, _, _ in rows])
         for passage_id, section, text in rows:
-            self._db.execute("DELETE FROM passages_fts WHERE rowid = ?", (passage_id,))
-            self._db.execute("DELETE FROM identifiers WHERE passage_id = ?", (passage_id,))
             self._db.execute("DELETE FROM embeddings WHERE passage_id = ?", (passage_id,))
             self._index_text(passage_id, _heading(wanted, section), text)
 
@@ -516,6 +588,7 @@ class SQLiteWriter(Writer):
         context, _ = self._context(doc_id)
         for passage in passages:
             self._insert_passage(doc_id, name, passage, context)
+        self._count_added()
         self._db.execute(
             "INSERT OR REPLACE INTO files (name, sha256, pages_without_text) VALUES (?, ?, ?)",
             (name, sha256, ",".join(map(str, pages_without_text))),
@@ -556,6 +629,7 @@ class SQLiteWriter(Writer):
             "UPDATE passages SET section_len = ?, body_len = ? WHERE id = ?",
             (section_len, body_len, passage_id),
         )
+        self._added.append((passage_id, heading, body))
         for column, text in (("section", heading), ("body", body)):
             self._db.executemany(
                 "INSERT OR IGNORE INTO identifiers (passage_id, identifier, col) VALUES (?, ?, ?)",
@@ -596,6 +670,8 @@ class SQLiteWriter(Writer):
         self._db.execute("DELETE FROM embeddings WHERE model = ?", (model,))
 
     def finish(self) -> WriteSummary:
+        self._count_added()
+        self._postings.flush()
         # Documents whose source is gone lose their row; their passages went with their files.
         self._db.execute(
             "DELETE FROM documents WHERE doc_id NOT IN (SELECT doc_id FROM passages) "
