@@ -183,23 +183,21 @@ def column_order(boxes: list[Box], width: float) -> list[int]:
 
 
 def _gutter(boxes: list[Box], width: float) -> float | None:
-    """An x in the middle third of the page that no narrow block crosses, with at least two
-    blocks on each side whose heights overlap: the space between two columns."""
-    narrow = [b for b in boxes if b[2] - b[0] < width * 0.55]
-    if len(narrow) < 4:
+    """An x in the middle third of the page with at least two blocks wholly on each side, whose
+    heights overlap, and no block crossing it within that overlap: the space between two
+    columns. Blocks that cross it above or below the columns (a title, a full-width paragraph)
+    are allowed."""
+    if len(boxes) < 4:
         return None
     for step in range(0, 41):
         for x in (width / 2 + step * width / 240, width / 2 - step * width / 240):
-            if any(b[0] < x < b[2] for b in narrow):
-                continue
-            left = [b for b in narrow if b[2] <= x]
-            right = [b for b in narrow if b[0] >= x]
+            left = [b for b in boxes if b[2] <= x]
+            right = [b for b in boxes if b[0] >= x]
             if len(left) < 2 or len(right) < 2:
                 continue
-            top, bottom = (
-                max(min(b[1] for b in left), min(b[1] for b in right)),
-                min(max(b[3] for b in left), max(b[3] for b in right)),
-            )
-            if bottom - top > 0:
+            top = max(min(b[1] for b in left), min(b[1] for b in right))
+            bottom = min(max(b[3] for b in left), max(b[3] for b in right))
+            crossing = [b for b in boxes if b[0] < x < b[2] and b[1] < bottom and b[3] > top]
+            if bottom > top and not crossing:
                 return x
     return None

@@ -41,6 +41,7 @@ _LIST_MARKER = re.compile(
     r"^(?:[•●▪■◦‣∙·○◆►✓\-\u2013\u2014*]|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)])$", re.IGNORECASE
 )
 _ACCESSION = re.compile(r"^\d{10}-\d{2}-\d{6}$")  # an SEC filing number, not a title
+_PATH = re.compile(r"^(?:/|[A-Za-z]:\\)|\\")  # an absolute path, or any backslash
 _FILE_NAME = re.compile(r"\.(?:pdf|docx?|rtf|odt|indd|pptx?|xlsx?|html?|txt|tex|dvi|ps)$", re.IGNORECASE)
 
 
@@ -252,13 +253,13 @@ def _ruled_tables(page: pymupdf.Page) -> list[Any]:
     two columns, a vertical rule inside them (a statement with horizontal rules only, or cell
     shading, is left to the whitespace detector) and no list markers for a first column."""
     vertical = _vertical_rules(page)
-    if len(vertical) < 3:
+    if len({round(x) for x, _, _ in vertical}) < 3:  # fewer cannot bound two columns
         return []
     kept = []
     for table in page.find_tables().tables:
         x0, y0, x1, y1 = table.bbox
         inside = any(x0 + 2 < x < x1 - 2 and top < y1 and bottom > y0 for x, top, bottom in vertical)
-        if table.col_count >= 2 and inside and not _is_list(table):
+        if table.col_count >= 2 and table.row_count >= 2 and inside and not _is_list(table):
             kept.append(table)
     return kept
 
@@ -377,8 +378,8 @@ def document_title(metadata: str | None, first_page: list[_Block], body_size: fl
         and any(c.isalpha() for c in title)
         and not _ACCESSION.match(title)
         and not _FILE_NAME.search(title)
-        and "/" not in title.replace(" / ", "")
-        and "\\" not in title
+        and not _PATH.search(title)
+        and not ("/" in title and " " not in title)
     ):
         return title
     short = [b for b in first_page if b.lines <= 3 and 3 <= len(b.text) <= 150]

@@ -294,19 +294,21 @@ def _rows(rows: list[Row], columns: list[tuple[float, float]]) -> list[TableRow]
     """Data rows with their labels; label-only rows become sub-headings or join the label below."""
     found: list[TableRow] = []
     subheading: str | None = None
-    pending: list[str] = []  # a label wrapped onto the next line
+    pending: list[Row] = []  # label-only rows: a sub-heading, or a label wrapped onto the next line
     for row in rows:
         values = _values(row)
-        label_segments = [s for s in row.segments if s not in values]
-        label = squash(" ".join(s.text for s in label_segments))
+        label = squash(" ".join(s.text for s in row.segments if s not in values))
         if not values:
-            pending.append(label)
+            pending.append(row)
             continue
+        box = row.box
         if pending:
+            above = squash(" ".join(s.text for r in pending for s in r.segments))
             if label[:1].islower() or not label:
-                label = squash(" ".join([*pending, label]))
+                label = squash(f"{above} {label}")
+                box = union([box, *(r.box for r in pending)])
             else:
-                subheading = squash(" ".join(pending)).rstrip(":")
+                subheading = above.rstrip(":")
             pending = []
         cells = [""] * len(columns)
         for segment in values:
@@ -314,7 +316,7 @@ def _rows(rows: list[Row], columns: list[tuple[float, float]]) -> list[TableRow]
                 min(range(len(columns)), key=lambda n: abs(columns[n][1] - segment.x1))
             ]
             cells[over[0]] = squash(f"{cells[over[0]]} {segment.text}")
-        found.append(TableRow(label, cells, row.box, subheading))
+        found.append(TableRow(label, cells, box, subheading))
     return found
 
 
