@@ -454,7 +454,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         suite = Path(scratch) / "suite-shared"
         suite.mkdir()
         (suite / "cases.toml").write_text(cases_toml(bench.cases, None), encoding="utf-8")
-        run_path = home / "run-shared.json"
+        run_path = Path(scratch) / "run-shared.json"
         seconds = run_suite(suite, shared.path, run_path, retriever, k, args.floor)
         shared_run = json.loads(run_path.read_text(encoding="utf-8"))
         report["eval_seconds"] = {"shared": round(seconds, 1)}
@@ -475,7 +475,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         suite = Path(scratch) / "suite-perdoc"
         suite.mkdir()
         (suite / "cases.toml").write_text(cases_toml(bench.cases, tenants), encoding="utf-8")
-        run_path = home / "run-perdoc.json"
+        run_path = Path(scratch) / "run-perdoc.json"
         seconds = run_suite(suite, perdoc.path, run_path, retriever, k, args.floor)
         perdoc_run = json.loads(run_path.read_text(encoding="utf-8"))
         report["eval_seconds"]["per_document"] = round(seconds, 1)
