@@ -187,3 +187,22 @@ def test_3m_cash_flow_statement_rows_carry_their_years() -> None:
     # "Table of Contents" and the page number are gone from every page.
     everything = extract_pdf(path, path.name).passages
     assert not any(p.text in ("Table of Contents", "60") for p in everything)
+
+
+def test_text_set_sideways_is_neither_a_heading_nor_the_title(tmp_path: Path) -> None:
+    path = tmp_path / "paper.pdf"
+    with pymupdf.open() as document:
+        page = document.new_page()
+        page.insert_text(
+            (30, 500), "arXiv:2303.08559v2 [cs.CL] 21 Oct 2023", fontname="helv", fontsize=20, rotate=90
+        )
+        page.insert_text(
+            (80, 72), "Large Language Models Are Not Good Extractors", fontname="hebo", fontsize=14
+        )
+        page.insert_textbox(
+            pymupdf.Rect(80, 90, 535, 140), "We compare large and small models on nine datasets.", fontsize=10
+        )
+        document.save(path)
+    result = extract_pdf(path, "paper.pdf")
+    assert result.title == "Large Language Models Are Not Good Extractors"
+    assert {p.section for p in result.passages} == {"Large Language Models Are Not Good Extractors"}

@@ -45,6 +45,7 @@ class Line:
     bold: bool
     box: Box
     chars: Counter[float] = field(default_factory=Counter)
+    upright: bool = True  # False for text set sideways (a margin stamp, a rotated label)
 
     @property
     def top(self) -> float:
@@ -93,6 +94,7 @@ def read_page(page: pymupdf.Page, number: int) -> PageText:
                     bold=all(s["flags"] & _BOLD or "bold" in s["font"].lower() for s in spans),
                     box=box(raw["bbox"]),
                     chars=chars,
+                    upright=abs(raw["dir"][1]) < 0.01,
                 )
             )
     return PageText(number, page.rect.width, page.rect.height, lines)

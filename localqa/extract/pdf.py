@@ -67,6 +67,7 @@ class _Block:
     lines: int
     box: Box
     level: int | None = None  # heading level (0 = largest), None for body text
+    upright: bool = True  # text set sideways (an arXiv stamp) is never a heading or a title
 
 
 def open_pdf(path: Path) -> pymupdf.Document:
@@ -255,8 +256,16 @@ def _ruled_tables(page: pymupdf.Page) -> list[Any]:
     vertical = _vertical_rules(page)
     if len({round(x) for x, _, _ in vertical}) < 3:  # fewer cannot bound two columns
         return []
+    # Only where the rules are: find_tables' cost grows with every character and path it is
+    # given, and a chart elsewhere on the page can cost it seconds.
+    clip = pymupdf.Rect(
+        page.rect.x0,
+        min(top for _, top, _ in vertical) - 2,
+        page.rect.x1,
+        max(bottom for _, _, bottom in vertical) + 2,
+    )
     kept = []
-    for table in page.find_tables().tables:
+    for table in page.find_tables(clip=clip).tables:
         x0, y0, x1, y1 = table.bbox
         inside = any(x0 + 2 < x < x1 - 2 and top < y1 and bottom > y0 for x, top, bottom in vertical)
         if table.col_count >= 2 and table.row_count >= 2 and inside and not _is_list(table):
@@ -363,6 +372,7 @@ def _blocks(lines: list[Line]) -> list[_Block]:
                 top=box[1],
                 lines=len(members),
                 box=box,
+                upright=all(line.upright for line in members),
             )
         )
     return blocks
@@ -382,7 +392,7 @@ def document_title(metadata: str | None, first_page: list[_Block], body_size: fl
         and not ("/" in title and " " not in title)
     ):
         return title
-    short = [b for b in first_page if b.lines <= 3 and 3 <= len(b.text) <= 150]
+    short = [b for b in first_page if b.upright and b.lines <= 3 and 3 <= len(b.text) <= 150]
     larger = [b for b in short if b.size >= body_size * 1.15]
     if larger:
         return max(larger, key=lambda b: (b.size, -b.top)).text
@@ -409,6 +419,8 @@ def _body_size(blocks: list[_Block]) -> float:
 
 
 def _is_heading(block: _Block, body_size: float) -> bool:
+    if not block.upright:
+        return False
     short = block.lines <= 2 and len(block.text) <= 80 and block.text[-1:] not in ".,;:!?"
     return short and (block.size >= body_size * 1.15 or block.bold)
 
