@@ -35,7 +35,7 @@ from localqa.types import Box, Kind, Passage
 pymupdf.no_recommend_layout()
 pymupdf.TOOLS.mupdf_display_errors(False)
 
-MIN_TEXT_CHARS = 10  # fewer characters than this on a page means "no usable text layer"
+MIN_TEXT_CHARS = 10  # fewer visible characters than this on a page means "no usable text layer"
 _BOLD = 16  # PyMuPDF span flag bit
 _LIST_MARKER = re.compile(
     r"^(?:[•●▪■◦‣∙·○◆►✓\-\u2013\u2014*]|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)])$", re.IGNORECASE
@@ -95,7 +95,12 @@ def open_pdf(path: Path) -> pymupdf.Document:
 
 
 def has_text_layer(page: pymupdf.Page) -> bool:
-    return len(page.get_text().strip()) >= MIN_TEXT_CHARS
+    return _visible_chars(page.get_text()) >= MIN_TEXT_CHARS
+
+
+def _visible_chars(text: str) -> int:
+    # The one measure of "has text" for `localqa ocr` and extraction alike.
+    return sum(not c.isspace() for c in text)
 
 
 def extract_pdf(path: Path, source: str) -> PdfExtraction:
@@ -108,7 +113,7 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
         for number, page in enumerate(document, start=1):
             try:
                 text = read_page(page, number)
-                if sum(len(line.text.strip()) for line in text.lines) < MIN_TEXT_CHARS:
+                if sum(_visible_chars(line.text) for line in text.lines) < MIN_TEXT_CHARS:
                     result.pages_without_text.append(number)
                     continue
                 read.append((text, [_read_table(page, table) for table in _ruled_tables(page)]))
