@@ -213,7 +213,18 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+_CODE_HASHES: dict[tuple[str, ...], str] = {}
+
+
 def code_hash(patterns: Sequence[str]) -> str:
+    """Hashed once per run: an edit made while a run is going cannot relabel its indexes."""
+    key = tuple(patterns)
+    if key not in _CODE_HASHES:
+        _CODE_HASHES[key] = _hash_files(patterns)
+    return _CODE_HASHES[key]
+
+
+def _hash_files(patterns: Sequence[str]) -> str:
     digest = hashlib.sha256()
     for pattern in patterns:
         for path in sorted(REPO.glob(pattern)):
@@ -467,7 +478,8 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         fill_docs(perdoc_docs, bench, catalog_toml(names, tenants), shared_docs)
         perdoc = ensure_index(
             perdoc_docs,
-            home / f"index-perdoc-{index_key(content_key(perdoc_docs), flags)}.sqlite3",
+            # Derived from the shared index, so keyed by it too.
+            home / f"index-perdoc-{index_key(content_key(perdoc_docs) + shared.key, flags)}.sqlite3",
             flags,
             seed=shared.path,
         )
@@ -598,6 +610,8 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
         return 0
+    for patterns in (INDEX_CODE, INDEX_CODE + EMBED_CODE):
+        code_hash(patterns)  # now, before anything is built
     loaders = {"financebench": load_financebench, "mmlongbench": load_mmlongbench, "scifact": load_scifact}
     path = "localqa eval (subprocess)" if args.floor is None else f"run_suite in-process, floor={args.floor}"
     print(f"pdfqa: {path}; cache {args.cache}")
