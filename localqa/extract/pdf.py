@@ -299,6 +299,10 @@ def _vertical_rules(page: pymupdf.Page) -> list[tuple[float, float, float]]:
 
 
 def _is_list(table: Any) -> bool:
+    """Two columns, the first of them list markers only: a list drawn with rules. A table with
+    more columns whose rows are numbered is still a table."""
+    if table.col_count != 2:
+        return False
     first = [squash(row[0] or "") for row in table.extract() if row]
     markers = [cell for cell in first if cell]
     return bool(markers) and all(_LIST_MARKER.match(cell) for cell in markers)
