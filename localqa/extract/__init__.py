@@ -40,7 +40,7 @@ def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
         suffix = path.suffix.lower()
         if suffix == ".pdf":
             pdf = extract_pdf(path, name)
-            return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems)
+            return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems, pdf.title)
         if suffix == ".txt":
             return Extracted(extract_plain(path.read_text(encoding="utf-8"), name, None, Kind.PROSE))
         return Extracted(extract_markdown(path, name))

@@ -1,13 +1,21 @@
 """PDF extraction with PyMuPDF: prose paragraphs under their headings, and one passage per table
-data row carrying the table's title and header names.
+data row carrying the table's title, the row's label and the column headers.
 
 Headings are recognised by typography (larger or bold, short, unpunctuated), measured against
 the document's own body size, so a heading is never a passage of its own: it becomes the section
-path of what follows it.
+path of what follows it. Running headers, footers and page numbers are left out
+(`layout.running_lines`); a two-column page is read column by column (`layout.column_order`).
+
+Tables come in two kinds. Ruled tables (cells bounded by drawn vertical rules) are PyMuPDF's
+`find_tables`, called only on pages whose drawings hold vertical rules, since it costs about 30x
+a bare `get_text()` even on a page without a table; a "table" whose first column is list markers
+is a list and stays prose. Tables without ruling lines (financial statements) are found from the
+words' positions (`unruled`), on every page.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +24,10 @@ from typing import Any
 import pymupdf
 
 from localqa.catalog import Problem
+from localqa.extract.layout import Line, PageText, column_order, drop_running, read_page, running_lines, union
 from localqa.extract.text import squash
+from localqa.extract.unruled import UnruledTable, row_text
+from localqa.extract.unruled import find_tables as find_unruled
 from localqa.types import Box, Kind, Passage
 
 # PyMuPDF would otherwise print advice and MuPDF's own error chatter on stdout/stderr; damaged
@@ -24,8 +35,14 @@ from localqa.types import Box, Kind, Passage
 pymupdf.no_recommend_layout()
 pymupdf.TOOLS.mupdf_display_errors(False)
 
-MIN_TEXT_CHARS = 10  # fewer characters than this on a page means "no usable text layer"
+MIN_TEXT_CHARS = 10  # fewer visible characters than this on a page means "no usable text layer"
 _BOLD = 16  # PyMuPDF span flag bit
+_LIST_MARKER = re.compile(
+    r"^(?:[•●▪■◦‣∙·○◆►✓\-\u2013\u2014*]|\(?(?:\d{1,2}|[a-z]|[ivx]{1,4})[.)])$", re.IGNORECASE
+)
+_ACCESSION = re.compile(r"^\d{10}-\d{2}-\d{6}$")  # an SEC filing number, not a title
+_PATH = re.compile(r"^(?:/|[A-Za-z]:\\)|\\")  # an absolute path, or any backslash
+_FILE_NAME = re.compile(r"\.(?:pdf|docx?|rtf|odt|indd|pptx?|xlsx?|html?|txt|tex|dvi|ps)$", re.IGNORECASE)
 
 
 class PdfUnreadable(Exception):
@@ -38,6 +55,7 @@ class PdfExtraction:
     problems: list[Problem] = field(default_factory=list)
     pages_without_text: list[int] = field(default_factory=list)
     page_count: int = 0
+    title: str | None = None  # the metadata title if it is a real one, else the first page's heading
 
 
 @dataclass
@@ -49,6 +67,7 @@ class _Block:
     lines: int
     box: Box
     level: int | None = None  # heading level (0 = largest), None for body text
+    upright: bool = True  # text set sideways (an arXiv stamp) is never a heading or a title
 
 
 def open_pdf(path: Path) -> pymupdf.Document:
@@ -76,7 +95,12 @@ def open_pdf(path: Path) -> pymupdf.Document:
 
 
 def has_text_layer(page: pymupdf.Page) -> bool:
-    return len(page.get_text().strip()) >= MIN_TEXT_CHARS
+    return _visible_chars(page.get_text()) >= MIN_TEXT_CHARS
+
+
+def _visible_chars(text: str) -> int:
+    # The one measure of "has text" for `localqa ocr` and extraction alike.
+    return sum(not c.isspace() for c in text)
 
 
 def extract_pdf(path: Path, source: str) -> PdfExtraction:
@@ -85,40 +109,66 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
     result = PdfExtraction()
     with open_pdf(path) as document:
         result.page_count = document.page_count
-        pages: list[tuple[int, list[_Block], list[_Table]]] = []
+        read: list[tuple[PageText, list[_Table]]] = []
         for number, page in enumerate(document, start=1):
             try:
-                if not has_text_layer(page):
+                text = read_page(page, number)
+                if sum(_visible_chars(line.text) for line in text.lines) < MIN_TEXT_CHARS:
                     result.pages_without_text.append(number)
                     continue
-                # Tables are found from ruling lines: a page without drawings has none, and
-                # find_tables is most of the extraction time.
-                found = page.find_tables().tables if page.get_cdrawings() else []
-                tables = [_read_table(page, table) for table in found]
-                pages.append((number, _text_blocks(page, [t.bbox for t in tables]), tables))
+                read.append((text, [_read_table(page, table) for table in _ruled_tables(page)]))
             except Exception as error:  # a damaged page must not cost the rest of the file
                 result.problems.append(Problem(source, f"page cannot be read ({error})", page=number))
-        if not pages and result.problems:
+        if not read and result.problems:
             raise PdfUnreadable(f"corrupt PDF (no page could be read: {result.problems[0].message})")
-        body_size = _body_size([b for _, blocks, _ in pages for b in blocks])
+        running = running_lines([text for text, _ in read])
+        pages = []
+        for text, tables in read:
+            drop_running(text, running)
+            lines = [line for line in text.lines if not _inside_any(line.box, [t.bbox for t in tables])]
+            unruled = find_unruled(lines)
+            taken = {id(line) for table in unruled for line in table.lines}
+            blocks = _blocks([line for line in lines if id(line) not in taken])
+            pages.append((text, blocks, tables, unruled))
+        body_size = _body_size([b for _, blocks, _, _ in pages for b in blocks])
         heading_sizes = sorted(
-            {round(b.size, 1) for _, bs, _ in pages for b in bs if _is_heading(b, body_size)}, reverse=True
+            {round(b.size, 1) for _, bs, _, _ in pages for b in bs if _is_heading(b, body_size)}, reverse=True
         )
-        ordered = [(number, _reading_order(blocks, tables)) for number, blocks, tables in pages]
+        ordered = [
+            (text.number, _reading_order(blocks, tables, unruled, text.width))
+            for text, blocks, tables, unruled in pages
+        ]
         _mark_headings([item for _, items in ordered for item in items], body_size, heading_sizes)
         stack: list[tuple[int, str]] = []
         for number, items in ordered:
             stack = _page_passages(source, number, items, stack, result.passages)
+        first_blocks = pages[0][1] if pages else []
+        result.title = document_title(document.metadata.get("title"), first_blocks, body_size)
     return result
 
 
-def _reading_order(blocks: list[_Block], tables: list[_Table]) -> list[_Block | _Table]:
-    items: list[tuple[float, _Block | _Table]] = [(b.top, b) for b in blocks]
-    items += [(t.bbox[1], t) for t in tables]
-    return [item for _, item in sorted(items, key=lambda item: item[0])]
+def _reading_order(
+    blocks: list[_Block], tables: list[_Table], unruled: list[UnruledTable], width: float
+) -> list[_Item]:
+    """Top to bottom; on a two-column page, the left column before the right one."""
+    items: list[_Item] = [*blocks, *tables, *unruled]
+    items.sort(key=_top)
+    return [items[i] for i in column_order([_item_box(item) for item in items], width)]
 
 
-def _mark_headings(items: list[_Block | _Table], body_size: float, heading_sizes: list[float]) -> None:
+def _top(item: _Item) -> float:
+    return _item_box(item)[1]
+
+
+def _item_box(item: _Item) -> Box:
+    if isinstance(item, _Block):
+        return item.box
+    if isinstance(item, _Table):
+        return _box(item.bbox)
+    return union([line.box for line in item.lines])
+
+
+def _mark_headings(items: list[_Item], body_size: float, heading_sizes: list[float]) -> None:
     """Set each block's heading level. A heading-shaped block that governs nothing (it is last, or
     the next block is a heading of the same or a higher level) is text, not a heading: otherwise a
     short bold closing line ("Reopens Monday 3 March") would be lost."""
@@ -136,9 +186,11 @@ def _mark_headings(items: list[_Block | _Table], body_size: float, heading_sizes
 
 
 def _page_passages(
-    source: str, page: int, items: list[_Block | _Table], stack: list[tuple[int, str]], out: list[Passage]
+    source: str, page: int, items: list[_Item], stack: list[tuple[int, str]], out: list[Passage]
 ) -> list[tuple[int, str]]:
-    """Walk one page top to bottom, keeping the heading stack; returns the stack for the next page."""
+    """Walk one page in reading order, keeping the heading stack; returns the stack for the next
+    page. A table without ruling lines is the section of its own rows when its caption names a
+    statement; the heading stack is left as it was."""
     paragraph = table_number = 0
     previous: _Block | None = None
     for item in items:
@@ -161,17 +213,99 @@ def _page_passages(
             previous = item
             continue
         table_number += 1
-        title = previous.text if previous is not None and previous.lines == 1 else None
-        out.extend(_table_rows(item, source, page, table_number, title, _path(stack)))
+        if isinstance(item, _Table):
+            title = previous.text if previous is not None and previous.lines == 1 else None
+            out.extend(_table_rows(item, source, page, table_number, title, _path(stack)))
+        else:
+            out.extend(_unruled_rows(item, source, page, table_number, item.section or _path(stack)))
     return stack
+
+
+def _unruled_rows(
+    table: UnruledTable, source: str, page: int, number: int, section: str | None
+) -> list[Passage]:
+    """One passage per data row: `Caption: Row label: Header: value; Header: value`; a row under
+    a sub-heading ("Current assets") has it at the end of its section."""
+    return [
+        Passage(
+            kind=Kind.TABLE,
+            source=source,
+            page=page,
+            section=" > ".join(p for p in (section, row.subheading) if p) or None,
+            text=row_text(table, row),
+            table=number,
+            row=row_number,
+            boxes=(row.box,),
+        )
+        for row_number, row in enumerate(table.rows, start=1)
+    ]
 
 
 @dataclass
 class _Table:
+    """A ruled table (PyMuPDF `find_tables`)."""
+
     bbox: tuple[float, float, float, float]
     header: list[str]
     rows: list[list[str]]  # data rows only
     row_boxes: list[Box]  # one per data row
+
+
+_Item = _Block | _Table | UnruledTable
+
+
+def _ruled_tables(page: pymupdf.Page) -> list[Any]:
+    """PyMuPDF's tables on a page whose drawings hold vertical rules, keeping those with at least
+    two columns, a vertical rule inside them (a statement with horizontal rules only, or cell
+    shading, is left to the whitespace detector) and no list markers for a first column."""
+    vertical = _vertical_rules(page)
+    if len({round(x) for x, _, _ in vertical}) < 3:  # fewer cannot bound two columns
+        return []
+    # Only where the rules are: find_tables' cost grows with every character and path it is
+    # given, and a chart elsewhere on the page can cost it seconds.
+    clip = pymupdf.Rect(
+        page.rect.x0,
+        min(top for _, top, _ in vertical) - 2,
+        page.rect.x1,
+        max(bottom for _, _, bottom in vertical) + 2,
+    )
+    kept = []
+    for table in page.find_tables(clip=clip).tables:
+        x0, y0, x1, y1 = table.bbox
+        inside = any(x0 + 2 < x < x1 - 2 and top < y1 and bottom > y0 for x, top, bottom in vertical)
+        if table.col_count >= 2 and table.row_count >= 2 and inside and not _is_list(table):
+            kept.append(table)
+    return kept
+
+
+def _vertical_rules(page: pymupdf.Page) -> list[tuple[float, float, float]]:
+    """(x, top, bottom) of every drawn vertical line: stroked lines and rectangle sides, and
+    filled rectangles thin enough to be a line. Wide filled rectangles are shading, not rules."""
+    rules = []
+    for drawing in page.get_cdrawings():
+        stroked = drawing.get("color") is not None and "s" in drawing.get("type", "")
+        for item in drawing["items"]:
+            if item[0] == "l" and stroked:
+                (ax, ay), (bx, by) = item[1], item[2]
+                if abs(ax - bx) < 1 and abs(ay - by) > 3:
+                    rules.append((ax, min(ay, by), max(ay, by)))
+            elif item[0] == "re":
+                x0, y0, x1, y1 = item[1]
+                if stroked and y1 - y0 > 3:
+                    rules += [(x0, y0, y1), (x1, y0, y1)]
+                elif x1 - x0 <= 2 and y1 - y0 > 3:
+                    rules.append(((x0 + x1) / 2, y0, y1))
+    return rules
+
+
+def _is_list(table: Any) -> bool:
+    """Two columns, the first of them list markers only: a list drawn with rules. A table with
+    more columns whose rows are numbered is still a table."""
+    if table.col_count != 2:
+        return False
+    first = [squash(row[0] or "") for row in table.extract() if row]
+    markers = [cell for cell in first if cell]
+    return bool(markers) and all(_LIST_MARKER.match(cell) for cell in markers)
 
 
 def _read_table(page: pymupdf.Page, table: Any) -> _Table:
@@ -227,30 +361,52 @@ def _table_rows(
     return passages
 
 
-def _text_blocks(page: pymupdf.Page, table_boxes: list[tuple[float, float, float, float]]) -> list[_Block]:
-    """Text blocks outside tables, in reading order, with their dominant font size and boldness."""
+def _blocks(lines: list[Line]) -> list[_Block]:
+    """Prose blocks: PyMuPDF's text blocks, less the lines that tables and running headers took,
+    with their dominant font size and boldness."""
+    grouped: dict[int, list[Line]] = {}
+    for line in lines:
+        grouped.setdefault(line.block, []).append(line)
     blocks = []
-    for block in page.get_text("dict", sort=True)["blocks"]:
-        if block.get("type") != 0 or _inside_any(block["bbox"], table_boxes):
-            continue
-        spans = [s for line in block["lines"] for s in line["spans"] if s["text"].strip()]
-        if not spans:
-            continue
-        text = squash(" ".join("".join(s["text"] for s in line["spans"]) for line in block["lines"]))
+    for members in grouped.values():
         chars = Counter[float]()
-        for span in spans:
-            chars[round(span["size"], 1)] += len(span["text"])
+        for line in members:
+            chars.update(line.chars)
+        box = union([line.box for line in members])
         blocks.append(
             _Block(
-                text=text,
+                text=squash(" ".join(line.text for line in members)),
                 size=chars.most_common(1)[0][0],
-                bold=all(s["flags"] & _BOLD or "bold" in s["font"].lower() for s in spans),
-                top=block["bbox"][1],
-                lines=len(block["lines"]),
-                box=_box(block["bbox"]),
+                bold=all(line.bold for line in members),
+                top=box[1],
+                lines=len(members),
+                box=box,
+                upright=all(line.upright for line in members),
             )
         )
     return blocks
+
+
+def document_title(metadata: str | None, first_page: list[_Block], body_size: float) -> str | None:
+    """The metadata title when it reads like one (not blank, not an SEC accession number, not a
+    file name), else the first page's most prominent heading: its largest short block, if larger
+    than the body text, or its first bold one."""
+    title = squash(metadata or "")
+    if (
+        len(title) >= 3
+        and any(c.isalpha() for c in title)
+        and not _ACCESSION.match(title)
+        and not _FILE_NAME.search(title)
+        and not _PATH.search(title)
+        and not ("/" in title and " " not in title)
+    ):
+        return title
+    short = [b for b in first_page if b.upright and b.lines <= 3 and 3 <= len(b.text) <= 150]
+    larger = [b for b in short if b.size >= body_size * 1.15]
+    if larger:
+        return max(larger, key=lambda b: (b.size, -b.top)).text
+    bold = [b for b in short if b.bold]
+    return min(bold, key=lambda b: b.top).text if bold else None
 
 
 def _box(rect: Any) -> Box:
@@ -258,9 +414,7 @@ def _box(rect: Any) -> Box:
     return (x0, y0, x1, y1)
 
 
-def _inside_any(
-    box: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]
-) -> bool:
+def _inside_any(box: Box, others: list[tuple[float, float, float, float]]) -> bool:
     x = (box[0] + box[2]) / 2
     y = (box[1] + box[3]) / 2
     return any(o[0] <= x <= o[2] and o[1] <= y <= o[3] for o in others)
@@ -274,6 +428,8 @@ def _body_size(blocks: list[_Block]) -> float:
 
 
 def _is_heading(block: _Block, body_size: float) -> bool:
+    if not block.upright:
+        return False
     short = block.lines <= 2 and len(block.text) <= 80 and block.text[-1:] not in ".,;:!?"
     return short and (block.size >= body_size * 1.15 or block.bold)
 

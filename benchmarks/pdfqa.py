@@ -1,0 +1,610 @@
+"""Page-level retrieval on real PDFs (FinanceBench and MMLongBench-Doc dev splits) and SciFact
+nDCG@10, measured through `localqa eval` as a user runs it.
+
+    python benchmarks/pdfqa.py [--sets financebench,mmlongbench,scifact] [--retriever R] [-k 5]
+                               [--bench DIR] [--cache DIR] [--json OUT]
+
+Each set becomes a localqa suite (`cases.toml`) and a folder of documents under `--cache`
+(default `~/.cache/localqa-bench`, never the repository). The documents are indexed with
+`localqa index` in a subprocess and the suite is scored with `localqa eval SUITE --db INDEX
+--save RUN.json` in a subprocess, so the figures are what a user gets from the command line with
+its defaults (`--retriever` and `-k` are passed through when given).
+
+Figures, each with its numerator and denominator:
+
+- **page hit@1 / hit@5**: a candidate ranked 1 (or within the first 5) in any question part lies
+  on an evidence page. Evidence pages: FinanceBench `evidence_page_num` is 0-based (page n+1 in
+  localqa), MMLongBench-Doc `evidence_pages` is 1-based. Measured in **one shared index** of all
+  the set's PDFs and **per document**. Per document uses one index whose catalog puts every
+  document in a tenant of its own, and each case asks as its document's tenant: eligibility, and
+  with it every BM25 statistic (which comes from eligible passages only), then covers that one
+  document, exactly as an index of that document alone would.
+- **abstained**: the share of answerable questions with no candidate at all, and of unanswerable
+  ones (MMLongBench-Doc `unanswerable`, `expect = []`), where abstaining is right.
+- MMLongBench-Doc `needs_visual` questions (evidence is a chart or figure) are scored and reported
+  on their own line, never mixed into the text/table figures.
+- **SciFact nDCG@10**: the 5,183 abstracts as Markdown files (`# title` then the abstract), the
+  300 test claims each as one explicit part (a claim is not a compound question; clause splitting
+  would leave no single ranking to score), k=10, scored BEIR-style (binary qrels, log2 discount).
+
+Indexes are cached: the key is the documents' SHA-256, the catalog, the index options and a hash
+of localqa's extraction and indexing code (`localqa/extract/*.py`, `localqa/index.py`,
+`localqa/schema.py`, `localqa/store/`; `localqa/embeddings.py` too when embeddings are computed).
+After a retrieval-only change a re-run reuses the index and only re-runs `eval`. Build times are
+printed (and marked "reused" when nothing was built).
+
+Catalog: every document gets `series = <file stem>` and `access = "public"`. Without it, file
+names such as `PEPSICO_2023_8K_dated-2023-05-05.pdf` and `..._dated-2023-05-30.pdf` read as two
+versions of one series and the earlier one is superseded (invisible), which would measure the
+file-name rule, not retrieval.
+
+Exits 0 with a message when the benchmark data is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+# ../shared/bench beside the repository (or beside the folder of worktrees it sits in).
+BENCH_PLACES = (REPO.parent / "shared/bench", REPO.parents[1] / "shared/bench")
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench"
+SETS = ("financebench", "mmlongbench", "scifact")
+AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effective date)
+# Code whose change changes what an index holds (extraction, passage writing, schema).
+INDEX_CODE = ("localqa/extract/*.py", "localqa/index.py", "localqa/schema.py", "localqa/store/**/*.py")
+EMBED_CODE = ("localqa/embeddings.py",)
+HITS_AT = (1, 5)
+SCIFACT_K = 10
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+
+@dataclass
+class Case:
+    id: str
+    question: str
+    source: str  # the question's own document (per-document mode); "" for SciFact
+    pages: set[tuple[str, int]]  # evidence (source, 1-based page); empty: unanswerable
+    category: str  # answerable | unanswerable | needs_visual | scifact
+    parts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BenchSet:
+    name: str
+    title: str
+    documents: list[Path]
+    cases: list[Case]
+    notes: list[str] = field(default_factory=list)
+    markdown: dict[str, str] | None = None  # SciFact: file name -> Markdown text (written, not copied)
+    qrels: dict[str, set[str]] | None = None  # SciFact: case id -> relevant sources
+
+
+def load_financebench(folder: Path) -> BenchSet:
+    cases = []
+    for line in (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        source = f"{record['doc_name']}.pdf"
+        # evidence_page_num is 0-based (the README): doc[n] is localqa page n + 1.
+        pages = {(f"{e['doc_name']}.pdf", int(e["evidence_page_num"]) + 1) for e in record["evidence"]}
+        cases.append(Case(record["financebench_id"], record["question"], source, pages, "answerable"))
+    documents = sorted((folder / "pdfs").glob("*.pdf"))
+    return BenchSet("financebench", "financebench-dev", documents, cases)
+
+
+def load_mmlongbench(folder: Path) -> BenchSet:
+    cases = []
+    notes = []
+    for number, line in enumerate((folder / "questions.jsonl").read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        category = {"text_or_table": "answerable"}.get(record["category"], record["category"])
+        listed = [int(p) for p in json.loads(record["evidence_pages"] or "[]")]
+        # evidence_pages is 1-based (the README); a 0 cannot be a page.
+        pages = {(record["doc_id"], p) for p in listed if p >= 1}
+        if category != "unanswerable" and not pages:
+            notes.append(
+                f"question {number} ({record['category']}) lists evidence pages {listed}, none of them a "
+                "1-based page: left out"
+            )
+            continue
+        cases.append(Case(f"mml-{number:02d}", record["question"], record["doc_id"], pages, category))
+    documents = sorted((folder / "pdfs").glob("*.pdf"))
+    return BenchSet("mmlongbench", "mmlongbench-dev", documents, cases, notes)
+
+
+def load_scifact(folder: Path) -> BenchSet:
+    markdown = {}
+    for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            title = " ".join(record["title"].split())
+            markdown[f"{record['_id']}.md"] = f"# {title}\n\n{record['text'].strip()}\n"
+    queries = {}
+    for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            queries[record["_id"]] = record["text"]
+    qrels: dict[str, set[str]] = {}
+    for line in (folder / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        if line.strip():
+            query, doc, grade = line.split("\t")
+            if int(grade) > 0:
+                qrels.setdefault(f"scifact-{query}", set()).add(f"{doc}.md")
+    cases = [
+        Case(case_id, queries[case_id.removeprefix("scifact-")], "", set(), "scifact",
+             parts=[queries[case_id.removeprefix("scifact-")]])
+        for case_id in sorted(qrels, key=lambda c: int(c.removeprefix("scifact-")))
+    ]  # fmt: skip
+    return BenchSet("scifact", "SciFact test", [], cases, markdown=markdown, qrels=qrels)
+
+
+# ---------------------------------------------------------------------------------------------
+# Suites, documents and indexes on disk
+
+
+def toml_string(value: str) -> str:
+    # A JSON string is a valid TOML basic string (same escapes; \uXXXX for control characters).
+    return json.dumps(value, ensure_ascii=False)
+
+
+def cases_toml(cases: Iterable[Case], tenants: dict[str, str] | None) -> str:
+    lines = []
+    for case in cases:
+        lines += ["[[case]]", f"id = {toml_string(case.id)}", f"as_of = {AS_OF}"]
+        lines.append(f"question = {toml_string(case.question)}")
+        if case.parts:
+            lines.append(f"parts = [{', '.join(toml_string(p) for p in case.parts)}]")
+        if tenants is not None:
+            lines.append(f"tenant = {toml_string(tenants[case.source])}")
+        lines.append(f"category = {toml_string(case.category)}")
+        expect = ", ".join(
+            f"{{ source = {toml_string(source)}, page = {page} }}" for source, page in sorted(case.pages)
+        )
+        lines += [f"expect = [{expect}]", ""]
+    return "\n".join(lines)
+
+
+def catalog_toml(names: Iterable[str], tenants: dict[str, str] | None) -> str:
+    lines = []
+    for name in sorted(names):
+        lines += [f"[{toml_string(name)}]", f"series = {toml_string(Path(name).stem)}", 'access = "public"']
+        if tenants is not None:
+            lines.append(f"tenant = {toml_string(tenants[name])}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def tenant_names(sources: Iterable[str]) -> dict[str, str]:
+    return {source: f"doc{number:03d}" for number, source in enumerate(sorted(sources), start=1)}
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+_CODE_HASHES: dict[tuple[str, ...], str] = {}
+
+
+def code_hash(patterns: Sequence[str]) -> str:
+    """Hashed once per run: an edit made while a run is going cannot relabel its indexes."""
+    key = tuple(patterns)
+    if key not in _CODE_HASHES:
+        _CODE_HASHES[key] = _hash_files(patterns)
+    return _CODE_HASHES[key]
+
+
+def _hash_files(patterns: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for pattern in patterns:
+        for path in sorted(REPO.glob(pattern)):
+            digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def write_if_changed(path: Path, data: bytes) -> None:
+    if not path.exists() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+SIDECAR = re.compile(r"^(?P<stem>.+)\.page-[1-9]\d*\.ocr\.txt$")
+
+
+def fill_docs(folder: Path, bench: BenchSet, catalog: str | None, linked_from: Path | None) -> None:
+    """Make `folder` hold exactly the set's documents, their OCR sidecars (kept where `localqa
+    ocr` wrote them, or linked from `linked_from`) and the catalog."""
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted: set[str] = set()
+    if bench.markdown is not None:
+        for name, text in bench.markdown.items():
+            write_if_changed(folder / name, text.encode("utf-8"))
+            wanted.add(name)
+    for document in bench.documents:
+        target = folder / document.name
+        if not target.exists() or sha256_file(target) != sha256_file(document):
+            _link_or_copy(linked_from / document.name if linked_from else document, target)
+        wanted.add(document.name)
+    stems = {d.stem for d in bench.documents}
+    if linked_from is not None:
+        for sidecar in linked_from.iterdir():
+            match = SIDECAR.match(sidecar.name)
+            if match and match["stem"] in stems:
+                target = folder / sidecar.name
+                if not target.exists() or target.read_bytes() != sidecar.read_bytes():
+                    _link_or_copy(sidecar, target)
+    if catalog is not None:
+        write_if_changed(folder / "catalog.toml", catalog.encode("utf-8"))
+        wanted.add("catalog.toml")
+    for stray in folder.iterdir():
+        match = SIDECAR.match(stray.name)
+        if stray.name not in wanted and not (match and match["stem"] in stems):
+            stray.unlink()
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)  # the same bytes twice cost nothing
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def content_key(folder: Path) -> str:
+    """What the documents folder holds, by name and content."""
+    return sha256_bytes(
+        json.dumps(sorted((p.name, sha256_file(p)) for p in folder.iterdir() if p.is_file())).encode()
+    )
+
+
+def ocr(folder: Path) -> tuple[float | None, int]:
+    """`localqa ocr` over the folder (pages without a text layer only; existing sidecars are
+    kept), skipped when it already ran on these exact PDFs. Returns the seconds it took (None:
+    skipped) and how many sidecars the folder then holds."""
+    pdfs = sha256_bytes(json.dumps(sorted((p.name, sha256_file(p)) for p in folder.glob("*.pdf"))).encode())
+    marker = folder.parent / f"{folder.name}.ocr-done"
+    seconds = None
+    if not marker.exists() or marker.read_text(encoding="utf-8") != pdfs:
+        started = time.perf_counter()
+        result = localqa("ocr", "--pdfs", str(folder))
+        if result.returncode != 0:
+            raise SystemExit(
+                f"Error: localqa ocr failed on {folder}: {result.stderr.strip() or result.stdout}"
+            )
+        seconds = time.perf_counter() - started
+        marker.write_text(pdfs, encoding="utf-8")
+    return seconds, sum(bool(SIDECAR.match(p.name)) for p in folder.iterdir())
+
+
+def localqa(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI of this checkout (PYTHONPATH puts it before any installed localqa)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env.setdefault("OMP_THREAD_LIMIT", "1")
+    return subprocess.run(
+        [sys.executable, "-m", "localqa", *args], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def index_flags(retriever: str | None) -> list[str]:
+    """Embeddings only where the retriever needs them; `--no-embed` keeps lexical runs fast when
+    the CLI computes embeddings by default. No flag at all when the retriever is the default."""
+    if retriever in ("semantic", "hybrid"):
+        return ["--embed"]
+    if retriever == "lexical":
+        return ["--no-embed"]
+    return []
+
+
+@dataclass
+class Built:
+    path: Path
+    seconds: float | None  # None: reused from the cache
+    key: str
+    problems: list[str]
+
+
+def ensure_index(docs: Path, db: Path, flags: list[str], seed: Path | None = None) -> Built:
+    """Index `docs` into `db` unless a finished index is there already. With `seed`, start from a
+    copy of that index: `localqa index` then re-extracts nothing whose bytes are unchanged."""
+    done = db.with_suffix(".done")
+    if db.exists() and done.exists():
+        return Built(db, None, db.stem, json.loads(done.read_text(encoding="utf-8")))
+    db.unlink(missing_ok=True)
+    if seed is not None:
+        shutil.copyfile(seed, db)
+    started = time.perf_counter()
+    result = localqa("index", "--pdfs", str(docs), "--db", str(db), "--json", *flags)
+    seconds = time.perf_counter() - started
+    problems: list[str] = []
+    try:
+        report = json.loads(result.stdout)
+        problems = [
+            f"{p['source']}" + (f", page {p['page']}" if p["page"] else "") + f": {p['message']}"
+            for p in report.get("problems", [])
+        ]
+    except json.JSONDecodeError:
+        pass
+    if not db.exists():
+        raise SystemExit(f"Error: localqa index failed for {docs}: {result.stderr.strip() or result.stdout}")
+    done.write_text(json.dumps(problems), encoding="utf-8")
+    return Built(db, seconds, db.stem, problems)
+
+
+def index_key(content: str, flags: list[str]) -> str:
+    patterns = INDEX_CODE + (EMBED_CODE if "--no-embed" not in flags else ())
+    return sha256_bytes(f"{content}|{code_hash(patterns)}|{' '.join(flags)}".encode())[:16]
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a suite
+
+
+def run_suite(suite: Path, db: Path, out: Path, retriever: str | None, k: int) -> float:
+    """Score `suite` against `db` and save the run to `out`; returns the seconds it took."""
+    out.unlink(missing_ok=True)
+    started = time.perf_counter()
+    args = ["eval", str(suite), "--db", str(db), "--save", str(out), "-k", str(k)]
+    if retriever:
+        args += ["--retriever", retriever]
+    result = localqa(*args)
+    if not out.exists():
+        raise SystemExit(f"Error: localqa eval failed on {suite}: {result.stderr.strip() or result.stdout}")
+    return time.perf_counter() - started
+
+
+def ranked_pages(run_case: dict[str, Any]) -> list[tuple[int, str, int | None]]:
+    """(rank, source, page) of every candidate, all parts together."""
+    return [(c["rank"], c["source"], c.get("page")) for c in run_case["candidates"]]
+
+
+def fraction(numerator: float, denominator: int) -> dict[str, Any]:
+    value = numerator / denominator if denominator else None
+    return {"numerator": numerator, "denominator": denominator, "value": value}
+
+
+def page_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
+    by_id = {c["id"]: c for c in run["cases"]}
+    scores: dict[str, Any] = {}
+    for n in HITS_AT:
+        hits = 0
+        for case in cases:
+            found = ranked_pages(by_id[case.id])
+            hits += any(rank <= n and (source, page) in case.pages for rank, source, page in found)
+        scores[f"hit@{n}"] = fraction(hits, len(cases))
+    scores["abstained"] = fraction(sum(not by_id[c.id]["candidates"] for c in cases), len(cases))
+    scores["split_into_parts"] = sum(len(by_id[c.id]["parts"]) > 1 for c in cases)
+    return scores
+
+
+def ndcg_at_10(cases: list[Case], qrels: dict[str, set[str]], run: dict[str, Any]) -> dict[str, Any]:
+    by_id = {c["id"]: c for c in run["cases"]}
+    total = 0.0
+    for case in cases:
+        ranked: list[str] = []
+        for _, source, _ in sorted(ranked_pages(by_id[case.id])):
+            if source not in ranked:
+                ranked.append(source)
+        relevant = qrels[case.id]
+        dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:SCIFACT_K]) if s in relevant)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), SCIFACT_K)))
+        total += dcg / ideal
+    return {
+        "ndcg@10": fraction(round(total, 4), len(cases)),
+        "abstained": fraction(sum(not by_id[c.id]["candidates"] for c in cases), len(cases)),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# One set end to end
+
+
+def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
+    home = cache / bench.name
+    flags = index_flags(args.retriever)
+    names = [d.name for d in bench.documents] + list(bench.markdown or {})
+    shared_docs = home / "docs-shared"
+    fill_docs(shared_docs, bench, catalog_toml(names, None), None)
+    ocr_seconds, sidecars = ocr(shared_docs) if args.ocr and bench.documents else (None, 0)
+    content = content_key(shared_docs)
+    shared = ensure_index(shared_docs, home / f"index-shared-{index_key(content, flags)}.sqlite3", flags)
+    report: dict[str, Any] = {
+        "set": bench.title,
+        "documents": len(names),
+        "pages": _pages(bench.documents),
+        "notes": bench.notes,
+        "ocr": {"seconds": ocr_seconds, "sidecars": sidecars} if args.ocr else None,
+        "index": {"shared": _built(shared)},
+    }
+    k = SCIFACT_K if bench.qrels is not None else args.k
+    retriever = args.retriever
+    with tempfile.TemporaryDirectory(prefix="pdfqa-") as scratch:
+        suite = Path(scratch) / "suite-shared"
+        suite.mkdir()
+        (suite / "cases.toml").write_text(cases_toml(bench.cases, None), encoding="utf-8")
+        run_path = Path(scratch) / "run-shared.json"
+        seconds = run_suite(suite, shared.path, run_path, retriever, k)
+        shared_run = json.loads(run_path.read_text(encoding="utf-8"))
+        report["eval_seconds"] = {"shared": round(seconds, 1)}
+        report["config"] = shared_run["config"]["retrieval"]
+        if bench.qrels is not None:
+            report["shared"] = ndcg_at_10(bench.cases, bench.qrels, shared_run)
+            return report
+        tenants = tenant_names(names)
+        perdoc_docs = home / "docs-perdoc"
+        fill_docs(perdoc_docs, bench, catalog_toml(names, tenants), shared_docs)
+        perdoc = ensure_index(
+            perdoc_docs,
+            # Derived from the shared index, so keyed by it too.
+            home / f"index-perdoc-{index_key(content_key(perdoc_docs) + shared.key, flags)}.sqlite3",
+            flags,
+            seed=shared.path,
+        )
+        report["index"]["per_document"] = _built(perdoc)
+        suite = Path(scratch) / "suite-perdoc"
+        suite.mkdir()
+        (suite / "cases.toml").write_text(cases_toml(bench.cases, tenants), encoding="utf-8")
+        run_path = Path(scratch) / "run-perdoc.json"
+        seconds = run_suite(suite, perdoc.path, run_path, retriever, k)
+        perdoc_run = json.loads(run_path.read_text(encoding="utf-8"))
+        report["eval_seconds"]["per_document"] = round(seconds, 1)
+    for mode, run in (("shared", shared_run), ("per_document", perdoc_run)):
+        report[mode] = {
+            category: page_scores([c for c in bench.cases if c.category == category], run)
+            for category in ("answerable", "needs_visual", "unanswerable")
+            if any(c.category == category for c in bench.cases)
+        }
+    return report
+
+
+def _pages(documents: list[Path]) -> int | None:
+    if not documents:
+        return None
+    import pymupdf
+
+    total = 0
+    for path in documents:
+        with pymupdf.open(path) as document:
+            total += document.page_count
+    return total
+
+
+def _built(built: Built) -> dict[str, Any]:
+    return {"path": str(built.path), "seconds": built.seconds, "problems": built.problems}
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def show(value: dict[str, Any]) -> str:
+    if value["value"] is None:
+        return "—"
+    numerator = value["numerator"]
+    shown = f"{numerator:g}" if isinstance(numerator, float) else str(numerator)
+    return f"{shown}/{value['denominator']} = {value['value']:.3f}"
+
+
+def print_report(report: dict[str, Any]) -> None:
+    config = report["config"]
+    pages = f", {report['pages']:,} pages" if report["pages"] else ""
+    settings = f"retriever {config['retriever']}, k={config['k']}, neighbour {config.get('neighbour')}"
+    print(f"\n== {report['set']}: {report['documents']} documents{pages}; {settings}")
+    for note in report["notes"]:
+        print(f"   note: {note}")
+    if report["ocr"] and report["ocr"]["sidecars"]:
+        seconds = report["ocr"]["seconds"]
+        timing = "reused" if seconds is None else f"{seconds:.1f} s"
+        count = report["ocr"]["sidecars"]
+        print(f"   localqa ocr: {count} page(s) without a text layer have a sidecar ({timing})")
+    for mode, built in report["index"].items():
+        seconds = built["seconds"]
+        if seconds is None:
+            timing = "reused (built earlier from the same documents and extraction code)"
+        else:
+            pages = report["pages"] if mode == "shared" else None
+            rate = f", {pages / seconds:.1f} pages/s" if pages else ""
+            timing = f"built in {seconds:.1f} s{rate}"
+        print(f"   index ({mode.replace('_', ' ')}): {timing}; {len(built['problems'])} problem(s) reported")
+    evals = ", ".join(f"{mode.replace('_', ' ')} {s} s" for mode, s in report["eval_seconds"].items())
+    print(f"   eval: {evals}")
+    if "ndcg@10" in report["shared"]:
+        shared = report["shared"]
+        print(f"   nDCG@10 {show(shared['ndcg@10'])}; abstained {show(shared['abstained'])}")
+        return
+    labels = {"answerable": "answerable", "needs_visual": "needs_visual", "unanswerable": "unanswerable"}
+    if report["set"].startswith("mmlongbench"):
+        labels["answerable"] = "text/table"
+    print(f"   {'questions':<26} {'index':<13} {'page hit@1':<18} {'page hit@5':<18} {'abstained':<18}")
+    for category, label in labels.items():
+        for mode in ("shared", "per_document"):
+            scores = report[mode].get(category)
+            if scores is None:
+                continue
+            count = scores["abstained"]["denominator"]
+            if category == "unanswerable":
+                hits = ("(no evidence)", "(no evidence)")
+            else:
+                hits = (show(scores["hit@1"]), show(scores["hit@5"]))
+            print(
+                f"   {label + f' ({count})':<26} {mode.replace('_', ' '):<13} {hits[0]:<18} {hits[1]:<18} "
+                f"{show(scores['abstained']):<18}"
+            )
+    split = report["shared"]["answerable"]["split_into_parts"]
+    if split:
+        print(f"   ({split} answerable question(s) were split into parts; a hit in any part counts)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
+    parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="suites, documents and indexes")
+    parser.add_argument(
+        "--retriever",
+        choices=("lexical", "semantic", "hybrid"),
+        help="passed to localqa eval (default: eval's own default); semantic/hybrid index with --embed",
+    )
+    parser.add_argument("-k", type=int, default=5, help="candidates per part for the PDF sets (SciFact: 10)")
+    parser.add_argument(
+        "--no-ocr",
+        dest="ocr",
+        action="store_false",
+        help="skip `localqa ocr` (by default it writes sidecars for pages without a text layer first)",
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    args = parser.parse_args(argv)
+    chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
+    unknown = sorted(set(chosen) - set(SETS))
+    if unknown:
+        parser.error(f"unknown set(s) {', '.join(unknown)}; choose from {', '.join(SETS)}")
+    bench = args.bench or next((p for p in BENCH_PLACES if p.is_dir()), BENCH_PLACES[0])
+    folders = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev", "scifact": "scifact"}
+    missing = [folders[s] for s in chosen if not (bench / folders[s]).is_dir()]
+    if missing:
+        print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
+        return 0
+    for patterns in (INDEX_CODE, INDEX_CODE + EMBED_CODE):
+        code_hash(patterns)  # now, before anything is built
+    loaders = {"financebench": load_financebench, "mmlongbench": load_mmlongbench, "scifact": load_scifact}
+    path = "localqa eval (subprocess)"
+    print(f"pdfqa: {path}; cache {args.cache}")
+    reports = []
+    for name in chosen:
+        report = measure(loaders[name](bench / folders[name]), args.cache, args)
+        print_report(report)
+        reports.append(report)
+    if args.json:
+        args.json.write_text(json.dumps({"path": path, "sets": reports}, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
