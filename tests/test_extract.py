@@ -13,7 +13,7 @@ import pytest
 
 from localqa.extract.pdf import extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
-from localqa.extract.text import identifiers, looks_like_heading, paragraphs, squash
+from localqa.extract.text import governing, identifiers, looks_like_heading, paragraphs, squash
 from localqa.types import Kind, Passage
 
 PDFS = Path(__file__).resolve().parent.parent / "pdfs"
@@ -358,3 +358,18 @@ def test_dates_times_and_numbers_are_not_identifiers(text: str) -> None:
 
 def test_a_date_inside_a_hyphenated_file_name_is_not_an_identifier() -> None:
     assert identifiers("What does equipment-policy-2026-11-01 say about projectors?") == []
+
+
+@pytest.mark.parametrize(
+    ("levels", "governed"),
+    [
+        ([0, None, 1, None], [0, None, 1, None]),  # each heading governs the text after it
+        ([0, 1, None], [0, 1, None]),  # a heading may govern a lower one
+        ([1, 0, None], [None, 0, None]),  # ... not a higher one
+        ([0, 0, None], [None, 0, None]),  # ... nor one of its own level
+        ([None, 0], [None, None]),  # the last block governs nothing: it is text
+        ([], []),
+    ],
+)
+def test_a_heading_that_governs_nothing_is_text(levels: list[int | None], governed: list[int | None]) -> None:
+    assert governing(levels) == governed

@@ -25,7 +25,7 @@ import pymupdf
 
 from localqa.catalog import Problem
 from localqa.extract.layout import Line, PageText, column_order, drop_running, read_page, running_lines, union
-from localqa.extract.text import squash
+from localqa.extract.text import governing, squash
 from localqa.extract.unruled import UnruledTable, row_text
 from localqa.extract.unruled import find_tables as find_unruled
 from localqa.types import Box, Kind, Passage
@@ -175,14 +175,10 @@ def _mark_headings(items: list[_Item], body_size: float, heading_sizes: list[flo
     for block in items:
         if isinstance(block, _Block) and _is_heading(block, body_size):
             block.level = heading_sizes.index(round(block.size, 1))
-    for index, block in enumerate(items):
-        if not isinstance(block, _Block) or block.level is None:
-            continue
-        following = items[index + 1] if index + 1 < len(items) else None
-        if following is None or (
-            isinstance(following, _Block) and following.level is not None and following.level <= block.level
-        ):
-            block.level = None
+    levels = governing([item.level if isinstance(item, _Block) else None for item in items])
+    for item, level in zip(items, levels, strict=True):
+        if isinstance(item, _Block):
+            item.level = level
 
 
 def _page_passages(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from localqa.extract.text import looks_like_heading, paragraphs, squash
+from localqa.extract.text import governing, looks_like_heading, paragraphs, squash
 from localqa.types import Kind, Passage
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -45,10 +45,9 @@ def extract_plain(text: str, source: str, page: int | None, kind: Kind) -> list[
     section: str | None = None
     passages: list[Passage] = []
     blocks = paragraphs(text)
-    shapes = [looks_like_heading(text[start:end]) for _, start, end in blocks]
-    for index, (body, _, _) in enumerate(blocks):
-        governs = index + 1 < len(blocks) and not shapes[index + 1]
-        if shapes[index] and governs:
+    levels = governing([0 if looks_like_heading(text[start:end]) else None for _, start, end in blocks])
+    for (body, _, _), level in zip(blocks, levels, strict=True):
+        if level is not None:
             section = body
             continue
         passages.append(
