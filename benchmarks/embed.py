@@ -328,25 +328,31 @@ def openvino_variant(path: Path, files: minilm.ModelFiles, threads: int = 2, bat
 
 def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
     files = built.files
-    return {
+    table: dict[str, Callable[[], EncodeAll]] = {
         "st": lambda: st_variant(per_chunk=True, threads=threads),
-        "st-t1": lambda: st_variant(per_chunk=True, threads=1),
-        "st-sorted": lambda: st_variant(per_chunk=False, threads=threads),
         "st-sorted-b16": lambda: st_variant(per_chunk=False, batch=16, threads=threads),
         "st-sorted-b32": lambda: st_variant(per_chunk=False, batch=32, threads=threads),
         "st-sorted-b128": lambda: st_variant(per_chunk=False, batch=128, threads=threads),
         "st-128": lambda: st_variant(per_chunk=False, threads=threads, max_tokens=128),
         "ort-export-fp32": lambda: ort_variant(built.get("torch-export-fused"), files, threads),
-        "onnx-fp32": lambda: localqa_variant(built, "fp32", threads=threads),
-        "onnx-int8": lambda: localqa_variant(built, "int8", threads=threads),
-        "onnx-int8-t1": lambda: localqa_variant(built, "int8", threads=1),
         "onnx-int8-b8": lambda: localqa_variant(built, "int8", threads=threads, batch=8),
-        "onnx-int8-b64": lambda: localqa_variant(built, "int8", threads=threads, batch=64),
-        "onnx-int8-128": lambda: localqa_variant(built, "int8", threads=threads, max_tokens=128),
+        "onnx-int8-128": lambda: localqa_variant(built, "int8", threads=threads, batch=1, max_tokens=128),
         "onnx-int8-unsorted": lambda: localqa_variant(built, "int8", threads=threads, sorted_whole=False),
-        "openvino-fp32": lambda: openvino_variant(built.get("torch-export"), files, threads),
         "openvino-int8": lambda: openvino_variant(built.get("torch-export-int8"), files, threads),
     }
+    # The options worth comparing on one core too (`-t1`): with one thread, CPU time is the work
+    # done, whatever else runs on the machine.
+    for suffix, n in (("", threads), ("-t1", 1)):
+        table |= {
+            f"st{suffix}": (lambda n=n: st_variant(per_chunk=True, threads=n)),
+            f"st-sorted{suffix}": (lambda n=n: st_variant(per_chunk=False, threads=n)),
+            f"onnx-fp32{suffix}": (lambda n=n: localqa_variant(built, "fp32", threads=n)),
+            # int8: one text per call (see localqa.embeddings.BATCH), and batched for comparison.
+            f"onnx-int8{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=1)),
+            f"onnx-int8-b32{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=32)),
+            f"openvino-fp32{suffix}": (lambda n=n: openvino_variant(built.get("torch-export"), files, n)),
+        }
+    return table
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,12 +427,14 @@ def main() -> None:
         # Speed: round-robin repeats over the same sample.
         timed = [n for n in speed_names if n in encoders]
         seconds: dict[str, list[float]] = {n: [] for n in timed}
+        cpu_seconds: dict[str, list[float]] = {n: [] for n in timed}
         vectors: dict[str, Vectors] = {}
         for repeat in range(args.repeat):
             for name in timed:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 vectors[name] = encoders[name](sample)
                 seconds[name].append(time.perf_counter() - start)
+                cpu_seconds[name].append(time.process_time() - cpu)
                 print(
                     f"  repeat {repeat + 1} {name}: {len(sample) / seconds[name][-1]:.1f} passages/s",
                     file=sys.stderr,
@@ -441,7 +449,8 @@ def main() -> None:
                 f"real passages, median of {args.repeat}, threads {args.threads}"
             )
             print(
-                f"{'variant':22} {'passages/s':>10} {'vs st':>6} {'cos min':>8} {'cos mean':>9} {'load s':>7}"
+                f"{'variant':22} {'passages/s':>10} {'vs st':>6} {'CPU ms/passage':>14} {'vs st-t1':>8} "
+                f"{'cos min':>8} {'cos mean':>9} {'load s':>7}"
             )
         results["speed"] = {}
         for name in timed:
@@ -451,6 +460,12 @@ def main() -> None:
                 "passages_per_s": len(sample) / median,
                 "ratio_to_st": reference / median,
                 "seconds": seconds[name],
+                "cpu_ms_per_passage": 1000 * statistics.median(cpu_seconds[name]) / len(sample),
+                "cpu_ratio_to_st_t1": (
+                    statistics.median(cpu_seconds["st-t1"]) / statistics.median(cpu_seconds[name])
+                    if "st-t1" in cpu_seconds
+                    else float("nan")
+                ),
                 "cos_min": float(cosines.min()),
                 "cos_mean": float(cosines.mean()),
                 "load_s": load_seconds[name],
@@ -458,6 +473,7 @@ def main() -> None:
             results["speed"][name] = row
             print(
                 f"{name:22} {row['passages_per_s']:10.1f} {row['ratio_to_st']:6.2f} "
+                f"{row['cpu_ms_per_passage']:14.1f} {row['cpu_ratio_to_st_t1']:8.2f} "
                 f"{row['cos_min']:8.4f} {row['cos_mean']:9.5f} {row['load_s']:7.1f}"
             )
 

