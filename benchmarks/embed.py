@@ -16,23 +16,24 @@ Quality: the SciFact semantic nDCG@10 of each `--quality` variant over all 5,183
 300 test claims (cosine ranking, ties by corpus order: what `localqa.retrieve`'s semantic
 retriever computes with floor off), with `benchmarks/beir.py`'s metric code.
 
-Variants (`--variants`, default all):
-  st               today: sentence-transformers, `encode` per 256 rows, batch 64, torch threads 2
-  st-t1            the same with torch.set_num_threads(1)
-  st-sorted        one `encode` over the whole sample (sentence-transformers sorts it by length)
-  st-sorted-b16/32/128   the same, batch 16/32/128
+Variants (`--variants`, default all; `-t1`: the same on one thread, where the CPU time is the
+work done whatever else runs on the machine, so it is the fairest comparison on a shared machine):
+  st, st-t1        today: sentence-transformers, `encode` per 256 rows, batch 64, torch threads 2
+  st-sorted[-t1]   one `encode` over the whole sample (sentence-transformers sorts it by length)
+  st-sorted-b16/b32/b128   the same, batch 16/32/128
   st-128           st-sorted with max_seq_length 128 (the model's is 256)
   ort-export-fp32  torch.onnx.export of the packaged model, fused by onnxruntime.transformers'
-                   optimizer, run by ONNX Runtime (sorted, batch 32, 2 threads)
-  onnx-fp32        localqa.minilm's graph (the same fused operators built from the safetensors
-                   weights without torch), ONNX Runtime, sorted, batch 32, 2 threads
-  onnx-int8        the same quantised (dynamic int8, per-channel): what localqa adopts
-  onnx-int8-t1     ... with 1 thread
-  onnx-int8-b8/b64 ... with batch 8/64
-  onnx-int8-128    ... truncated at 128 tokens
-  onnx-int8-unsorted  ... in 256-row chunks in index order (sorted within each chunk only)
-  openvino-fp32    OpenVINO on the plain torch export (OpenVINO does not run ONNX Runtime's fused
-                   operators), sorted, batch 32, 2 threads
+                   optimizer, run by ONNX Runtime (sorted, batch 32)
+  onnx-fp32[-t1]   localqa.minilm's graph (the same fused operators, built from the safetensors
+                   weights without torch), ONNX Runtime, sorted, batch 32
+  onnx-int8[-t1]   the same quantised (dynamic int8, per-channel), one text per call: what
+                   localqa adopts (localqa.embeddings)
+  onnx-int8-b32[-t1]  ... batched by 32 after sorting (faster, but a vector then depends on
+                   the texts batched with it: see localqa.embeddings.BATCH)
+  onnx-int8-b8, onnx-int8-unsorted   ... batch 8; 256-row chunks in index order
+  onnx-int8-128[-t1]  ... truncated at 128 tokens
+  openvino-fp32[-t1]  OpenVINO on the plain torch export (OpenVINO does not run ONNX Runtime's
+                   fused operators), sorted, batch 32
   openvino-int8    OpenVINO on the plain export after onnxruntime's dynamic int8 quantisation
 
 Torch, sentence-transformers and OpenVINO are needed only for the variants that use them.
@@ -336,7 +337,6 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
         "st-128": lambda: st_variant(per_chunk=False, threads=threads, max_tokens=128),
         "ort-export-fp32": lambda: ort_variant(built.get("torch-export-fused"), files, threads),
         "onnx-int8-b8": lambda: localqa_variant(built, "int8", threads=threads, batch=8),
-        "onnx-int8-128": lambda: localqa_variant(built, "int8", threads=threads, batch=1, max_tokens=128),
         "onnx-int8-unsorted": lambda: localqa_variant(built, "int8", threads=threads, sorted_whole=False),
         "openvino-int8": lambda: openvino_variant(built.get("torch-export-int8"), files, threads),
     }
@@ -350,6 +350,9 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
             # int8: one text per call (see localqa.embeddings.BATCH), and batched for comparison.
             f"onnx-int8{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=1)),
             f"onnx-int8-b32{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=32)),
+            f"onnx-int8-128{suffix}": (
+                lambda n=n: localqa_variant(built, "int8", threads=n, batch=1, max_tokens=128)
+            ),
             f"openvino-fp32{suffix}": (lambda n=n: openvino_variant(built.get("torch-export"), files, n)),
         }
     return table
