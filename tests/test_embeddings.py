@@ -1,0 +1,206 @@
+"""The sentence encoder (localqa.embeddings, localqa.minilm): its cached ONNX model, its vectors,
+and the errors a user sees without the `semantic` extra."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from localqa import embeddings, minilm
+from localqa.cli import cli
+
+needs_semantic = pytest.mark.skipif(not embeddings.is_available(), reason="needs localqa[semantic]")
+
+SENTENCES = [
+    "When must I bring back a camera lens?",
+    "Camera lenses are due back within two calendar days.",
+    "The reading room opens at nine and closes at five on weekdays.",
+    "Net sales: 2023: 14,694; 2022: 14,544",
+    "Story time for children is held every Saturday morning in the east wing of the library.",
+]
+
+
+# --- without the extra -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def extra_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm, "missing_modules", lambda: ["onnxruntime", "tokenizers"])
+    embeddings._encoder.cache_clear()
+    yield
+    embeddings._encoder.cache_clear()
+
+
+@pytest.mark.usefixtures("extra_missing")
+def test_embedding_without_the_extra_names_what_is_missing_and_the_fix() -> None:
+    assert embeddings.is_available() is False
+    with pytest.raises(embeddings.EmbeddingsUnavailable) as raised:
+        embeddings.embed(["anything"])
+    assert str(raised.value) == (
+        "semantic retrieval needs the embedding model (missing onnxruntime, tokenizers); "
+        "install it with: pip install 'localqa[semantic]'"
+    )
+
+
+@pytest.mark.usefixtures("extra_missing")
+def test_index_embed_without_the_extra_is_one_error_line(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "hours.md").write_text("# Hours\n\nThe library opens at nine.\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["index", "--pdfs", str(folder), "--db", str(tmp_path / "i.sqlite3"), "--embed"]
+    )
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: semantic retrieval needs the embedding model (missing onnxruntime, tokenizers); "
+        "install it with: pip install 'localqa[semantic]'\n"
+    )
+
+
+def test_is_available_loads_nothing() -> None:
+    code = (
+        "import sys; from localqa import embeddings; embeddings.is_available(); "
+        "print(sorted(m for m in ('onnxruntime', 'onnx', 'tokenizers', 'torch') if m in sys.modules))"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[]"
+
+
+def test_empty_input_needs_no_model(extra_missing: None) -> None:
+    assert embeddings.embed([]).shape == (0, embeddings.DIMENSIONS)
+
+
+# --- the cached model ----------------------------------------------------------------------------
+
+
+@needs_semantic
+def test_the_model_is_built_once_then_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = minilm.ensure_model(tmp_path, "fp32")
+    assert path.parent == tmp_path and path.name.startswith("all-MiniLM-L6-v2-fp32-")
+    assert minilm.is_intact(path)
+    built_at = path.stat().st_mtime_ns
+
+    def no_build(*args: object) -> None:
+        raise AssertionError("rebuilt an intact model")
+
+    monkeypatch.setattr(minilm, "build", no_build)
+    assert minilm.ensure_model(tmp_path, "fp32") == path
+    assert path.stat().st_mtime_ns == built_at
+    # Only the model and its checksum: no temporary file or build directory is left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, path.name + ".sha256"]
+
+
+@needs_semantic
+@pytest.mark.parametrize("damage", ["delete", "truncate", "flip a byte", "delete the checksum"])
+def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    path = minilm.ensure_model(tmp_path, "fp32")
+    good = path.read_bytes()
+    if damage == "delete":
+        path.unlink()
+    elif damage == "truncate":
+        path.write_bytes(good[: len(good) // 2])
+    elif damage == "flip a byte":  # same size: only the checksum can tell
+        middle = len(good) // 2
+        path.write_bytes(good[:middle] + bytes([good[middle] ^ 0xFF]) + good[middle + 1 :])
+    else:
+        Path(str(path) + ".sha256").unlink()
+    assert not minilm.is_intact(path)
+    assert minilm.ensure_model(tmp_path, "fp32") == path
+    assert minilm.is_intact(path)
+    assert path.read_bytes() == good  # the build is deterministic
+
+
+@needs_semantic
+def test_a_failed_build_leaves_nothing_half_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def quantiser_dies(source: Path, dest: Path) -> None:
+        dest.write_bytes(b"half a model")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(minilm, "_quantise", quantiser_dies)
+    with pytest.raises(KeyboardInterrupt):
+        minilm.ensure_model(tmp_path, "int8")
+    assert list(tmp_path.iterdir()) == []
+
+
+@needs_semantic
+def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(
+        minilm.EncoderBuildError,
+        match=r"cannot write the embedding model to .*not-a-directory.*LOCALQA_CACHE",
+    ):
+        minilm.ensure_model(blocker / "cache", "fp32")
+
+
+@needs_semantic
+def test_the_cache_key_follows_the_package_and_the_builder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = minilm.model_files()
+    key = minilm.cache_key(files, "int8")
+    assert minilm.cache_key(files, "fp32") != key
+
+    copy = tmp_path / "model"
+    shutil.copytree(files.directory, copy)  # copy2: same bytes, same modification times
+    copied = replace(files, directory=copy)
+    assert minilm.cache_key(copied, "int8") == key
+    stat = copied.weights.stat()
+    os.utime(copied.weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a reinstall
+    assert minilm.cache_key(copied, "int8") != key
+
+    monkeypatch.setattr(minilm, "BUILDER_VERSION", minilm.BUILDER_VERSION + 1)
+    assert minilm.cache_key(files, "int8") != key
+
+
+@needs_semantic
+def test_embeddings_build_into_the_localqa_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCALQA_CACHE", str(tmp_path))
+    embeddings._encoder.cache_clear()
+    try:
+        vectors = embeddings.embed(SENTENCES[:2])
+    finally:
+        embeddings._encoder.cache_clear()
+    (model,) = tmp_path.glob("all-MiniLM-L6-v2-int8-*.onnx")
+    assert minilm.is_intact(model)
+    assert vectors.shape == (2, embeddings.DIMENSIONS)
+
+
+# --- the vectors -------------------------------------------------------------------------------
+
+
+@needs_semantic
+def test_vectors_are_normalised_in_input_order_and_ignore_their_neighbours() -> None:
+    """Sorting by length must put every row back where it came from, and a text's vector must not
+    depend on the other texts embedded with it: in an index, those are other documents."""
+    import numpy as np
+
+    texts = [SENTENCES[i % len(SENTENCES)] + f" ({i})" * (i % 7) for i in range(40)]
+    together = embeddings.embed(texts)
+    assert together.dtype == np.float32
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    alone = np.stack([embeddings.embed([t])[0] for t in texts])
+    assert np.array_equal(together, alone)
+    assert np.array_equal(embeddings.embed(texts[::-1]), together[::-1])
+
+
+@needs_semantic
+def test_a_paraphrase_is_nearer_than_an_unrelated_sentence() -> None:
+    question, paraphrase, unrelated = embeddings.embed(SENTENCES[:3])
+    assert question @ paraphrase > 0.5 > question @ unrelated
+
+
+@needs_semantic
+def test_progress_counts_every_text_once_up_to_the_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "BATCH", 2)
+    monkeypatch.setattr(embeddings, "PROGRESS_EVERY", 2)
+    seen: list[tuple[int, int, str]] = []
+    embeddings.embed(SENTENCES, progress=lambda done, total, what: seen.append((done, total, what)))
+    assert seen == [(2, 5, "2 of 5 passages"), (4, 5, "4 of 5 passages"), (5, 5, "5 of 5 passages")]
