@@ -1,6 +1,7 @@
 """Ingestion throughput: how fast PDF pages become indexed passages, against bare PyMuPDF.
 
     python benchmarks/ingest.py [--pages 200] [--repeat 3] [--json OUT]
+    python benchmarks/ingest.py --folder ../shared/bench/financebench-dev/pdfs [--jobs N] [--json OUT]
 
 Generates one deterministic PDF (headings, prose paragraphs, ruled tables with a bold header row,
 laid out the way `pdfs/generate.py` lays out the sample library) into a temporary folder, then
@@ -12,6 +13,11 @@ measures in one run, each `--repeat` times, reporting the median:
 - `localqa.extract.pdf.extract_pdf`: extraction only (prose + table rows, headings resolved);
 - `localqa.index.refresh_index(..., rebuild=True)` into a fresh index: extraction + SQLite + FTS5;
 - a second `refresh_index` with nothing changed: the incremental path, which must skip extraction.
+
+With `--folder DIR`, the same comparison on real PDFs (every `*.pdf` in DIR, copied to a
+temporary folder), once each: bare `get_text()` over every page in one process (the reference);
+`extract_pdf` file by file in one process; `localqa index` (`refresh_index`) with extraction in
+`--jobs` worker processes (default: the machine's cores), without embeddings and with them.
 
 Timings are printed, never asserted: the machine is shared and noisy, so read the ratios against
 bare `get_text()` rather than the absolute figures.
@@ -36,7 +42,9 @@ import pymupdf
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from localqa import embeddings  # noqa: E402
 from localqa.extract.pdf import extract_pdf  # noqa: E402
+from localqa.extract.pool import default_jobs  # noqa: E402
 from localqa.index import refresh_index  # noqa: E402
 from localqa.types import Kind  # noqa: E402
 
@@ -188,9 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=200, help="pages in the generated PDF (default 200)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is shown")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
+    parser.add_argument("--folder", type=Path, help="measure on the PDFs of this folder instead")
+    parser.add_argument("--jobs", type=int, default=default_jobs(), help="extraction workers for the index")
     args = parser.parse_args(argv)
     if args.pages < 1 or args.repeat < 1:
         parser.error("--pages and --repeat must be at least 1")
+    if args.folder is not None:
+        return measure_folder(args.folder, args.jobs, args.json)
 
     with tempfile.TemporaryDirectory(prefix="localqa-ingest-") as tmp:
         folder = Path(tmp) / "pdfs"
@@ -295,6 +307,51 @@ def main(argv: list[str] | None = None) -> int:
             )
             + "\n"
         )
+    return 0
+
+
+def measure_folder(source: Path, jobs: int, out: Path | None) -> int:
+    """Real PDFs: bare get_text, extraction, and the whole index without and with embeddings."""
+    pdfs = sorted(source.glob("*.pdf"))
+    if not pdfs:
+        print(f"Skipped: no PDFs in {source}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="localqa-ingest-") as tmp:
+        folder = Path(tmp) / "pdfs"
+        folder.mkdir()
+        for pdf in pdfs:
+            (folder / pdf.name).write_bytes(pdf.read_bytes())
+        pages = 0
+        rows: list[tuple[str, float]] = []
+        start = time.perf_counter()
+        for pdf in pdfs:
+            with pymupdf.open(folder / pdf.name) as document:
+                for page in document:
+                    page.get_text()
+                pages += document.page_count
+        rows.append(("bare page.get_text(), one process", time.perf_counter() - start))
+        start = time.perf_counter()
+        passages = sum(len(extract_pdf(folder / pdf.name, pdf.name).passages) for pdf in pdfs)
+        rows.append(("extract_pdf, one process", time.perf_counter() - start))
+        plain = Path(tmp) / "plain.sqlite3"
+        start = time.perf_counter()
+        report = refresh_index(folder, plain, embed=False, jobs=jobs)
+        rows.append((f"localqa index, {jobs} jobs, no embeddings", time.perf_counter() - start))
+        if embeddings.is_available():
+            embedding = Path(tmp) / "embedded.sqlite3"
+            embeddings.embed(["warm the encoder up (built once, then cached)"])
+            start = time.perf_counter()
+            refresh_index(folder, embedding, embed=True, jobs=jobs)
+            rows.append((f"localqa index, {jobs} jobs, with embeddings", time.perf_counter() - start))
+    print(f"{len(pdfs)} PDFs, {pages:,} pages, {passages:,} passages ({report.passages:,} indexed)\n")
+    reference = rows[0][1]
+    width = max(len(name) for name, _ in rows)
+    print(f"{'measurement':<{width}}  {'s':>8}  {'pages/s':>8}  {'% of get_text rate':>18}")
+    for name, seconds in rows:
+        print(f"{name:<{width}}  {seconds:8.1f}  {pages / seconds:8.1f}  {reference / seconds:18.1%}")
+    if out:
+        figures = [{"name": n, "seconds": s, "pages_per_s": pages / s} for n, s in rows]
+        out.write_text(json.dumps({"pages": pages, "passages": passages, "rows": figures}, indent=2) + "\n")
     return 0
 
 
