@@ -11,6 +11,7 @@ against 0.6434, cosine to the reference vectors >= 0.98 per passage (benchmarks/
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -54,8 +55,16 @@ def is_available() -> bool:
     return not minilm.missing_modules()
 
 
-@lru_cache(maxsize=1)
+_MAKING = threading.Lock()  # serve's request threads must not each build the encoder
+
+
 def _encoder() -> minilm.Encoder:
+    with _MAKING:
+        return _make_encoder()
+
+
+@lru_cache(maxsize=1)
+def _make_encoder() -> minilm.Encoder:
     missing = minilm.missing_modules()
     if missing:
         raise EmbeddingsUnavailable(

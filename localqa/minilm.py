@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -374,10 +375,15 @@ class Encoder:
         # longest text of the batch. Truncate where sentence-transformers does.
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=files.max_tokens)
+        # The tokenizers binding refuses concurrent use of one Tokenizer ("Already borrowed"), and
+        # `localqa serve` encodes questions from several request threads at once.
+        self._tokenizing = threading.Lock()
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids per text ([CLS] ... [SEP], truncated), unpadded."""
-        return [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        with self._tokenizing:
+            encodings = self.tokenizer.encode_batch(list(texts))
+        return [e.ids for e in encodings]
 
     def encode_ids(self, batch: Sequence[Sequence[int]]) -> npt.NDArray[np.float32]:
         """One batch of tokenized texts: normalised mean-pooled vectors, one row per text. Rows

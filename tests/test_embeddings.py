@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,9 +34,9 @@ SENTENCES = [
 @pytest.fixture
 def extra_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(minilm, "missing_modules", lambda: ["onnxruntime", "tokenizers"])
-    embeddings._encoder.cache_clear()
+    embeddings._make_encoder.cache_clear()
     yield
-    embeddings._encoder.cache_clear()
+    embeddings._make_encoder.cache_clear()
 
 
 @pytest.mark.usefixtures("extra_missing")
@@ -163,11 +164,11 @@ def test_the_cache_key_follows_the_package_and_the_builder(
 @needs_semantic
 def test_embeddings_build_into_the_localqa_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOCALQA_CACHE", str(tmp_path))
-    embeddings._encoder.cache_clear()
+    embeddings._make_encoder.cache_clear()
     try:
         vectors = embeddings.embed(SENTENCES[:2])
     finally:
-        embeddings._encoder.cache_clear()
+        embeddings._make_encoder.cache_clear()
     (model,) = tmp_path.glob("all-MiniLM-L6-v2-int8-*.onnx")
     assert minilm.is_intact(model)
     assert vectors.shape == (2, embeddings.DIMENSIONS)
@@ -204,3 +205,29 @@ def test_progress_counts_every_text_once_up_to_the_total(monkeypatch: pytest.Mon
     seen: list[tuple[int, int, str]] = []
     embeddings.embed(SENTENCES, progress=lambda done, total, what: seen.append((done, total, what)))
     assert seen == [(2, 5, "2 of 5 passages"), (4, 5, "4 of 5 passages"), (5, 5, "5 of 5 passages")]
+
+
+@needs_semantic
+def test_concurrent_callers_get_the_same_vectors_as_one_caller() -> None:
+    """`localqa serve` embeds questions from several request threads at once: the shared
+    tokenizer refuses concurrent use unless it is serialised."""
+    import numpy as np
+
+    texts = [f"How many days may a member keep item number {n}?" for n in range(16)]
+    alone = embeddings.embed(texts)
+    results: dict[int, object] = {}
+
+    def embed_one(n: int) -> None:
+        try:
+            results[n] = embeddings.embed([texts[n]])[0]
+        except BaseException as error:  # reported below: a thread's exception is otherwise lost
+            results[n] = error
+
+    threads = [threading.Thread(target=embed_one, args=(n,)) for n in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for n, vector in results.items():
+        assert not isinstance(vector, BaseException), vector
+        assert np.allclose(vector, alone[n], atol=1e-6)

@@ -362,8 +362,13 @@ def test_one_model_call_at_a_time_and_the_model_is_made_once(
     with client_for(library_db) as client:
         results: list[int] = []
 
+        failures: list[BaseException] = []
+
         def ask() -> None:
-            results.append(client.post("/api/ask", json={"question": EQ314, "as_of": AS_OF}).status_code)
+            try:
+                results.append(client.post("/api/ask", json={"question": EQ314, "as_of": AS_OF}).status_code)
+            except BaseException as error:  # shown below: a thread's exception is otherwise lost
+                failures.append(error)
 
         threads = [threading.Thread(target=ask) for _ in range(3)]
         searches = []
@@ -375,6 +380,7 @@ def test_one_model_call_at_a_time_and_the_model_is_made_once(
         search_time = time.monotonic() - started
         for thread in threads:
             thread.join()
+    assert failures == []
     assert results == [200, 200, 200] and searches == [200]
     assert model.most == 1
     assert made == ["extractive"]
