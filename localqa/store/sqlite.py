@@ -280,8 +280,9 @@ class _Layout:
         names: list[str],
     ) -> None:
         self.documents = documents  # document number per passage id; -1 where there is none
-        self.heading = heading
         self.body = body
+        # Summed once: every posting list of a query is looked up in it.
+        self.heading_and_body = heading + body
         self.names = {name: number for number, name in enumerate(names)}
 
     @classmethod
@@ -298,7 +299,7 @@ class _Layout:
         return cls(documents, heading, body, list(names))
 
     def lengths(self, chunking: Chunking) -> npt.NDArray[np.int32]:
-        return self.heading + self.body if chunking == "heading" else self.body
+        return self.heading_and_body if chunking == "heading" else self.body
 
     def mask(self, doc_ids: frozenset[str]) -> npt.NDArray[np.bool_]:
         wanted = np.zeros(len(self.names) + 1, dtype=bool)  # the last slot stands for "no document"
