@@ -53,6 +53,9 @@ from localqa.types import Document, Kind, Location, Passage, Status
 CATALOG_NAME = "catalog.toml"
 _PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
 _DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
+# Passages whose terms are counted for the postings together (see PostingsWriter.add): counted
+# per file, a collection of one-page files spent most of its build counting one at a time.
+_COUNT_BATCH = 1000
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -486,7 +489,9 @@ class SQLiteWriter(Writer):
 
     def _unindex(self, ids: list[int]) -> None:
         """Take passages out of the full-text index, the postings and the identifiers."""
-        self._count_added()  # counted before any of them can be removed again
+        if not ids:
+            return
+        self._count_added()  # counted before any of them can be removed again (or its id reused)
         indexed = self._db.execute(
             "SELECT rowid, section, body FROM passages_fts WHERE rowid IN (SELECT value FROM json_each(?))",
             (json.dumps(ids),),
@@ -589,7 +594,8 @@ class SQLiteWriter(Writer):
         context, _ = self._context(doc_id)
         for passage in passages:
             self._insert_passage(doc_id, name, passage, context)
-        self._count_added()
+            if len(self._added) >= _COUNT_BATCH:
+                self._count_added()
         self._db.execute(
             "INSERT OR REPLACE INTO files (name, sha256, pages_without_text) VALUES (?, ?, ?)",
             (name, sha256, ",".join(map(str, pages_without_text))),
