@@ -286,13 +286,18 @@ def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
     after extraction) with random unit vectors for every passage when `vectors`; the seconds of
     each phase, the file size and its bytes per table."""
     seconds: dict[str, float] = {}
+    generating = 0.0  # drawing the synthetic text: not the index's time
     start = time.perf_counter()
     with writing(path, rebuild=True) as writer:
         writer.put_documents(corpus.documents, ())
-        for document, passages in zip(corpus.documents, corpus.passages(), strict=True):
+        stream = corpus.passages()
+        for document in corpus.documents:
+            mark = time.perf_counter()
+            passages = next(stream)
+            generating += time.perf_counter() - mark
             sha = hashlib.sha256(document.source.encode()).hexdigest()
             writer.replace_unit(document.source, sha, document.doc_id, passages, ())
-        seconds["passages (FTS5, identifiers, term counts)"] = time.perf_counter() - start
+        seconds["passages (FTS5, identifiers, term counts)"] = time.perf_counter() - start - generating
         if vectors:
             mark = time.perf_counter()
             rng = np.random.default_rng(SEED)
@@ -308,8 +313,9 @@ def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
         seconds["finish (postings flush)"] = time.perf_counter() - mark
         mark = time.perf_counter()
     seconds["commit and swap"] = time.perf_counter() - mark
-    seconds["total"] = time.perf_counter() - start
+    seconds["total"] = time.perf_counter() - start - generating
     return {
+        "generating_s": generating,
         "passages": corpus.size,
         "documents": len(corpus.documents),
         "seconds": seconds,
@@ -430,6 +436,33 @@ def latencies(
         for name, share in (("p50", 0.5), ("p90", 0.9), ("p95", 0.95))
     }
     return {**figures, "claims": len(passes[0]), "passes": len(passes), "load": os.getloadavg()[0]}
+
+
+def query_embedding(queries: Sequence[str]) -> dict[str, float]:
+    """Median ms to embed one claim the way retrieval does (one text per call), with the
+    encoder's default threads and, when the encoder runs on torch, with one thread: on a busy
+    machine the difference can be most of a hybrid search."""
+    embeddings.embed(["warm up"])
+
+    def median_ms() -> float:
+        seconds = []
+        for text in queries[:20]:
+            start = time.perf_counter()
+            embeddings.embed([text])
+            seconds.append(time.perf_counter() - start)
+        return statistics.median(seconds) * 1000
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return {"default threads": median_ms()}
+    threads = torch.get_num_threads()
+    found = {f"torch, {threads} threads (default)": median_ms()}
+    torch.set_num_threads(1)
+    try:
+        found["torch, 1 thread"] = median_ms()
+    finally:
+        torch.set_num_threads(threads)
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -694,7 +727,8 @@ def corpus_figures(
         stamp.write_text(json.dumps(built))
         print(
             f"  built in {built['seconds']['total']:.1f} s "
-            f"({corpus.size / built['seconds']['total']:.0f} passages/s), {built['bytes'] / 1e6:.1f} MB",
+            f"({corpus.size / built['seconds']['total']:.0f} passages/s), {built['bytes'] / 1e6:.1f} MB "
+            f"(drawing the text took {built['generating_s']:.1f} s more, not counted)",
             flush=True,
         )
     figures: dict[str, Any] = {"corpus": corpus.name, "layout": corpus.layout, "build": built}
@@ -904,6 +938,13 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 flush=True,
             )
+            if hybrid:
+                out["query_embedding_ms"] = query_embedding(queries)
+                print(
+                    "query embedding alone (median ms per claim, one per call): "
+                    + ", ".join(f"{label} {value:.1f}" for label, value in out["query_embedding_ms"].items()),
+                    flush=True,
+                )
             growth = [corpus_figures(scifact_corpus(data), folder, bool(args.keep), queries, args, hybrid)]
             vocabulary = Vocabulary(data.corpus)
             print(

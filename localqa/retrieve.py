@@ -183,24 +183,20 @@ class _Ranking:
             ranks = np.empty(len(self.ids), dtype=np.int64)
             ranks[np.lexsort((self.ids, -self.scores))] = np.arange(1, len(self.ids) + 1)
             return ranks[positions]
-        scores, ids = self.scores[positions], self.ids[positions]
+        scores = self.scores[positions]
         levels = np.unique(scores)  # ascending
         below = np.searchsorted(levels, self.scores, side="left")  # levels strictly below each score
         # above[j]: entries with more than j levels strictly below them, i.e. scoring above level j
         above = np.cumsum(np.bincount(below, minlength=len(levels) + 1)[::-1])[::-1]
         level = np.searchsorted(levels, scores)
         higher = above[level + 1]
-        # Entries tied with a level, sorted by (score, id): a tie's lower ids come before it.
+        # Among the entries tied with a level, sorted by (score, id), an entry's position counts
+        # the lower levels' ties and then its own level's lower ids; subtract the former.
         tied = np.flatnonzero(levels[np.minimum(below, len(levels) - 1)] == self.scores)
         order = tied[np.lexsort((self.ids[tied], self.scores[tied]))]
-        tied_scores, tied_ids = self.scores[order], self.ids[order]
-        before = np.empty(len(positions), dtype=np.int64)
-        for i, (score, pid) in enumerate(zip(scores.tolist(), ids.tolist(), strict=True)):
-            start, end = (
-                np.searchsorted(tied_scores, score, "left"),
-                np.searchsorted(tied_scores, score, "right"),
-            )
-            before[i] = np.searchsorted(tied_ids[start:end], pid, "left")
+        position = np.empty(len(self.ids), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        before = position[positions] - np.searchsorted(self.scores[order], scores, "left")
         return higher + before + 1
 
     def score_of(self, ids: list[int]) -> dict[int, float]:

@@ -15,6 +15,8 @@ from collections import defaultdict
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from localqa.store import sqlite as store_sqlite
 from localqa.store.postings import unpack
 from localqa.store.sqlite import writing
@@ -69,11 +71,11 @@ def oracle(db: Path) -> dict[str, dict[int, tuple[int, int]]]:
 
 
 def test_postings_match_fts5_after_builds_replacements_removals_and_reindexing(
-    tmp_path: Path, monkeypatch: object
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / "index.sqlite3"
     # Small batches, so that every write below spans several of them.
-    monkeypatch.setattr(store_sqlite, "_COUNT_BATCH", 7)  # type: ignore[attr-defined]
+    monkeypatch.setattr(store_sqlite, "_COUNT_BATCH", 7)
     with writing(db, rebuild=True) as writer:
         writer.put_documents([document("a"), document("b"), document("c"), document("one")], ())
         put(writer, "a", 30)
