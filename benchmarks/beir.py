@@ -314,8 +314,17 @@ def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
         mark = time.perf_counter()
     seconds["commit and swap"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - start - generating
+    peak = _memory()["VmHWM"]
+    # What every later `localqa index` pays even when nothing changed: the writer works on a
+    # copy of the whole index and swaps it in.
+    mark = time.perf_counter()
+    with writing(path) as writer:
+        writer.finish()
+    refresh = time.perf_counter() - mark
     return {
         "generating_s": generating,
+        "refresh_unchanged_s": refresh,
+        "peak_rss_mb": peak,
         "passages": corpus.size,
         "documents": len(corpus.documents),
         "seconds": seconds,
@@ -323,6 +332,39 @@ def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
         "tables": table_bytes(path),
         "load": os.getloadavg()[0],
     }
+
+
+def build_in_child(
+    path: Path, data: Path, corpus: str, size: int, layout: str, vectors: bool
+) -> dict[str, Any]:
+    """Run `build` in a new interpreter, so that its peak memory is the build's own."""
+    command = [
+        sys.executable,
+        __file__,
+        "--data",
+        str(data),
+        "--build-corpus",
+        corpus,
+        str(size),
+        layout,
+        str(path),
+    ]
+    command.append("--build-vectors" if vectors else "--no-build-vectors")
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode:
+        raise SystemExit(f"building {corpus} {size} {layout} failed:\n{result.stderr[-3000:]}")
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def build_main(data_folder: Path, corpus: str, size: int, layout: str, path: Path, vectors: bool) -> int:
+    data = load_scifact(data_folder)
+    chosen = (
+        scifact_corpus(data)
+        if corpus == "scifact"
+        else synthetic_corpus(Vocabulary(data.corpus), size, layout)
+    )
+    print(json.dumps(build(path, chosen, vectors)))
+    return 0
 
 
 def table_bytes(path: Path) -> dict[str, int]:
@@ -422,20 +464,28 @@ def latencies(
     """p50/p90/p95 of single searches, per pass over the claims; the median of each over
     `repeat` passes (a pass stops after `budget` seconds, with at least 10 claims timed)."""
     passes: list[list[float]] = []
+    cpu: list[float] = []  # this process's CPU time per search: less at the mercy of the load
     for _ in range(repeat):
         seconds: list[float] = []
         for text in queries:
             if len(seconds) >= 10 and sum(seconds) > budget:
                 break
-            start = time.perf_counter()
+            start, used = time.perf_counter(), time.process_time()
             search(store, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)
             seconds.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - used)
         passes.append(seconds)
     figures = {
         name: statistics.median(percentile(p, share) for p in passes) * 1000
         for name, share in (("p50", 0.5), ("p90", 0.9), ("p95", 0.95))
     }
-    return {**figures, "claims": len(passes[0]), "passes": len(passes), "load": os.getloadavg()[0]}
+    return {
+        **figures,
+        "cpu_p50": statistics.median(cpu) * 1000,
+        "claims": len(passes[0]),
+        "passes": len(passes),
+        "load": os.getloadavg()[0],
+    }
 
 
 def query_embedding(queries: Sequence[str]) -> dict[str, float]:
@@ -708,8 +758,21 @@ def compare_retrievers(
 # Growth
 
 
+@dataclass(frozen=True)
+class Spec:
+    """Which corpus to build: `kind` scifact (its real text) or synthetic."""
+
+    kind: str
+    size: int
+    layout: str
+
+    @property
+    def name(self) -> str:
+        return "SciFact (real text)" if self.kind == "scifact" else f"synthetic {self.size:,}"
+
+
 def corpus_figures(
-    corpus: Corpus, folder: Path, keep: bool, queries: Sequence[str], args: Any, hybrid: bool
+    corpus: Spec, folder: Path, keep: bool, queries: Sequence[str], args: Any, hybrid: bool
 ) -> dict[str, Any]:
     """Build (or reuse a kept build of) one corpus, then time it."""
     slug = re.sub(r"\W+", "-", corpus.name.lower()).strip("-")
@@ -721,7 +784,7 @@ def corpus_figures(
         print(f"{corpus.name} / {corpus.layout}: reusing {path} (built {built['built_on']})", flush=True)
     else:
         print(f"{corpus.name} / {corpus.layout}: building ({load_now()}) ...", flush=True)
-        built = build(path, corpus, vectors=hybrid)
+        built = build_in_child(path, args.data, corpus.kind, corpus.size, corpus.layout, hybrid)
         built["built_on"] = time.strftime("%Y-%m-%d %H:%M")
         built["reused"] = False
         stamp.write_text(json.dumps(built))
@@ -766,9 +829,9 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         f"percentile; 'x ref' = p50 / the reference row's p50; layout 'document' = "
         f"{PASSAGES_PER_DOCUMENT:,} passages per document, 'passage' = one document per passage)"
     )
-    headers = ["corpus", "layout", "passages", "claims", "lex p50", "lex p90", "lex p95", "x ref"]
+    headers = ["corpus", "layout", "passages", "claims", "lex p50", "lex p90", "lex p95", "x ref", "cpu p50"]
     if hybrid:
-        headers += ["hyb p50", "hyb p90", "hyb p95", "x ref"]
+        headers += ["hyb p50", "hyb p90", "hyb p95", "x ref", "cpu p50"]
     rows = []
     for g in growth:
         row = [
@@ -778,9 +841,14 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
             g["lexical"]["claims"],
             *(f"{g['lexical'][p]:.1f}" for p in ("p50", "p90", "p95")),
             ratio(g, "lexical"),
+            f"{g['lexical']['cpu_p50']:.1f}",
         ]
         if hybrid:
-            row += [*(f"{g['hybrid'][p]:.1f}" for p in ("p50", "p90", "p95")), ratio(g, "hybrid")]
+            row += [
+                *(f"{g['hybrid'][p]:.1f}" for p in ("p50", "p90", "p95")),
+                ratio(g, "hybrid"),
+                f"{g['hybrid']['cpu_p50']:.1f}",
+            ]
         rows.append(row)
     print(table(headers, rows))
 
@@ -797,10 +865,21 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
                 f"{b['passages'] / b['seconds']['total']:.0f}",
                 f"{b['bytes'] / 1e6:.0f}",
                 *(f"{b['tables'].get(part, 0) / 1e6:.0f}" for part in parts),
+                f"{b.get('peak_rss_mb', float('nan')):.0f}",
+                f"{b.get('refresh_unchanged_s', float('nan')):.1f}",
                 f"{b['load']:.1f}" + (" (kept)" if b.get("reused") else ""),
             ]
         )
-    print(table(["corpus", *phases, "passages/s", "MB", *parts, "load"], rows))
+    print(
+        table(
+            ["corpus", *phases, "passages/s", "MB", *parts, "peak RSS MB", "refresh s", "load"],
+            rows,
+        )
+    )
+    print(
+        "refresh s: a later write with nothing to change (the writer copies the whole index and "
+        "swaps it in); peak RSS: the building process"
+    )
 
     for retriever in ("lexical", "hybrid") if hybrid else ("lexical",):
         key = f"{retriever}_stages"
@@ -818,7 +897,10 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
             )
         )
 
-    print("\nA fresh process's first query (seconds; OS page cache warm; peak RSS in MB)")
+    print(
+        "\nA fresh process's first query (seconds; OS page cache warm; peak RSS in MB). 'cpu p50' above: "
+        "this process's CPU ms per search (the load inflates wall time)"
+    )
     labels = list(dict.fromkeys(label for g in growth for label in g["cold"].get("seconds", {})))
     rows = [
         [label, *(f"{g['cold'].get('seconds', {}).get(label, float('nan')):.2f}" for g in growth)]
@@ -883,10 +965,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     parser.add_argument("--cold", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--build-corpus", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--build-vectors", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     parser.add_argument("--cold-hybrid", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cold:
         return cold_main(args.cold, bool(args.cold_hybrid))
+    if args.build_corpus:
+        corpus, size, layout, path = args.build_corpus
+        return build_main(args.data, corpus, int(size), layout, Path(path), bool(args.build_vectors))
     retrievers = [r.strip() for r in args.retriever.split(",") if r.strip()]
     if any(r not in ("lexical", "semantic", "hybrid") for r in retrievers):
         parser.error("--retriever takes lexical, semantic and/or hybrid")
@@ -945,7 +1032,8 @@ def main(argv: list[str] | None = None) -> int:
                     + ", ".join(f"{label} {value:.1f}" for label, value in out["query_embedding_ms"].items()),
                     flush=True,
                 )
-            growth = [corpus_figures(scifact_corpus(data), folder, bool(args.keep), queries, args, hybrid)]
+            reference = Spec("scifact", len(data.corpus), "passage")
+            growth = [corpus_figures(reference, folder, bool(args.keep), queries, args, hybrid)]
             vocabulary = Vocabulary(data.corpus)
             print(
                 f"synthetic text: {len(vocabulary.words)} SciFact words drawn by frequency, passage lengths "
@@ -955,8 +1043,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             for size in sizes:
                 for layout in layouts:
-                    corpus = synthetic_corpus(vocabulary, size, layout)
-                    growth.append(corpus_figures(corpus, folder, bool(args.keep), queries, args, hybrid))
+                    spec = Spec("synthetic", size, layout)
+                    growth.append(corpus_figures(spec, folder, bool(args.keep), queries, args, hybrid))
             print_growth(growth, hybrid, args)
             out["growth"] = growth
     out["load_end"] = os.getloadavg()

@@ -97,7 +97,10 @@ class SQLiteStore(Store):
         self.path = str(path)
         self._db = db
         self._masks: dict[frozenset[str], npt.NDArray[np.bool_]] = {}
-        self._statistics: dict[tuple[frozenset[str], Chunking], LexicalStatistics] = {}
+        # The scopes last asked about, by identity: finding an equal set among the keys above
+        # compares it whole (100k document ids: milliseconds), and each term of a query asks.
+        self._recent: dict[int, tuple[frozenset[str], npt.NDArray[np.bool_]]] = {}
+        self._statistics: dict[tuple[int, Chunking], LexicalStatistics] = {}  # by id of a kept mask
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
 
     def close(self) -> None:
@@ -168,17 +171,24 @@ class SQLiteStore(Store):
     def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
         """Which passage ids are in `scope` (cached: a scope is reused for every part and, in a
         long-lived process, every question of the same caller and date)."""
+        recent = self._recent.get(id(scope.doc_ids))
+        if recent is not None and recent[0] is scope.doc_ids:
+            return recent[1]
         mask = self._masks.get(scope.doc_ids)
         if mask is None:
             mask = self._layout.mask(scope.doc_ids)
             self._masks[scope.doc_ids] = mask
+        if len(self._recent) >= 16:  # the set is held here so its id stays its own; keep few
+            del self._recent[next(iter(self._recent))]
+        self._recent[id(scope.doc_ids)] = (scope.doc_ids, mask)
         return mask
 
     def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
-        key = (scope.doc_ids, chunking)
+        mask = self._mask(scope)
+        key = (id(mask), chunking)  # masks are kept for the store's life: their ids stay theirs
         cached = self._statistics.get(key)
         if cached is None:
-            lengths = self._layout.lengths(chunking)[self._mask(scope)]
+            lengths = self._layout.lengths(chunking)[mask]
             count = int(lengths.size)
             cached = LexicalStatistics(count, float(lengths.mean()) if count else 1.0)
             self._statistics[key] = cached
