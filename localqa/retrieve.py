@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from typing import Literal, get_args
 
@@ -139,25 +139,140 @@ def search(
     return [r.model_copy(update={"retriever": settings.retriever}) for r in results]
 
 
-@dataclass(frozen=True)
 class _Ranking:
-    """Passage ids with their scores, best first (ties: lower id first), and whether there is
-    evidence that anything is about the question (a shared word, a neighbour)."""
+    """Passage ids with their scores, and whether there is evidence that anything is about the
+    question (a shared word, a neighbour). Rank order is best first, ties to the lower id; only
+    as much of it is worked out as is asked for: sorting every passage that shares a word with
+    the question costs more than the rest of a search once the collection is large."""
 
-    ids: npt.NDArray[np.int64]
-    scores: npt.NDArray[np.float64]
-    relevant: bool
+    def __init__(self, ids: npt.ArrayLike, scores: npt.ArrayLike, relevant: bool) -> None:
+        self.ids = np.asarray(ids, dtype=np.int64)  # distinct, in no particular order
+        self.scores = np.asarray(scores, dtype=np.float64)
+        self.relevant = relevant
 
-    @classmethod
-    def of(cls, ids: npt.ArrayLike, scores: npt.ArrayLike, relevant: bool) -> _Ranking:
-        ids = np.asarray(ids, dtype=np.int64)
-        scores = np.asarray(scores, dtype=np.float64)
-        order = np.lexsort((ids, -scores))
-        return cls(ids[order], scores[order], relevant)
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def top(self, n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The `n` best ids and their scores, in rank order."""
+        chosen = np.arange(len(self.ids))
+        if n < len(self.ids):
+            # Everything scoring at least the n-th best score, ties at the boundary included,
+            # so that the order below decides them exactly as a full sort would.
+            threshold = -np.partition(-self.scores, n - 1)[n - 1] if n > 0 else np.inf
+            chosen = np.flatnonzero(self.scores >= threshold)
+        order = chosen[np.lexsort((self.ids[chosen], -self.scores[chosen]))][:n]
+        return self.ids[order], self.scores[order]
+
+    def positions(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Where each of `ids` is in `self.ids`; -1 for an id the ranking does not hold."""
+        where = np.full(len(ids), -1, dtype=np.int64)
+        if len(ids) and len(self.ids):
+            found = np.flatnonzero(np.isin(self.ids, ids))
+            index = dict(zip(self.ids[found].tolist(), found.tolist(), strict=True))
+            where[:] = [index.get(pid, -1) for pid in ids.tolist()]
+        return where
+
+    def ranks(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The 1-based rank of the entries at `positions`: one more than the number of entries
+        scoring higher, or as high with a lower id. Counted against a handful of score levels
+        rather than by sorting the whole ranking."""
+        if not len(positions):
+            return np.zeros(0, dtype=np.int64)
+        if len(positions) > 1000:  # most of the ranking: sorting it is cheaper
+            ranks = np.empty(len(self.ids), dtype=np.int64)
+            ranks[np.lexsort((self.ids, -self.scores))] = np.arange(1, len(self.ids) + 1)
+            return ranks[positions]
+        scores = self.scores[positions]
+        levels = np.unique(scores)  # ascending
+        below = np.searchsorted(levels, self.scores, side="left")  # levels strictly below each score
+        # above[j]: entries with more than j levels strictly below them, i.e. scoring above level j
+        above = np.cumsum(np.bincount(below, minlength=len(levels) + 1)[::-1])[::-1]
+        level = np.searchsorted(levels, scores)
+        higher = above[level + 1]
+        # Among the entries tied with a level, sorted by (score, id), an entry's position counts
+        # the lower levels' ties and then its own level's lower ids; subtract the former.
+        tied = np.flatnonzero(levels[np.minimum(below, len(levels) - 1)] == self.scores)
+        order = tied[np.lexsort((self.ids[tied], self.scores[tied]))]
+        position = np.empty(len(self.ids), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        before = position[positions] - np.searchsorted(self.scores[order], scores, "left")
+        return higher + before + 1
 
     def score_of(self, ids: list[int]) -> dict[int, float]:
-        where = dict(zip(self.ids.tolist(), self.scores.tolist(), strict=True))
-        return {pid: where.get(pid, 0.0) for pid in ids}
+        where = self.positions(np.asarray(ids, dtype=np.int64))
+        return {
+            pid: (float(self.scores[at]) if at >= 0 else 0.0)
+            for pid, at in zip(ids, where.tolist(), strict=True)
+        }
+
+
+class _Fused:
+    """Reciprocal rank fusion of a lexical ranking and the best semantic ids, computed for the
+    ids asked about: a fused score needs the id's lexical rank, not the whole lexical order."""
+
+    def __init__(
+        self,
+        lexical: _Ranking,
+        semantic_ids: npt.NDArray[np.int64],
+        relevant: bool,
+        settings: RetrievalSettings,
+    ) -> None:
+        self.lexical = lexical
+        self.semantic = semantic_ids  # in semantic rank order
+        self.relevant = relevant
+        self.settings = settings
+        self._semantic_rank = {pid: rank for rank, pid in enumerate(semantic_ids.tolist(), start=1)}
+
+    def __len__(self) -> int:
+        return len(self.lexical) + int(np.count_nonzero(self.lexical.positions(self.semantic) < 0))
+
+    def _scores(self, ids: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """Each id's fused score, added up in the order a fusion of the two full rankings adds
+        them (lexical gain, then semantic), so that the floats are the same."""
+        settings = self.settings
+        scores = np.zeros(len(ids), dtype=np.float64)
+        where = self.lexical.positions(ids)
+        held = where >= 0
+        scores[held] += settings.lexical_weight / (settings.rrf_k + self.lexical.ranks(where[held]))
+        semantic = np.array([self._semantic_rank.get(pid, 0) for pid in ids.tolist()], dtype=np.int64)
+        near = semantic > 0
+        scores[near] += settings.semantic_weight / (settings.rrf_k + semantic[near])
+        return scores
+
+    def top(self, n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        if self.settings.lexical_weight > 0 and self.settings.rrf_k >= 0:
+            # An id outside the semantic list scores by its lexical rank alone, so the best n
+            # fused ids are among the semantic ones and the best n + |semantic| lexical ones.
+            lexical, _ = self.lexical.top(n + len(self.semantic))
+        else:
+            lexical = self.lexical.ids
+        candidates = np.unique(np.concatenate((lexical, self.semantic)))
+        scores = self._scores(candidates)
+        order = np.lexsort((candidates, -scores))[:n]
+        return candidates[order], scores[order]
+
+    def score_of(self, ids: list[int]) -> dict[int, float]:
+        scores = self._scores(np.asarray(ids, dtype=np.int64))
+        return dict(zip(ids, scores.tolist(), strict=True))
+
+
+# The scope of each eligible set, kept per store: `Store.eligible` hands out the same dict for a
+# caller and date, and a frozenset of every eligible id per question part (tens of milliseconds
+# with 100k documents, and the store's caches keyed by it compare it whole) would be most of a
+# search.
+_SCOPES: weakref.WeakKeyDictionary[Store, dict[int, tuple[dict[str, Document], Scope]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _scope(store: Store, allowed: dict[str, Document]) -> Scope:
+    kept = _SCOPES.setdefault(store, {})
+    found = kept.get(id(allowed))
+    if found is None or found[0] is not allowed:  # the dict is kept with it, so its id is not reused
+        found = (allowed, Scope(doc_ids=frozenset(allowed)))
+        kept[id(allowed)] = found
+    return found[1]
 
 
 def _retrieve_part(
@@ -167,7 +282,7 @@ def _retrieve_part(
         return PartResult(
             question=part, candidates=(), note="no document is eligible for this caller and date"
         )
-    scope = Scope(doc_ids=frozenset(allowed))
+    scope = _scope(store, allowed)
     codes = identifiers(part)
     carriers = store.carriers(scope, codes, settings.chunking) if codes else {}
     if codes and not carriers:
@@ -179,10 +294,10 @@ def _retrieve_part(
         # The identifier decides which passages qualify; the retriever only orders them.
         known = ranking.score_of(list(carriers))
         ranked = sorted(carriers, key=lambda pid: (-len(carriers[pid]), -known[pid], pid))
-    elif not len(ranking.ids) or not ranking.relevant:
+    elif not len(ranking) or not ranking.relevant:
         return PartResult(question=part, candidates=(), note=_abstention(store, part, settings))
     else:
-        ranked = ranking.ids[: settings.k].tolist()
+        ranked = ranking.top(settings.k)[0].tolist()
     top = ranked[: settings.k]
     return PartResult(
         question=part, candidates=tuple(_candidates(store, top, ranking.score_of(top), allowed))
@@ -199,7 +314,7 @@ def _abstention(store: Store, part: str, settings: RetrievalSettings) -> str:
     return "no eligible passage shares a meaningful word with the question"
 
 
-def _rank(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
+def _rank(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking | _Fused:
     if settings.retriever == "lexical":
         return _lexical(store, part, scope, settings)
     if settings.retriever == "semantic":
@@ -212,7 +327,7 @@ def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings)
     absence of every such word holds on real text; how many words a real answer shares with a
     question does not (it is often the document's words, not the asker's)."""
     ids, scores = _bm25(store, store.terms(part), scope, settings)
-    return _Ranking.of(ids, scores, bool(len(ids)))
+    return _Ranking(ids, scores, bool(len(ids)))
 
 
 def _semantic(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
@@ -220,26 +335,18 @@ def _semantic(store: Store, part: str, scope: Scope, settings: RetrievalSettings
     ineligible can influence it)."""
     ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, embeddings.embed([part])[0])
     relevant = bool(len(ids)) and float(similarities.max()) >= settings.neighbour
-    return _Ranking.of(ids, similarities, relevant)
+    return _Ranking(ids, similarities, relevant)
 
 
-def _fuse(lexical: _Ranking, semantic: _Ranking, settings: RetrievalSettings) -> _Ranking:
+def _fuse(lexical: _Ranking, semantic: _Ranking, settings: RetrievalSettings) -> _Fused:
     """Reciprocal rank fusion of the two rankings (weights and k from the settings). Relevant
     when either is: a shared word, or a semantic neighbour. Whether the candidates answer the
     question is the answer stage's call. With no shared word at all, only the semantic
     neighbours take part."""
-    semantic_ids = semantic.ids[: settings.semantic_depth]
+    semantic_ids, similarities = semantic.top(settings.semantic_depth)
     if not lexical.relevant:
-        semantic_ids = semantic_ids[semantic.scores[: settings.semantic_depth] >= settings.neighbour]
-    ids = np.concatenate((lexical.ids, semantic_ids))
-    gains = np.concatenate(
-        (
-            settings.lexical_weight / (settings.rrf_k + np.arange(1, len(lexical.ids) + 1)),
-            settings.semantic_weight / (settings.rrf_k + np.arange(1, len(semantic_ids) + 1)),
-        )
-    )
-    fused, where = np.unique(ids, return_inverse=True)
-    return _Ranking.of(fused, np.bincount(where, weights=gains), lexical.relevant or semantic.relevant)
+        semantic_ids = semantic_ids[similarities >= settings.neighbour]
+    return _Fused(lexical, semantic_ids, lexical.relevant or semantic.relevant, settings)
 
 
 def _bm25(
@@ -259,8 +366,13 @@ def _bm25(
         gains.append(idf * postings.frequencies * (settings.k1 + 1) / (postings.frequencies + norm))
     if not ids:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    scored, where = np.unique(np.concatenate(ids), return_inverse=True)
-    return scored.astype(np.int64), np.bincount(where, weights=np.concatenate(gains)).astype(np.float64)
+    # Summed per passage in arrays indexed by passage id (ids are rowids, dense enough): grouping
+    # the postings by sorting them costs more once common terms have 100k postings. The gains
+    # are added in the same order either way, so the scores are the same floats.
+    every = np.concatenate(ids)
+    scores = np.bincount(every, weights=np.concatenate(gains))
+    scored = np.flatnonzero(np.bincount(every))
+    return scored.astype(np.int64), scores[scored].astype(np.float64)
 
 
 def _candidates(

@@ -53,6 +53,9 @@ from localqa.types import Document, Kind, Location, Passage, Status
 CATALOG_NAME = "catalog.toml"
 _PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
 _DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
+# Passages whose terms are counted for the postings together (see PostingsWriter.add): counted
+# per file, a collection of one-page files spent most of its build counting one at a time.
+_COUNT_BATCH = 1000
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -94,7 +97,10 @@ class SQLiteStore(Store):
         self.path = str(path)
         self._db = db
         self._masks: dict[frozenset[str], npt.NDArray[np.bool_]] = {}
-        self._statistics: dict[tuple[frozenset[str], Chunking], LexicalStatistics] = {}
+        # The scopes last asked about, by identity: finding an equal set among the keys above
+        # compares it whole (100k document ids: milliseconds), and each term of a query asks.
+        self._recent: dict[int, tuple[frozenset[str], npt.NDArray[np.bool_]]] = {}
+        self._statistics: dict[tuple[int, Chunking], LexicalStatistics] = {}  # by id of a kept mask
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
 
     def close(self) -> None:
@@ -165,17 +171,24 @@ class SQLiteStore(Store):
     def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
         """Which passage ids are in `scope` (cached: a scope is reused for every part and, in a
         long-lived process, every question of the same caller and date)."""
+        recent = self._recent.get(id(scope.doc_ids))
+        if recent is not None and recent[0] is scope.doc_ids:
+            return recent[1]
         mask = self._masks.get(scope.doc_ids)
         if mask is None:
             mask = self._layout.mask(scope.doc_ids)
             self._masks[scope.doc_ids] = mask
+        if len(self._recent) >= 16:  # the set is held here so its id stays its own; keep few
+            del self._recent[next(iter(self._recent))]
+        self._recent[id(scope.doc_ids)] = (scope.doc_ids, mask)
         return mask
 
     def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
-        key = (scope.doc_ids, chunking)
+        mask = self._mask(scope)
+        key = (id(mask), chunking)  # masks are kept for the store's life: their ids stay theirs
         cached = self._statistics.get(key)
         if cached is None:
-            lengths = self._layout.lengths(chunking)[self._mask(scope)]
+            lengths = self._layout.lengths(chunking)[mask]
             count = int(lengths.size)
             cached = LexicalStatistics(count, float(lengths.mean()) if count else 1.0)
             self._statistics[key] = cached
@@ -280,8 +293,9 @@ class _Layout:
         names: list[str],
     ) -> None:
         self.documents = documents  # document number per passage id; -1 where there is none
-        self.heading = heading
         self.body = body
+        # Summed once: every posting list of a query is looked up in it.
+        self.heading_and_body = heading + body
         self.names = {name: number for number, name in enumerate(names)}
 
     @classmethod
@@ -298,7 +312,7 @@ class _Layout:
         return cls(documents, heading, body, list(names))
 
     def lengths(self, chunking: Chunking) -> npt.NDArray[np.int32]:
-        return self.heading + self.body if chunking == "heading" else self.body
+        return self.heading_and_body if chunking == "heading" else self.body
 
     def mask(self, doc_ids: frozenset[str]) -> npt.NDArray[np.bool_]:
         wanted = np.zeros(len(self.names) + 1, dtype=bool)  # the last slot stands for "no document"
@@ -485,7 +499,9 @@ class SQLiteWriter(Writer):
 
     def _unindex(self, ids: list[int]) -> None:
         """Take passages out of the full-text index, the postings and the identifiers."""
-        self._count_added()  # counted before any of them can be removed again
+        if not ids:
+            return
+        self._count_added()  # counted before any of them can be removed again (or its id reused)
         indexed = self._db.execute(
             "SELECT rowid, section, body FROM passages_fts WHERE rowid IN (SELECT value FROM json_each(?))",
             (json.dumps(ids),),
@@ -588,7 +604,8 @@ class SQLiteWriter(Writer):
         context, _ = self._context(doc_id)
         for passage in passages:
             self._insert_passage(doc_id, name, passage, context)
-        self._count_added()
+            if len(self._added) >= _COUNT_BATCH:
+                self._count_added()
         self._db.execute(
             "INSERT OR REPLACE INTO files (name, sha256, pages_without_text) VALUES (?, ?, ?)",
             (name, sha256, ",".join(map(str, pages_without_text))),
