@@ -14,10 +14,9 @@ from typing import Any, TypeVar
 
 import click
 
-from localqa.answer import MODEL_ERROR
 from localqa.api import DEFAULT_DB
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_PDFS = Path("pdfs")
@@ -345,8 +344,8 @@ def search(
     "--model",
     "model_spec",
     metavar="NAME",
-    help="ollama, ollama:NAME, embedded or extractive (default: LOCALQA_MODEL, else Ollama if a "
-    "server answers, else embedded).",
+    help="ollama, ollama:NAME, embedded, extractive, openai:NAME or a plugin's (see 'localqa models'; "
+    "default: LOCALQA_MODEL, else Ollama if a server answers, else embedded).",
 )
 @click.option(
     "-k",
@@ -360,6 +359,9 @@ def search(
 @caller_options
 @db_option
 @json_option
+@click.option(
+    "--verbose", is_flag=True, help="Also print timing: retrieval, and per part model time and tokens."
+)
 @fail_cleanly
 def ask(
     question: str,
@@ -372,6 +374,7 @@ def ask(
     tenant: str,
     db: Path,
     as_json: bool,
+    verbose: bool,
 ) -> None:
     """Answer each part of QUESTION with a verified quote and its citation.
 
@@ -391,21 +394,36 @@ def ask(
         payload = _search_json([p.result for p in asked.parts], as_of, caller)
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
             part["answer"] = shown.answer.as_json()
+            if verbose:
+                part["timing"] = shown.answer.call.model_dump() if shown.answer.call else None
         payload["model"] = {"backend": asked.backend, "name": asked.model}
+        if verbose:
+            payload["retrieval_seconds"] = asked.retrieval_seconds
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
         click.echo(f"{_header(as_of, caller)} · model {model.label}{baseline}")
+        if verbose:
+            click.echo(f"Retrieval: {asked.retrieval_seconds * 1000:.0f} ms for {len(asked.parts)} part(s)")
         for number, part in enumerate(asked.parts, start=1):
             click.echo(f"\n{number}. {part.result.question}")
             click.echo(_format_answer(part.result, part.answer))
-    faults = {
-        p.answer.reason for p in asked.parts if p.answer.reason and p.answer.reason.startswith(MODEL_ERROR)
-    }
+            if verbose:
+                click.echo(f"   ({_timing(part.answer.call)})")
+    faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:
         for fault in sorted(faults):
-            click.echo(f"Error: {fault.removeprefix(MODEL_ERROR)}", err=True)
+            click.echo(f"Error: {fault}", err=True)
         sys.exit(1)
+
+
+def _timing(call: ModelCall | None) -> str:
+    if call is None:
+        return "no model call"
+    tokens = "" if call.prompt_tokens is None else f", prompt {call.prompt_tokens} tokens"
+    if call.cached_tokens:
+        tokens += f" ({call.cached_tokens} cached)"
+    return f"model {call.seconds * 1000:.0f} ms{tokens}"
 
 
 def _format_answer(result: PartResult, answer: Answer) -> str:
@@ -415,7 +433,8 @@ def _format_answer(result: PartResult, answer: Answer) -> str:
             lines.append("   Other evidence (other documents also match; check for a conflict):")
             lines += [f"     · {location.describe()}" for location in answer.other_evidence]
         return "\n".join(lines)
-    lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {answer.reason}."]
+    reason = f"model error: {answer.reason}" if answer.model_failed else answer.reason
+    lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {reason}."]
     if result.candidates:
         lines.append("   Evidence retrieved:")
         lines.append(_format_candidates(result))

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, computed_field
 
-from localqa.answer import MODEL_ERROR, answer_part
+from localqa.answer import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import SuiteError
 from localqa.evaluate.score import (
@@ -252,7 +252,9 @@ def _answer_with_model(case: Case, parts: list[PartResult], model: AnswerModel) 
     for part in parts:
         answer = answer_part(part.question, part.candidates, model)
         cited_text = _text_at(part.candidates, answer.citation)
-        current = score_answer(case, answer.quote, answer.citation, cited_text, answer.reason)
+        current = score_answer(
+            case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed
+        )
         if scored is None or (current.quote is not None and scored.quote is None):
             scored = current
         if current.shown_unverified:
@@ -332,7 +334,7 @@ def totals(records: list[CaseRecord]) -> dict[str, Any]:
             "contains_phrase": _metric(sum(bool(a.contains_phrase) for a in phrased), len(phrased)),
             "abstention": _metric(sum(bool(a.abstention_correct) for a in negative), len(negative)),
             "unverified_shown": sum(a.shown_unverified for a in answered),
-            "model_errors": sum(bool(a.reason and a.reason.startswith(MODEL_ERROR)) for a in answered),
+            "model_errors": sum(a.model_failed for a in answered),
         }
     return result
 
