@@ -4,17 +4,19 @@ Passages are labelled P1..Pn and framed as evidence: text inside them is never a
 whatever it says. The answer schema lists, per passage, the exact sentences that may be quoted, so
 a constrained model cannot produce a quote that is not verbatim (it is still verified after).
 
-The prompt is the embedded model's main cost (prompt tokens are processed before the first reply
-token), so with `evidence="near"` only the sentences near the question go in: those sharing a
-term with it, each with its neighbours. What is shown is exactly what may be quoted (the schema's
-enum), and verification still runs against the whole passage.
+The prompt is a main cost of a small local model (every prompt token is processed before the
+first reply token), so with `evidence="near"` only each passage's sentences nearest the question
+go in: the ones carrying the most question-term weight, with their neighbours. What is shown is
+exactly what may be quoted (the schema's enum), and verification still runs against the whole
+passage.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from localqa.models.base import AnswerRequest, Message
@@ -61,19 +63,41 @@ def quotable(candidate: Candidate) -> list[str]:
     return units(candidate.text, candidate.location.kind)
 
 
-def near(candidate: Candidate, question_terms: set[str], settings: AnswerSettings) -> list[int]:
-    """Indexes of the units of `candidate` shown to the model (see the module notes)."""
-    found = quotable(candidate)
+def near(found: Sequence[str], weights: Mapping[str, float], settings: AnswerSettings) -> list[int]:
+    """Indexes of the units `found` of one passage that the prompt shows (see AnswerSettings).
+
+    A unit scores the summed weight of the question terms it contains. The best `near_units`
+    units (at least `near_share` of the passage's best score) are kept with `neighbours` units
+    either side; a passage whose units share no term keeps its first `lead` units.
+    """
     if settings.evidence == "whole":
         return list(range(len(found)))
     words = tokenizer()
-    hits = [i for i, unit in enumerate(found) if question_terms & set(words.tokens(unit))]
-    if not hits:
+    scores = [sum(weights.get(t, 0.0) for t in set(words.tokens(unit))) for unit in found]
+    best = max(scores, default=0.0)
+    if best <= 0:
         return list(range(min(settings.lead, len(found))))
+    ranked = sorted(range(len(found)), key=lambda i: (-scores[i], i))
+    chosen = [i for i in ranked[: settings.near_units] if scores[i] >= settings.near_share * best]
     keep: set[int] = set()
-    for i in hits:
+    for i in chosen:
         keep.update(range(max(0, i - settings.neighbours), min(len(found), i + settings.neighbours + 1)))
     return sorted(keep)
+
+
+def term_weights(question: str, units: Iterable[Sequence[str]]) -> dict[str, float]:
+    """Each question term's weight among the passages' units: rare there, heavy (BM25's IDF).
+    A term every unit shares ("2019" in a filing) tells the units apart no better than none."""
+    words = tokenizer()
+    terms = set(words.terms(question))
+    every = [set(words.tokens(unit)) for found in units for unit in found]
+    total = len(every)
+    weights = {}
+    for term in terms:
+        df = sum(term in unit for unit in every)
+        if df:
+            weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
+    return weights
 
 
 def request(
@@ -82,12 +106,13 @@ def request(
     """The request every backend receives for one question part."""
     settings = settings or AnswerSettings()
     passages = labels(candidates)
-    terms = set(tokenizer().terms(question))
+    units = {label: quotable(candidate) for label, candidate in passages.items()}
+    weights = term_weights(question, units.values()) if settings.evidence == "near" else {}
     shown: dict[str, tuple[str, ...]] = {}
     evidence: dict[str, str] = {}
     for label, candidate in passages.items():
-        found = quotable(candidate)
-        kept = near(candidate, terms, settings)
+        found = units[label]
+        kept = near(found, weights, settings)
         shown[label] = tuple(dict.fromkeys(found[i] for i in kept))  # an enum lists each value once
         evidence[label] = candidate.text if len(kept) == len(found) else _excerpt(found, kept)
     schema = answer_schema(shown)

@@ -34,11 +34,15 @@ class AnswerSettings(BaseModel):
     k: int = Field(default=4, ge=1)
 
     # Which of a passage's quotable units (sentences; a table row is one unit) go into the prompt
-    # and the schema's enum. "whole": all of them. "near": those sharing a term with the question,
-    # each with `neighbours` units either side for context; a passage in which no unit shares a
-    # term (found by meaning or by an identifier) keeps its first `lead` units. Verification always
-    # runs against the whole passage.
+    # and the schema's enum. "whole": all of them. "near": per passage, the `near_units` units
+    # carrying the most question-term weight (terms weighted by how rare they are among the
+    # passages' units; a unit must reach `near_share` of the passage's best), each with
+    # `neighbours` units either side for context; a passage in which no unit shares a term (found
+    # by meaning or by an identifier) keeps its first `lead` units. Verification always runs
+    # against the whole passage.
     evidence: Evidence = "near"
+    near_units: int = Field(default=2, ge=1)
+    near_share: float = Field(default=0.5, ge=0.0, le=1.0)
     neighbours: int = Field(default=1, ge=0)
     lead: int = Field(default=2, ge=1)
 
@@ -50,6 +54,12 @@ class AnswerSettings(BaseModel):
     # allows (see prompts.max_tokens_for), never more than the ceiling.
     reply_tokens: int = Field(default=200, ge=1)
     max_reply_tokens: int = Field(default=1024, ge=1)
+
+    # Embedded: speculative decoding by prompt lookup. A quote is copied from the prompt, so once
+    # its first `draft_ngram` tokens are out, llama.cpp can propose the next `draft_tokens` from
+    # the prompt and check them in one batch instead of one pass per token. 0: off.
+    draft_tokens: int = Field(default=0, ge=0)
+    draft_ngram: int = Field(default=3, ge=1)
 
     # The model's context window (embedded: llama.cpp's n_ctx; ollama: num_ctx).
     context_tokens: int = Field(default=4096, ge=256)

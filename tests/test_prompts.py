@@ -200,10 +200,31 @@ def test_near_keeps_the_sentences_sharing_a_term_and_their_neighbours() -> None:
 
 
 def test_near_marks_every_gap() -> None:
-    request = prompts.request("When are the lockers emptied?", [RULES], AnswerSettings(neighbours=0))
+    request = prompts.request("Where are the lockers?", [RULES], AnswerSettings(neighbours=0))
     assert request.quotable["P1"] == (SENTENCES[1], SENTENCES[5])  # "locker" twice
     user = request.messages[1]["content"]
     assert f"P1 (rules.pdf): […] {SENTENCES[1]} […] {SENTENCES[5]} […]" in user
+
+
+def test_near_prefers_the_sentences_carrying_the_rarer_question_terms() -> None:
+    """"locker" is in two sentences, "emptied" in one: the sentence with both outweighs the other
+    by more than `near_share` allows, so only it is shown."""
+    request = prompts.request("When are the lockers emptied?", [RULES], AnswerSettings(neighbours=0))
+    assert request.quotable["P1"] == (SENTENCES[5],)
+    lenient = AnswerSettings(neighbours=0, near_share=0.3)
+    assert prompts.request("When are the lockers emptied?", [RULES], lenient).quotable["P1"] == (
+        SENTENCES[1],
+        SENTENCES[5],
+    )
+
+
+def test_near_keeps_at_most_near_units_best_sentences() -> None:
+    question = "Reading room, bags, laptops, food, phones, lockers or lost property?"
+    assert len(prompts.request(question, [RULES], AnswerSettings(evidence="whole")).quotable["P1"]) == 7
+    one = prompts.request(question, [RULES], AnswerSettings(near_units=1, neighbours=0))
+    assert len(one.quotable["P1"]) == 1
+    three = prompts.request(question, [RULES], AnswerSettings(near_units=3, neighbours=0, near_share=0))
+    assert len(three.quotable["P1"]) == 3
 
 
 def test_a_passage_sharing_no_term_shows_its_first_sentences() -> None:

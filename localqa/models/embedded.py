@@ -222,7 +222,7 @@ class LoadedModel:
     path: Path
     load_seconds: float
     threads: int
-    context_tokens: int
+    key: tuple[int, ...]  # the settings it was loaded with (see _load_key)
     url: str  # llama.cpp's OpenAI-compatible HTTP server, on loopback
     api_key: str  # the key that server requires (random per load)
 
@@ -245,6 +245,11 @@ def _params(path: Path, settings: AnswerSettings, api_key: str) -> Any:
     params.sampling.temp = settings.temperature
     params.sampling.top_k = settings.top_k
     params.sampling.seed = settings.seed
+    if settings.draft_tokens:
+        params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+        params.speculative.ngram_simple.size_n = settings.draft_ngram
+        params.speculative.ngram_simple.size_m = settings.draft_tokens
+        params.speculative.draft.n_max = settings.draft_tokens
     # llama.cpp logs every load step and request to stderr; keep the CLI output clean.
     params.verbosity = -1
     # xllamacpp always starts llama.cpp's HTTP server next to the in-process API. Bind it to
@@ -258,14 +263,11 @@ def _params(path: Path, settings: AnswerSettings, api_key: str) -> Any:
 
 def load(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
     """Load the model once per process (thread-safe); later calls return the same server, unless
-    they ask for other threads or another context size, which reloads it."""
+    their settings need another one (threads, context size, drafting), which reloads it."""
     global _loaded
     settings = settings or AnswerSettings()
     with _load_lock:
-        if _loaded is not None and (_loaded.threads, _loaded.context_tokens) == (
-            settings.threads,
-            settings.context_tokens,
-        ):
+        if _loaded is not None and _loaded.key == _load_key(settings):
             return _loaded
         _require(missing_packages())
         path = ensure_model_file(directory)
@@ -288,11 +290,22 @@ def load(directory: Path | None = None, settings: AnswerSettings | None = None) 
             path,
             time.perf_counter() - started,
             settings.threads,
-            settings.context_tokens,
+            _load_key(settings),
             str(server.listening_address),
             api_key,
         )
         return _loaded
+
+
+def _load_key(settings: AnswerSettings) -> tuple[int, ...]:
+    """The settings fixed when llama.cpp loads; the others travel with each request."""
+    return (
+        settings.threads,
+        settings.context_tokens,
+        settings.max_reply_tokens,
+        settings.draft_tokens,
+        settings.draft_ngram,
+    )
 
 
 def _one_line(value: object) -> str:
