@@ -15,8 +15,8 @@ Question sets:
 
 Each part is retrieved (lexical, k = AnswerSettings.k, as `localqa ask` does) and answered once
 per variant: `whole` is every sentence of every passage in the prompt (the prompt before
-AnswerSettings.evidence existed), `near` only the sentences near the question (the default),
-`draft` near plus llama.cpp's prompt-lookup speculative decoding (AnswerSettings.draft_tokens).
+AnswerSettings.evidence existed), `near` only the sentences near the question (the default).
+Library cases that repeat a part with the same candidates are measured once.
 Variants run in blocks (all parts with one, then all with the next) so that llama.cpp's prompt
 cache sees the same sequence of different questions a user would give it; `--repeat` runs the
 blocks again and keeps every call. Printed per set and variant: parts, model seconds (median, p90,
@@ -60,7 +60,6 @@ CACHE = Path.home() / ".cache" / "localqa-bench" / "answering"
 VARIANTS = {
     "whole": AnswerSettings(evidence="whole"),
     "near": AnswerSettings(evidence="near"),
-    "draft": AnswerSettings(evidence="near", draft_tokens=8),  # near, plus prompt-lookup drafting
 }
 ASK_RETRIEVAL = RetrievalSettings(k=AnswerSettings().k)  # what `localqa ask` retrieves with
 # FinanceBench questions are long and specific; lexical retrieval abstains on most of them (its
@@ -126,13 +125,14 @@ def library() -> list[Part]:
         report = refresh_index(pdfs, db)
         if report.failed:
             raise SystemExit(f"the sample library cannot be indexed: {report.problems}")
-        parts = []
+        parts: dict[tuple[str, tuple[str, ...]], Part] = {}
         for case in suite.cases:
             caller = Caller(role=case.role, tenant=case.tenant)
-            parts += _retrieve(
+            for part in _retrieve(
                 "library", case.id, db, case.question, case.as_of, caller, case.parts, ASK_RETRIEVAL
-            )
-        return parts
+            ):
+                parts.setdefault((part.question, tuple(c.text for c in part.candidates)), part)
+        return list(parts.values())
 
 
 def financebench(count: int) -> list[Part]:

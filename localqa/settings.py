@@ -55,12 +55,6 @@ class AnswerSettings(BaseModel):
     reply_tokens: int = Field(default=200, ge=1)
     max_reply_tokens: int = Field(default=1024, ge=1)
 
-    # Embedded: speculative decoding by prompt lookup. A quote is copied from the prompt, so once
-    # its first `draft_ngram` tokens are out, llama.cpp can propose the next `draft_tokens` from
-    # the prompt and check them in one batch instead of one pass per token. 0: off.
-    draft_tokens: int = Field(default=0, ge=0)
-    draft_ngram: int = Field(default=3, ge=1)
-
     # The model's context window (embedded: llama.cpp's n_ctx; ollama: num_ctx).
     context_tokens: int = Field(default=4096, ge=256)
     # Threads the embedded model computes with: the cores this process may use.

@@ -245,11 +245,6 @@ def _params(path: Path, settings: AnswerSettings, api_key: str) -> Any:
     params.sampling.temp = settings.temperature
     params.sampling.top_k = settings.top_k
     params.sampling.seed = settings.seed
-    if settings.draft_tokens:
-        params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
-        params.speculative.ngram_simple.size_n = settings.draft_ngram
-        params.speculative.ngram_simple.size_m = settings.draft_tokens
-        params.speculative.draft.n_max = settings.draft_tokens
     # llama.cpp logs every load step and request to stderr; keep the CLI output clean.
     params.verbosity = -1
     # xllamacpp always starts llama.cpp's HTTP server next to the in-process API. Bind it to
@@ -263,7 +258,7 @@ def _params(path: Path, settings: AnswerSettings, api_key: str) -> Any:
 
 def load(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
     """Load the model once per process (thread-safe); later calls return the same server, unless
-    their settings need another one (threads, context size, drafting), which reloads it."""
+    their settings need another one (threads, context size), which reloads it."""
     global _loaded
     settings = settings or AnswerSettings()
     with _load_lock:
@@ -299,13 +294,7 @@ def load(directory: Path | None = None, settings: AnswerSettings | None = None) 
 
 def _load_key(settings: AnswerSettings) -> tuple[int, ...]:
     """The settings fixed when llama.cpp loads; the others travel with each request."""
-    return (
-        settings.threads,
-        settings.context_tokens,
-        settings.max_reply_tokens,
-        settings.draft_tokens,
-        settings.draft_ngram,
-    )
+    return (settings.threads, settings.context_tokens, settings.max_reply_tokens)
 
 
 def _one_line(value: object) -> str:
