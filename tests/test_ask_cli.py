@@ -583,3 +583,35 @@ def check_printed_quotes(out: str, results: list[PartResult]) -> None:
             assert quote in squash(texts[citation])
         if not part.candidates:
             assert shown_quotes(section) == []
+
+
+# --- --verbose: where the time goes -----------------------------------------------------------------
+
+
+def test_verbose_prints_retrieval_and_per_part_model_timing(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(reply("P1", FINE_SENTENCE))
+    result = ask(runner, library_db, f"{FINE_QUESTION} Who founded the library?", "--verbose")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(r"Retrieval: \d+ ms for 2 part\(s\)", lines[1]), lines[1]
+    tokens = len(str(fake_model.history[0].messages)) // 4  # what the fake reports
+    assert any(re.fullmatch(rf"   \(model \d+ ms, prompt {tokens} tokens\)", line) for line in lines), lines
+    assert "   (no model call)" in lines  # the second part had no candidates
+    quiet = ask(runner, library_db, FINE_QUESTION)
+    assert "Retrieval:" not in quiet.stdout and "(model " not in quiet.stdout
+
+
+def test_verbose_json_adds_timing_fields(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(reply("P1", FINE_SENTENCE), reply("P1", FINE_SENTENCE))
+    payload = json.loads(ask(runner, library_db, FINE_QUESTION, "--json", "--verbose").stdout)
+    assert payload["retrieval_seconds"] >= 0
+    [part] = payload["parts"]
+    assert set(part["timing"]) == {"seconds", "prompt_tokens", "cached_tokens", "completion_tokens"}
+    plain = json.loads(ask(runner, library_db, FINE_QUESTION, "--json").stdout)
+    assert "retrieval_seconds" not in plain and "timing" not in plain["parts"][0]

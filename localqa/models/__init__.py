@@ -33,7 +33,7 @@ BUILTINS = {
 }
 
 _registered: dict[str, Backend] = {}
-_loaded: dict[str, Backend] = {}  # entry points already imported, by name
+_loaded: dict[EntryPoint, Backend] = {}  # entry points already imported
 
 
 @dataclass(frozen=True)
@@ -63,26 +63,27 @@ def _entry_points() -> dict[str, EntryPoint]:
 def names() -> list[str]:
     """Every backend name: automatic-default candidates first (by rank), then the rest by name.
     A backend that cannot be loaded is listed last."""
+    points = _entry_points()
     ranks: dict[str, tuple[bool, int, str]] = {}
-    for name in {*_entry_points(), *_registered}:
+    for name in {*points, *_registered}:
         try:
-            rank = backend(name).default_rank
+            rank = backend(name, points).default_rank
         except ModelError:
             rank = None
         ranks[name] = (rank is None, rank or 0, name)
     return sorted(ranks, key=ranks.__getitem__)
 
 
-def backend(name: str) -> Backend:
+def backend(name: str, points: Mapping[str, EntryPoint] | None = None) -> Backend:
     """The backend registered as `name`; UnknownModelError naming the choices if there is none,
-    ModelError if its package cannot be loaded."""
+    ModelError if its package cannot be loaded. (`points`: the entry points, if already read.)"""
     if name in _registered:
         return _registered[name]
-    if name in _loaded:
-        return _loaded[name]
-    point = _entry_points().get(name)
+    point = (points if points is not None else _entry_points()).get(name)
     if point is None:
         raise UnknownModelError(f"unknown model {name!r}; choose one of {_choices()} (see 'localqa models')")
+    if point in _loaded:
+        return _loaded[point]
     try:
         loaded = point.load()
     except Exception as exc:  # a third party's import error must not read as ours
@@ -92,7 +93,7 @@ def backend(name: str) -> Backend:
         ) from exc
     if not isinstance(loaded, Backend) or loaded.name != name:
         raise ModelError(f"the entry point {name!r} ({point.value}) is not a localqa Backend named {name!r}")
-    _loaded[name] = loaded
+    _loaded[point] = loaded
     return loaded
 
 
@@ -105,9 +106,10 @@ def get_model(spec: str | None = None, options: Mapping[str, Any] | None = None)
     loaded until its first answer."""
     spec = spec or os.environ.get("LOCALQA_MODEL") or default_backend()
     name, _, model_name = spec.partition(":")
-    if name not in _registered and name not in _entry_points():
+    points = _entry_points()
+    if name not in _registered and name not in points:
         raise UnknownModelError(f"unknown model {spec!r}; choose one of {_choices()} (see 'localqa models')")
-    chosen = backend(name)
+    chosen = backend(name, points)
     if model_name and not chosen.takes_name:
         named = [f"{n}:NAME" for n in names() if _takes_name(n)]
         raise UnknownModelError(f"model {spec!r}: {name} takes no model name (these do: {', '.join(named)})")
