@@ -1,5 +1,5 @@
-"""Answer latency with the embedded model loaded once: per question part, the model's time and
-its prompt in tokens, for today's prompt against the shortened one, in one run.
+"""Answer latency with the embedded model loaded: per question part, the model's time and its
+prompt in tokens, for today's prompt against the shortened one, in one run.
 
     python benchmarks/answer.py [--sets library,financebench] [--financebench 10]
                                 [--variants whole,near] [--repeat 1] [--json OUT]
@@ -16,12 +16,13 @@ Question sets:
 Each part is retrieved (lexical, k = AnswerSettings.k, as `localqa ask` does) and answered once
 per variant: `whole` is every sentence of every passage in the prompt (the prompt before
 AnswerSettings.evidence existed), `near` only the sentences near the question (the default).
-Library cases that repeat a part with the same candidates are measured once.
-Variants run in blocks (all parts with one, then all with the next) so that llama.cpp's prompt
-cache sees the same sequence of different questions a user would give it; `--repeat` runs the
-blocks again and keeps every call. Printed per set and variant: parts, model seconds (median, p90,
-max), prompt tokens (median, p90) and tokens reused from the cache, generated tokens, and how
-many answers were verified; then, per part, whether the two variants gave the same answer.
+Each variant has a llama.cpp server of its own, so its prompt cache sees only its own prompts of
+different questions, as a user's process would; the variants take turns part by part, alternating
+which goes first, so that a shared machine's drifting load falls on both alike. Library cases
+that repeat a part with the same candidates are measured once; `--repeat` answers every part
+again and keeps every call. Printed per set and variant: parts, model seconds (median, p90, max),
+prompt tokens (median, p90) and tokens reused from the cache, generated tokens, and how many
+answers were verified; then the parts whose answer differs between the variants.
 
 Timings are printed, never asserted: the machine is shared, so read the ratio between variants
 measured in the same run rather than the absolute seconds.
@@ -175,18 +176,21 @@ def financebench(count: int) -> list[Part]:
 
 
 def measure(parts: list[Part], variants: list[str], repeat: int) -> list[Call]:
-    model = EmbeddedModel()
+    """Every part answered once per variant, each variant by a llama.cpp server of its own (its
+    own prompt cache, which then sees the sequence of different questions a user gives it), the
+    variants taking turns part by part in alternating order, so that the machine's load, which
+    drifts on a shared machine, falls on all of them alike."""
     asked = [p for p in parts if p.candidates]  # no candidates: no model call, nothing to time
+    models = {v: EmbeddedModel(loaded=embedded.start(settings=VARIANTS[v])) for v in variants}
+    for variant, model in models.items():  # one unmeasured call each: no cold start is timed
+        answer_part(asked[0].question, asked[0].candidates, model, VARIANTS[variant])
     calls = []
-    for _ in range(repeat):
-        for variant in variants:
-            # A variant that needs another llama.cpp load gets it here, and one unmeasured call,
-            # so that no measured call pays for loading or a cold cache.
-            embedded.load(settings=VARIANTS[variant])
-            answer_part(asked[0].question, asked[0].candidates, model, VARIANTS[variant])
-            for number, part in enumerate(asked, start=1):
-                print(f"\r{variant} {number}/{len(asked)}   ", end="", file=sys.stderr, flush=True)
-                answer = answer_part(part.question, part.candidates, model, VARIANTS[variant])
+    for round_ in range(repeat):
+        for number, part in enumerate(asked, start=1):
+            print(f"\rround {round_ + 1}, part {number}/{len(asked)}   ", end="", file=sys.stderr, flush=True)
+            order = variants if (number + round_) % 2 else variants[::-1]
+            for variant in order:
+                answer = answer_part(part.question, part.candidates, models[variant], VARIANTS[variant])
                 call = answer.call
                 calls.append(
                     Call(
@@ -243,13 +247,10 @@ def summarise(calls: list[Call], parts: list[Part]) -> list[dict[str, Any]]:
     return rows
 
 
-def print_report(
-    rows: list[dict[str, Any]], calls: list[Call], settings: AnswerSettings, loaded: Any
-) -> None:
+def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: AnswerSettings) -> None:
     print(
-        f"Embedded model {embedded.MODEL_NAME}: loaded in {loaded.load_seconds:.1f} s; "
-        f"{settings.threads} threads, context {settings.context_tokens}; load average "
-        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f"Embedded model {embedded.MODEL_NAME}: {settings.threads} threads, context "
+        f"{settings.context_tokens}; load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     header = (
         f"{'set':<13} {'prompt':<6} {'parts':>5} {'retr ms':>7} {'model s med':>11} {'p90':>6} {'max':>6} "
@@ -309,14 +310,13 @@ def main() -> None:
         raise SystemExit("the embedded model is not installed: pip install 'localqa[embedded]'")
     variants = args.variants.split(",")
     settings = AnswerSettings()
-    loaded = embedded.load(settings=settings)
     sets = args.sets.split(",")
     parts = (library() if "library" in sets else []) + (
         financebench(args.financebench) if "financebench" in sets else []
     )
     calls = measure(parts, variants, args.repeat)
     rows = summarise(calls, parts)
-    print_report(rows, calls, settings, loaded)
+    print_report(rows, calls, settings)
     if args.json:
         args.json.write_text(
             json.dumps(

@@ -264,32 +264,39 @@ def load(directory: Path | None = None, settings: AnswerSettings | None = None) 
     with _load_lock:
         if _loaded is not None and _loaded.key == _load_key(settings):
             return _loaded
-        _require(missing_packages())
-        path = ensure_model_file(directory)
-        try:
-            import xllamacpp
-        except ImportError as exc:  # installed but broken (e.g. wrong platform wheel)
-            raise ModelError(f"Cannot import xllamacpp ({exc}); {INSTALL_HINT}") from exc
         _loaded = None  # drop a server loaded with other settings before loading anew
-        api_key = secrets.token_urlsafe(32)
-        started = time.perf_counter()
-        try:
-            server = xllamacpp.Server(_params(path, settings, api_key))
-        except Exception as exc:
-            raise ModelError(
-                f"llama.cpp could not load {path} ({_one_line(exc)}); it needs about 1.5 GB of "
-                "free memory; if the file is damaged, delete it and it is rebuilt on next use"
-            ) from exc
-        _loaded = LoadedModel(
-            server,
-            path,
-            time.perf_counter() - started,
-            settings.threads,
-            _load_key(settings),
-            str(server.listening_address),
-            api_key,
-        )
+        _loaded = start(directory, settings)
         return _loaded
+
+
+def start(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
+    """A new llama.cpp server of its own (load() shares one per process). For side-by-side
+    comparisons: each server keeps its own prompt cache."""
+    settings = settings or AnswerSettings()
+    _require(missing_packages())
+    path = ensure_model_file(directory)
+    try:
+        import xllamacpp
+    except ImportError as exc:  # installed but broken (e.g. wrong platform wheel)
+        raise ModelError(f"Cannot import xllamacpp ({exc}); {INSTALL_HINT}") from exc
+    api_key = secrets.token_urlsafe(32)
+    started = time.perf_counter()
+    try:
+        server = xllamacpp.Server(_params(path, settings, api_key))
+    except Exception as exc:
+        raise ModelError(
+            f"llama.cpp could not load {path} ({_one_line(exc)}); it needs about 1.5 GB of "
+            "free memory; if the file is damaged, delete it and it is rebuilt on next use"
+        ) from exc
+    return LoadedModel(
+        server,
+        path,
+        time.perf_counter() - started,
+        settings.threads,
+        _load_key(settings),
+        str(server.listening_address),
+        api_key,
+    )
 
 
 def _load_key(settings: AnswerSettings) -> tuple[int, ...]:
@@ -338,8 +345,9 @@ class EmbeddedModel(AnswerModel):
     name = MODEL_NAME
     Options = EmbeddedOptions
 
-    def __init__(self, cache: Path | None = None) -> None:
+    def __init__(self, cache: Path | None = None, loaded: LoadedModel | None = None) -> None:
         self._cache = cache
+        self._own = loaded  # a server of its own (see start()); else the process's shared one
 
     @staticmethod
     def is_available() -> bool:
@@ -347,7 +355,7 @@ class EmbeddedModel(AnswerModel):
 
     def complete(self, request: AnswerRequest) -> Completion:
         settings = request.settings
-        server = load(self._cache, settings).server
+        server = (self._own or load(self._cache, settings)).server
         body: dict[str, Any] = {
             "messages": [dict(m) for m in request.messages],
             # llama.cpp's own `json_schema` field, not `grammar` + json_schema_to_grammar(): see
