@@ -61,7 +61,8 @@ import numpy as np  # noqa: E402
 from localqa import embeddings  # noqa: E402
 from localqa.extract.text import IDENTIFIER, identifiers  # noqa: E402
 from localqa.index import open_index, write_documents  # noqa: E402
-from localqa.retrieve import RetrievalSettings, search  # noqa: E402
+from localqa.retrieve import search  # noqa: E402
+from localqa.settings import RetrievalSettings  # noqa: E402
 from localqa.store.base import Store  # noqa: E402
 from localqa.store.schema import SCHEMA_VERSION  # noqa: E402
 from localqa.store.sqlite import writing  # noqa: E402

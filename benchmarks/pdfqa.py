@@ -2,7 +2,7 @@
 nDCG@10, measured through `localqa eval` as a user runs it.
 
     python benchmarks/pdfqa.py [--sets financebench,mmlongbench,scifact] [--retriever R] [-k 5]
-                               [--bench DIR] [--cache DIR] [--json OUT]
+                               [--model NAME] [--bench DIR] [--cache DIR] [--json OUT]
 
 Each set becomes a localqa suite (`cases.toml`) and a folder of documents under `--cache`
 (default `~/.cache/localqa-bench`, never the repository). The documents are indexed with
@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+CHECKOUT = [REPO]  # the localqa measured: this one, or --checkout DIR (an older worktree)
 # ../shared/bench beside the repository (or beside the folder of worktrees it sits in).
 BENCH_PLACES = (REPO.parent / "shared/bench", REPO.parents[1] / "shared/bench")
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench"
@@ -225,8 +226,8 @@ def code_hash(patterns: Sequence[str]) -> str:
 def _hash_files(patterns: Sequence[str]) -> str:
     digest = hashlib.sha256()
     for pattern in patterns:
-        for path in sorted(REPO.glob(pattern)):
-            digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+        for path in sorted(CHECKOUT[0].glob(pattern)):
+            digest.update(str(path.relative_to(CHECKOUT[0])).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -306,7 +307,8 @@ def ocr(folder: Path) -> tuple[float | None, int]:
 
 def localqa(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the CLI of this checkout (PYTHONPATH puts it before any installed localqa)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(CHECKOUT[0]), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path)
     env.setdefault("OMP_THREAD_LIMIT", "1")
     return subprocess.run(
         [sys.executable, "-m", "localqa", *args], capture_output=True, text=True, env=env, check=False
@@ -367,13 +369,18 @@ def index_key(content: str, flags: list[str]) -> str:
 # Running a suite
 
 
-def run_suite(suite: Path, db: Path, out: Path, retriever: str | None, k: int) -> float:
-    """Score `suite` against `db` and save the run to `out`; returns the seconds it took."""
+def run_suite(
+    suite: Path, db: Path, out: Path, retriever: str | None, k: int, model: str | None = None
+) -> float:
+    """Score `suite` against `db` (answering with `model` when given) and save the run to `out`;
+    returns the seconds it took."""
     out.unlink(missing_ok=True)
     started = time.perf_counter()
     args = ["eval", str(suite), "--db", str(db), "--save", str(out), "-k", str(k)]
     if retriever:
         args += ["--retriever", retriever]
+    if model:
+        args += ["--model", model]
     result = localqa(*args)
     if not out.exists():
         raise SystemExit(f"Error: localqa eval failed on {suite}: {result.stderr.strip() or result.stdout}")
@@ -401,6 +408,30 @@ def page_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
         scores[f"hit@{n}"] = fraction(hits, len(cases))
     scores["abstained"] = fraction(sum(not by_id[c.id]["candidates"] for c in cases), len(cases))
     scores["split_into_parts"] = sum(len(by_id[c.id]["parts"]) > 1 for c in cases)
+    return scores
+
+
+def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
+    """What a reader is shown: for answerable questions, a verified quote cited from an evidence
+    page (and any verified quote); for unanswerable ones, no quote at all."""
+    by_id = {c["id"]: c["answer"] for c in run["cases"]}
+    scores: dict[str, Any] = {}
+    answerable = [c for c in cases if c.pages]
+    if answerable:
+        verified = [c for c in answerable if by_id[c.id] and by_id[c.id]["verified"]]
+        on_page = [
+            c
+            for c in verified
+            if (by_id[c.id]["citation"]["source"], by_id[c.id]["citation"]["page"]) in c.pages
+        ]
+        scores["verified quote"] = fraction(len(verified), len(answerable))
+        scores["verified quote from an evidence page"] = fraction(len(on_page), len(answerable))
+    unanswerable = [c for c in cases if not c.pages]
+    if unanswerable:
+        silent = [c for c in unanswerable if not (by_id[c.id] and by_id[c.id]["quote"])]
+        scores["no quote shown"] = fraction(len(silent), len(unanswerable))
+    failed = sum(bool(a and a.get("model_failed")) for a in by_id.values())
+    scores["model errors"] = failed
     return scores
 
 
@@ -457,6 +488,19 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         if bench.qrels is not None:
             report["shared"] = ndcg_at_10(bench.cases, bench.qrels, shared_run)
             return report
+        if args.model:
+            run_path = Path(scratch) / "run-shared-model.json"
+            seconds = run_suite(suite, shared.path, run_path, retriever, k, args.model)
+            answered = json.loads(run_path.read_text(encoding="utf-8"))
+            report["eval_seconds"]["shared with the model"] = round(seconds, 1)
+            report["answers"] = {
+                "model": answered["config"]["model"],
+                **{
+                    category: answer_scores([c for c in bench.cases if c.category == category], answered)
+                    for category in ("answerable", "needs_visual", "unanswerable")
+                    if any(c.category == category for c in bench.cases)
+                },
+            }
         tenants = tenant_names(names)
         perdoc_docs = home / "docs-perdoc"
         fill_docs(perdoc_docs, bench, catalog_toml(names, tenants), shared_docs)
@@ -557,6 +601,13 @@ def print_report(report: dict[str, Any]) -> None:
                 f"   {label + f' ({count})':<26} {mode.replace('_', ' '):<13} {hits[0]:<18} {hits[1]:<18} "
                 f"{show(scores['abstained']):<18}"
             )
+    if "answers" in report:
+        model = report["answers"]["model"]
+        print(f"   answers in the shared index, model {model['backend']} {model['name']}:")
+        for category, label in labels.items():
+            for name, value in report["answers"].get(category, {}).items():
+                shown = show(value) if isinstance(value, dict) else str(value)
+                print(f"     {label:<14} {name:<40} {shown}")
     split = report["shared"]["answerable"]["split_into_parts"]
     if split:
         print(f"   ({split} answerable question(s) were split into parts; a hit in any part counts)")
@@ -579,8 +630,23 @@ def main(argv: list[str] | None = None) -> int:
         action="store_false",
         help="skip `localqa ocr` (by default it writes sidecars for pages without a text layer first)",
     )
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="also answer the PDF sets' questions in the shared index with this backend (e.g. "
+        "embedded) and report verified quotes from evidence pages and silence on unanswerable ones",
+    )
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        metavar="DIR",
+        help="measure the localqa of another checkout (e.g. a git worktree of an older commit, for "
+        "before/after figures; give it a --cache of its own)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
+    if args.checkout:
+        CHECKOUT[0] = args.checkout.resolve()
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     unknown = sorted(set(chosen) - set(SETS))
     if unknown:

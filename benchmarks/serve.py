@@ -86,10 +86,10 @@ def main(argv: list[str] | None = None) -> None:
         print("skipped: localqa[serve] is not installed (pip install 'localqa[serve]')")
         return
     from localqa.answer import answer_part
-    from localqa.api import ANSWER_K, search_parts
+    from localqa.api import search_parts
     from localqa.index import refresh_index
     from localqa.models import get_model
-    from localqa.retrieve import RetrievalSettings
+    from localqa.settings import AnswerSettings, RetrievalSettings
 
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="localqa-serve-bench-") as scratch:
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows[question]["served"] += [arrivals[0]] + [b - a for a, b in itertools.pairwise(arrivals)]
                 rows[question]["verified"] += verified
             for question in QUESTIONS:
-                settings = RetrievalSettings(k=ANSWER_K)
+                settings = RetrievalSettings(k=AnswerSettings().k)
                 for part in search_parts(question, as_of=AS_OF, db=db, settings=settings):
                     started = time.perf_counter()
                     answer_part(part.question, part.candidates, direct_model)

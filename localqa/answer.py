@@ -2,15 +2,17 @@
 
 Verification is plain code and runs on every reply, whatever the backend or schema: the label
 must be one that was supplied, the quote non-blank and, after whitespace normalisation only, a
-literal substring of that passage's text; stricter still, a whole sentence (or table row) of it.
-Anything else becomes a refusal with the reason. This is the only place an `Answer` with
-`verified=True` is made.
+whole sentence (or whole table row) of that passage's text (`quote_check`, the one rule, which
+grading recorded answers uses too). Anything else becomes a refusal with the reason. This is the
+only place a verified `Answer` is made from a model's reply.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
+from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,9 +20,8 @@ from localqa import prompts
 from localqa.errors import ModelError
 from localqa.extract.text import squash
 from localqa.models.base import AnswerModel
-from localqa.types import Answer, Candidate, Location
-
-MODEL_ERROR = "model error: "  # prefix of the reason when the backend itself failed
+from localqa.settings import AnswerSettings
+from localqa.types import Answer, Candidate, Kind, Location, ModelCall
 
 
 class QuoteChoice(BaseModel):
@@ -32,62 +33,90 @@ class QuoteChoice(BaseModel):
     quote: str | None
 
 
-def refusal(reason: str) -> Answer:
-    """An answer that shows no quote. The reason never repeats the model's text: an unverified
-    quote must not reach the reader, not even inside an explanation."""
-    return Answer(verified=False, reason=reason)
+class QuoteProblem(Enum):
+    BLANK = "blank"
+    ABSENT = "absent"  # not in the passage's text at all
+    PARTIAL = "partial"  # in the text, but not a whole sentence (or row) of it
+
+
+def quote_check(quote: str, text: str, kind: Kind) -> QuoteProblem | None:
+    """The verification rule: after whitespace normalisation, `quote` is one whole sentence of
+    `text` (a whole row for a table passage). None when it is.
+
+    A verbatim but cut-short quote is refused: the end of a sentence is where an exception
+    ("unless ...") lives.
+    """
+    quote = squash(quote)
+    if not quote:
+        return QuoteProblem.BLANK
+    if quote not in squash(text):
+        return QuoteProblem.ABSENT
+    if quote not in {squash(unit) for unit in prompts.units(text, kind)}:
+        return QuoteProblem.PARTIAL
+    return None
 
 
 def verify(reply: str, passages: dict[str, Candidate]) -> Answer:
-    """Turn a raw model reply into a verified Answer or a refusal saying why."""
+    """Turn a raw model reply into a verified Answer or a refusal saying why.
+
+    A reason never repeats the model's text: an unverified quote must not reach the reader, not
+    even inside an explanation.
+    """
     try:
         choice = QuoteChoice.model_validate(json.loads(reply))
     except (ValueError, TypeError, RecursionError):  # JSONDecodeError and ValidationError are ValueErrors
-        return refusal("the model's reply is not the expected JSON")
+        return Answer.refused("the model's reply is not the expected JSON")
     if choice.source is None and choice.quote is None:
-        return refusal("the model found no passage that answers the question")
+        return Answer.refused("the model found no passage that answers the question")
     if choice.source not in passages:
         if choice.source is None:
-            return refusal("the model gave a quote but no passage label")
+            return Answer.refused("the model gave a quote but no passage label")
         # Only a label-shaped value is repeated: anything longer may be quote text in the wrong field.
         shown = f"{choice.source!r}" if re.fullmatch(r"[A-Za-z]{0,2}\d{1,3}", choice.source) else "a label"
-        return refusal(f"the model cited {shown}, which is not one of the supplied passages")
-    quote = squash(choice.quote or "")
-    if not quote:
-        return refusal(f"the model's quote from {choice.source} is blank")
+        return Answer.refused(f"the model cited {shown}, which is not one of the supplied passages")
     cited = passages[choice.source]
-    if quote not in squash(cited.text):
-        return refusal(f"the model's quote is not in {choice.source}'s text")
-    if quote not in {squash(s) for s in prompts.quotable(cited)}:
-        # Verbatim but cut short: the end of a sentence is where an exception ("unless ...")
-        # lives, so only whole sentences (or whole table rows) are shown.
-        return refusal(f"the model's quote is only part of a sentence of {choice.source}")
-    return Answer(verified=True, quote=quote, citation=cited.location)
+    problem = quote_check(choice.quote or "", cited.text, cited.location.kind)
+    if problem is QuoteProblem.BLANK:
+        return Answer.refused(f"the model's quote from {choice.source} is blank")
+    if problem is QuoteProblem.ABSENT:
+        return Answer.refused(f"the model's quote is not in {choice.source}'s text")
+    if problem is QuoteProblem.PARTIAL:
+        return Answer.refused(f"the model's quote is only part of a sentence of {choice.source}")
+    return Answer.verified_quote(squash(choice.quote or ""), cited.location)
 
 
-def answer_part(question: str, candidates: tuple[Candidate, ...], model: AnswerModel) -> Answer:
+def answer_part(
+    question: str,
+    candidates: tuple[Candidate, ...],
+    model: AnswerModel,
+    settings: AnswerSettings | None = None,
+) -> Answer:
     """Choose and verify a quote for one part. No candidates: no model call, a refusal."""
     if not candidates:
-        return refusal("no eligible passage matches this part")
-    passages = prompts.labels(list(candidates))
+        return Answer.refused("no eligible passage matches this part")
+    settings = settings or AnswerSettings()
+    request = prompts.request(question, candidates, settings)
+    started = time.perf_counter()
     try:
-        reply = model.complete(prompts.messages(question, passages), prompts.answer_schema(passages))
+        completion = model.complete(request)
     except ModelError as error:
-        return refusal(f"{MODEL_ERROR}{error}")
-    answer = verify(reply, passages)
-    if not answer.verified or answer.citation is None:
+        return Answer.failed(str(error))
+    call = ModelCall(
+        seconds=time.perf_counter() - started,
+        prompt_tokens=completion.prompt_tokens,
+        cached_tokens=completion.cached_tokens,
+        completion_tokens=completion.completion_tokens,
+    )
+    answer = verify(completion.text, dict(request.passages)).model_copy(update={"call": call})
+    if answer.citation is None:
         return answer
-    return answer.model_copy(update={"other_evidence": _other_documents(candidates, answer.citation)})
+    other = _other_documents(candidates, answer.citation, settings)
+    return answer.model_copy(update={"other_evidence": other})
 
 
-# A candidate from another document counts as "also matching" when it is among the top ranks and
-# scores at least this share of the best candidate: weaker ones merely share a word or two. (The
-# rank cap matters for fused scores, which sit close together.)
-OTHER_EVIDENCE_SHARE = 0.5
-OTHER_EVIDENCE_RANKS = 3
-
-
-def _other_documents(candidates: tuple[Candidate, ...], cited: Location) -> tuple[Location, ...]:
+def _other_documents(
+    candidates: tuple[Candidate, ...], cited: Location, settings: AnswerSettings
+) -> tuple[Location, ...]:
     """Strong candidates from other documents: shown under the quote, so that a conflict is seen
     rather than silently resolved."""
     best = max(c.score for c in candidates)
@@ -95,6 +124,6 @@ def _other_documents(candidates: tuple[Candidate, ...], cited: Location) -> tupl
         c.location
         for c in candidates
         if c.location.source != cited.source
-        and c.rank <= OTHER_EVIDENCE_RANKS
-        and c.score >= OTHER_EVIDENCE_SHARE * best
+        and c.rank <= settings.other_evidence_ranks
+        and c.score >= settings.other_evidence_share * best
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
@@ -14,11 +15,11 @@ from localqa.errors import LocalQAError
 from localqa.index import open_index
 from localqa.models import get_model
 from localqa.models.base import AnswerModel
-from localqa.retrieve import RetrievalSettings, search
+from localqa.retrieve import search
+from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Answer, Caller, PartResult, Passage
 
 DEFAULT_DB = Path("index/library.sqlite3")
-ANSWER_K = 4  # passages a model is shown per part: enough for a conflict, small enough for a 1.5B model
 
 
 def search_parts(
@@ -55,6 +56,7 @@ class Asked(BaseModel):
     parts: list[PartAnswer]
     backend: str
     model: str
+    retrieval_seconds: float  # for all parts together (one search)
 
 
 def answer(
@@ -67,14 +69,23 @@ def answer(
     k: int | None = None,
     db: Path = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
+    answer_settings: AnswerSettings | None = None,
 ) -> Asked:
     """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
-    candidates (default: `settings.k` when settings are given, else 4)."""
-    settings = settings or RetrievalSettings(k=ANSWER_K)
+    candidates (default: `settings.k` when settings are given, else `answer_settings.k`)."""
+    answer_settings = answer_settings or AnswerSettings()
+    settings = settings or RetrievalSettings(k=answer_settings.k)
+    started = time.perf_counter()
     results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db, settings=settings)
+    retrieval_seconds = time.perf_counter() - started
     chosen = model if isinstance(model, AnswerModel) else get_model(model)
-    answers = [PartAnswer(result=r, answer=answer_part(r.question, r.candidates, chosen)) for r in results]
-    return Asked(parts=answers, backend=chosen.backend, model=chosen.name)
+    answers = [
+        PartAnswer(result=r, answer=answer_part(r.question, r.candidates, chosen, answer_settings))
+        for r in results
+    ]
+    return Asked(
+        parts=answers, backend=chosen.backend, model=chosen.name, retrieval_seconds=retrieval_seconds
+    )
 
 
 class PageNotFoundError(LocalQAError):

@@ -11,25 +11,30 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from localqa.answer import MODEL_ERROR
 from localqa.api import DEFAULT_DB
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
+from localqa.settings import CHUNKINGS, RETRIEVERS, AnswerSettings, RetrievalSettings
+from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.terminal import visible
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 DEFAULT_PDFS = Path("pdfs")
+RETRIEVAL = RetrievalSettings()  # option defaults are the settings' own
+ANSWERING = AnswerSettings()
 
 
-def fail_cleanly(function: F) -> F:
+def fail_cleanly(function: Callable[P, R]) -> Callable[P, R]:
     """Turn domain errors into one `Error: ...` line and exit status 1 (2 for usage errors)."""
 
     @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return function(*args, **kwargs)
         except (QuestionError, UnknownModelError) as error:
@@ -42,7 +47,7 @@ def fail_cleanly(function: F) -> F:
             # A path that cannot be written or a database that cannot be opened: name it.
             raise click.ClickException(visible(_describe(error))) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _describe(error: OSError | sqlite3.Error) -> str:
@@ -59,15 +64,10 @@ def say(lines: str | list[str], *, err: bool = False) -> None:
 
 
 def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -> date:
-    if value is None:
-        return date.today()
     try:
-        # fromisoformat alone would also take 20261114 and week dates; the contract is YYYY-MM-DD.
-        if len(value) != 10 or value[4] != "-" or value[7] != "-":
-            raise ValueError(value)
-        return date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date; write it as YYYY-MM-DD") from None
+        return parse_as_of(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def db_option(function: F) -> F:
@@ -95,12 +95,10 @@ def json_option(function: F) -> F:
 
 
 def retriever_option(function: F) -> F:
-    from localqa.retrieve import RETRIEVERS
-
     return click.option(
         "--retriever",
         type=click.Choice(RETRIEVERS),
-        default="auto",
+        default=RETRIEVAL.retriever,
         show_default=True,
         help="auto: hybrid when the index has embeddings, else lexical; lexical (BM25); semantic "
         "(embeddings); hybrid (reciprocal rank fusion of both). Identifiers and eligibility apply "
@@ -368,7 +366,12 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
 @click.argument("question", required=False, default="")
 @click.option("--part", "parts", multiple=True, help="A question part, searched on its own (repeatable).")
 @click.option(
-    "-k", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Candidates per part."
+    "-k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=RETRIEVAL.k,
+    show_default=True,
+    help="Candidates per part.",
 )
 @retriever_option
 @caller_options
@@ -392,13 +395,12 @@ def search(
     documents the caller may see, in force on the --as-of date, are searched.
     """
     from localqa.api import search_parts
-    from localqa.retrieve import RetrievalSettings
 
     caller = Caller(role=role, tenant=tenant)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     results = search_parts(question, as_of=as_of, caller=caller, parts=parts, db=db, settings=settings)
     if as_json:
-        click.echo(json.dumps(_search_json(results, as_of, caller), indent=2))
+        click.echo(json.dumps(search_json(results, as_of, caller), indent=2))
         return
     lines = [_header(as_of, caller, results)]
     for number, result in enumerate(results, start=1):
@@ -413,14 +415,14 @@ def search(
     "--model",
     "model_spec",
     metavar="NAME",
-    help="ollama, ollama:NAME, embedded or extractive (default: LOCALQA_MODEL, else Ollama if a "
-    "server answers, else embedded).",
+    help="ollama, ollama:NAME, embedded, extractive, openai:NAME or a plugin's (see 'localqa models'; "
+    "default: LOCALQA_MODEL, else Ollama if a server answers, else embedded).",
 )
 @click.option(
     "-k",
     "k",
     type=click.IntRange(1, 20),
-    default=4,
+    default=ANSWERING.k,
     show_default=True,
     help="Passages shown to the model per part.",
 )
@@ -442,6 +444,9 @@ def search(
 @caller_options
 @db_option
 @json_option
+@click.option(
+    "--verbose", is_flag=True, help="Also print timing: retrieval, and per part model time and tokens."
+)
 @fail_cleanly
 def ask(
     question: str,
@@ -456,6 +461,7 @@ def ask(
     tenant: str,
     db: Path,
     as_json: bool,
+    verbose: bool,
 ) -> None:
     """Answer each part of QUESTION with a verified quote and its citation.
 
@@ -465,7 +471,6 @@ def ask(
     """
     from localqa.api import answer
     from localqa.models import get_model
-    from localqa.retrieve import RetrievalSettings
 
     caller = Caller(role=role, tenant=tenant)
     model = get_model(model_spec)
@@ -473,27 +478,46 @@ def ask(
     asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, db=db, settings=settings)
     images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, db) if show_dir else {}
     if as_json:
-        payload = _search_json([p.result for p in asked.parts], as_of, caller)
+        payload = ask_json(
+            [p.result for p in asked.parts],
+            [p.answer for p in asked.parts],
+            as_of,
+            caller,
+            (asked.backend, asked.model),
+        )
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
-            part["answer"] = shown.answer.as_json()
+            if verbose:
+                part["timing"] = shown.answer.call.model_dump() if shown.answer.call else None
         for index, image in images.items():
             payload["parts"][index]["image"] = image
-        payload["model"] = {"backend": asked.backend, "name": asked.model}
+        if verbose:
+            payload["retrieval_seconds"] = asked.retrieval_seconds
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
         lines = [f"{_header(as_of, caller, [p.result for p in asked.parts])} · model {model.label}{baseline}"]
+        if verbose:
+            lines.append(f"Retrieval: {asked.retrieval_seconds * 1000:.0f} ms for {len(asked.parts)} part(s)")
         for number, part in enumerate(asked.parts, start=1):
             lines += ["", f"{number}. {part.result.question}", *_format_answer(part.result, part.answer)]
             if number - 1 in images:
                 lines.append(f"   page image: {images[number - 1]}")
+            if verbose:
+                lines.append(f"   ({_timing(part.answer.call)})")
         say(lines)
-    faults = {
-        p.answer.reason for p in asked.parts if p.answer.reason and p.answer.reason.startswith(MODEL_ERROR)
-    }
+    faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:
-        say([f"Error: {fault.removeprefix(MODEL_ERROR)}" for fault in sorted(faults)], err=True)
+        say([f"Error: {fault}" for fault in sorted(faults)], err=True)
         sys.exit(1)
+
+
+def _timing(call: ModelCall | None) -> str:
+    if call is None:
+        return "no model call"
+    tokens = "" if call.prompt_tokens is None else f", prompt {call.prompt_tokens} tokens"
+    if call.cached_tokens:
+        tokens += f" ({call.cached_tokens} cached)"
+    return f"model {call.seconds * 1000:.0f} ms{tokens}"
 
 
 def _format_answer(result: PartResult, answer: Answer) -> list[str]:
@@ -503,7 +527,8 @@ def _format_answer(result: PartResult, answer: Answer) -> list[str]:
             lines.append("   Other evidence (other documents also match; check for a conflict):")
             lines += [f"     · {location.describe()}" for location in answer.other_evidence]
         return lines
-    lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {answer.reason}."]
+    reason = f"model error: {answer.reason}" if answer.model_failed else answer.reason
+    lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {reason}."]
     if result.candidates:
         lines.append("   Evidence retrieved:")
         lines += _format_candidates(result)
@@ -577,12 +602,17 @@ def models(as_json: bool) -> None:
     help="Write a Markdown report.",
 )
 @click.option(
-    "-k", "k", type=click.IntRange(1, 100), default=5, show_default=True, help="Candidates per part."
+    "-k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=RETRIEVAL.k,
+    show_default=True,
+    help="Candidates per part.",
 )
 @click.option(
     "--chunking",
-    type=click.Choice(["heading", "body"]),
-    default="heading",
+    type=click.Choice(CHUNKINGS),
+    default=RETRIEVAL.chunking,
     show_default=True,
     help="heading: a passage's heading path is searchable with it; body: its text only.",
 )
@@ -616,7 +646,6 @@ def evaluate(
     from localqa.evaluate.suite import load_suite
     from localqa.files import write_atomic
     from localqa.models import get_model
-    from localqa.retrieve import RetrievalSettings
 
     if model_spec and answers_path:
         raise click.UsageError("choose --model (answer now) or --answers (grade recorded answers), not both")
@@ -882,19 +911,6 @@ def _page_images(
 def _header(as_of: date, caller: Caller, results: list[PartResult]) -> str:
     retriever = results[0].retriever if results else "none"
     return f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
-
-
-def _search_json(results: list[PartResult], as_of: date, caller: Caller) -> dict[str, Any]:
-    return {
-        "as_of": as_of.isoformat(),
-        "role": caller.role,
-        "tenant": caller.tenant,
-        "retriever": results[0].retriever if results else None,
-        "parts": [
-            {"question": r.question, "candidates": [c.as_json() for c in r.candidates], "note": r.note}
-            for r in results
-        ],
-    }
 
 
 def _format_candidates(result: PartResult) -> list[str]:

@@ -16,45 +16,16 @@ import re
 import weakref
 from collections.abc import Sequence
 from datetime import date
-from typing import Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
 
 from localqa import embeddings
 from localqa.errors import LocalQAError, QuestionError
 from localqa.extract.text import identifiers, squash
-from localqa.store.base import Chunking, Scope, Store
+from localqa.settings import RetrievalSettings
+from localqa.store.base import Scope, Store
 from localqa.types import Caller, Candidate, Document, PartResult
-
-Retriever = Literal["auto", "lexical", "semantic", "hybrid"]
-RETRIEVERS: tuple[Retriever, ...] = get_args(Retriever)
-
-
-class RetrievalSettings(BaseModel):
-    """Everything that changes which candidates come back; stored with every evaluation run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    # "auto": hybrid when the index has embeddings (and the embedding model is installed),
-    # lexical otherwise. Searching resolves it; runs record what was used.
-    retriever: Retriever = "auto"
-    k: int = 5
-    k1: float = 1.2
-    b: float = 0.75
-    # "heading": a passage's document title and heading path are searchable with its text;
-    # "body": its text only.
-    chunking: Chunking = "heading"
-    # A semantic neighbour: a passage at least this close (cosine) to the question. With no
-    # neighbour and no shared meaningful word, retrieval abstains. Calibrated on BEIR SciFact
-    # train claims (benchmarks/calibrate.py): see benchmarks/README.md.
-    neighbour: float = 0.2
-    # Hybrid: reciprocal rank fusion, score = sum of weight / (rrf_k + rank) over both rankings.
-    rrf_k: int = 60
-    lexical_weight: float = 1.0
-    semantic_weight: float = 1.0
-    semantic_depth: int = 100  # how many semantic ranks take part in the fusion
 
 
 def resolve(store: Store, settings: RetrievalSettings) -> RetrievalSettings:

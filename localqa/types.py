@@ -6,7 +6,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Kind(StrEnum):
@@ -151,17 +151,69 @@ class PartResult(Frozen):
     retriever: str = "lexical"
 
 
-class Answer(Frozen):
-    """The outcome of answering one part: a verified quote with its citation, or a refusal."""
+class Outcome(StrEnum):
+    VERIFIED = "verified"  # a whole sentence (or row) of a supplied passage, with its citation
+    REFUSED = "refused"  # no quote shown: nothing to ask, or the reply failed verification
+    MODEL_ERROR = "model_error"  # the backend itself failed (unreachable, not installed, timeout)
 
-    verified: bool
+
+class ModelCall(Frozen):
+    """What one model call cost: wall time and, where the backend reports them, prompt tokens
+    (of which `cached_tokens` were reused from an earlier call) and generated tokens."""
+
+    seconds: float
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Answer(Frozen):
+    """The outcome of answering one part. A verified answer has a quote and its citation and no
+    reason; a refused or failed one has a reason and no quote, citation or other evidence. Build
+    them with `Answer.verified_quote`, `Answer.refused` and `Answer.failed`."""
+
+    outcome: Outcome
     quote: str | None = None
     citation: Location | None = None
     reason: str | None = None
     other_evidence: tuple[Location, ...] = Field(default=())
+    call: ModelCall | None = None  # None when no model was asked
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Answer:
+        if self.outcome is Outcome.VERIFIED:
+            if not self.quote or not self.quote.strip() or self.citation is None or self.reason is not None:
+                raise ValueError("a verified answer has a non-blank quote and a citation, and no reason")
+        elif not self.reason or self.quote is not None or self.citation is not None or self.other_evidence:
+            raise ValueError(f"a {self.outcome.value} answer has a reason and no quote, citation or evidence")
+        return self
+
+    @classmethod
+    def verified_quote(
+        cls, quote: str, citation: Location, other_evidence: tuple[Location, ...] = ()
+    ) -> Answer:
+        return cls(outcome=Outcome.VERIFIED, quote=quote, citation=citation, other_evidence=other_evidence)
+
+    @classmethod
+    def refused(cls, reason: str) -> Answer:
+        return cls(outcome=Outcome.REFUSED, reason=reason)
+
+    @classmethod
+    def failed(cls, reason: str) -> Answer:
+        """The backend failed: `reason` is its error message (which names the fix)."""
+        return cls(outcome=Outcome.MODEL_ERROR, reason=reason)
+
+    @property
+    def verified(self) -> bool:
+        return self.outcome is Outcome.VERIFIED
+
+    @property
+    def model_failed(self) -> bool:
+        return self.outcome is Outcome.MODEL_ERROR
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "outcome": self.outcome.value,
             "verified": self.verified,
             "quote": self.quote,
             "citation": self.citation.model_dump(mode="json") if self.citation else None,

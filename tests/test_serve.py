@@ -19,7 +19,7 @@ from highlight import mask, share_inside, stray_pixels, to_pixels
 
 from localqa.cli import cli
 from localqa.index import refresh_index
-from localqa.models.base import AnswerModel, Message
+from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.serve import app as serve_app
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import User, token_hash
@@ -338,14 +338,14 @@ class SlowModel(AnswerModel):
         self.most = 0
         self.lock = threading.Lock()
 
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
+    def complete(self, request: AnswerRequest) -> Completion:
         with self.lock:
             self.active += 1
             self.most = max(self.most, self.active)
         time.sleep(0.2)
         with self.lock:
             self.active -= 1
-        return json.dumps({"source": None, "quote": None})
+        return Completion(text=json.dumps({"source": None, "quote": None}))
 
 
 def test_one_model_call_at_a_time_and_the_model_is_made_once(

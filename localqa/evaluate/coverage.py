@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from localqa.evaluate.run import embeds_for, suite_index
 from localqa.evaluate.suite import Case, Suite
 from localqa.index import open_index
-from localqa.retrieve import RetrievalSettings, question_parts, search
+from localqa.retrieve import question_parts, search
+from localqa.settings import RetrievalSettings
 from localqa.store.base import Store
 from localqa.types import Caller
 

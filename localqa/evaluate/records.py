@@ -11,13 +11,14 @@ from pydantic import Field, computed_field
 
 from localqa.evaluate.score import AnswerScore, Attribution, Leak, RetrievalScore
 from localqa.files import write_atomic
-from localqa.retrieve import RetrievalSettings
+from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Candidate, Frozen, Kind, Location
 
 
 class RunConfig(Frozen):
     suite: str
     retrieval: RetrievalSettings
+    answering: AnswerSettings  # recorded whole, also when no model answered (nothing hides a change)
     model: dict[str, str] | None  # {"backend", "name"}; None: retrieval only
     answers_file: str | None = None
     prompt_hash: str

@@ -29,7 +29,8 @@ from localqa.evaluate.suite import Case, Suite
 from localqa.index import Progress, open_index, refresh_index
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
-from localqa.retrieve import RetrievalSettings, resolve, search
+from localqa.retrieve import resolve, search
+from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.store.base import Store
 from localqa.types import Caller, Candidate, Kind, Location, PartResult
 
@@ -118,14 +119,17 @@ def run_suite(
     suite: Suite,
     *,
     db: Path | None,
-    settings: RetrievalSettings,
+    settings: RetrievalSettings | Settings,
     model: AnswerModel | None = None,
     answers: dict[str, RecordedAnswer] | None = None,
     answers_file: str | None = None,
     progress: Progress | None = None,
 ) -> Run:
-    """Score every case against the suite's index (see `suite_index`)."""
-    with suite_index(suite, db, embed=embeds_for(settings)) as (path, problems):
+    """Score every case against the suite's index (see `suite_index`). Retrieval settings alone
+    mean the default answering settings."""
+    if isinstance(settings, RetrievalSettings):
+        settings = Settings(retrieval=settings)
+    with suite_index(suite, db, embed=embeds_for(settings.retrieval)) as (path, problems):
         run = _run(suite, path, settings, model, answers, answers_file, progress)
         return run.model_copy(update={"index_problems": problems})
 
@@ -133,14 +137,14 @@ def run_suite(
 def _run(
     suite: Suite,
     db_path: Path,
-    settings: RetrievalSettings,
+    chosen: Settings,
     model: AnswerModel | None,
     answers: dict[str, RecordedAnswer] | None,
     answers_file: str | None,
     progress: Progress | None,
 ) -> Run:
     with open_index(db_path) as db:
-        settings = resolve(db, settings)  # the run records the retriever that ran
+        settings = resolve(db, chosen.retrieval)  # the run records the retriever that ran
         documents = db.documents()
         owners = {d.doc_id: d for d in documents}
         digest = db.corpus_digest()
@@ -157,7 +161,7 @@ def _run(
             retrieval = score_retrieval(case, parts)
             answer = None
             if model is not None:
-                answer = _answer_with_model(case, parts, model)
+                answer = _answer_with_model(case, parts, model, chosen.answering)
             elif answers is not None:
                 answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
                 owner = owners.get(cited_doc) if cited_doc else None
@@ -192,6 +196,7 @@ def _run(
     config = RunConfig(
         suite=str(suite.path),
         retrieval=settings,
+        answering=chosen.answering,
         model={"backend": model.backend, "name": model.name} if model else None,
         answers_file=answers_file,
         prompt_hash=prompt_hash(),
@@ -202,13 +207,17 @@ def _run(
     return Run(config=config, totals=Totals.of(records), cases=records)
 
 
-def _answer_with_model(case: Case, parts: list[PartResult], model: AnswerModel) -> AnswerScore:
+def _answer_with_model(
+    case: Case, parts: list[PartResult], model: AnswerModel, settings: AnswerSettings
+) -> AnswerScore:
     """Answer each part; a case's answer is its first shown quote (most cases have one part)."""
     scored: AnswerScore | None = None
     for part in parts:
-        answer = answer_part(part.question, part.candidates, model)
+        answer = answer_part(part.question, part.candidates, model, settings)
         cited_text = _text_at(part.candidates, answer.citation)
-        current = score_answer(case, answer.quote, answer.citation, cited_text, answer.reason)
+        current = score_answer(
+            case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed
+        )
         if scored is None or (current.quote is not None and scored.quote is None):
             scored = current
         if current.shown_unverified:

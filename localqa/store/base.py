@@ -15,17 +15,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from localqa import eligibility
+from localqa.settings import Chunking
 from localqa.types import Box, Caller, Document, Frozen, Kind, Location, Passage
 
 Vectors = npt.NDArray[np.float32]
 
-Chunking = Literal["heading", "body"]
 Progress = Callable[[int, int, str], None]  # (done, total, what is being worked on)
 
 

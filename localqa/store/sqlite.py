@@ -30,8 +30,8 @@ import numpy.typing as npt
 from localqa.catalog import searchable_title
 from localqa.errors import IndexMissingError, LocalQAError
 from localqa.extract.text import identifiers
+from localqa.settings import Chunking
 from localqa.store.base import (
-    Chunking,
     IndexedFile,
     IndexedState,
     IndexStatus,

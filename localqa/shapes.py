@@ -1,0 +1,53 @@
+"""What the CLI's `--json` and `localqa serve`'s API both print: one place for each shape, and
+for the contract's date format, so that the two can never drift apart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from localqa.types import Answer, Caller, PartResult
+
+
+def parse_as_of(value: str | None) -> date:
+    """An as-of date: YYYY-MM-DD, default today. ValueError with the reason otherwise."""
+    if value is None:
+        return date.today()
+    # fromisoformat alone would also take 20261114 and week dates; the contract is YYYY-MM-DD.
+    try:
+        if len(value) != 10 or value[4] != "-" or value[7] != "-":
+            raise ValueError(value)
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a date; write it as YYYY-MM-DD") from None
+
+
+def search_json(results: Sequence[PartResult], as_of: date, caller: Caller) -> dict[str, Any]:
+    """`localqa search --json` and POST /api/search."""
+    return {
+        "as_of": as_of.isoformat(),
+        "role": caller.role,
+        "tenant": caller.tenant,
+        "retriever": results[0].retriever if results else None,
+        "parts": [
+            {"question": r.question, "candidates": [c.as_json() for c in r.candidates], "note": r.note}
+            for r in results
+        ],
+    }
+
+
+def ask_json(
+    results: Sequence[PartResult],
+    answers: Sequence[Answer],
+    as_of: date,
+    caller: Caller,
+    model: tuple[str, str],
+) -> dict[str, Any]:
+    """`localqa ask --json` and POST /api/ask: the search shape, each part with its answer, and
+    the model as (backend, name)."""
+    payload = search_json(results, as_of, caller)
+    for part, answer in zip(payload["parts"], answers, strict=True):
+        part["answer"] = answer.as_json()
+    payload["model"] = {"backend": model[0], "name": model[1]}
+    return payload
