@@ -9,10 +9,13 @@ from pathlib import Path
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write `data` to a temporary file beside `path`, then move it over `path`. A full disk or a
-    kill mid-write leaves the previous file as it was (and at most a hidden `.tmp` file)."""
+    kill mid-write leaves the previous file as it was (and at most a hidden `.tmp` file). The file
+    gets the mode a plain `open()` would give it (mkstemp's own 0600 would surprise a user), or the
+    mode of the file it replaces."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
@@ -21,3 +24,12 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mask = os.umask(0)  # the only way to read the umask is to set it
+        os.umask(mask)
+        return 0o666 & ~mask

@@ -5,8 +5,10 @@ below is restricted to them, including the statistics BM25 is computed from (doc
 average length, document frequency). So an ineligible passage is never ranked or scored, and it
 cannot even shift the score of an eligible one: nothing about it can leak through a number.
 
-BM25 runs over FTS5's own index (the `fts5vocab` instance table gives term frequencies) rather
-than FTS5's `bm25()`, because `bm25()` takes its statistics from the whole table.
+BM25 is computed here, from the store's per-term postings (term frequencies per passage,
+tokenized by FTS5's own tokenizer) over the eligible passages only, rather than by FTS5's
+`bm25()`, which takes its statistics from the whole table. Hybrid fuses the BM25 ranking with a
+cosine ranking over the eligible rows of the vector matrix (reciprocal rank fusion).
 """
 
 from __future__ import annotations
@@ -362,7 +364,6 @@ def _candidates(
                 text=passage.text,
                 doc_id=passage.doc_id,
                 tenant=document.tenant,
-                identifiers=tuple(identifiers(passage.text)),
                 boxes=passage.boxes,
             )
         )

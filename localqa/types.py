@@ -122,7 +122,6 @@ class Candidate(Frozen):
     text: str
     doc_id: str
     tenant: str
-    identifiers: tuple[str, ...] = ()
     boxes: tuple[Box, ...] = ()  # where the passage is drawn on its page (PDF sources)
 
     def as_json(self) -> dict[str, Any]:

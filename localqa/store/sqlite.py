@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from localqa.catalog import searchable_title
-from localqa.errors import IndexMissingError, LocalQAError
+from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract.text import identifiers
 from localqa.settings import Chunking
 from localqa.store.base import (
@@ -84,7 +84,7 @@ def open_store(path: Path) -> SQLiteStore:
         ) from None
     if version is None or int(version[0]) != SCHEMA_VERSION:
         db.close()
-        raise LocalQAError(
+        raise SchemaError(
             f"{path} has schema version {version[0] if version else '?'}, this "
             f"localqa needs {SCHEMA_VERSION}; run 'localqa index' to migrate it"
         )
