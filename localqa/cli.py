@@ -330,10 +330,10 @@ class _ProgressBar:
 @json_option
 @fail_cleanly
 def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) -> None:
-    """Show what the index holds: documents, passages by kind, sidecars, corpus digest.
+    """Show what the index holds: documents, passages by kind, sidecars, embeddings.
 
     Counts cover only the documents the caller may see (their tenant and an access label their
-    role may see, every version and status), unless --all.
+    role may see, every version and status), unless --all, which also shows the corpus digest.
     """
     from localqa.index import index_status
 
@@ -353,7 +353,7 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
             f"Documents:      {info.documents}",
             f"Passages:       {sum(info.passages.values())} ({kinds})",
             f"OCR sidecars:   {info.sidecars}",
-            f"Corpus digest:  {info.corpus_digest}",
+            *([f"Corpus digest:  {info.corpus_digest}"] if info.corpus_digest else []),
             *(f"Embeddings:     {count} ({model})" for model, count in info.embeddings.items()),
             f"Schema version: {info.schema_version}",
         ]

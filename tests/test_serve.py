@@ -272,6 +272,15 @@ def test_the_ask_page_streams_each_part_as_it_is_verified(client: TestClient) ->
     assert page.count('class="part verified"') == 3
     assert "/api/pages/equipment-policy-2026-11-01.pdf/1.png?quote=Equipment+loan+limits" in page
     assert 'As of <strong class="as-of">2026-11-14</strong>' in page
+    # The test index has no embeddings, so `auto` ran lexical; the page says which ran.
+    assert '· retriever <span class="retriever">lexical</span> ·' in page
+
+
+def test_the_search_page_shows_its_header_with_the_retriever(client: TestClient) -> None:
+    page = client.get(
+        "/search", params={"question": "What is the loan limit for EQ-314?", "as_of": AS_OF}
+    ).text
+    assert 'role public · tenant default · retriever <span class="retriever">lexical</span>' in page
 
 
 def test_the_as_of_date_defaults_to_today_and_is_shown(client: TestClient) -> None:

@@ -106,7 +106,7 @@ class Totals(Frozen):
     no_answer: Metric
     leaks: int  # a gate
     attribution: dict[Attribution, int]
-    verified: Metric | None = None  # of the quotes shown, how many are literal substrings
+    verified: Metric | None = None  # of the quotes shown: whole sentences (rows) of the cited passage
     citation_correct: Metric | None = None
     contains_phrase: Metric | None = None
     abstention: Metric | None = None

@@ -213,7 +213,9 @@ def _answer_with_model(
     """Answer each part; a case's answer is its first shown quote (most cases have one part)."""
     scored: AnswerScore | None = None
     for part in parts:
-        answer = answer_part(part.question, part.candidates, model, settings)
+        # The model is shown what `ask` shows it: the first answering.k candidates (retrieval is
+        # scored on all k of them).
+        answer = answer_part(part.question, part.candidates[: settings.k], model, settings)
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
             case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed

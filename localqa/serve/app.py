@@ -324,6 +324,7 @@ def create_app(config: ServeConfig) -> FastAPI:
                 streaming=True,
                 model=answer_model,
                 parts=len(results),
+                retriever=results[0].retriever if results else "none",
             )
             for number, result in enumerate(results, start=1):
                 answer = models.answer(result, answer_model)

@@ -150,7 +150,9 @@ class SQLiteStore(Store):
             passages={kind.value: kinds.get(kind.value, 0) for kind in Kind},
             sidecars=sidecars,
             invisible_documents=tuple(sorted(d.source for d in documents if d.access is None)),
-            corpus_digest=meta.get("corpus_digest"),
+            # The digest covers every document: a caller who saw it change would learn that
+            # something they may not see changed. The operator's view only.
+            corpus_digest=meta.get("corpus_digest") if doc_ids is None else None,
             embeddings=dict(embedded),
             schema_version=int(meta.get("schema_version", 0)),
             built=meta.get("built"),
