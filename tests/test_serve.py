@@ -335,6 +335,35 @@ def test_a_reindex_while_serving_is_picked_up_by_the_next_request(sample_pdfs: P
         assert "library-handbook.pdf" not in after.text
 
 
+def test_searches_share_one_open_index_until_it_is_replaced(
+    sample_pdfs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the store caches (eligible sets, statistics, vectors) lives as long as the file."""
+    db = tmp_path / "library.sqlite3"
+    refresh_index(sample_pdfs, db, embed=False)
+    opened: list[Path] = []
+    real_open = serve_app.open_index
+
+    def counting_open(path: Path) -> Any:
+        opened.append(path)
+        return real_open(path)
+
+    monkeypatch.setattr(serve_app, "open_index", counting_open)
+    question = {"question": "How long do standard book loans last?", "as_of": AS_OF}
+    with TestClient(create_app(ServeConfig(db=db, pdfs=sample_pdfs, model="extractive"))) as client:
+        for _ in range(3):
+            assert client.post("/api/search", json=question).status_code == 200
+        assert client.post("/api/ask", json=question).status_code == 200
+        assert len(opened) == 1
+        (sample_pdfs / "fines-and-fees.md").unlink()
+        refresh_index(sample_pdfs, db, embed=False)
+        assert client.post("/api/search", json=question).status_code == 200
+        assert len(opened) == 2
+        db.unlink()
+        missing = client.post("/api/search", json=question)
+        assert missing.status_code != 200 and "no index at" in missing.json()["error"]
+
+
 # --- the model: one call at a time, constructed once --------------------------------------------
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -50,9 +50,11 @@ from localqa.extract.text import squash
 from localqa.index import open_index
 from localqa.models import backends, default_backend, get_model
 from localqa.models.base import AnswerModel
+from localqa.retrieve import search
 from localqa.serve.auth import User, authenticate
-from localqa.settings import Settings
+from localqa.settings import RetrievalSettings, Settings
 from localqa.shapes import ask_json, parse_as_of, search_json
+from localqa.store.base import Store
 from localqa.types import Answer, Caller, Candidate, Document, Location, PartResult
 
 MAX_QUESTION_BYTES = 4096
@@ -118,6 +120,48 @@ class Query(BaseModel):
     k: int | None = Field(default=None, ge=1, le=100)
 
 
+class SharedIndex:
+    """The index, kept open between requests so that what a store caches (documents, eligible
+    sets, BM25 statistics, the vector matrix) is computed once. `localqa index` replaces the file
+    atomically, so a new file identity means a refresh: the next request reopens it. Searches
+    take turns on the one connection (milliseconds each; model calls are queued elsewhere)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._store: Store | None = None
+        self._identity: tuple[int, ...] | None = None
+
+    def search(
+        self,
+        question: str,
+        as_of: date,
+        caller: Caller,
+        parts: Sequence[str],
+        k: int | None,
+        settings: RetrievalSettings,
+    ) -> list[PartResult]:
+        if k is not None:
+            settings = settings.model_copy(update={"k": k})
+        with self._lock:
+            store = self._current()
+            return search(store, question, as_of=as_of, caller=caller, parts=parts, settings=settings)
+
+    def _current(self) -> Store:
+        try:
+            found = self.path.stat()
+        except FileNotFoundError:
+            found = None
+        identity = None if found is None else (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size)
+        if self._store is None or identity != self._identity:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            self._store = open_index(self.path)  # a missing index is IndexMissingError, as in the CLI
+            self._identity = identity
+        return self._store
+
+
 class Models:
     """Each backend constructed once and kept (the embedded model stays loaded), and one model
     call at a time."""
@@ -155,6 +199,7 @@ def create_app(config: ServeConfig) -> FastAPI:
     app = FastAPI(title="localqa", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Environment(loader=PackageLoader("localqa.serve", "templates"), autoescape=True)
     models = Models(config.model, config.settings)
+    index = SharedIndex(config.db)
     # A model is shown answering.k passages per part; a search returns retrieval.k candidates.
     answer_retrieval = config.settings.retrieval.model_copy(update={"k": config.settings.answering.k})
     app.mount("/static", StaticFiles(packages=[("localqa.serve", "static")]), name="static")
@@ -225,14 +270,8 @@ def create_app(config: ServeConfig) -> FastAPI:
         query = await _query(request)
         as_of = _as_of(query.as_of)
         results = await run_in_threadpool(
-            lambda: api.search_parts(
-                query.question,
-                as_of=as_of,
-                caller=caller,
-                parts=query.parts,
-                k=query.k,
-                db=config.db,
-                settings=config.settings.retrieval,
+            lambda: index.search(
+                query.question, as_of, caller, query.parts, query.k, config.settings.retrieval
             )
         )
         return JSONResponse(search_json(results, as_of, caller))
@@ -253,15 +292,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         return JSONResponse(payload)
 
     def _retrieve_for_answer(query: Query, as_of: date, caller: Caller) -> list[PartResult]:
-        return api.search_parts(
-            query.question,
-            as_of=as_of,
-            caller=caller,
-            parts=query.parts,
-            k=query.k,
-            db=config.db,
-            settings=answer_retrieval,
-        )
+        return index.search(query.question, as_of, caller, query.parts, query.k, answer_retrieval)
 
     @app.get("/api/documents")
     def api_documents(request: Request, as_of: str | None = None) -> JSONResponse:
@@ -310,9 +341,7 @@ def create_app(config: ServeConfig) -> FastAPI:
             return page("ask.html", request, caller, operator=operator, form=form, streaming=False)
         _check_size(question)
         answer_model = models.get(chosen)
-        results = api.search_parts(
-            question, as_of=day, caller=caller, db=config.db, settings=answer_retrieval
-        )
+        results = index.search(question, day, caller, (), None, answer_retrieval)
 
         def stream() -> Iterator[str]:
             head = templates.get_template("ask.html")
@@ -342,9 +371,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         results: list[PartResult] = []
         if question.strip():
             _check_size(question)
-            results = api.search_parts(
-                question, as_of=day, caller=caller, db=config.db, settings=config.settings.retrieval
-            )
+            results = index.search(question, day, caller, (), None, config.settings.retrieval)
         return page(
             "search.html",
             request,
