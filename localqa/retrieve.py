@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 import weakref
+from collections import Counter
 from collections.abc import Sequence
 from datetime import date
 
@@ -37,6 +38,10 @@ def resolve(store: Store, settings: RetrievalSettings) -> RetrievalSettings:
     usable = embeddings.is_available() and store.has_vectors(embeddings.MODEL_NAME)
     return settings.model_copy(update={"retriever": "hybrid" if usable else "lexical"})
 
+
+# How deep below k the ranking is read when candidates are spread over pages (RetrievalSettings.
+# per_page): deep enough for k passages from distinct pages on real documents.
+DIVERSITY_DEPTH = 4
 
 _WH = r"(?:what|when|where|which|who|whom|whose|why|how|is|are|does|do|did|can|could|may|must|should|will)"
 _CLAUSE = re.compile(rf"\s*(?:[,;]\s*(?:and\s+|or\s+)?|\s+and\s+)(?={_WH}\b)", re.IGNORECASE)
@@ -270,11 +275,35 @@ def _retrieve_part(
     elif not len(ranking) or not ranking.relevant:
         return PartResult(question=part, candidates=(), note=_abstention(store, part, settings))
     else:
-        ranked = ranking.top(settings.k)[0].tolist()
-    top = ranked[: settings.k]
+        depth = settings.k * DIVERSITY_DEPTH if settings.per_page else settings.k
+        ranked = ranking.top(depth)[0].tolist()
+    top = _spread(store, ranked, settings)
     return PartResult(
         question=part, candidates=tuple(_candidates(store, top, ranking.score_of(top), allowed))
     )
+
+
+def _spread(store: Store, ranked: list[int], settings: RetrievalSettings) -> list[int]:
+    """The first k of `ranked`, at most `per_page` of them from one page (a Markdown or text file
+    is one page), in rank order. On real documents one page often holds many matching passages
+    (the rows of one statement, one section's paragraphs); k candidates spread over more pages
+    show more of the evidence, and a conflict elsewhere. When too few pages match, the passages
+    passed over fill the remaining places, so the cap never returns fewer candidates."""
+    if not settings.per_page or len(ranked) <= settings.k:
+        return ranked[: settings.k]
+    stored = store.passages(ranked)
+    taken: set[int] = set()
+    on_page: Counter[tuple[str, int | None]] = Counter()
+    for passage_id in ranked:
+        page = (stored[passage_id].source, stored[passage_id].page)
+        if on_page[page] < settings.per_page:
+            on_page[page] += 1
+            taken.add(passage_id)
+            if len(taken) == settings.k:
+                break
+    passed_over = [pid for pid in ranked if pid not in taken]
+    taken.update(passed_over[: settings.k - len(taken)])
+    return [pid for pid in ranked if pid in taken]
 
 
 def _abstention(store: Store, part: str, settings: RetrievalSettings) -> str:

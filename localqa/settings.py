@@ -50,6 +50,9 @@ class RetrievalSettings(BaseModel):
     # neighbour and no shared meaningful word, retrieval abstains. Calibrated on BEIR SciFact
     # train claims (benchmarks/calibrate.py): see benchmarks/README.md.
     neighbour: float = 0.2
+    # At most this many candidates of one part from one page (a Markdown or text file is one
+    # page); 0: no cap. Measured on the FinanceBench dev filings (benchmarks/README.md).
+    per_page: int = Field(default=2, ge=0)
     # Hybrid: reciprocal rank fusion, score = sum of weight / (rrf_k + rank) over both rankings.
     rrf_k: int = 60
     lexical_weight: float = 1.0

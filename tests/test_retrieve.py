@@ -377,3 +377,44 @@ def test_explicit_part_with_a_lone_surrogate_is_cleaned() -> None:
 @pytest.mark.parametrize("question", ["loan\udcff limit", "caf\udce9 opening hours"])
 def test_a_lone_surrogate_does_not_split_the_question(question: str) -> None:
     assert len(question_parts(question)) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidates spread over pages
+
+
+def spread_library(tmp_path: Path) -> Path:
+    """One file where every paragraph matches, and a weaker match in another file."""
+    from localqa.index import refresh_index
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    paragraphs = [f"Rule {n}: the reading room deposit for item {n} is refundable." for n in range(1, 7)]
+    (folder / "rules.md").write_text("# Deposits\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    (folder / "fees.md").write_text("# Fees\n\nA deposit is charged for some items.\n", encoding="utf-8")
+    db = tmp_path / "index.sqlite3"
+    refresh_index(folder, db, embed=False)
+    return db
+
+
+def test_at_most_per_page_candidates_come_from_one_page(tmp_path: Path) -> None:
+    from localqa.settings import RetrievalSettings
+
+    db = spread_library(tmp_path)
+    question = "Is the reading room deposit refundable?"
+    capped = one_part(db, question, date(2026, 1, 1), k=3)
+    assert [c.location.source for c in capped.candidates] == ["rules.md", "rules.md", "fees.md"]
+    assert [c.rank for c in capped.candidates] == [1, 2, 3]
+    uncapped = one_part(
+        db, question, date(2026, 1, 1), k=3, settings=RetrievalSettings(retriever="lexical", per_page=0)
+    )
+    assert [c.location.source for c in uncapped.candidates] == ["rules.md"] * 3
+
+
+def test_the_cap_never_returns_fewer_candidates_than_there_are(tmp_path: Path) -> None:
+    db = spread_library(tmp_path)
+    result = one_part(db, "Is the reading room deposit refundable?", date(2026, 1, 1), k=6)
+    sources = [c.location.source for c in result.candidates]
+    assert len(sources) == 6 and sources.count("fees.md") == 1
+    scores = [c.score for c in result.candidates]
+    assert scores == sorted(scores, reverse=True)  # still in rank order
