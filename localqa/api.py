@@ -16,7 +16,7 @@ from localqa.index import open_index
 from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import search
-from localqa.settings import AnswerSettings, RetrievalSettings
+from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.types import Answer, Caller, PartResult, Passage
 
 DEFAULT_DB = Path("index/library.sqlite3")
@@ -74,7 +74,7 @@ def answer(
     """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
     candidates (default: `settings.k` when settings are given, else `answer_settings.k`)."""
     answer_settings = answer_settings or AnswerSettings()
-    settings = settings or RetrievalSettings(k=answer_settings.k)
+    settings = settings or Settings(answering=answer_settings).for_answering()
     started = time.perf_counter()
     results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db, settings=settings)
     retrieval_seconds = time.perf_counter() - started

@@ -465,8 +465,8 @@ def ask(
 ) -> None:
     """Answer each part of QUESTION with a verified quote and its citation.
 
-    The model picks a sentence from the retrieved passages; localqa checks that it is a literal
-    substring of the cited passage before showing it. Otherwise it prints
+    The model picks a sentence from the retrieved passages; localqa checks that it is a whole
+    sentence (or table row) of the cited passage before showing it. Otherwise it prints
     'No quote verified from N candidates.' with the reason. Exit status 1 if the model failed.
     """
     from localqa.api import answer
@@ -542,12 +542,12 @@ def _format_answer(result: PartResult, answer: Answer) -> list[str]:
 @fail_cleanly
 def models(as_json: bool) -> None:
     """List the answer backends, which are available here, and the default."""
-    from localqa.models import backends, default_backend
+    from localqa.models import MODEL_ENV, backends, default_spec
 
     found = backends()
-    env = os.environ.get("LOCALQA_MODEL")
+    env = os.environ.get(MODEL_ENV)
     try:
-        default = env or default_backend()
+        default: str | None = default_spec()
     except LocalQAError:
         default = None
     if as_json:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from localqa.errors import LocalQAError
+from localqa.files import sha256_file, write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -126,18 +127,10 @@ def _marker(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as source:
-        while chunk := source.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def is_intact(path: Path) -> bool:
     """The file exists and still has the sha256 recorded when it was built (23 MB: ~20 ms)."""
     try:
-        return _marker(path).read_text(encoding="ascii").strip() == _sha256(path)
+        return _marker(path).read_text(encoding="ascii").strip() == sha256_file(path)
     except OSError:
         return False
 
@@ -162,25 +155,14 @@ def build(files: ModelFiles, dest: Path, precision: Precision) -> None:
             if precision == "int8":
                 built = Path(work) / "int8.onnx"
                 _quantise(fp32, built)
-            digest = _sha256(built)
+            digest = sha256_file(built)
             os.replace(built, dest)
-        _write_atomic(_marker(dest), digest + "\n")
+        write_atomic(_marker(dest), digest + "\n")
     except OSError as exc:
         raise EncoderBuildError(
             f"cannot write the embedding model to {dest.parent} ({exc.strerror or exc}); "
             "set LOCALQA_CACHE to a writable directory"
         ) from exc
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _save(model: Any, path: Path) -> None:

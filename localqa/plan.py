@@ -10,7 +10,6 @@ fixed. A file that fails to extract keeps its previous version too (see `Outcome
 from __future__ import annotations
 
 import difflib
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from localqa.catalog import CATALOG_NAME, Catalog, Problem, document_for, file_key
 from localqa.errors import LocalQAError
 from localqa.extract.ocr import parse_sidecar_name
+from localqa.files import sha256_file
 from localqa.store.base import IndexedFile, IndexedState
 from localqa.types import Document
 
@@ -56,14 +56,6 @@ class Plan:
     extract: list[Unit]  # to extract, every source before any sidecar
     remove: list[str]  # indexed files that are gone
     problems: list[Problem]
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def scan_folder(folder: Path) -> Scan:

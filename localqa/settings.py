@@ -110,3 +110,8 @@ class Settings(BaseModel):
 
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answering: AnswerSettings = Field(default_factory=AnswerSettings)
+
+    def for_answering(self) -> RetrievalSettings:
+        """The retrieval that feeds a model: `answering.k` candidates per part. `ask`, `serve`
+        and `eval --model` all use it, so a model is shown the same passages in each."""
+        return self.retrieval.model_copy(update={"k": self.answering.k})

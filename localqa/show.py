@@ -17,7 +17,6 @@ why. A Markdown or text source has no page: `mark` splits its paragraph around t
 from __future__ import annotations
 
 import functools
-import hashlib
 import io
 import re
 import unicodedata
@@ -33,6 +32,7 @@ from localqa.errors import LocalQAError
 from localqa.extract import ocr
 from localqa.extract.pdf import PdfUnreadable, open_pdf
 from localqa.extract.text import squash
+from localqa.files import sha256_file
 from localqa.types import Box, Kind, Location, Passage
 
 # Multiplied into the page: white paper becomes this yellow, ink stays dark and readable.
@@ -58,12 +58,14 @@ def source_file(folder: Path, page: VisiblePage) -> Path:
     the index (a plain file name in `folder`); a path-like name is refused all the same."""
     name = page.source
     if Path(name).name != name or name in {"", ".", ".."} or "\\" in name or "\0" in name:
-        raise QuoteNotShownError(f"{name!r} is not a file name in {folder}")
+        raise QuoteNotShownError(f"{name!r} is not a file name of the indexed folder")
     path = folder / name
     if not path.is_file():
-        raise QuoteNotShownError(f"{path}: not found; pass --pdfs with the folder that was indexed")
+        # Named by its source only: this message reaches web callers, who need not know the
+        # server's folders.
+        raise QuoteNotShownError(f"{name}: not found; pass --pdfs with the folder that was indexed")
     if page.sha256 is not None and _sha256(*_stamp(path)) != page.sha256:
-        raise QuoteNotShownError(f"{path} has changed since it was indexed; run 'localqa index'")
+        raise QuoteNotShownError(f"{name} has changed since it was indexed; run 'localqa index'")
     return path
 
 
@@ -280,8 +282,4 @@ def _stamp(path: Path) -> tuple[str, int, int]:
 # Keyed by path, modification time and size: a long-running server hashes a file once.
 @functools.lru_cache(maxsize=64)
 def _sha256(path: str, _mtime: int, _size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_file(path)  # cached by (path, mtime, size): a changed file is hashed again

@@ -11,12 +11,25 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls (line breaks included), DEL, the line/paragraph separators, and the
-# bidirectional marks, embeddings, overrides and isolates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# DEL, C1 controls, the line/paragraph separators, and the bidirectional marks, embeddings,
+# overrides and isolates; with the C0 controls (line breaks included) for a terminal line.
+_BIDI_AND_C1 = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[\x00-\x1f{_BIDI_AND_C1}]")
+# A web page: a line break or tab in a text node is only whitespace; the rest is not.
+_UNSAFE_IN_PAGE = re.compile(f"[\x00-\x08\x0b-\x1f{_BIDI_AND_C1}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return ascii(match.group())[1:-1]
 
 
 def visible(text: str) -> str:
     """`text` with every control, line-break and bidi character shown as an escape (`\\x08`,
     `\\n`, `\\u202e`): safe to print on one terminal line."""
-    return _UNSAFE.sub(lambda match: ascii(match.group())[1:-1], text)
+    return _UNSAFE.sub(_escape, text)
+
+
+def visible_in_page(text: str) -> str:
+    """`text` for an HTML page (escaped for HTML after this): controls and bidi characters shown
+    as escapes, so that an override cannot reverse "must not" on screen; line breaks kept."""
+    return _UNSAFE_IN_PAGE.sub(_escape, text)

@@ -321,6 +321,33 @@ def test_document_text_and_file_names_are_escaped(tmp_path: Path) -> None:
         assert "default-src 'none'" in client.get("/ask").headers["content-security-policy"]
 
 
+def test_controls_and_bidi_overrides_in_text_and_names_are_shown_as_escapes(tmp_path: Path) -> None:
+    """Autoescaping stops markup, not a right-to-left override that reverses what follows on
+    screen, nor a backspace: they are shown as escapes, as on the terminal."""
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    name = "rules\u202efdp.md"  # reads "rules" + "pdf" reversed: a file name that lies
+    (folder / name).write_text(
+        "# Rules\n\nVisitors must not\b\b\b\b bring food \u202eevitceffe\u202c into the reading room.\n",
+        encoding="utf-8",
+    )
+    db = tmp_path / "library.sqlite3"
+    refresh_index(folder, db, embed=False)
+    with client_for(db) as client:
+        for page in (
+            client.get("/search", params={"question": "May visitors bring food into the reading room?"}).text,
+            client.get("/ask", params={"question": "May visitors bring food into the reading room?"}).text,
+            client.get("/library").text,
+        ):
+            assert "\u202e" not in page and "\b" not in page
+            assert "rules\\u202efdp.md" in page
+        searched = client.get("/search", params={"question": "May visitors bring food into the reading room?"})
+        assert "must not\\x08\\x08\\x08\\x08 bring food \\u202eevitceffe\\u202c" in searched.text
+        # The JSON API stays exact: JSON escapes what it must.
+        api = client.post("/api/search", json={"question": "May visitors bring food into the reading room?"})
+        assert api.json()["parts"][0]["candidates"][0]["source"] == name
+
+
 def test_a_reindex_while_serving_is_picked_up_by_the_next_request(sample_pdfs: Path, tmp_path: Path) -> None:
     db = tmp_path / "library.sqlite3"
     refresh_index(sample_pdfs, db)

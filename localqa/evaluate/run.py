@@ -161,7 +161,17 @@ def _run(
             retrieval = score_retrieval(case, parts)
             answer = None
             if model is not None:
-                answer = _answer_with_model(case, parts, model, chosen.answering)
+                # The model is shown what `ask` shows it (Settings.for_answering); retrieval is
+                # scored on the k candidates above.
+                shown_to_model = search(
+                    db,
+                    case.question,
+                    as_of=case.as_of,
+                    caller=caller,
+                    parts=case.parts,
+                    settings=Settings(retrieval=settings, answering=chosen.answering).for_answering(),
+                )
+                answer = _answer_with_model(case, shown_to_model, model, chosen.answering)
             elif answers is not None:
                 answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
                 owner = owners.get(cited_doc) if cited_doc else None
@@ -213,9 +223,7 @@ def _answer_with_model(
     """Answer each part; a case's answer is its first shown quote (most cases have one part)."""
     scored: AnswerScore | None = None
     for part in parts:
-        # The model is shown what `ask` shows it: the first answering.k candidates (retrieval is
-        # scored on all k of them).
-        answer = answer_part(part.question, part.candidates[: settings.k], model, settings)
+        answer = answer_part(part.question, part.candidates, model, settings)
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
             case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed

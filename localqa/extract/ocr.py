@@ -7,7 +7,6 @@ reviewed, never silently redone on every index refresh.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import re
@@ -24,7 +23,7 @@ import pymupdf
 from localqa.errors import LocalQAError
 from localqa.extract.pdf import PdfUnreadable, has_text_layer, open_pdf
 from localqa.extract.plain import extract_plain
-from localqa.files import write_atomic
+from localqa.files import sha256_file, write_atomic
 from localqa.types import Box, Kind, Passage
 
 SIDECAR = re.compile(r"^(?P<stem>.+)\.page-(?P<page>[1-9]\d*)\.ocr\.txt$")
@@ -152,14 +151,10 @@ def page_words(pdf: Path, page: int, language: str = "eng") -> tuple[OcrWord, ..
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     try:
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        return sha256_file(path)
     except OSError as error:
         raise OcrUnavailable(f"{path.name}: cannot be read ({error.strerror or error})") from None
-    return digest.hexdigest()
 
 
 def _read_words(pdf: Path, page: int, language: str) -> tuple[OcrWord, ...]:

@@ -104,7 +104,7 @@ def _choices() -> str:
 def get_model(spec: str | None = None, options: Mapping[str, Any] | None = None) -> AnswerModel:
     """The model named by `spec` (or chosen by default), with `options` for it; nothing heavy is
     loaded until its first answer."""
-    spec = spec or os.environ.get("LOCALQA_MODEL") or default_backend()
+    spec = spec or default_spec()
     name, _, model_name = spec.partition(":")
     points = _entry_points()
     if name not in _registered and name not in points:
@@ -121,6 +121,15 @@ def _takes_name(name: str) -> bool:
         return backend(name).takes_name
     except ModelError:
         return False
+
+
+MODEL_ENV = "LOCALQA_MODEL"
+
+
+def default_spec() -> str:
+    """The model used when none is named: $LOCALQA_MODEL, else the automatic choice
+    (`default_backend`). ModelError when neither gives one."""
+    return os.environ.get(MODEL_ENV) or default_backend()
 
 
 def default_backend() -> str:

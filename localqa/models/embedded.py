@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from localqa.errors import ModelError
+from localqa.files import write_atomic
 from localqa.models.base import (
     AnswerModel,
     AnswerRequest,
@@ -136,17 +137,6 @@ def _is_verified(path: Path, sha256: str) -> bool:
     return len(recorded) == 2 and recorded[0] == sha256 and recorded[1] == str(size)
 
 
-def _write_atomic_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def assemble(parts: Sequence[Traversable | Path], dest: Path, sha256: str) -> Path:
     """Concatenate `parts` in order into `dest`, hashing as it streams, and keep the result
     only when its sha256 is `sha256`.
@@ -199,7 +189,7 @@ def assemble(parts: Sequence[Traversable | Path], dest: Path, sha256: str) -> Pa
         tmp.unlink(missing_ok=True)
         raise
     try:
-        _write_atomic_text(_marker(dest), f"{sha256} {size}\n")
+        write_atomic(_marker(dest), f"{sha256} {size}\n")
     except OSError as exc:
         raise ModelError(f"Cannot write {_marker(dest)} ({exc.strerror or exc})") from exc
     return dest

@@ -3,20 +3,19 @@
 Rules this module keeps:
 
 - the caller comes from the server's configuration (`auth`), never from a request's fields;
-- every lookup goes through `localqa.api`, which filters by what that caller may see on the
-  as-of date before anything is read: a hidden page image answers 404 exactly like a missing one;
-- the index is opened per request, so an `index` run while serving (which replaces the file
-  atomically) is picked up by the next request;
+- every lookup filters by what that caller may see on the as-of date before anything is read
+  (`localqa.retrieve`, `localqa.api`): a hidden page image answers 404 exactly like a missing one;
+- searches share one open index (`SharedIndex`), reopened when the file's identity changes, so an
+  `index` run while serving (which replaces the file atomically) is picked up by the next request;
 - one model call at a time (a lock: the model is the expensive, single-threaded part), any number
   of searches; each backend is constructed once and stays loaded;
-- all document text reaches the page through Jinja2 autoescaping, and the pages carry a
-  Content-Security-Policy that allows no script at all;
+- all document text reaches the page with controls and bidi overrides shown as escapes, then
+  through Jinja2 autoescaping, and the pages carry a Content-Security-Policy that allows no script;
 - the ask page streams one part at a time as each is verified (chunked HTML, no JavaScript).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -48,13 +47,14 @@ from localqa.errors import (
 )
 from localqa.extract.text import squash
 from localqa.index import open_index
-from localqa.models import backends, default_backend, get_model
+from localqa.models import backends, default_spec, get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.serve.auth import User, authenticate
 from localqa.settings import RetrievalSettings, Settings
 from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.store.base import Store
+from localqa.terminal import visible_in_page
 from localqa.types import Answer, Caller, Candidate, Document, Location, PartResult
 
 MAX_QUESTION_BYTES = 4096
@@ -168,7 +168,7 @@ class Models:
 
     def __init__(self, default: str | None, settings: Settings) -> None:
         # Chosen once, as `localqa models` chooses: --model, LOCALQA_MODEL, Ollama, embedded.
-        self.default = default or os.environ.get("LOCALQA_MODEL") or _default_or_none()
+        self.default = default or _default_or_none()
         self.call = threading.Lock()
         self._made: dict[str, AnswerModel] = {}
         self._making = threading.Lock()
@@ -180,7 +180,7 @@ class Models:
         return names + ([self.default] if self.default and self.default not in names else [])
 
     def get(self, spec: str | None) -> AnswerModel:
-        chosen = spec or self.default or default_backend()
+        chosen = spec or self.default or default_spec()
         if chosen not in self.choices():
             raise UnknownModelError(
                 f"unknown model {chosen!r}; choose one of {', '.join(self.choices())} (see 'localqa models')"
@@ -197,11 +197,16 @@ class Models:
 
 def create_app(config: ServeConfig) -> FastAPI:
     app = FastAPI(title="localqa", docs_url=None, redoc_url=None, openapi_url=None)
-    templates = Environment(loader=PackageLoader("localqa.serve", "templates"), autoescape=True)
+    templates = Environment(
+        loader=PackageLoader("localqa.serve", "templates"),
+        autoescape=True,
+        # Every printed string is data (document text, file names): controls and bidi overrides
+        # are shown as escapes before HTML escaping, as the CLI shows them.
+        finalize=lambda value: visible_in_page(value) if isinstance(value, str) else value,
+    )
     models = Models(config.model, config.settings)
     index = SharedIndex(config.db)
-    # A model is shown answering.k passages per part; a search returns retrieval.k candidates.
-    answer_retrieval = config.settings.retrieval.model_copy(update={"k": config.settings.answering.k})
+    answer_retrieval = config.settings.for_answering()  # a search returns retrieval.k candidates
     app.mount("/static", StaticFiles(packages=[("localqa.serve", "static")]), name="static")
 
     def page(name: str, request: Request, caller: Caller, **context: Any) -> HTMLResponse:
@@ -458,7 +463,7 @@ def _as_of(value: str | None) -> date:
 
 def _default_or_none() -> str | None:
     try:
-        return default_backend()
+        return default_spec()
     except LocalQAError:
         return None
 

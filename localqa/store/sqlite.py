@@ -1,4 +1,5 @@
-"""The SQLite index: one file, FTS5 for terms, every statement localqa runs against it.
+"""The SQLite index: one file, every statement localqa runs against it. FTS5 tokenizes and keeps
+the text; BM25 reads the packed per-term postings (`localqa.store.postings`).
 
 Writing never touches the live file. A `SQLiteWriter` works on a copy (or, for a rebuild, a new
 file) inside one transaction, and only a completed write is moved over the live index with
@@ -155,7 +156,7 @@ class SQLiteStore(Store):
             corpus_digest=meta.get("corpus_digest") if doc_ids is None else None,
             embeddings=dict(embedded),
             schema_version=int(meta.get("schema_version", 0)),
-            built=meta.get("built"),
+            built=meta.get("built") if doc_ids is None else None,  # like the digest
         )
 
     # --- retrieval ------------------------------------------------------------------------
@@ -340,10 +341,6 @@ def _varints(blob: bytes) -> list[int]:
             counts.append(value)
             value = 0
     return counts
-
-
-def _length(chunking: Chunking) -> str:
-    return "p.section_len + p.body_len" if chunking == "heading" else "p.body_len"
 
 
 def _ids(doc_ids: frozenset[str]) -> str:

@@ -49,9 +49,6 @@ class Tokenizer:
         """Distinct meaningful stemmed terms of a question, stop words removed, in order."""
         return list(dict.fromkeys(t for t in self.tokens(text) if t not in self._stop))
 
-    def length(self, text: str) -> int:
-        return len(self.tokens(text))
-
 
 @lru_cache(maxsize=1)
 def tokenizer() -> Tokenizer:
