@@ -418,3 +418,29 @@ def test_the_cap_never_returns_fewer_candidates_than_there_are(tmp_path: Path) -
     assert len(sources) == 6 and sources.count("fees.md") == 1
     scores = [c.score for c in result.candidates]
     assert scores == sorted(scores, reverse=True)  # still in rank order
+
+
+def test_the_shared_tokenizer_serves_many_threads_at_once() -> None:
+    """`localqa serve` analyses questions on several threads; the tokenizer keeps one scratch
+    row, so unguarded callers collided ("constraint failed") or read each other's terms."""
+    import threading
+
+    from localqa.store.tokenizer import tokenizer
+
+    texts = [f"What is the loan limit for item number {n} in room {n * 7}?" for n in range(40)]
+    alone = [tokenizer().tokens(t) for t in texts]
+    found: dict[int, object] = {}
+
+    def analyse(n: int) -> None:
+        try:
+            for _ in range(20):
+                found[n] = tokenizer().tokens(texts[n])
+        except BaseException as error:  # reported below: a thread's exception is otherwise lost
+            found[n] = error
+
+    threads = [threading.Thread(target=analyse, args=(n,)) for n in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [found[n] for n in range(len(texts))] == alone

@@ -333,18 +333,19 @@ def test_controls_and_bidi_overrides_in_text_and_names_are_shown_as_escapes(tmp_
     )
     db = tmp_path / "library.sqlite3"
     refresh_index(folder, db, embed=False)
+    question = {"question": "May visitors bring food into the reading room?"}
     with client_for(db) as client:
         for page in (
-            client.get("/search", params={"question": "May visitors bring food into the reading room?"}).text,
-            client.get("/ask", params={"question": "May visitors bring food into the reading room?"}).text,
+            client.get("/search", params=question).text,
+            client.get("/ask", params=question).text,
             client.get("/library").text,
         ):
             assert "\u202e" not in page and "\b" not in page
             assert "rules\\u202efdp.md" in page
-        searched = client.get("/search", params={"question": "May visitors bring food into the reading room?"})
+        searched = client.get("/search", params=question)
         assert "must not\\x08\\x08\\x08\\x08 bring food \\u202eevitceffe\\u202c" in searched.text
         # The JSON API stays exact: JSON escapes what it must.
-        api = client.post("/api/search", json={"question": "May visitors bring food into the reading room?"})
+        api = client.post("/api/search", json=question)
         assert api.json()["parts"][0]["candidates"][0]["source"] == name
 
 

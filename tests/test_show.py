@@ -262,8 +262,7 @@ def test_a_changed_file_is_not_highlighted_with_old_boxes(
     result = run_show(runner, db, sample_pdfs, "equipment-policy-2026-11-01.pdf", "1", "--quote", EQ314_ROW)
     assert result.exit_code == 1
     assert result.output == (
-        "Error: equipment-policy-2026-11-01.pdf has changed since it was indexed; "
-        "run 'localqa index'\n"
+        "Error: equipment-policy-2026-11-01.pdf has changed since it was indexed; run 'localqa index'\n"
     )
 
 

@@ -8,6 +8,7 @@ module asks SQLite itself, through a private in-memory FTS5 table and its `fts5v
 from __future__ import annotations
 
 import sqlite3
+import threading
 from functools import lru_cache
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -33,13 +34,16 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        # One scratch row on one connection: callers on several threads (`localqa serve`) must
+        # take turns, or one's DELETE/INSERT lands between another's INSERT and SELECT.
+        self._turn = threading.Lock()
         self._db.execute(f"CREATE VIRTUAL TABLE scratch USING fts5(text, tokenize='{TOKENIZE}')")
         self._db.execute("CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, 'instance')")
         self._stop = frozenset(t for word in STOP_WORDS for t in self.tokens(word))
 
     def tokens(self, text: str) -> list[str]:
         """Stemmed tokens of `text` in order (duplicates kept)."""
-        with self._db:
+        with self._turn, self._db:
             self._db.execute("DELETE FROM scratch")
             self._db.execute("INSERT INTO scratch(rowid, text) VALUES (1, ?)", (text,))
             rows = self._db.execute("SELECT term FROM scratch_terms ORDER BY offset").fetchall()
@@ -50,6 +54,14 @@ class Tokenizer:
         return list(dict.fromkeys(t for t in self.tokens(text) if t not in self._stop))
 
 
-@lru_cache(maxsize=1)
+_MAKING = threading.Lock()
+
+
 def tokenizer() -> Tokenizer:
+    with _MAKING:  # made once, whichever thread asks first
+        return _make()
+
+
+@lru_cache(maxsize=1)
+def _make() -> Tokenizer:
     return Tokenizer()
