@@ -158,7 +158,7 @@ def test_an_identifier_nothing_carries_abstains_without_a_model_call(run: Run) -
 
 
 @pytest.mark.xfail(
-    reason="known failure, measured: qwen2.5-1.5b quotes an unrelated sentence of the handbook for "
+    reason="known failure, measured: qwen2.5-coder-1.5b quotes an unrelated handbook sentence for "
     "'Who founded the library?' (verified as a quote, wrong as an answer); repeating the question "
     "and the null instruction after the evidence did not change it",
     strict=False,
