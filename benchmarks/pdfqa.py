@@ -310,8 +310,14 @@ def localqa(*args: str) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join([str(CHECKOUT[0]), os.environ.get("PYTHONPATH", "")])
     env = dict(os.environ, PYTHONPATH=path)
     env.setdefault("OMP_THREAD_LIMIT", "1")
+    # From the checkout's folder: `python -m` puts the working directory first on the path.
     return subprocess.run(
-        [sys.executable, "-m", "localqa", *args], capture_output=True, text=True, env=env, check=False
+        [sys.executable, "-m", "localqa", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=CHECKOUT[0],
+        check=False,
     )
 
 
