@@ -184,6 +184,12 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
     return document, problems
 
 
+def searchable_heading(context: str, section: str | None) -> str:
+    """A passage's heading as it is searched and embedded: its document's context (title, file
+    name), then its heading path."""
+    return " > ".join(part for part in (context, section) if part)
+
+
 def searchable_title(source: str, title: str | None) -> str:
     """The document context indexed with each of its passages: its title (catalog, else the one
     found in the file) and the words of its file name when they add any (people name files

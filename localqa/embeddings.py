@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from localqa import minilm
+from localqa.catalog import searchable_heading
 from localqa.errors import LocalQAError
 from localqa.store.base import Progress, Writer
 
@@ -106,7 +107,7 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
 def passage_text(context: str, section: str | None, text: str) -> str:
     """What is embedded for a passage: its document (title, file name), heading path and text,
     as a reader sees them."""
-    heading = " > ".join(part for part in (context, section) if part)
+    heading = searchable_heading(context, section)
     return f"{heading}: {text}" if heading else text
 
 

@@ -14,12 +14,12 @@ passage.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from localqa.models.base import AnswerRequest, Message
+from localqa.retrieve import bm25_idf
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind
@@ -96,7 +96,7 @@ def term_weights(question: str, units: Iterable[Sequence[str]]) -> dict[str, flo
     for term in terms:
         df = sum(term in unit for unit in every)
         if df:
-            weights[term] = math.log(1 + (total - df + 0.5) / (df + 0.5))
+            weights[term] = bm25_idf(total, df)
     return weights
 
 

@@ -362,7 +362,7 @@ def _bm25(
     for term in terms:
         postings = store.postings(scope, term, settings.chunking)
         found = len(postings.ids)
-        idf = math.log(1 + (statistics.passages - found + 0.5) / (found + 0.5))
+        idf = bm25_idf(statistics.passages, found)
         norm = settings.k1 * (1 - settings.b + settings.b * postings.lengths / statistics.average_length)
         ids.append(postings.ids)
         gains.append(idf * postings.frequencies * (settings.k1 + 1) / (postings.frequencies + norm))
@@ -375,6 +375,12 @@ def _bm25(
     scores = np.bincount(every, weights=np.concatenate(gains))
     scored = np.flatnonzero(np.bincount(every))
     return scored.astype(np.int64), scores[scored].astype(np.float64)
+
+
+def bm25_idf(total: int, containing: int) -> float:
+    """BM25's inverse document frequency (the non-negative "+1" form, as Lucene has it) of a term
+    that `containing` of `total` units hold."""
+    return math.log(1 + (total - containing + 0.5) / (containing + 0.5))
 
 
 def _candidates(

@@ -30,6 +30,7 @@ import pymupdf
 from localqa.api import VisiblePage
 from localqa.errors import LocalQAError
 from localqa.extract import ocr
+from localqa.extract.layout import box
 from localqa.extract.pdf import PdfUnreadable, open_pdf
 from localqa.extract.text import squash
 from localqa.files import sha256_file
@@ -120,7 +121,7 @@ def text_boxes(page: pymupdf.Page, region: Sequence[Box], quote: str) -> tuple[B
     lines: dict[int, pymupdf.Rect] = {}
     for _, rect, line in chars[match.start() : match.end()]:
         lines[line] = lines[line] | rect if line in lines else pymupdf.Rect(rect)
-    return tuple(_box(rect) for rect in lines.values())
+    return tuple(box(rect) for rect in lines.values())
 
 
 _LINE_HYPHEN = "\0"  # stands for a hyphen that ends a line in the page's character stream
@@ -268,10 +269,6 @@ def _grown(boxes: Sequence[Box]) -> list[pymupdf.Rect]:
 def _centre(bbox: Any) -> pymupdf.Point:
     x0, y0, x1, y1 = bbox
     return pymupdf.Point((x0 + x1) / 2, (y0 + y1) / 2)
-
-
-def _box(rect: pymupdf.Rect) -> Box:
-    return (round(rect.x0, 2), round(rect.y0, 2), round(rect.x1, 2), round(rect.y1, 2))
 
 
 def _stamp(path: Path) -> tuple[str, int, int]:

@@ -24,7 +24,16 @@ from typing import Any
 import pymupdf
 
 from localqa.catalog import Problem
-from localqa.extract.layout import Line, PageText, column_order, drop_running, read_page, running_lines, union
+from localqa.extract.layout import (
+    Line,
+    PageText,
+    box,
+    column_order,
+    drop_running,
+    read_page,
+    running_lines,
+    union,
+)
 from localqa.extract.text import governing, squash
 from localqa.extract.unruled import UnruledTable, row_text
 from localqa.extract.unruled import find_tables as find_unruled
@@ -164,7 +173,7 @@ def _item_box(item: _Item) -> Box:
     if isinstance(item, _Block):
         return item.box
     if isinstance(item, _Table):
-        return _box(item.bbox)
+        return box(item.bbox)
     return union([line.box for line in item.lines])
 
 
@@ -310,7 +319,7 @@ def _read_table(page: pymupdf.Page, table: Any) -> _Table:
     the line above the table for an "external" header; a first row set entirely in bold is the
     header whatever it decided."""
     rows = [[squash(cell or "") for cell in row] for row in table.extract()]
-    boxes = [_box(row.bbox) for row in table.rows]
+    boxes = [box(row.bbox) for row in table.rows]
     if table.header.external and not (rows and table.rows and _all_bold(page, table.rows[0].bbox)):
         names = table.header.names
     else:
@@ -336,7 +345,7 @@ def _table_rows(
     """One passage per data row: `Title: Header: value; Header: value`. Row 1 is the first row
     under the header."""
     passages = []
-    for row_number, (cells, box) in enumerate(zip(table.rows, table.row_boxes, strict=True), start=1):
+    for row_number, (cells, row_box) in enumerate(zip(table.rows, table.row_boxes, strict=True), start=1):
         if not any(cells):
             continue
         pairs = "; ".join(
@@ -351,7 +360,7 @@ def _table_rows(
                 text=f"{title}: {pairs}" if title else pairs,
                 table=number,
                 row=row_number,
-                boxes=(box,),
+                boxes=(row_box,),
             )
         )
     return passages
@@ -403,11 +412,6 @@ def document_title(metadata: str | None, first_page: list[_Block], body_size: fl
         return max(larger, key=lambda b: (b.size, -b.top)).text
     bold = [b for b in short if b.bold]
     return min(bold, key=lambda b: b.top).text if bold else None
-
-
-def _box(rect: Any) -> Box:
-    x0, y0, x1, y1 = (round(float(v), 2) for v in rect)
-    return (x0, y0, x1, y1)
 
 
 def _inside_any(box: Box, others: list[tuple[float, float, float, float]]) -> bool:

@@ -8,7 +8,6 @@ finish in, so an index built with one job or with four is the same index.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 import pymupdf
 
 from localqa.extract import Extracted, Unreadable, extract_file
+from localqa.settings import machine_threads
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,7 @@ Outcome = Extracted | Unreadable
 POOL_FROM_PAGES = 40  # less work than this is extracted in this process
 
 
-def default_jobs() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+default_jobs = machine_threads  # one worker per core this process may run on
 
 
 def extract_many(

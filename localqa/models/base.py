@@ -12,6 +12,7 @@ point group.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from localqa.errors import UnknownModelError
+from localqa.errors import ModelError, UnknownModelError
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate
 
@@ -72,6 +73,25 @@ class Completion(BaseModel):
 
 def _count(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def timeout_seconds(timeout: float | None, env: str, default: float) -> float:
+    """`timeout`, else $`env`, else `default`: a positive, finite number of seconds, or a
+    ModelError naming where the bad value came from."""
+    source: str = "timeout"
+    value: float | str | None = timeout
+    if value is None:
+        raw = os.environ.get(env, "").strip()
+        if not raw:
+            return default
+        source, value = env, raw
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise ModelError(f"{source} must be a positive number of seconds, got {value!r}")
+    return seconds
 
 
 class NoOptions(BaseModel):

@@ -27,6 +27,7 @@ from localqa.models.base import (
     Backend,
     Completion,
     parse_options,
+    timeout_seconds,
 )
 
 
@@ -97,20 +98,7 @@ def resolve_host(host: str | None = None) -> str:
 
 def resolve_timeout(timeout: float | None = None) -> float:
     """`timeout`, else $LOCALQA_OLLAMA_TIMEOUT, else 120 s; it must be a positive number."""
-    source = "timeout"
-    value: float | str | None = timeout
-    if value is None:
-        raw = os.environ.get(TIMEOUT_ENV, "").strip()
-        if not raw:
-            return DEFAULT_TIMEOUT
-        source, value = TIMEOUT_ENV, raw
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0 or seconds == float("inf"):
-        raise ModelError(f"{source} must be a positive number of seconds, got {value!r}")
-    return seconds
+    return timeout_seconds(timeout, TIMEOUT_ENV, DEFAULT_TIMEOUT)
 
 
 def _timeouts(seconds: float) -> httpx.Timeout:

@@ -27,6 +27,7 @@ from localqa.models.base import (
     Backend,
     Completion,
     parse_options,
+    timeout_seconds,
 )
 
 BASE_URL_ENV = "LOCALQA_OPENAI_BASE_URL"
@@ -61,18 +62,7 @@ def resolve_base_url(url: str | None = None) -> str:
 
 def resolve_timeout(timeout: float | None = None) -> float:
     """`timeout`, else $LOCALQA_OPENAI_TIMEOUT, else 120 s; a positive number of seconds."""
-    if timeout is not None:
-        return timeout
-    raw = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_TIMEOUT
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = float("nan")
-    if not seconds > 0 or seconds == float("inf"):
-        raise ModelError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
-    return seconds
+    return timeout_seconds(timeout, TIMEOUT_ENV, DEFAULT_TIMEOUT)
 
 
 class OpenAIOptions(BaseModel):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from localqa.catalog import searchable_title
+from localqa.catalog import searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract.text import identifiers
 from localqa.settings import Chunking
@@ -326,11 +326,6 @@ class _Layout:
         return wanted[self.documents]
 
 
-def _heading(context: str, section: str | None) -> str:
-    """The searchable heading text of a passage: its document's context, then its heading path."""
-    return " > ".join(part for part in (context, section) if part)
-
-
 def _varints(blob: bytes) -> list[int]:
     """FTS5's docsize record: one token count per column, as SQLite varints (big-endian, 7 bits
     a byte, the high bit set on every byte but the last)."""
@@ -585,7 +580,7 @@ class SQLiteWriter(Writer):
         self._unindex([passage_id for passage_id, _, _ in rows])
         for passage_id, section, text in rows:
             self._db.execute("DELETE FROM embeddings WHERE passage_id = ?", (passage_id,))
-            self._index_text(passage_id, _heading(wanted, section), text)
+            self._index_text(passage_id, searchable_heading(wanted, section), text)
 
     def replace_unit(
         self,
@@ -629,7 +624,7 @@ class SQLiteWriter(Writer):
             ),
         )
         assert cursor.lastrowid is not None
-        self._index_text(cursor.lastrowid, _heading(context, passage.section), passage.text)
+        self._index_text(cursor.lastrowid, searchable_heading(context, passage.section), passage.text)
 
     def _index_text(self, passage_id: int, heading: str, body: str) -> None:
         """Full-text and identifier entries of one passage; its token counts come back from FTS5
