@@ -463,15 +463,27 @@ def ndcg_at_10(cases: list[Case], qrels: dict[str, set[str]], run: dict[str, Any
 # One set end to end
 
 
+def shared_index(
+    bench: BenchSet, cache: Path, flags: list[str], with_ocr: bool
+) -> tuple[Built, float | None, int]:
+    """The set's documents in one index, as `localqa index` builds it (OCR sidecars first unless
+    `with_ocr` is off): the index, OCR seconds and sidecars written."""
+    home = cache / bench.name
+    names = [d.name for d in bench.documents] + list(bench.markdown or {})
+    shared_docs = home / "docs-shared"
+    fill_docs(shared_docs, bench, catalog_toml(names, None), None)
+    ocr_seconds, sidecars = ocr(shared_docs) if with_ocr and bench.documents else (None, 0)
+    content = content_key(shared_docs)
+    shared = ensure_index(shared_docs, home / f"index-shared-{index_key(content, flags)}.sqlite3", flags)
+    return shared, ocr_seconds, sidecars
+
+
 def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
     home = cache / bench.name
     flags = index_flags(args.retriever)
     names = [d.name for d in bench.documents] + list(bench.markdown or {})
     shared_docs = home / "docs-shared"
-    fill_docs(shared_docs, bench, catalog_toml(names, None), None)
-    ocr_seconds, sidecars = ocr(shared_docs) if args.ocr and bench.documents else (None, 0)
-    content = content_key(shared_docs)
-    shared = ensure_index(shared_docs, home / f"index-shared-{index_key(content, flags)}.sqlite3", flags)
+    shared, ocr_seconds, sidecars = shared_index(bench, cache, flags, args.ocr)
     report: dict[str, Any] = {
         "set": bench.title,
         "documents": len(names),

@@ -3,8 +3,9 @@
 Verification is plain code and runs on every reply, whatever the backend or schema: the label
 must be one that was supplied, the quote non-blank and, after whitespace normalisation only, a
 whole sentence (or whole table row) of that passage's text (`quote_check`, the one rule, which
-grading recorded answers uses too). Anything else becomes a refusal with the reason. This is the
-only place a verified `Answer` is made from a model's reply.
+grading recorded answers uses too). Anything else becomes a refusal with the reason. A verified
+quote is withheld too when the model itself was unsure of the passage it chose (`unsure`). This is
+the only place a verified `Answer` is made from a model's reply.
 """
 
 from __future__ import annotations
@@ -85,6 +86,13 @@ def verify(reply: str, passages: dict[str, Candidate]) -> Answer:
     return Answer.verified_quote(squash(choice.quote or ""), cited.location)
 
 
+def unsure(label_confidence: float | None, settings: AnswerSettings) -> bool:
+    """Whether the model's choice of passage is too uncertain to show its quote: when no passage
+    answers, a small model still picks one, with a low probability (see
+    AnswerSettings.min_label_confidence). A backend that reports no probability is not judged."""
+    return label_confidence is not None and label_confidence < settings.min_label_confidence
+
+
 def answer_part(
     question: str,
     candidates: tuple[Candidate, ...],
@@ -106,8 +114,15 @@ def answer_part(
         prompt_tokens=completion.prompt_tokens,
         cached_tokens=completion.cached_tokens,
         completion_tokens=completion.completion_tokens,
+        label_confidence=completion.label_confidence,
     )
-    answer = verify(completion.text, dict(request.passages)).model_copy(update={"call": call})
+    answer = verify(completion.text, dict(request.passages))
+    if answer.citation is not None and unsure(completion.label_confidence, settings):
+        answer = Answer.refused(
+            f"the model was unsure which passage answers (probability {completion.label_confidence:.2f} "
+            f"for the one it chose, below {settings.min_label_confidence:.2f})"
+        )
+    answer = answer.model_copy(update={"call": call})
     if answer.citation is None:
         return answer
     other = _other_documents(candidates, answer.citation, settings)

@@ -445,7 +445,7 @@ def search(
 @db_option
 @json_option
 @click.option(
-    "--verbose", is_flag=True, help="Also print timing: retrieval, and per part model time and tokens."
+    "--verbose", is_flag=True, help="Also print timing: retrieval, and per part model time, tokens and label probability."
 )
 @fail_cleanly
 def ask(
@@ -517,6 +517,8 @@ def _timing(call: ModelCall | None) -> str:
     tokens = "" if call.prompt_tokens is None else f", prompt {call.prompt_tokens} tokens"
     if call.cached_tokens:
         tokens += f" ({call.cached_tokens} cached)"
+    if call.label_confidence is not None:
+        tokens += f", label probability {call.label_confidence:.2f}"
     return f"model {call.seconds * 1000:.0f} ms{tokens}"
 
 

@@ -95,6 +95,15 @@ class AnswerSettings(BaseModel):
     # Threads the embedded model computes with: the cores this process may use.
     threads: int = Field(default_factory=machine_threads, ge=1)
 
+    # A verified quote is shown only when the model gave the passage label it chose at least this
+    # probability (backends that report token probabilities: embedded, Ollama 0.12.11+ and
+    # OpenAI-compatible servers that send them). Shown `k` = 4 passages, a choice at chance gets
+    # 0.25: 0.3 withholds the choices barely better than a guess. Measured on the public dev sets
+    # with benchmarks/confidence.py, the embedded 1.5B model's label probability does not tell
+    # unanswerable questions from answerable ones beyond that (benchmarks/README.md, "Label
+    # confidence"); 0 turns the check off.
+    min_label_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
+
     # Another document's candidate is listed as other evidence under a quote when it is among the
     # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate
     # (weaker ones merely share a word or two; the rank cap matters for fused scores, which sit

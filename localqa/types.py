@@ -158,12 +158,14 @@ class Outcome(StrEnum):
 
 class ModelCall(Frozen):
     """What one model call cost: wall time and, where the backend reports them, prompt tokens
-    (of which `cached_tokens` were reused from an earlier call) and generated tokens."""
+    (of which `cached_tokens` were reused from an earlier call) and generated tokens; and the
+    probability the model gave the passage label it chose, where it reports token probabilities."""
 
     seconds: float
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     completion_tokens: int | None = None
+    label_confidence: float | None = None
 
 
 class Answer(Frozen):

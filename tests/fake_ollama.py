@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -47,6 +48,9 @@ class FakeOllama:
     def __init__(self, models: list[str] | None = None) -> None:
         self.models: list[str] = list(DEFAULT_MODELS if models is None else models)
         self.content: str = DEFAULT_CONTENT  # message.content of every chat reply
+        # If set, a request with `logprobs` gets the reply's tokens with this log probability on
+        # the label's token (see spelt); None: the server sends none, as Ollama before 0.12.11.
+        self.label_logprob: float | None = None
         self.delay: float = 0.0  # seconds to wait before answering /api/chat
         self.malformed: bytes | str | None = None  # if set: /api/chat answers 200 with this body
         self.status: int | None = None  # if set: /api/chat answers this status with `error`
@@ -199,6 +203,8 @@ def _handler_for(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": f'model "{model}" not found, try pulling it first'})
                 return
             final = _chat_reply(model, fake.content)
+            if body.get("logprobs") and fake.label_logprob is not None:
+                final["logprobs"] = spelt(fake.content, fake.label_logprob)
             if body.get("stream", True):
                 chunk = {
                     "model": model,
@@ -213,6 +219,17 @@ def _handler_for(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 self._json(200, final)
 
     return Handler
+
+
+def spelt(content: str, label_logprob: float) -> list[dict[str, Any]]:
+    """`content` as a server's token log probabilities: the `source` label one token with
+    `label_logprob`, the text before and after it one token each, certain."""
+    found = re.search(r'"source"\s*:\s*"([^"]*)"', content)
+    if found is None:
+        return [{"token": content, "logprob": 0.0}]
+    start, end = found.span(1)
+    pieces = [(content[:start], 0.0), (content[start:end], label_logprob), (content[end:], 0.0)]
+    return [{"token": token, "logprob": logprob, "top_logprobs": []} for token, logprob in pieces if token]
 
 
 def _chat_reply(model: str, content: str) -> dict[str, Any]:

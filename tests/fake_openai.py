@@ -16,6 +16,11 @@ from typing import Any
 
 import pytest
 
+try:
+    from fake_ollama import spelt
+except ImportError:  # tests/ imported as a package
+    from tests.fake_ollama import spelt
+
 DEFAULT_CONTENT = '{"source": null, "quote": null}'
 
 
@@ -28,6 +33,7 @@ class FakeOpenAI:
         self.content: str | None = DEFAULT_CONTENT  # choices[0].message.content of every reply
         self.usage: Any = {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}
         self.delay = 0.0  # seconds before answering a chat request
+        self.label_logprob: float | None = None  # as FakeOllama's: logprobs when asked, if set
         self.malformed: str | None = None  # if set: chat answers 200 with this body
         self.status: int | None = None  # if set: chat answers this status with `error`
         self.error: Any = {"message": "internal error", "type": "server_error"}
@@ -122,13 +128,16 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": message, "code": "model_not_found"}})
             else:
                 message = {"role": "assistant", "content": fake.content}
+                choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
+                if body.get("logprobs") and fake.label_logprob is not None and fake.content is not None:
+                    choice["logprobs"] = {"content": spelt(fake.content, fake.label_logprob)}
                 self._json(
                     200,
                     {
                         "id": "chatcmpl-1",
                         "object": "chat.completion",
                         "model": body["model"],
-                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                        "choices": [choice],
                         "usage": fake.usage,
                     },
                 )

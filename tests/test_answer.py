@@ -8,6 +8,7 @@ says why. The fake model lets each test choose the reply and see exactly what wa
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from datetime import date
@@ -23,6 +24,7 @@ from localqa.answer import QuoteProblem, answer_part, quote_check, verify
 from localqa.api import answer
 from localqa.errors import ModelError
 from localqa.extract.text import squash
+from localqa.models.base import Completion, label_confidence
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Kind, Location, Outcome
 
@@ -423,6 +425,116 @@ def test_quote_check_is_whole_sentences_or_whole_rows(
     quote: str, kind: Kind, problem: QuoteProblem | None
 ) -> None:
     assert quote_check(quote, FRAGILE.text, kind) is problem
+
+
+# --- label confidence --------------------------------------------------------------------------
+
+# The tokens of a reply as llama.cpp spells them, with log probabilities (the label "P1" is "P", "1").
+SPELT = [
+    ('{"', -0.27),
+    ("source", 0.0),
+    ('":', 0.0),
+    (' "', -0.25),
+    ("P", -0.01),
+    ("1", -0.66),
+    ('",', 0.0),
+    (' "', 0.0),
+    ("quote", 0.0),
+    ('":', 0.0),
+    (' "', 0.0),
+    ("Hours", -0.2),
+    ('."}', 0.0),
+]
+
+
+def test_label_confidence_is_the_probability_of_the_tokens_that_spell_the_label() -> None:
+    text = "".join(token for token, _ in SPELT)
+    assert text == '{"source": "P1", "quote": "Hours."}'
+    assert label_confidence(text, SPELT) == pytest.approx(math.exp(-0.67))
+
+
+@pytest.mark.parametrize(
+    "tokens, logprob",
+    [
+        ([('{"source": ', -0.3), ('"P', -0.1), ("1", -0.2), ("2", -0.4), ('", "quote": null}', 0.0)], -0.7),
+        ([('{"source": "', -0.3), ("P12", -0.5), ('", "quote": null}', -0.1)], -0.5),
+        ([('{"source":"P12","quote":null}', -0.9)], -0.9),
+    ],
+)
+def test_every_token_that_spells_part_of_the_label_counts_and_no_other(
+    tokens: list[tuple[str, float]], logprob: float
+) -> None:
+    text = "".join(token for token, _ in tokens)
+    assert label_confidence(text, tokens) == pytest.approx(math.exp(logprob))
+
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ('{"source": null, "quote": null}', [('{"source": null, "quote": null}', -0.1)]),
+        ('{"source": "P1", "quote": "x"}', [('{"source": "P2", "quote": "x"}', -0.1)]),  # not the reply
+        ('{"source": "P1", "quote": "x"}', []),
+        ("not json", [("not json", -0.1)]),
+    ],
+)
+def test_no_label_confidence_without_a_label_or_without_the_replys_tokens(
+    text: str, tokens: list[tuple[str, float]]
+) -> None:
+    assert label_confidence(text, tokens) is None
+
+
+@pytest.mark.parametrize(
+    "logprobs",
+    [
+        None,
+        "odd",
+        {"content": "odd"},
+        {"content": [{"token": '{"source": "P1"}', "logprob": float("nan")}]},
+        {"content": [{"token": '{"source": "P1"}', "logprob": 0.5}]},
+        {"content": [{"token": '{"source": "P1"}', "logprob": True}]},
+        {"content": [{"token": 7, "logprob": -0.1}]},
+        {"content": ["odd"]},
+    ],
+)
+def test_odd_logprobs_from_a_server_give_no_confidence_and_never_fail(logprobs: object) -> None:
+    completion = Completion.from_usage('{"source": "P1"}', None, logprobs)
+    assert completion.text == '{"source": "P1"}' and completion.label_confidence is None
+
+
+def test_openai_style_logprobs_give_the_label_confidence() -> None:
+    logprobs = {"content": [{"token": t, "logprob": lp, "bytes": [], "top_logprobs": []} for t, lp in SPELT]}
+    text = "".join(token for token, _ in SPELT)
+    assert Completion.from_usage(text, {}, logprobs).label_confidence == pytest.approx(math.exp(-0.67))
+
+
+def confident(text: str, label_confidence: float | None) -> Completion:
+    return Completion(text=text, label_confidence=label_confidence)
+
+
+def test_a_verified_quote_the_model_was_unsure_of_is_withheld(fake_model: Any) -> None:
+    fake_model.enqueue(confident(reply("P1", FRAGILE_SENTENCE), 0.31))
+    result = answer_part(QUESTION, CANDIDATES, fake_model, AnswerSettings(min_label_confidence=0.5))
+    assert result.outcome is Outcome.REFUSED and result.quote is None and result.citation is None
+    assert result.reason == (
+        "the model was unsure which passage answers (probability 0.31 for the one it chose, below 0.50)"
+    )
+    assert result.other_evidence == () and result.call and result.call.label_confidence == 0.31
+
+
+@pytest.mark.parametrize("label_confidence, threshold", [(0.5, 0.5), (0.93, 0.5), (None, 0.5), (0.01, 0.0)])
+def test_a_confident_choice_or_an_unjudged_one_is_shown(
+    fake_model: Any, label_confidence: float | None, threshold: float
+) -> None:
+    fake_model.enqueue(confident(reply("P1", FRAGILE_SENTENCE), label_confidence))
+    result = answer_part(QUESTION, CANDIDATES, fake_model, AnswerSettings(min_label_confidence=threshold))
+    assert result.verified and result.quote == FRAGILE_SENTENCE
+    assert result.call and result.call.label_confidence == label_confidence
+
+
+def test_confidence_never_rescues_a_quote_that_fails_verification(fake_model: Any) -> None:
+    fake_model.enqueue(confident(reply("P1", "may be borrowed for two calendar days"), 0.99))
+    result = answer_part(QUESTION, CANDIDATES, fake_model)
+    assert result.outcome is Outcome.REFUSED and result.reason and "only part of a sentence" in result.reason
 
 
 # --- other evidence ------------------------------------------------------------------------------

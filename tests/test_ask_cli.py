@@ -615,6 +615,12 @@ def test_verbose_json_adds_timing_fields(
     payload = json.loads(ask(runner, library_db, FINE_QUESTION, "--json", "--verbose").stdout)
     assert payload["retrieval_seconds"] >= 0
     [part] = payload["parts"]
-    assert set(part["timing"]) == {"seconds", "prompt_tokens", "cached_tokens", "completion_tokens"}
+    assert set(part["timing"]) == {
+        "seconds",
+        "prompt_tokens",
+        "cached_tokens",
+        "completion_tokens",
+        "label_confidence",
+    }
     plain = json.loads(ask(runner, library_db, FINE_QUESTION, "--json").stdout)
     assert "retrieval_seconds" not in plain and "timing" not in plain["parts"][0]

@@ -18,7 +18,7 @@ import pytest
 from localqa import prompts
 from localqa.errors import ModelError
 from localqa.models import embedded
-from localqa.models.base import AnswerRequest, Message
+from localqa.models.base import AnswerRequest, Completion, Message
 from localqa.models.embedded import EmbeddedModel
 from localqa.settings import AnswerSettings
 
@@ -271,14 +271,18 @@ SYSTEM = (
 )
 
 
-def ask(model: EmbeddedModel, question: str) -> tuple[str, float]:
+def complete(model: EmbeddedModel, question: str) -> Completion:
     evidence = "\n\n".join(f"{label}: {' '.join(s)}" for label, s in PASSAGES.items())
     messages = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": f"Passages:\n{evidence}\n\nQuestion: {question}"},
     ]
+    return model.complete(raw(messages, schema_for(PASSAGES)))
+
+
+def ask(model: EmbeddedModel, question: str) -> tuple[str, float]:
     started = time.perf_counter()
-    reply = model.complete(raw(messages, schema_for(PASSAGES))).text
+    reply = complete(model, question).text
     return reply, time.perf_counter() - started
 
 
@@ -316,6 +320,20 @@ def test_real_model_picks_the_right_sentence(
             f"\n[embedded] load {loaded.load_seconds:.1f}s; per call "
             + ", ".join(f"{t:.1f}s" for t in timings)
         )
+
+
+@pytest.mark.embedded
+@needs_model
+def test_real_model_is_less_sure_of_its_label_when_no_passage_answers(model: EmbeddedModel) -> None:
+    """The label confidence (the gate of AnswerSettings.min_label_confidence) read off llama.cpp's
+    token probabilities: high where a passage answers, lower where none does."""
+    answered = complete(model, "How long does the warranty last?")
+    unanswered = complete(model, "Who founded the company, and in which year?")
+    assert json.loads(answered.text)["source"] == "P1"
+    assert answered.label_confidence is not None and answered.label_confidence >= 0.8, answered
+    if json.loads(unanswered.text)["source"] is not None:
+        assert unanswered.label_confidence is not None, unanswered
+        assert unanswered.label_confidence < answered.label_confidence - 0.2, unanswered
 
 
 @pytest.mark.embedded

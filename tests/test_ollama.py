@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 
@@ -81,7 +82,16 @@ def test_sends_schema_temperature_and_model_and_returns_content(fake_ollama: Fak
         "num_predict": 200 + len("The sky is blue."),
     }
     assert body["stream"] is False
+    assert body["logprobs"] is True
     assert body["messages"] == MESSAGES
+    assert completion.label_confidence is None  # this server sent no token probabilities
+
+
+def test_token_probabilities_give_the_label_confidence(fake_ollama: FakeOllama) -> None:
+    fake_ollama.reply({"source": "P1", "quote": "The sky is blue."})
+    fake_ollama.label_logprob = -1.2
+    completion = OllamaModel(host=fake_ollama.url).complete(REQUEST)
+    assert completion.label_confidence == pytest.approx(math.exp(-1.2))
 
 
 def test_a_long_table_row_gets_room_to_be_quoted_whole(fake_ollama: FakeOllama) -> None:

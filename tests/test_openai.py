@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from datetime import date
 from pathlib import Path
@@ -87,8 +88,17 @@ def test_sends_the_schema_as_a_strict_json_schema_response_format(served: FakeOp
         "seed": 0,
         "max_tokens": REQUEST.max_tokens,
         "stream": False,
+        "logprobs": True,
     }
     assert "authorization" not in {k.lower() for k in served.headers[0]}
+    assert completion.label_confidence is None  # this server sent no token probabilities
+
+
+def test_token_probabilities_give_the_label_confidence(served: FakeOpenAI) -> None:
+    served.reply({"source": "P1", "quote": SENTENCE})
+    served.label_logprob = -0.7
+    completion = get_model(f"openai:{MODEL}").complete(REQUEST)
+    assert completion.label_confidence == pytest.approx(math.exp(-0.7))
 
 
 def test_the_api_key_goes_in_the_authorization_header(
@@ -271,6 +281,18 @@ def test_ask_end_to_end(served: FakeOpenAI, runner: CliRunner, library_db: Path)
     assert "   (model " in result.stdout and " ms, prompt 120 tokens)" in result.stdout
 
 
+def test_ask_withholds_a_quote_the_model_was_unsure_of(
+    served: FakeOpenAI, runner: CliRunner, library_db: Path
+) -> None:
+    served.reply({"source": "P1", "quote": FINE_SENTENCE})
+    served.label_logprob = math.log(0.2)
+    result = ask(runner, library_db, "--model", f"openai:{MODEL}", "--verbose")
+    assert result.exit_code == 0, result.output
+    assert f'   "{FINE_SENTENCE}"' not in result.stdout.splitlines()  # no quote; the evidence is listed
+    assert "the model was unsure which passage answers (probability 0.20" in result.stdout
+    assert ", label probability 0.20)" in result.stdout
+
+
 def test_ask_with_the_server_down_is_one_error_line_and_the_evidence(
     runner: CliRunner, library_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -341,6 +363,8 @@ def test_real_llama_server_answers_the_sample_library(real: embedded.LoadedModel
     assert part.answer.verified, part.answer.reason
     assert part.answer.quote == FINE_SENTENCE
     assert part.answer.call is not None and part.answer.call.prompt_tokens
+    # llama-server sends the reply's token probabilities: the label confidence is read off them.
+    assert part.answer.call.label_confidence is not None and 0 < part.answer.call.label_confidence <= 1
 
 
 @pytest.mark.embedded

@@ -12,9 +12,11 @@ point group.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -56,19 +58,67 @@ class Completion(BaseModel):
     prompt_tokens: int | None = None
     cached_tokens: int | None = None  # of prompt_tokens, reused from an earlier call
     completion_tokens: int | None = None
+    # The probability the model gave the passage label it chose (see label_confidence); None
+    # when the backend reports no token probabilities or the reply chose no label.
+    label_confidence: float | None = None
 
     @classmethod
-    def from_usage(cls, text: str, usage: object) -> Completion:
+    def from_usage(cls, text: str, usage: object, logprobs: object = None) -> Completion:
         """With the token counts of an OpenAI-style `usage` object (llama.cpp and OpenAI-compatible
-        servers send one), where present and well-formed; a server's odd usage never fails a reply."""
+        servers send one) and the label confidence read off a choice's OpenAI-style `logprobs`
+        (`{"content": [{"token": ..., "logprob": ...}, ...]}`), where present and well-formed; a
+        server's odd usage or logprobs never fail a reply."""
         counts = usage if isinstance(usage, dict) else {}
         details = counts.get("prompt_tokens_details")
+        tokens = _tokens(logprobs)
         return cls(
             text=text,
             prompt_tokens=_count(counts.get("prompt_tokens")),
             cached_tokens=_count(details.get("cached_tokens") if isinstance(details, dict) else None),
             completion_tokens=_count(counts.get("completion_tokens")),
+            label_confidence=label_confidence(text, tokens) if tokens is not None else None,
         )
+
+
+def _tokens(logprobs: object) -> list[tuple[str, float]] | None:
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list):
+        return None
+    tokens = []
+    for entry in content:
+        token = entry.get("token") if isinstance(entry, dict) else None
+        logprob = entry.get("logprob") if isinstance(entry, dict) else None
+        if not isinstance(token, str) or not isinstance(logprob, int | float) or isinstance(logprob, bool):
+            return None
+        tokens.append((token, float(logprob)))
+    return tokens
+
+
+_SOURCE_VALUE = re.compile(r'"source"\s*:\s*"([^"\\]*)"')
+
+
+def label_confidence(text: str, tokens: Sequence[tuple[str, float]]) -> float | None:
+    """The probability the model gave the `source` label in its reply `text`: the product of the
+    probabilities of the tokens that spell the label ("P", "3"), read from `tokens`, the reply's
+    (token text, log probability) pairs in order.
+
+    Why this and not the model choosing `null`: a small model rarely writes null, but when no
+    passage answers it spreads its choice over several labels, and the chosen one gets a low
+    probability (benchmarks/README.md, "Label confidence"). None when the reply chose no label
+    or the tokens do not spell the reply (then nothing can be said).
+    """
+    found = _SOURCE_VALUE.search(text)
+    if found is None or "".join(token for token, _ in tokens) != text:
+        return None
+    if not all(logprob <= 0 for _, logprob in tokens):  # a server's NaN or positive value
+        return None
+    start, end = found.span(1)
+    total, offset = 0.0, 0
+    for token, logprob in tokens:
+        if offset < end and offset + len(token) > start:  # the token spells part of the label
+            total += logprob
+        offset += len(token)
+    return math.exp(total)
 
 
 def _count(value: object) -> int | None:

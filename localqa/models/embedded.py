@@ -357,6 +357,8 @@ class EmbeddedModel(AnswerModel):
             "seed": settings.seed,
             "cache_prompt": True,
             "stream": False,
+            # Token probabilities of the reply, for the label confidence (Completion.from_usage).
+            "logprobs": True,
         }
         try:
             reply = server.handle_chat_completions(body)
@@ -368,12 +370,13 @@ class EmbeddedModel(AnswerModel):
         if problem is not None:
             raise ModelError(f"The embedded model failed: {problem}")
         try:
-            content = reply["choices"][0]["message"]["content"]
+            choice = reply["choices"][0]
+            content = choice["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
             raise ModelError(f"The embedded model's reply has no message: {_one_line(reply)}") from exc
         if not isinstance(content, str):
             raise ModelError(f"The embedded model's reply has no text: {_one_line(reply)}")
-        return Completion.from_usage(content, reply.get("usage"))
+        return Completion.from_usage(content, reply.get("usage"), choice.get("logprobs"))
 
 
 def _create(name: str | None, options: Mapping[str, Any]) -> EmbeddedModel:

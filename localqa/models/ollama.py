@@ -26,6 +26,7 @@ from localqa.models.base import (
     Availability,
     Backend,
     Completion,
+    label_confidence,
     parse_options,
     timeout_seconds,
 )
@@ -170,6 +171,9 @@ class OllamaModel(AnswerModel):
                     "num_predict": request.max_tokens,
                 },
                 stream=False,
+                # Token probabilities of the reply (Ollama 0.12.11 and later; older servers send
+                # none), for the label confidence.
+                logprobs=True,
             )
         except ollama.ResponseError as exc:
             raise self._response_error(exc) from None
@@ -210,10 +214,12 @@ class OllamaModel(AnswerModel):
         content = response.message.content
         if content is None:
             raise ModelError(f"Ollama at {self.host} sent a malformed reply (the message has no content)")
+        tokens = [(t.token, t.logprob) for t in response.logprobs] if response.logprobs else None
         return Completion(
             text=content,
             prompt_tokens=response.prompt_eval_count,
             completion_tokens=response.eval_count,
+            label_confidence=label_confidence(content, tokens) if tokens else None,
         )
 
     def _response_error(self, exc: ollama.ResponseError) -> ModelError:

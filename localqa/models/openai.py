@@ -101,6 +101,9 @@ class OpenAIModel(AnswerModel):
             "seed": settings.seed,
             "max_tokens": request.max_tokens,
             "stream": False,
+            # Token probabilities of the reply (a standard field; a server may omit them), for
+            # the label confidence (Completion.from_usage).
+            "logprobs": True,
         }
         try:
             response = httpx.post(
@@ -129,7 +132,7 @@ class OpenAIModel(AnswerModel):
         content = _content(reply)
         if content is None:
             raise self._malformed("no choices[0].message.content")
-        return Completion.from_usage(content, reply.get("usage"))
+        return Completion.from_usage(content, reply.get("usage"), _logprobs(reply))
 
     def _malformed(self, what: str) -> ModelError:
         return ModelError(
@@ -171,6 +174,12 @@ def _content(reply: object) -> str | None:
     except (KeyError, IndexError, TypeError):
         return None
     return content if isinstance(content, str) else None
+
+
+def _logprobs(reply: dict[str, Any]) -> object:
+    """choices[0].logprobs, when the server sent them (checked by Completion.from_usage)."""
+    choice = reply["choices"][0]  # _content found the message there
+    return choice.get("logprobs") if isinstance(choice, dict) else None
 
 
 def _error_message(response: httpx.Response) -> str:
