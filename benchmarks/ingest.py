@@ -2,6 +2,7 @@
 
     python benchmarks/ingest.py [--pages 200] [--repeat 3] [--json OUT]
     python benchmarks/ingest.py --folder ../shared/bench/financebench-dev/pdfs [--jobs N] [--json OUT]
+    python benchmarks/ingest.py --folder ../shared/bench/financebench-dev/pdfs --only extraction
 
 Generates one deterministic PDF (headings, prose paragraphs, ruled tables with a bold header row,
 laid out the way `pdfs/generate.py` lays out the sample library) into a temporary folder, then
@@ -18,6 +19,8 @@ With `--folder DIR`, the same comparison on real PDFs (every `*.pdf` in DIR, cop
 temporary folder), once each: bare `get_text()` over every page in one process (the reference);
 `extract_pdf` file by file in one process; `localqa index` (`refresh_index`) with extraction in
 `--jobs` worker processes (default: the machine's cores), without embeddings and with them.
+`--only extraction` stops after the first two (a minute instead of half an hour, for working on
+the extractor).
 
 Timings are printed, never asserted: the machine is shared and noisy, so read the ratios against
 bare `get_text()` rather than the absolute figures.
@@ -198,11 +201,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     parser.add_argument("--folder", type=Path, help="measure on the PDFs of this folder instead")
     parser.add_argument("--jobs", type=int, default=default_jobs(), help="extraction workers for the index")
+    parser.add_argument(
+        "--only",
+        choices=["extraction"],
+        help="with --folder: measure bare get_text() and extract_pdf only, not the index builds",
+    )
     args = parser.parse_args(argv)
     if args.pages < 1 or args.repeat < 1:
         parser.error("--pages and --repeat must be at least 1")
+    if args.only and args.folder is None:
+        parser.error("--only needs --folder")
     if args.folder is not None:
-        return measure_folder(args.folder, args.jobs, args.json)
+        return measure_folder(args.folder, args.jobs, args.json, index=args.only is None)
 
     with tempfile.TemporaryDirectory(prefix="localqa-ingest-") as tmp:
         folder = Path(tmp) / "pdfs"
@@ -310,8 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def measure_folder(source: Path, jobs: int, out: Path | None) -> int:
-    """Real PDFs: bare get_text, extraction, and the whole index without and with embeddings."""
+def measure_folder(source: Path, jobs: int, out: Path | None, index: bool = True) -> int:
+    """Real PDFs: bare get_text, extraction, and (with `index`) the whole index without and with
+    embeddings."""
     pdfs = sorted(source.glob("*.pdf"))
     if not pdfs:
         print(f"Skipped: no PDFs in {source}")
@@ -333,17 +344,20 @@ def measure_folder(source: Path, jobs: int, out: Path | None) -> int:
         start = time.perf_counter()
         passages = sum(len(extract_pdf(folder / pdf.name, pdf.name).passages) for pdf in pdfs)
         rows.append(("extract_pdf, one process", time.perf_counter() - start))
-        plain = Path(tmp) / "plain.sqlite3"
-        start = time.perf_counter()
-        report = refresh_index(folder, plain, embed=False, jobs=jobs)
-        rows.append((f"localqa index, {jobs} jobs, no embeddings", time.perf_counter() - start))
-        if embeddings.is_available():
+        indexed = ""
+        if index:
+            plain = Path(tmp) / "plain.sqlite3"
+            start = time.perf_counter()
+            report = refresh_index(folder, plain, embed=False, jobs=jobs)
+            rows.append((f"localqa index, {jobs} jobs, no embeddings", time.perf_counter() - start))
+            indexed = f" ({report.passages:,} indexed)"
+        if index and embeddings.is_available():
             embedding = Path(tmp) / "embedded.sqlite3"
             embeddings.embed(["warm the encoder up (built once, then cached)"])
             start = time.perf_counter()
             refresh_index(folder, embedding, embed=True, jobs=jobs)
             rows.append((f"localqa index, {jobs} jobs, with embeddings", time.perf_counter() - start))
-    print(f"{len(pdfs)} PDFs, {pages:,} pages, {passages:,} passages ({report.passages:,} indexed)\n")
+    print(f"{len(pdfs)} PDFs, {pages:,} pages, {passages:,} passages{indexed}\n")
     reference = rows[0][1]
     width = max(len(name) for name, _ in rows)
     print(f"{'measurement':<{width}}  {'s':>8}  {'pages/s':>8}  {'% of get_text rate':>18}")

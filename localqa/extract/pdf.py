@@ -137,7 +137,8 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
         pages = []
         for text, tables in read:
             drop_running(text, running)
-            lines = [line for line in text.lines if not _inside_any(line.box, [t.bbox for t in tables])]
+            ruled = [t.bbox for t in tables]
+            lines = [line for line in text.lines if not _inside_any(line.box, ruled)] if ruled else text.lines
             unruled = find_unruled(lines)
             taken = {id(line) for table in unruled for line in table.lines}
             blocks = _blocks([line for line in lines if id(line) not in taken])

@@ -113,21 +113,28 @@ def _segments(row: Row) -> list[Segment]:
         words = sorted((w for line in row.lines for w in line.words), key=X0)
     gap = _GAP * max(row.lines[0].size, 1.0)
     segments: list[list[Word]] = []
+    group: list[Word] = []
+    right = 0.0  # the right edge of the word before
     for word in words:
-        if segments and word.x0 - segments[-1][-1].x1 <= gap:
-            segments[-1].append(word)
+        if group and word.x0 - right <= gap:
+            group.append(word)
         else:
-            segments.append([word])
+            group = [word]
+            segments.append(group)
+        right = word.x1
     found = []
     for group in segments:
-        text = " ".join([w.text for w in group])
+        if len(group) == 1:  # most segments are one word: a figure, a short label
+            word = group[0]
+            found.append(Segment(word.x0, word.x1, word.text, (word.x0, word.y0, word.x1, word.y1)))
+            continue
         box = (
             min([w.x0 for w in group]),
             min([w.y0 for w in group]),
             max([w.x1 for w in group]),
             max([w.y1 for w in group]),
         )
-        found.append(Segment(group[0].x0, group[-1].x1, text, box))
+        found.append(Segment(group[0].x0, group[-1].x1, " ".join([w.text for w in group]), box))
     # A currency sign set apart from its amount belongs to the amount.
     merged: list[Segment] = []
     for segment in found:
