@@ -2,6 +2,7 @@
 
     python benchmarks/ingest.py [--pages 200] [--repeat 3] [--json OUT]
     python benchmarks/ingest.py --folder ../shared/bench/financebench-dev/pdfs [--jobs N] [--json OUT]
+    python benchmarks/ingest.py --folder ../shared/bench/financebench-dev/pdfs --only extraction
 
 Generates one deterministic PDF (headings, prose paragraphs, ruled tables with a bold header row,
 laid out the way `pdfs/generate.py` lays out the sample library) into a temporary folder, then
@@ -18,6 +19,9 @@ With `--folder DIR`, the same comparison on real PDFs (every `*.pdf` in DIR, cop
 temporary folder), once each: bare `get_text()` over every page in one process (the reference);
 `extract_pdf` file by file in one process; `localqa index` (`refresh_index`) with extraction in
 `--jobs` worker processes (default: the machine's cores), without embeddings and with them.
+`--only extraction` stops after the first two (a minute instead of half an hour, for working on
+the extractor); `--phases` then extracts once more with a timer around each step of `extract_pdf`
+and prints where its time goes.
 
 Timings are printed, never asserted: the machine is shared and noisy, so read the ratios against
 bare `get_text()` rather than the absolute figures.
@@ -198,11 +202,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     parser.add_argument("--folder", type=Path, help="measure on the PDFs of this folder instead")
     parser.add_argument("--jobs", type=int, default=default_jobs(), help="extraction workers for the index")
+    parser.add_argument(
+        "--only",
+        choices=["extraction"],
+        help="with --folder: measure bare get_text() and extract_pdf only, not the index builds",
+    )
+    parser.add_argument(
+        "--phases", action="store_true", help="with --folder: also time each step of extract_pdf"
+    )
     args = parser.parse_args(argv)
     if args.pages < 1 or args.repeat < 1:
         parser.error("--pages and --repeat must be at least 1")
+    if (args.only or args.phases) and args.folder is None:
+        parser.error("--only and --phases need --folder")
     if args.folder is not None:
-        return measure_folder(args.folder, args.jobs, args.json)
+        return measure_folder(args.folder, args.jobs, args.json, index=args.only is None, phases=args.phases)
 
     with tempfile.TemporaryDirectory(prefix="localqa-ingest-") as tmp:
         folder = Path(tmp) / "pdfs"
@@ -310,8 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def measure_folder(source: Path, jobs: int, out: Path | None) -> int:
-    """Real PDFs: bare get_text, extraction, and the whole index without and with embeddings."""
+def measure_folder(
+    source: Path, jobs: int, out: Path | None, index: bool = True, phases: bool = False
+) -> int:
+    """Real PDFs: bare get_text, extraction, and (with `index`) the whole index without and with
+    embeddings; with `phases`, where extraction's time goes."""
     pdfs = sorted(source.glob("*.pdf"))
     if not pdfs:
         print(f"Skipped: no PDFs in {source}")
@@ -333,26 +350,86 @@ def measure_folder(source: Path, jobs: int, out: Path | None) -> int:
         start = time.perf_counter()
         passages = sum(len(extract_pdf(folder / pdf.name, pdf.name).passages) for pdf in pdfs)
         rows.append(("extract_pdf, one process", time.perf_counter() - start))
-        plain = Path(tmp) / "plain.sqlite3"
-        start = time.perf_counter()
-        report = refresh_index(folder, plain, embed=False, jobs=jobs)
-        rows.append((f"localqa index, {jobs} jobs, no embeddings", time.perf_counter() - start))
-        if embeddings.is_available():
+        steps = extraction_steps([folder / pdf.name for pdf in pdfs]) if phases else {}
+        indexed = ""
+        if index:
+            plain = Path(tmp) / "plain.sqlite3"
+            start = time.perf_counter()
+            report = refresh_index(folder, plain, embed=False, jobs=jobs)
+            rows.append((f"localqa index, {jobs} jobs, no embeddings", time.perf_counter() - start))
+            indexed = f" ({report.passages:,} indexed)"
+        if index and embeddings.is_available():
             embedding = Path(tmp) / "embedded.sqlite3"
             embeddings.embed(["warm the encoder up (built once, then cached)"])
             start = time.perf_counter()
             refresh_index(folder, embedding, embed=True, jobs=jobs)
             rows.append((f"localqa index, {jobs} jobs, with embeddings", time.perf_counter() - start))
-    print(f"{len(pdfs)} PDFs, {pages:,} pages, {passages:,} passages ({report.passages:,} indexed)\n")
+    print(f"{len(pdfs)} PDFs, {pages:,} pages, {passages:,} passages{indexed}\n")
     reference = rows[0][1]
     width = max(len(name) for name, _ in rows)
     print(f"{'measurement':<{width}}  {'s':>8}  {'pages/s':>8}  {'% of get_text rate':>18}")
     for name, seconds in rows:
         print(f"{name:<{width}}  {seconds:8.1f}  {pages / seconds:8.1f}  {reference / seconds:18.1%}")
+    if steps:
+        total = steps.pop("extract_pdf")
+        print(f"\nwhere extract_pdf's time goes (a second pass, each step timed; {total:.1f} s in all)")
+        rest = ("the rest (headings, reading order, passages)", total - sum(steps.values()))
+        for name, seconds in [*steps.items(), rest]:
+            share = f"{seconds / reference:5.2f}x get_text  {seconds / total:4.0%}"
+            print(f"  {name:<46}  {seconds:6.1f} s  {share}")
     if out:
         figures = [{"name": n, "seconds": s, "pages_per_s": pages / s} for n, s in rows]
         out.write_text(json.dumps({"pages": pages, "passages": passages, "rows": figures}, indent=2) + "\n")
     return 0
+
+
+def extraction_steps(pdfs: list[Path]) -> dict[str, float]:
+    """Seconds spent in each step of `extract_pdf` over `pdfs`: the functions it calls are wrapped
+    in timers for one pass, then restored. Each step's time excludes the timed steps it calls
+    (`_ruled_tables` is what remains of it around `_vertical_rules` and PyMuPDF's `find_tables`:
+    mostly `Table.extract` on the tables kept)."""
+    import localqa.extract.pdf as pdf_module
+
+    spent: dict[str, float] = {}
+    targets = [
+        (pdf_module, "read_page", "text page: dict + words (layout.read_page)"),
+        (pdf_module, "_vertical_rules", "drawings: vertical rules (get_cdrawings)"),
+        (pymupdf.Page, "find_tables", "PyMuPDF find_tables (pages with rules)"),
+        (pdf_module, "_ruled_tables", "kept tables' cells (Table.extract), filters"),
+        (pdf_module, "_read_table", "ruled table rows (header, bold test)"),
+        (pdf_module, "find_unruled", "tables without rules (unruled.find_tables)"),
+        (pdf_module, "_blocks", "prose blocks"),
+    ]
+    originals = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
+
+    inner: list[float] = []  # per open timed call: the time its timed callees took
+
+    def timer(function: Callable[..., Any], label: str) -> Callable[..., Any]:
+        def timed_call(*args: Any, **kwargs: Any) -> Any:
+            inner.append(0.0)
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                elapsed = time.perf_counter() - start
+                spent[label] += elapsed - inner.pop()
+                if inner:
+                    inner[-1] += elapsed
+
+        return timed_call
+
+    for owner, name, label in targets:
+        spent[label] = 0.0
+        setattr(owner, name, timer(getattr(owner, name), label))
+    try:
+        start = time.perf_counter()
+        for pdf in pdfs:
+            extract_pdf(pdf, pdf.name)
+        spent["extract_pdf"] = time.perf_counter() - start
+    finally:
+        for owner, name, function in originals:
+            setattr(owner, name, function)
+    return spent
 
 
 if __name__ == "__main__":

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from itertools import groupby
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 import pymupdf
 
@@ -24,13 +28,27 @@ _BOLD = 16  # PyMuPDF span flag bit
 _FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
 
 
-@dataclass
-class Word:
+class Word(NamedTuple):
+    """One word as PyMuPDF's `words` output gives it (box, text, block, line, word number), kept
+    as that very tuple: a page holds hundreds of words, and building an object per word in
+    Python was most of `read_page`'s own time."""
+
     x0: float
     y0: float
     x1: float
     y1: float
     text: str
+    block: int
+    line: int
+    number: int
+
+
+X0 = attrgetter("x0")  # the sort key of words, left to right
+_COUNT = itemgetter(1)
+_BLOCK_LINE = itemgetter(5, 6)  # a PyMuPDF word tuple's (block, line)
+
+_RawWord = tuple[float, float, float, float, str, int, int, int]
+_as_word: Callable[[_RawWord], Word] = partial(tuple.__new__, Word)  # Word(*raw), all in C
 
 
 @dataclass
@@ -44,7 +62,7 @@ class Line:
     size: float
     bold: bool
     box: Box
-    chars: Counter[float] = field(default_factory=Counter)
+    chars: dict[float, int] = field(default_factory=dict)  # characters per font size (rounded)
     upright: bool = True  # False for text set sideways (a margin stamp, a rotated label)
 
     @property
@@ -69,8 +87,9 @@ def read_page(page: pymupdf.Page, number: int) -> PageText:
     get_text: Any = page.get_text  # PyMuPDF's get_text is untyped
     blocks: list[dict[str, Any]] = get_text("dict", textpage=textpage)["blocks"]
     words: dict[tuple[int, int], list[Word]] = {}
-    for x0, y0, x1, y1, text, block, line, _ in get_text("words", textpage=textpage):
-        words.setdefault((block, line), []).append(Word(x0, y0, x1, y1, text))
+    # The words come line by line; grouping and wrapping them stays in C.
+    for key, group in groupby(map(_as_word, get_text("words", textpage=textpage)), _BLOCK_LINE):
+        words.setdefault(key, []).extend(group)
     # PyMuPDF's own `sort=True` order: by bottom, then left edge.
     order = sorted(range(len(blocks)), key=lambda i: (blocks[i]["bbox"][3], blocks[i]["bbox"][0]))
     lines = []
@@ -82,15 +101,17 @@ def read_page(page: pymupdf.Page, number: int) -> PageText:
             spans = [s for s in raw["spans"] if s["text"].strip()]
             if not spans:
                 continue
-            chars = Counter[float]()
+            chars: dict[float, int] = {}
             for span in spans:
-                chars[round(span["size"], 1)] += len(span["text"])
+                size = round(span["size"], 1)
+                chars[size] = chars.get(size, 0) + len(span["text"])
+            line_words = words.get((index, line_number))
             lines.append(
                 Line(
                     block=index,
-                    words=sorted(words.get((index, line_number), []), key=lambda w: w.x0),
-                    text="".join(s["text"] for s in raw["spans"]),
-                    size=chars.most_common(1)[0][0],
+                    words=sorted(line_words, key=X0) if line_words else [],
+                    text="".join([s["text"] for s in raw["spans"]]),
+                    size=max(chars.items(), key=_COUNT)[0],  # the first of the commonest sizes
                     bold=all(s["flags"] & _BOLD or "bold" in s["font"].lower() for s in spans),
                     box=box(raw["bbox"]),
                     chars=chars,
@@ -101,17 +122,15 @@ def read_page(page: pymupdf.Page, number: int) -> PageText:
 
 
 def box(rect: Any) -> Box:
-    x0, y0, x1, y1 = (round(float(v), 2) for v in rect)
-    return (x0, y0, x1, y1)
+    x0, y0, x1, y1 = rect
+    return (round(float(x0), 2), round(float(y0), 2), round(float(x1), 2), round(float(y1), 2))
 
 
 def union(boxes: list[Box]) -> Box:
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
+    if len(boxes) == 1:
+        return boxes[0]
+    x0s, y0s, x1s, y1s = zip(*boxes, strict=True)
+    return (min(x0s), min(y0s), max(x1s), max(y1s))
 
 
 # --- running headers, footers and page numbers ---------------------------------------------------

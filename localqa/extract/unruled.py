@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from localqa.extract.layout import Line, Word, union
+from localqa.extract.layout import X0, Line, Word, union
 from localqa.extract.text import squash
 from localqa.types import Box
 
@@ -43,6 +43,10 @@ class Segment:
     x1: float
     text: str
     box: Box
+    value: bool = field(init=False)  # `is_value(text)`, asked of every segment many times
+
+    def __post_init__(self) -> None:
+        self.value = is_value(self.text)
 
 
 @dataclass
@@ -52,6 +56,7 @@ class Row:
     top: float
     bottom: float
     size: float
+    values: list[Segment] = field(default_factory=list)  # `_values(self)`, kept: asked often
 
     @property
     def box(self) -> Box:
@@ -96,28 +101,44 @@ def visual_rows(lines: list[Line]) -> list[Row]:
             rows.append(Row([line], [], line.top, line.bottom, line.size))
     for row in rows:
         row.segments = _segments(row)
+        row.values = _value_segments(row.segments)
         row.size = max(line.size for line in row.lines)
     return rows
 
 
 def _segments(row: Row) -> list[Segment]:
-    words: list[Word] = sorted((w for line in row.lines for w in line.words), key=lambda w: w.x0)
+    if len(row.lines) == 1:
+        words = row.lines[0].words  # already left to right
+    else:
+        words = sorted((w for line in row.lines for w in line.words), key=X0)
+    gap = _GAP * max(row.lines[0].size, 1.0)
     segments: list[list[Word]] = []
+    group: list[Word] = []
+    right = 0.0  # the right edge of the word before
     for word in words:
-        size = max(row.lines[0].size, 1.0)
-        if segments and word.x0 - segments[-1][-1].x1 <= _GAP * size:
-            segments[-1].append(word)
+        if group and word.x0 - right <= gap:
+            group.append(word)
         else:
-            segments.append([word])
+            group = [word]
+            segments.append(group)
+        right = word.x1
     found = []
     for group in segments:
-        text = " ".join(w.text for w in group)
-        boxes = [(w.x0, w.y0, w.x1, w.y1) for w in group]
-        found.append(Segment(group[0].x0, group[-1].x1, text, union(boxes)))
+        if len(group) == 1:  # most segments are one word: a figure, a short label
+            word = group[0]
+            found.append(Segment(word.x0, word.x1, word.text, (word.x0, word.y0, word.x1, word.y1)))
+            continue
+        box = (
+            min([w.x0 for w in group]),
+            min([w.y0 for w in group]),
+            max([w.x1 for w in group]),
+            max([w.y1 for w in group]),
+        )
+        found.append(Segment(group[0].x0, group[-1].x1, " ".join([w.text for w in group]), box))
     # A currency sign set apart from its amount belongs to the amount.
     merged: list[Segment] = []
     for segment in found:
-        if merged and merged[-1].text in _CURRENCY and is_value(segment.text):
+        if merged and merged[-1].text in _CURRENCY and segment.value:
             sign = merged.pop()
             segment = Segment(sign.x0, segment.x1, segment.text, union([sign.box, segment.box]))
         merged.append(segment)
@@ -125,11 +146,14 @@ def _segments(row: Row) -> list[Segment]:
 
 
 def _values(row: Row) -> list[Segment]:
+    return row.values
+
+
+def _value_segments(segments: list[Segment]) -> list[Segment]:
     """The value segments of a row: every segment after the first that is a value. A row whose
     first segment is a value has no label."""
-    segments = row.segments
-    start = 0 if segments and is_value(segments[0].text) else 1
-    return [s for s in segments[start:] if is_value(s.text)]
+    start = 0 if segments and segments[0].value else 1
+    return [s for s in segments[start:] if s.value]
 
 
 def _is_value_row(row: Row) -> bool:
@@ -138,7 +162,7 @@ def _is_value_row(row: Row) -> bool:
     values = _values(row)
     if not values:
         return False
-    labelled = not is_value(segments[0].text)
+    labelled = not segments[0].value
     return len(values) == len(segments) - (1 if labelled else 0) and not all(
         _YEARISH.match(v.text) for v in values
     )
@@ -148,7 +172,7 @@ def _is_label_row(row: Row, right_edge: float) -> bool:
     """One short segment that stops before the value columns: a sub-heading or a wrapped label."""
     return (
         len(row.segments) == 1
-        and not is_value(row.segments[0].text)
+        and not row.segments[0].value
         and row.segments[0].x1 < right_edge
         and len(row.segments[0].text.split()) <= 16
     )
@@ -171,7 +195,7 @@ def find_tables(lines: list[Line]) -> list[UnruledTable]:
 
 def _table_at(rows: list[Row], start: int) -> tuple[UnruledTable, int] | None:
     """The table whose first value row is `rows[start]`, and the index after its last row."""
-    if not _is_value_row(rows[start]) or is_value(rows[start].segments[0].text):
+    if not _is_value_row(rows[start]) or rows[start].segments[0].value:
         return None
     # Label rows right above the first value row open the table ("Cash flows from operations").
     first = start
@@ -258,7 +282,7 @@ def _above(rows: list[Row], start: int, columns: list[tuple[float, float]]) -> t
         if below.top - row.bottom > 2.0 * max(row.size, below.size):
             break
         over = [s for s in row.segments if s.x1 > left and _column_of(s, columns)]
-        if not over or any(is_value(s.text) and not _YEARISH.match(s.text) for s in over):
+        if not over or any(s.value and not _YEARISH.match(s.text) for s in over):
             break
         if any(len(s.text.split()) > 8 for s in row.segments):
             break
