@@ -445,7 +445,9 @@ def search(
 @db_option
 @json_option
 @click.option(
-    "--verbose", is_flag=True, help="Also print timing: retrieval, and per part model time, tokens and label probability."
+    "--verbose",
+    is_flag=True,
+    help="Also print timing: retrieval, and per part model time, tokens and label probability.",
 )
 @fail_cleanly
 def ask(
