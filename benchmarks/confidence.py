@@ -59,9 +59,10 @@ def answers_path(cache: Path, name: str, model: str) -> Path:
 
 
 class Recorder:
-    """The embedded llama.cpp server, asked for the top alternatives of every reply token too; the
-    tokens up to the end of the `source` value are kept, for other signals than the label's own
-    probability (how much `null` got at the label's place, the runner-up label)."""
+    """The embedded llama.cpp server, asked for the 5 likeliest alternatives of every reply token
+    too. The reply's first 10 tokens (the `source` label and what precedes it) are kept, for other
+    signals than the label's own probability (how much `null` got at the label's place, the
+    runner-up label)."""
 
     def __init__(self, server: Any) -> None:
         self.server = server

@@ -100,8 +100,8 @@ class AnswerSettings(BaseModel):
     # OpenAI-compatible servers that send them). Shown `k` = 4 passages, a choice at chance gets
     # 0.25: 0.3 withholds the choices barely better than a guess. Measured on the public dev sets
     # with benchmarks/confidence.py, the embedded 1.5B model's label probability does not tell
-    # unanswerable questions from answerable ones beyond that (benchmarks/README.md, "Label
-    # confidence"); 0 turns the check off.
+    # unanswerable questions from answerable ones beyond that (benchmarks/README.md); 0 turns the
+    # check off.
     min_label_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
 
     # Another document's candidate is listed as other evidence under a quote when it is among the

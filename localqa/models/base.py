@@ -102,10 +102,10 @@ def label_confidence(text: str, tokens: Sequence[tuple[str, float]]) -> float | 
     probabilities of the tokens that spell the label ("P", "3"), read from `tokens`, the reply's
     (token text, log probability) pairs in order.
 
-    Why this and not the model choosing `null`: a small model rarely writes null, but when no
-    passage answers it spreads its choice over several labels, and the chosen one gets a low
-    probability (benchmarks/README.md, "Label confidence"). None when the reply chose no label
-    or the tokens do not spell the reply (then nothing can be said).
+    A small model rarely writes null; how sure it was of the passage it chose is the one sign of
+    doubt a reply carries (how well it tells answerable questions from unanswerable ones is
+    measured by benchmarks/confidence.py). None when the reply chose no label or the tokens do
+    not spell the reply (then nothing can be said).
     """
     found = _SOURCE_VALUE.search(text)
     if found is None or "".join(token for token, _ in tokens) != text:
