@@ -214,12 +214,12 @@ class OllamaModel(AnswerModel):
         content = response.message.content
         if content is None:
             raise ModelError(f"Ollama at {self.host} sent a malformed reply (the message has no content)")
-        tokens = [(t.token, t.logprob) for t in response.logprobs] if response.logprobs else None
+        tokens = [(t.token, t.logprob) for t in response.logprobs or ()]
         return Completion(
             text=content,
             prompt_tokens=response.prompt_eval_count,
             completion_tokens=response.eval_count,
-            label_confidence=label_confidence(content, tokens) if tokens else None,
+            label_confidence=label_confidence(content, tokens),  # None when the server sent none
         )
 
     def _response_error(self, exc: ollama.ResponseError) -> ModelError:

@@ -129,10 +129,11 @@ class OpenAIModel(AnswerModel):
             reply = response.json()
         except ValueError:
             raise self._malformed(f"not JSON: {response.text[:60]!r}") from None
-        content = _content(reply)
-        if content is None:
+        choice = _choice(reply)
+        if choice is None:
             raise self._malformed("no choices[0].message.content")
-        return Completion.from_usage(content, reply.get("usage"), _logprobs(reply))
+        content, logprobs = choice
+        return Completion.from_usage(content, reply.get("usage"), logprobs)
 
     def _malformed(self, what: str) -> ModelError:
         return ModelError(
@@ -166,20 +167,19 @@ def unreachable_message(base_url: str) -> str:
     return f"cannot reach an OpenAI-compatible server at {base_url}: {START_HINT}, or fix {BASE_URL_ENV}"
 
 
-def _content(reply: object) -> str | None:
+def _choice(reply: object) -> tuple[str, object] | None:
+    """choices[0]'s message text and its logprobs (None when the server sent none; checked by
+    Completion.from_usage); None when there is no message text."""
     if not isinstance(reply, dict):
         return None
     try:
-        content = reply["choices"][0]["message"]["content"]
+        choice = reply["choices"][0]
+        content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
         return None
-    return content if isinstance(content, str) else None
-
-
-def _logprobs(reply: dict[str, Any]) -> object:
-    """choices[0].logprobs, when the server sent them (checked by Completion.from_usage)."""
-    choice = reply["choices"][0]  # _content found the message there
-    return choice.get("logprobs") if isinstance(choice, dict) else None
+    if not isinstance(content, str):
+        return None
+    return content, choice.get("logprobs") if isinstance(choice, dict) else None
 
 
 def _error_message(response: httpx.Response) -> str:
