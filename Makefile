@@ -5,7 +5,6 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 SAMPLE_QUESTION := What is the loan limit for EQ-314, when does the desk accept maps for the community map exchange, and how many days does a standard book loan last?
-export OMP_THREAD_LIMIT := 1
 
 .PHONY: setup tesseract chromium run test lint eval-gates bench clean
 

@@ -46,7 +46,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from localqa.answer import answer_part  # noqa: E402
+from localqa.answering import answer_part  # noqa: E402
 from localqa.api import search_parts  # noqa: E402
 from localqa.evaluate.suite import load_suite  # noqa: E402
 from localqa.index import refresh_index  # noqa: E402

@@ -59,13 +59,13 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
 from localqa import embeddings  # noqa: E402
-from localqa.extract.text import IDENTIFIER, identifiers  # noqa: E402
 from localqa.index import open_index, write_documents  # noqa: E402
 from localqa.retrieve import search  # noqa: E402
 from localqa.settings import RetrievalSettings  # noqa: E402
 from localqa.store.base import Store  # noqa: E402
 from localqa.store.schema import SCHEMA_VERSION  # noqa: E402
 from localqa.store.sqlite import writing  # noqa: E402
+from localqa.text import IDENTIFIER, identifiers  # noqa: E402
 from localqa.types import Caller, Document, Kind, Passage  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/bench/scifact"

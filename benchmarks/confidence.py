@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 
 import pdfqa  # noqa: E402
 
-from localqa.answer import answer_part  # noqa: E402
+from localqa.answering import answer_part  # noqa: E402
 from localqa.index import open_index  # noqa: E402
 from localqa.models import embedded, get_model  # noqa: E402
 from localqa.retrieve import resolve, search  # noqa: E402
@@ -50,7 +50,7 @@ from localqa.types import Caller  # noqa: E402
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 SETS = ("mmlongbench", "financebench")
 # The answering code: a change to it is a new set of answers.
-ANSWER_CODE = ("localqa/answer.py", "localqa/prompts.py", "localqa/models/*.py", "localqa/retrieve.py")
+ANSWER_CODE = ("localqa/answering.py", "localqa/prompts.py", "localqa/models/*.py", "localqa/retrieve.py")
 
 
 def answers_path(cache: Path, name: str, model: str) -> Path:

@@ -309,7 +309,6 @@ def localqa(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the CLI of this checkout (PYTHONPATH puts it before any installed localqa)."""
     path = os.pathsep.join([str(CHECKOUT[0]), os.environ.get("PYTHONPATH", "")])
     env = dict(os.environ, PYTHONPATH=path)
-    env.setdefault("OMP_THREAD_LIMIT", "1")
     # From the checkout's folder: `python -m` puts the working directory first on the path.
     return subprocess.run(
         [sys.executable, "-m", "localqa", *args],

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:
         print("skipped: localqa[serve] is not installed (pip install 'localqa[serve]')")
         return
-    from localqa.answer import answer_part
+    from localqa.answering import answer_part
     from localqa.api import search_parts
     from localqa.index import refresh_index
     from localqa.models import get_model

@@ -9,17 +9,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa.answer import answer_part
+from localqa.answering import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
 from localqa.index import open_index
 from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import search
-from localqa.settings import AnswerSettings, RetrievalSettings, Settings
+from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.types import Answer, Caller, PartResult, Passage
-
-DEFAULT_DB = Path("index/library.sqlite3")
 
 
 def search_parts(

@@ -15,9 +15,8 @@ from typing import Any, ParamSpec, TypeVar
 
 import click
 
-from localqa.api import DEFAULT_DB
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
-from localqa.settings import CHUNKINGS, RETRIEVERS, AnswerSettings, RetrievalSettings
+from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
 from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
@@ -157,8 +156,9 @@ def ocr(pdfs: Path, force: bool) -> None:
     hand if tesseract misread something, then run 'localqa index'. Pages that have a text layer
     are never touched.
     """
-    from localqa.extract.ocr import OcrJob, check_tesseract, pages_needing_ocr, run_ocr, write_sidecar
+    from localqa.extract.ocr import OcrJob, pages_needing_ocr, run_ocr, write_sidecar
     from localqa.extract.pdf import PdfUnreadable
+    from localqa.extract.tesseract import check_tesseract
 
     check_tesseract()
     jobs: list[OcrJob] = []
@@ -928,7 +928,6 @@ def _format_candidates(result: PartResult) -> list[str]:
 
 
 def main() -> None:
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     try:
         cli(prog_name="localqa")
     except BrokenPipeError:

@@ -25,9 +25,9 @@ import numpy.typing as npt
 
 from localqa import embeddings
 from localqa.errors import LocalQAError, QuestionError
-from localqa.extract.text import identifiers, squash
 from localqa.settings import RetrievalSettings
 from localqa.store.base import Scope, Store
+from localqa.text import identifiers, squash
 from localqa.types import Caller, Candidate, Document, PartResult
 
 

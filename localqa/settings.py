@@ -12,9 +12,14 @@ then sees the change).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+# Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
+# working folder, beside pdfs/).
+DEFAULT_DB = Path("index/library.sqlite3")
 
 
 def machine_threads() -> int:

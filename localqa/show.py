@@ -32,8 +32,9 @@ from localqa.errors import LocalQAError
 from localqa.extract import ocr
 from localqa.extract.layout import box
 from localqa.extract.pdf import PdfUnreadable, open_pdf
-from localqa.extract.text import squash
+from localqa.extract.tesseract import TesseractMissing
 from localqa.files import sha256_file
+from localqa.text import squash
 from localqa.types import Box, Kind, Location, Passage
 
 # Multiplied into the page: white paper becomes this yellow, ink stays dark and readable.
@@ -164,7 +165,7 @@ def _ocr_boxes(pdf: Path, number: int, passage: Passage, quote: str) -> tuple[Bo
     """The page image's words that stand for the quote's words, one rectangle per line."""
     try:
         words = ocr.page_words(pdf, number)
-    except (ocr.OcrUnavailable, ocr.TesseractMissing) as error:
+    except (ocr.OcrUnavailable, TesseractMissing) as error:
         raise QuoteNotShownError(f"cannot find the quote's words on the scanned page: {error}") from None
     region = _grown(passage.boxes)
     inside = [w for w in words if any(_centre(w.box) in box for box in region)]

@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from localqa import prompts
-from localqa.answer import QuoteProblem, answer_part, quote_check, verify
+from localqa.answering import QuoteProblem, answer_part, quote_check, verify
 from localqa.api import answer
 from localqa.errors import ModelError
-from localqa.extract.text import squash
 from localqa.models.base import Completion, label_confidence
 from localqa.settings import AnswerSettings
+from localqa.text import squash
 from localqa.types import Answer, Candidate, Kind, Location, Outcome
 
 try:

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from localqa import models
 from localqa.api import search_parts
 from localqa.cli import cli
-from localqa.extract.text import squash
 from localqa.models import embedded
 from localqa.models.base import Availability
+from localqa.text import squash
 from localqa.types import PartResult
 
 try:

@@ -59,7 +59,7 @@ pytestmark = [
 def server(library_db: Path) -> Iterator[str]:
     """`localqa serve` on a free loopback port over the sample library."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_THREAD_LIMIT": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
         [
             sys.executable,

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from localqa.api import Asked, answer
-from localqa.extract.text import squash
 from localqa.models import embedded
 from localqa.models.embedded import EmbeddedModel
+from localqa.text import squash
 from localqa.types import Kind, Location
 
 pytestmark = [

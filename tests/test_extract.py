@@ -11,9 +11,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from localqa.extract.blocks import governing, looks_like_heading, paragraphs
 from localqa.extract.pdf import extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
-from localqa.extract.text import governing, identifiers, looks_like_heading, paragraphs, squash
+from localqa.text import identifiers, squash
 from localqa.types import Kind, Passage
 
 PDFS = Path(__file__).resolve().parent.parent / "pdfs"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 from contextlib import closing
 from pathlib import Path
+from subprocess import run as subprocess_run
+from typing import Any
 
 import pymupdf
 import pytest
@@ -173,3 +177,38 @@ def test_ocr_of_the_sample_handbook_scan(sample_pdfs: Path, runner: CliRunner) -
     assert result.stdout == f"wrote {sidecar}\n"  # only the scanned page, no other page of any PDF
     assert {p.name for p in sample_pdfs.iterdir()} == before | {sidecar.name}
     assert "12:00 to 15:00" in sidecar.read_text(encoding="utf-8")
+
+
+@pytest.mark.tesseract
+def test_tesseract_gets_one_thread_and_localqa_none(
+    folder: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OMP_THREAD_LIMIT caps every OpenMP user of a process (llama.cpp too): it goes into
+    tesseract's environment only."""
+    import subprocess
+
+    monkeypatch.delenv("OMP_THREAD_LIMIT", raising=False)
+    seen: list[dict[str, str]] = []
+    real_run = subprocess.run
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs["env"])
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    assert ocr(runner, folder).exit_code == 0
+    assert seen and all(env["OMP_THREAD_LIMIT"] == "1" for env in seen)
+    assert "OMP_THREAD_LIMIT" not in os.environ
+    assert "12:00 to 15:00" in (folder / "notice.page-2.ocr.txt").read_text(encoding="utf-8")
+
+
+def test_the_command_line_leaves_the_thread_limit_alone() -> None:
+    """`localqa` itself never sets OMP_THREAD_LIMIT (it used to, and the embedded model then
+    computed on one core)."""
+    script = "import os, sys; sys.argv = ['localqa', 'models']; from localqa.cli import main\n"
+    script += (
+        "try:\n    main()\nexcept SystemExit:\n    pass\nprint('LIMIT', os.environ.get('OMP_THREAD_LIMIT'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_THREAD_LIMIT"}
+    done = subprocess_run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "LIMIT None"

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from localqa import prompts
-from localqa.answer import quote_check
-from localqa.extract.text import squash
+from localqa.answering import quote_check
 from localqa.settings import AnswerSettings
+from localqa.text import squash
 from localqa.types import Candidate, Kind, Location
 
 

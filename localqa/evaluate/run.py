@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localqa.answer import answer_part
+from localqa.answering import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import SuiteError
 from localqa.evaluate.records import CaseRecord, PartRecord, RecordedCandidate, Run, RunConfig, Totals

@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal
 
-from localqa.answer import quote_check
+from localqa.answering import quote_check
 from localqa.catalog import visible_labels
 from localqa.evaluate.suite import Case, Expect
-from localqa.extract.text import squash
+from localqa.text import squash
 from localqa.types import Caller, Candidate, Document, Frozen, Location, PartResult, Status
 
 Attribution = Literal["retrieval", "generation", "contract"]
@@ -79,7 +79,7 @@ def score_answer(
 ) -> AnswerScore:
     """Grade a shown quote against the text of the passage it cites (`cited_text`, looked up by
     the caller). Verification is redone here rather than trusted from the answering code, with
-    the same rule `ask` shows quotes by (`localqa.answer.quote_check`): a whole sentence or row.
+    the same rule `ask` shows quotes by (`localqa.answering.quote_check`): a whole sentence or row.
     Recorded answers from another system are held to it too: a cut-short quote can drop the
     sentence's exception, and a metric that accepted what `ask` refuses to show would not compare
     two systems on the same contract."""

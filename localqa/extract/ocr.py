@@ -8,9 +8,7 @@ reviewed, never silently redone on every index refresh.
 from __future__ import annotations
 
 import io
-import os
 import re
-import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -19,19 +17,23 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 import pymupdf
+from PIL import Image
 
 from localqa.errors import LocalQAError
 from localqa.extract.pdf import PdfUnreadable, has_text_layer, open_pdf
 from localqa.extract.plain import extract_plain
+from localqa.extract.tesseract import (
+    TesseractFailed,
+    TesseractMissing,
+    check_tesseract,
+    image_text,
+    image_words,
+)
 from localqa.files import sha256_file, write_atomic
 from localqa.types import Box, Kind, Passage
 
 SIDECAR = re.compile(r"^(?P<stem>.+)\.page-(?P<page>[1-9]\d*)\.ocr\.txt$")
 DPI = 300
-
-
-class TesseractMissing(LocalQAError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -63,26 +65,14 @@ def pages_needing_ocr(pdf: Path, force: bool = False) -> Iterator[OcrJob]:
                 yield OcrJob(pdf, number)
 
 
-def check_tesseract() -> None:
-    if shutil.which("tesseract") is None:
-        raise TesseractMissing(
-            "tesseract is not installed; install it with 'apt-get install tesseract-ocr' (or 'make test')"
-        )
-
-
 def run_ocr(job: OcrJob, language: str = "eng") -> str:
     """Render the page at 300 dpi and return tesseract's text, tidied for human correction."""
-    import pytesseract
-    from PIL import Image
-
-    # One thread per tesseract process: on small machines OpenMP threads make it slower, not faster.
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     with open_pdf(job.pdf) as document:
         pixmap = document[job.page - 1].get_pixmap(dpi=DPI, colorspace="gray")
         image = Image.open(io.BytesIO(pixmap.tobytes("png")))
     try:
-        text = pytesseract.image_to_string(image, lang=language)
-    except pytesseract.TesseractError as error:
+        text = image_text(image, language)
+    except TesseractFailed as error:
         raise LocalQAError(f"{job.pdf.name}, page {job.page}: tesseract failed ({error})") from None
     lines = [line.rstrip() for line in text.replace("\f", "").splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
@@ -159,10 +149,6 @@ def _sha256(path: Path) -> str:
 
 def _read_words(pdf: Path, page: int, language: str) -> tuple[OcrWord, ...]:
     check_tesseract()
-    import pytesseract
-    from PIL import Image
-
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     try:
         with open_pdf(pdf) as document:
             if not 1 <= page <= document.page_count:
@@ -175,19 +161,14 @@ def _read_words(pdf: Path, page: int, language: str) -> tuple[OcrWord, ...]:
     except PdfUnreadable as error:
         raise OcrUnavailable(f"{pdf.name}: {error}") from None
     try:
-        data = pytesseract.image_to_data(image, lang=language, output_type=pytesseract.Output.DICT)
-    except pytesseract.TesseractError as error:
+        found = image_words(image, language)
+    except TesseractFailed as error:
         raise OcrUnavailable(f"{pdf.name}, page {page}: tesseract failed ({error})") from None
     words = []
-    for i, text in enumerate(data["text"]):
-        if not text.strip():
-            continue
-        left, top, width, height = (data[key][i] for key in ("left", "top", "width", "height"))
-        rect = pymupdf.Rect(left, top, left + width, top + height) * to_page
+    for word in found:
+        rect = pymupdf.Rect(word.left, word.top, word.left + word.width, word.top + word.height) * to_page
         box = (round(rect.x0, 2), round(rect.y0, 2), round(rect.x1, 2), round(rect.y1, 2))
-        words.append(
-            OcrWord(text.strip(), box, (data["block_num"][i], data["par_num"][i], data["line_num"][i]))
-        )
+        words.append(OcrWord(word.text.strip(), box, word.line))
     return tuple(words)
 
 

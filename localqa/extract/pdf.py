@@ -25,6 +25,7 @@ from typing import Any
 import pymupdf
 
 from localqa.catalog import Problem
+from localqa.extract.blocks import governing
 from localqa.extract.layout import (
     Line,
     PageText,
@@ -35,9 +36,9 @@ from localqa.extract.layout import (
     running_lines,
     union,
 )
-from localqa.extract.text import governing, squash
 from localqa.extract.unruled import UnruledTable, row_text
 from localqa.extract.unruled import find_tables as find_unruled
+from localqa.text import squash
 from localqa.types import Box, Kind, Passage
 
 # PyMuPDF would otherwise print advice and MuPDF's own error chatter on stdout/stderr; damaged

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from localqa.extract.text import governing, looks_like_heading, paragraphs, squash
+from localqa.extract.blocks import governing, looks_like_heading, paragraphs
+from localqa.text import squash
 from localqa.types import Kind, Passage
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from localqa.extract.layout import X0, Line, Word, union
-from localqa.extract.text import squash
+from localqa.text import squash
 from localqa.types import Box
 
 _VALUE = re.compile(

@@ -35,7 +35,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from localqa import api, show
-from localqa.answer import answer_part
+from localqa.answering import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import (
     IndexMissingError,
@@ -45,7 +45,6 @@ from localqa.errors import (
     SuiteError,
     UnknownModelError,
 )
-from localqa.extract.text import squash
 from localqa.index import open_index
 from localqa.models import backends, default_spec, get_model
 from localqa.models.base import AnswerModel
@@ -55,6 +54,7 @@ from localqa.settings import RetrievalSettings, Settings
 from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.store.base import Store
 from localqa.terminal import visible_in_page
+from localqa.text import squash
 from localqa.types import Answer, Caller, Candidate, Document, Location, PartResult
 
 MAX_QUESTION_BYTES = 4096

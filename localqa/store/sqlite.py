@@ -30,7 +30,6 @@ import numpy.typing as npt
 
 from localqa.catalog import searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
-from localqa.extract.text import identifiers
 from localqa.settings import Chunking
 from localqa.store.base import (
     IndexedFile,
@@ -49,6 +48,7 @@ from localqa.store.base import (
 from localqa.store.postings import PostingsWriter, unpack
 from localqa.store.schema import SCHEMA_VERSION, migrate
 from localqa.store.tokenizer import tokenizer
+from localqa.text import identifiers
 from localqa.types import Document, Kind, Location, Passage, Status
 
 CATALOG_NAME = "catalog.toml"

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict
 
 from localqa import prompts
 from localqa.errors import ModelError
-from localqa.extract.text import squash
 from localqa.models.base import AnswerModel
 from localqa.settings import AnswerSettings
+from localqa.text import squash
 from localqa.types import Answer, Candidate, Kind, Location, ModelCall
 
 
