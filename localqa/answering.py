@@ -1,11 +1,16 @@
-"""Answering one question part: ask a model to pick a quote, then verify it before display.
+"""Answering one question part: rank its sentences, ask a model to pick one, verify it before
+display.
 
-Verification is plain code and runs on every reply, whatever the backend or schema: the label
-must be one that was supplied, the quote non-blank and, after whitespace normalisation only, a
-whole sentence (or whole table row) of that passage's text (`quote_check`, the one rule, which
-grading recorded answers uses too). Anything else becomes a refusal with the reason. A verified
-quote is withheld too when the model itself was unsure of the passage it chose (`unsure`). This is
-the only place a verified `Answer` is made from a model's reply.
+The sentence scorer (`localqa.sentences`) ranks the quotable units of the part's candidates; the
+model is shown the best few and replies with a passage label and a sentence number, which code
+maps back to the verbatim unit. Verification is plain code and runs on every reply, whatever the
+backend or schema: the label must be one that was supplied, the number one of the units shown for
+it, and the unit, after whitespace normalisation only, a whole sentence (or whole table row) of
+that passage's text (`quote_check`, the one rule, which grading recorded answers uses too).
+Anything else becomes a refusal with the reason, which never repeats the model's text. A verified
+quote is withheld too when the model itself was unsure of the passage it chose (`unsure`). Which
+unit the model chose, and whether it overrode the scorer's first, is recorded on the answer
+(`Selection`). This is the only place a verified `Answer` is made from a model's reply.
 """
 
 from __future__ import annotations
@@ -13,25 +18,27 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import dataclass
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import prompts
+from localqa import prompts, sentences
 from localqa.errors import ModelError
-from localqa.models.base import AnswerModel
+from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
 from localqa.text import squash
-from localqa.types import Answer, Candidate, Kind, Location, ModelCall
+from localqa.types import Answer, Candidate, Kind, Location, ModelCall, RankedUnit, Selection
 
 
 class QuoteChoice(BaseModel):
-    """The reply the schema asks for."""
+    """The reply the schema asks for: a passage label and the number of a sentence (or table
+    row) in it, or both null. Strict: "3" is not a number, nor is true."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     source: str | None
-    quote: str | None
+    sentence: int | None
 
 
 class QuoteProblem(Enum):
@@ -52,38 +59,51 @@ def quote_check(quote: str, text: str, kind: Kind) -> QuoteProblem | None:
         return QuoteProblem.BLANK
     if quote not in squash(text):
         return QuoteProblem.ABSENT
-    if quote not in {squash(unit) for unit in prompts.units(text, kind)}:
+    if quote not in {squash(unit) for unit in sentences.units(text, kind)}:
         return QuoteProblem.PARTIAL
     return None
 
 
-def verify(reply: str, passages: dict[str, Candidate]) -> Answer:
+@dataclass(frozen=True)
+class Verdict:
+    """A reply judged: the answer (a verified quote or a refusal saying why), and the shown unit
+    the reply named (None when it named none)."""
+
+    answer: Answer
+    choice: RankedUnit | None = None
+
+
+def verify(reply: str, request: AnswerRequest) -> Verdict:
     """Turn a raw model reply into a verified Answer or a refusal saying why.
 
     A reason never repeats the model's text: an unverified quote must not reach the reader, not
-    even inside an explanation.
+    even inside an explanation. It names at most a label-shaped value and a sentence number.
     """
     try:
         choice = QuoteChoice.model_validate(json.loads(reply))
     except (ValueError, TypeError, RecursionError):  # JSONDecodeError and ValidationError are ValueErrors
-        return Answer.refused("the model's reply is not the expected JSON")
-    if choice.source is None and choice.quote is None:
-        return Answer.refused("the model found no passage that answers the question")
-    if choice.source not in passages:
-        if choice.source is None:
-            return Answer.refused("the model gave a quote but no passage label")
+        return Verdict(Answer.refused("the model's reply is not the expected JSON"))
+    label, number = choice.source, choice.sentence
+    if label is None:
+        if number is None:
+            return Verdict(Answer.refused("the model found no passage that answers the question"))
+        return Verdict(Answer.refused("the model gave a sentence number but no passage label"))
+    if label not in request.passages:
         # Only a label-shaped value is repeated: anything longer may be quote text in the wrong field.
-        shown = f"{choice.source!r}" if re.fullmatch(r"[A-Za-z]{0,2}\d{1,3}", choice.source) else "a label"
-        return Answer.refused(f"the model cited {shown}, which is not one of the supplied passages")
-    cited = passages[choice.source]
-    problem = quote_check(choice.quote or "", cited.text, cited.location.kind)
-    if problem is QuoteProblem.BLANK:
-        return Answer.refused(f"the model's quote from {choice.source} is blank")
-    if problem is QuoteProblem.ABSENT:
-        return Answer.refused(f"the model's quote is not in {choice.source}'s text")
-    if problem is QuoteProblem.PARTIAL:
-        return Answer.refused(f"the model's quote is only part of a sentence of {choice.source}")
-    return Answer.verified_quote(squash(choice.quote or ""), cited.location)
+        shown = f"{label!r}" if re.fullmatch(r"[A-Za-z]{0,2}\d{1,3}", label) else "a label"
+        return Verdict(Answer.refused(f"the model cited {shown}, which is not one of the supplied passages"))
+    if number is None:
+        return Verdict(Answer.refused(f"the model cited {label} but no sentence number"))
+    unit = request.unit(label, number)
+    if unit is None:
+        which = f"sentence {number}" if 0 < number < 1000 else "a sentence"
+        return Verdict(Answer.refused(f"the model chose {which} of {label}, which it was not shown"))
+    cited = request.passages[label]
+    if quote_check(unit.text, cited.text, cited.location.kind) is not None:  # the one rule, always
+        return Verdict(
+            Answer.refused(f"sentence {number} of {label} is not a whole sentence of its text"), unit
+        )
+    return Verdict(Answer.verified_quote(squash(unit.text), cited.location), unit)
 
 
 def unsure(label_confidence: float | None, settings: AnswerSettings) -> bool:
@@ -103,30 +123,44 @@ def answer_part(
     if not candidates:
         return Answer.refused("no eligible passage matches this part")
     settings = settings or AnswerSettings()
-    request = prompts.request(question, candidates, settings)
+    ranking = sentences.rank(question, candidates, settings)
+    request = prompts.request(question, candidates, ranking, settings)
+    selection = Selection(
+        scorer=ranking.scorer, note=ranking.note, seconds=ranking.seconds, shown=request.units
+    )
     started = time.perf_counter()
     try:
         completion = model.complete(request)
     except ModelError as error:
-        return Answer.failed(str(error))
-    call = ModelCall(
-        seconds=time.perf_counter() - started,
-        prompt_tokens=completion.prompt_tokens,
-        cached_tokens=completion.cached_tokens,
-        completion_tokens=completion.completion_tokens,
-        label_confidence=completion.label_confidence,
-    )
-    answer = verify(completion.text, dict(request.passages))
+        return Answer.failed(str(error)).model_copy(update={"selection": selection})
+    call = _call(completion, time.perf_counter() - started)
+    verdict = verify(completion.text, request)
+    answer = verdict.answer
     if answer.citation is not None and unsure(completion.label_confidence, settings):
         answer = Answer.refused(
             f"the model was unsure which passage answers (probability {completion.label_confidence:.2f} "
             f"for the one it chose, below {settings.min_label_confidence:.2f})"
         )
-    answer = answer.model_copy(update={"call": call})
+    answer = answer.model_copy(
+        update={"call": call, "selection": selection.model_copy(update={"choice": verdict.choice})}
+    )
     if answer.citation is None:
         return answer
-    other = _other_documents(candidates, answer.citation, settings)
-    return answer.model_copy(update={"other_evidence": other})
+    return answer.model_copy(
+        update={"other_evidence": _other_documents(candidates, answer.citation, settings)}
+    )
+
+
+def _call(completion: Completion, seconds: float) -> ModelCall:
+    return ModelCall(
+        seconds=seconds,
+        prompt_tokens=completion.prompt_tokens,
+        cached_tokens=completion.cached_tokens,
+        completion_tokens=completion.completion_tokens,
+        prompt_seconds=completion.prompt_seconds,
+        generation_seconds=completion.generation_seconds,
+        label_confidence=completion.label_confidence,
+    )
 
 
 def _other_documents(

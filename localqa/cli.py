@@ -17,9 +17,9 @@ import click
 
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
 from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
-from localqa.shapes import ask_json, parse_as_of, search_json
+from localqa.shapes import ask_json, parse_as_of, search_json, timing_json
 from localqa.terminal import visible
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult, Selection
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -447,7 +447,8 @@ def search(
 @click.option(
     "--verbose",
     is_flag=True,
-    help="Also print timing: retrieval, and per part model time, tokens and label probability.",
+    help="Also print per part the sentences the model was shown as the scorer ranked them, the "
+    "model's choice, and timing: retrieval, scorer, model time, tokens and label probability.",
 )
 @fail_cleanly
 def ask(
@@ -489,7 +490,7 @@ def ask(
         )
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
             if verbose:
-                part["timing"] = shown.answer.call.model_dump() if shown.answer.call else None
+                part["timing"] = timing_json(shown.answer)
         for index, image in images.items():
             payload["parts"][index]["image"] = image
         if verbose:
@@ -498,6 +499,10 @@ def ask(
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
         lines = [f"{_header(as_of, caller, [p.result for p in asked.parts])} · model {model.label}{baseline}"]
+        notes = {
+            p.answer.selection.note for p in asked.parts if p.answer.selection and p.answer.selection.note
+        }
+        lines += [f"({note})" for note in sorted(notes)]
         if verbose:
             lines.append(f"Retrieval: {asked.retrieval_seconds * 1000:.0f} ms for {len(asked.parts)} part(s)")
         for number, part in enumerate(asked.parts, start=1):
@@ -505,7 +510,8 @@ def ask(
             if number - 1 in images:
                 lines.append(f"   page image: {images[number - 1]}")
             if verbose:
-                lines.append(f"   ({_timing(part.answer.call)})")
+                lines += _format_selection(part.answer.selection)
+                lines.append(f"   ({_timing(part.answer)})")
         say(lines)
     faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:
@@ -513,15 +519,35 @@ def ask(
         sys.exit(1)
 
 
-def _timing(call: ModelCall | None) -> str:
+def _timing(answer: Answer) -> str:
+    scorer = f"scorer {answer.selection.seconds * 1000:.0f} ms; " if answer.selection else ""
+    call = answer.call
     if call is None:
-        return "no model call"
+        return f"{scorer}no model call"
     tokens = "" if call.prompt_tokens is None else f", prompt {call.prompt_tokens} tokens"
     if call.cached_tokens:
         tokens += f" ({call.cached_tokens} cached)"
+    if call.completion_tokens is not None:
+        tokens += f", {call.completion_tokens} generated"
     if call.label_confidence is not None:
         tokens += f", label probability {call.label_confidence:.2f}"
-    return f"model {call.seconds * 1000:.0f} ms{tokens}"
+    return f"{scorer}model {call.seconds * 1000:.0f} ms{tokens}"
+
+
+def _format_selection(selection: Selection | None) -> list[str]:
+    """The scorer's ranking of the sentences shown to the model, and the model's choice."""
+    if selection is None:
+        return []
+    lines = [f"   Sentences shown, ranked by the scorer ({selection.scorer}):"]
+    for unit in selection.shown:
+        semantic = "" if unit.semantic is None else f", cosine {unit.semantic:.2f}"
+        lines.append(
+            f"     {unit.rank}. {unit.label} sentence {unit.sentence}  {unit.score:.4f} (BM25 "
+            f"{unit.lexical:.2f}{semantic})  {unit.location.brief()}"
+        )
+        lines.append(f"        {unit.text}")
+    lines.append(f"   {selection.describe()}")
+    return lines
 
 
 def _format_answer(result: PartResult, answer: Answer) -> list[str]:

@@ -3,10 +3,10 @@
 `Settings` has two parts. `RetrievalSettings` decides which candidates come back: the retriever,
 how many, BM25's constants, what is searchable with a passage, the semantic-neighbour threshold
 and the fusion. `AnswerSettings` holds everything the answer stage decides with: how many
-passages a model sees, which of their sentences go into the prompt, the sampling and generation
-bounds, the embedded model's threads and context, and when other documents are listed as other
-evidence. Changing any of them is a different experiment, so a run stores them all (`--compare`
-then sees the change).
+passages it ranks the sentences of, how the sentence scorer ranks them and how many the model
+sees, the sampling and generation bounds, the embedded model's threads and context, and when
+other documents are listed as other evidence. Changing any of them is a different experiment,
+so a run stores them all (`--compare` then sees the change).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ Retriever = Literal["auto", "lexical", "semantic", "hybrid"]
 RETRIEVERS: tuple[Retriever, ...] = get_args(Retriever)
 Chunking = Literal["heading", "body"]
 CHUNKINGS: tuple[Chunking, ...] = get_args(Chunking)
-Evidence = Literal["near", "whole"]
+UnitOrder = Literal["scorer", "passage"]
 
 
 class RetrievalSettings(BaseModel):
@@ -66,34 +66,30 @@ class RetrievalSettings(BaseModel):
 
 
 class AnswerSettings(BaseModel):
-    """How one question part is answered. Defaults are the measured choices (benchmarks/answer.py)."""
+    """How one question part is answered. Defaults are the measured choices (benchmarks/)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # Passages a model is shown per part: enough for a conflict, small enough for a 1.5B model.
+    # Passages per part whose sentences are ranked (retrieval's k for answering).
     k: int = Field(default=4, ge=1)
 
-    # Which of a passage's quotable units (sentences; a table row is one unit) go into the prompt
-    # and the schema's enum. "whole": all of them. "near": per passage, the `near_units` units
-    # carrying the most question-term weight (terms weighted by how rare they are among the
-    # passages' units; a unit must reach `near_share` of the passage's best), each with
-    # `neighbours` units either side for context; a passage in which no unit shares a term (found
-    # by meaning or by an identifier) keeps its first `lead` units. Verification always runs
-    # against the whole passage.
-    evidence: Evidence = "near"
-    near_units: int = Field(default=2, ge=1)
-    near_share: float = Field(default=0.5, ge=0.0, le=1.0)
-    neighbours: int = Field(default=1, ge=0)
-    lead: int = Field(default=2, ge=1)
+    # The sentence scorer (localqa.sentences) ranks every quotable unit (a sentence; a table row
+    # is one unit) of the `k` passages: BM25 over the units fused with the MiniLM cosine by
+    # reciprocal rank, weight / (unit_rrf_k + rank) from each. The model is shown the best `units`
+    # of them, in the scorer's order ("scorer") or passage by passage ("passage"), and replies
+    # with one's label and number. Measured on the public dev sets (benchmarks/confidence.py).
+    units: int = Field(default=8, ge=1)
+    order: UnitOrder = "scorer"
+    unit_lexical_weight: float = Field(default=1.0, ge=0.0)
+    unit_semantic_weight: float = Field(default=1.0, ge=0.0)
+    unit_rrf_k: int = Field(default=60, ge=0)
 
     # Greedy decoding: the same question gives the same answer.
     temperature: float = Field(default=0.0, ge=0.0)
     top_k: int = Field(default=1, ge=0)
     seed: int = 0
-    # Generated tokens: room for the JSON around the quote, plus the longest quote the schema
-    # allows (see prompts.max_tokens_for), never more than the ceiling.
+    # Generated tokens at most: the reply is a label and a number (see prompts.request).
     reply_tokens: int = Field(default=200, ge=1)
-    max_reply_tokens: int = Field(default=1024, ge=1)
 
     # The model's context window (embedded: llama.cpp's n_ctx; ollama: num_ctx).
     context_tokens: int = Field(default=4096, ge=256)

@@ -51,3 +51,12 @@ def ask_json(
         part["answer"] = answer.as_json()
     payload["model"] = {"backend": model[0], "name": model[1]}
     return payload
+
+
+def timing_json(answer: Answer) -> dict[str, Any] | None:
+    """`ask --json --verbose`: what a part's model call cost (None: no model call), and the
+    sentence scorer's seconds."""
+    if answer.call is None:
+        return None
+    scorer = answer.selection.seconds if answer.selection else None
+    return {**answer.call.model_dump(), "scorer_seconds": scorer}

@@ -158,14 +158,85 @@ class Outcome(StrEnum):
 
 class ModelCall(Frozen):
     """What one model call cost: wall time and, where the backend reports them, prompt tokens
-    (of which `cached_tokens` were reused from an earlier call) and generated tokens; and the
-    probability the model gave the passage label it chose, where it reports token probabilities."""
+    (of which `cached_tokens` were reused from an earlier call) and generated tokens, and the
+    seconds spent reading the prompt and generating the reply; and the probability the model gave
+    the passage label it chose, where it reports token probabilities."""
 
     seconds: float
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     completion_tokens: int | None = None
+    prompt_seconds: float | None = None
+    generation_seconds: float | None = None
     label_confidence: float | None = None
+
+
+class RankedUnit(Frozen):
+    """One quotable unit of a candidate (a sentence; a table row is one unit) as the sentence
+    scorer (`localqa.sentences`) ranked it for a question part: `score` is the fused score of
+    `lexical` (BM25 over the part's units) and `semantic` (cosine to the question; None without
+    the semantic extra). `label` is its passage's label (P1..Pn, the candidates' rank order) and
+    `sentence` its number within that passage (1-based)."""
+
+    rank: int
+    score: float
+    lexical: float
+    semantic: float | None
+    label: str
+    sentence: int
+    location: Location
+    text: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "score": round(self.score, 4),
+            "lexical": round(self.lexical, 4),
+            "semantic": None if self.semantic is None else round(self.semantic, 4),
+            "label": self.label,
+            "sentence": self.sentence,
+            **self.location.model_dump(mode="json"),
+            "text": self.text,
+        }
+
+
+class Selection(Frozen):
+    """How one part's quote was chosen: the scorer that ranked the units (`note` says when it
+    ran without the semantic model) and what that cost, the units shown to the model (best
+    first), and the unit the model chose (None: it chose none, or its reply named no unit it was
+    shown). `overrode`: the model chose another unit than the scorer's first."""
+
+    scorer: str
+    note: str | None = None
+    seconds: float
+    shown: tuple[RankedUnit, ...]
+    choice: RankedUnit | None = None
+
+    @property
+    def overrode(self) -> bool | None:
+        return None if self.choice is None else self.choice.rank != 1
+
+    def describe(self) -> str:
+        """The choice in a sentence, as `ask --verbose` and the web app show it."""
+        choice = self.choice
+        if choice is None:
+            return "Chose no sentence."
+        named = f"{choice.label} sentence {choice.sentence}"
+        if choice.rank == 1:
+            return f"Chose {named}, the scorer's first."
+        return f"Chose {named}, ranked {choice.rank} by the scorer: overrode its first."
+
+    def as_json(self) -> dict[str, Any]:
+        choice = self.choice
+        return {
+            "scorer": self.scorer,
+            "note": self.note,
+            "units": [unit.as_json() for unit in self.shown],
+            "choice": None
+            if choice is None
+            else {"label": choice.label, "sentence": choice.sentence, "rank": choice.rank},
+            "overrode": self.overrode,
+        }
 
 
 class Answer(Frozen):
@@ -179,6 +250,7 @@ class Answer(Frozen):
     reason: str | None = None
     other_evidence: tuple[Location, ...] = Field(default=())
     call: ModelCall | None = None  # None when no model was asked
+    selection: Selection | None = None  # None when there was nothing to choose from
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
@@ -220,4 +292,5 @@ class Answer(Frozen):
             "citation": self.citation.model_dump(mode="json") if self.citation else None,
             "reason": self.reason,
             "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
+            "selection": self.selection.as_json() if self.selection else None,
         }

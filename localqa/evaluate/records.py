@@ -112,6 +112,8 @@ class Totals(Frozen):
     abstention: Metric | None = None
     unverified_shown: int | None = None  # a gate
     model_errors: int | None = None
+    # Of the cases whose model chose a sentence, those where it was not the scorer's first.
+    overrode: Metric | None = None
 
     @classmethod
     def of(cls, records: list[CaseRecord]) -> Totals:
@@ -140,6 +142,7 @@ class Totals(Frozen):
         positive = [r.answer for r in answerable if r.answer is not None]
         phrased = [a for a in positive if a.contains_phrase is not None]
         negative = [r.answer for r in unanswerable if r.answer is not None]
+        chose = [a.selection for a in answered if a.selection is not None and a.selection.choice is not None]
         return totals.model_copy(
             update={
                 "verified": Metric.of(sum(a.verified for a in shown), len(shown)),
@@ -148,6 +151,7 @@ class Totals(Frozen):
                 "abstention": Metric.of(sum(bool(a.abstention_correct) for a in negative), len(negative)),
                 "unverified_shown": sum(a.shown_unverified for a in answered),
                 "model_errors": sum(a.model_failed for a in answered),
+                "overrode": Metric.of(sum(bool(c.overrode) for c in chose), len(chose)),
             }
         )
 

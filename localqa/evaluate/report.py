@@ -20,6 +20,7 @@ def metric_rows(totals: Totals) -> list[tuple[str, str]]:
         ("Citation correct", totals.citation_correct),
         ("Contains phrase", totals.contains_phrase),
         ("Abstention correct", totals.abstention),
+        ("Model overrode scorer", totals.overrode),
     ]
     metrics += [(label, metric) for label, metric in answers if metric is not None]
     return [(label, _shown(metric)) for label, metric in metrics]
@@ -109,8 +110,8 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         "",
         "## Cases",
         "",
-        "| case | result | stage | expected | retrieved #1 | text |",
-        "|---|---|---|---|---|---|",
+        "| case | result | stage | expected | retrieved #1 | text | sentence chosen |",
+        "|---|---|---|---|---|---|---|",
     ]
     for case in run.cases:
         top = case.candidates[0] if case.candidates else None
@@ -118,7 +119,8 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         result = "pass" if case.passed else "**fail**"
         expected = "; ".join(case.expect) or "nothing (abstain)"
         out.append(
-            f"| {case.id} | {result} | {case.attribution or ''} | {_cell(expected)} | {_top(case)} | {text} |"
+            f"| {case.id} | {result} | {case.attribution or ''} | {_cell(expected)} | {_top(case)} | {text} "
+            f"| {_choice(case)} |"
         )
     # Document text and file names are data, in a file that may well be printed on a terminal.
     return "\n".join(visible(line) for line in out) + "\n"
@@ -131,6 +133,19 @@ def _top(case: CaseRecord) -> str:
         first = next((c for c in case.candidates if c.part == number), None)
         tops.append("no candidates" if first is None else first.location.brief())
     return " | ".join(tops)
+
+
+def _choice(case: CaseRecord) -> str:
+    """The answered part's choice among the sentences the scorer ranked: `P2 s3 (scorer's #1)`,
+    `P1 s2 (scorer's #3: overrode)`, `none`; empty when no model answered."""
+    selection = case.answer.selection if case.answer else None
+    if selection is None:
+        return ""
+    choice = selection.choice
+    if choice is None:
+        return "none"
+    overrode = ": overrode" if selection.overrode else ""
+    return f"{choice.label} s{choice.sentence} (scorer's #{choice.rank}{overrode})"
 
 
 def _cell(text: str) -> str:

@@ -226,7 +226,13 @@ def _answer_with_model(
         answer = answer_part(part.question, part.candidates, model, settings)
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
-            case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed
+            case,
+            answer.quote,
+            answer.citation,
+            cited_text,
+            answer.reason,
+            model_failed=answer.model_failed,
+            selection=answer.selection,
         )
         if scored is None or (current.quote is not None and scored.quote is None):
             scored = current

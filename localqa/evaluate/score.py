@@ -13,7 +13,7 @@ from localqa.answering import quote_check
 from localqa.catalog import visible_labels
 from localqa.evaluate.suite import Case, Expect
 from localqa.text import squash
-from localqa.types import Caller, Candidate, Document, Frozen, Location, PartResult, Status
+from localqa.types import Caller, Candidate, Document, Frozen, Location, PartResult, Selection, Status
 
 Attribution = Literal["retrieval", "generation", "contract"]
 
@@ -36,6 +36,9 @@ class AnswerScore(Frozen):
     abstention_correct: bool | None
     reason: str | None = None
     model_failed: bool = False  # the backend itself failed: it never judged the evidence
+    # The sentence scorer's ranking, the model's choice and whether it overrode the ranking;
+    # None for recorded answers (no scorer ran).
+    selection: Selection | None = None
 
 
 class Leak(Frozen):
@@ -76,6 +79,7 @@ def score_answer(
     cited_text: str | None,
     reason: str | None = None,
     model_failed: bool = False,
+    selection: Selection | None = None,
 ) -> AnswerScore:
     """Grade a shown quote against the text of the passage it cites (`cited_text`, looked up by
     the caller). Verification is redone here rather than trusted from the answering code, with
@@ -106,6 +110,7 @@ def score_answer(
         abstention_correct=None if case.answerable else not shown and not model_failed,
         reason=reason,
         model_failed=model_failed,
+        selection=selection,
     )
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from localqa.errors import ModelError, UnknownModelError
 from localqa.settings import AnswerSettings
-from localqa.types import Candidate
+from localqa.types import Candidate, RankedUnit
 
 Message = dict[str, str]  # {"role": "system"|"user", "content": ...}
 
@@ -33,20 +33,25 @@ Message = dict[str, str]  # {"role": "system"|"user", "content": ...}
 class AnswerRequest:
     """Everything a backend may use to answer one question part.
 
-    `passages` are labelled P1..Pn in rank order; `quotable[label]` is exactly what may be quoted
-    from that passage (the schema's enum for it). A language model reads `messages` under
-    `schema`; a backend without one (extractive) may use the question and passages as data.
-    `max_tokens` bounds the reply so that the longest allowed quote fits (one rule for every
-    backend); `settings` carries the sampling options.
+    `passages` are labelled P1..Pn in rank order. `units` are what the model is shown, in the
+    order shown: sentences (or table rows) of those passages, best first as the sentence scorer
+    ranked them, each with its label and its number in its passage. A language model reads
+    `messages` under `schema` and replies with a label and a number (`unit` maps them back); a
+    backend without one (extractive) may use the units as data. `max_tokens` bounds the reply;
+    `settings` carries the sampling options.
     """
 
     question: str
     passages: Mapping[str, Candidate]
-    quotable: Mapping[str, tuple[str, ...]]
+    units: tuple[RankedUnit, ...]
     messages: tuple[Message, ...]
     schema: dict[str, Any]
     max_tokens: int
     settings: AnswerSettings
+
+    def unit(self, label: str, sentence: int) -> RankedUnit | None:
+        """The shown unit a reply names by passage label and sentence number; None if none."""
+        return next((u for u in self.units if (u.label, u.sentence) == (label, sentence)), None)
 
 
 class Completion(BaseModel):
@@ -58,24 +63,33 @@ class Completion(BaseModel):
     prompt_tokens: int | None = None
     cached_tokens: int | None = None  # of prompt_tokens, reused from an earlier call
     completion_tokens: int | None = None
+    # Where the backend times them: seconds reading the prompt, and generating the reply.
+    prompt_seconds: float | None = None
+    generation_seconds: float | None = None
     # The probability the model gave the passage label it chose (see label_confidence); None
     # when the backend reports no token probabilities or the reply chose no label.
     label_confidence: float | None = None
 
     @classmethod
-    def from_usage(cls, text: str, usage: object, logprobs: object = None) -> Completion:
+    def from_usage(
+        cls, text: str, usage: object, logprobs: object = None, timings: object = None
+    ) -> Completion:
         """With the token counts of an OpenAI-style `usage` object (llama.cpp and OpenAI-compatible
-        servers send one) and the label confidence read off a choice's OpenAI-style `logprobs`
-        (`{"content": [{"token": ..., "logprob": ...}, ...]}`), where present and well-formed; a
-        server's odd usage or logprobs never fail a reply."""
+        servers send one), the label confidence read off a choice's OpenAI-style `logprobs`
+        (`{"content": [{"token": ..., "logprob": ...}, ...]}`) and llama.cpp's `timings`
+        (`prompt_ms`, `predicted_ms`), where present and well-formed; a server's odd usage,
+        logprobs or timings never fail a reply."""
         counts = usage if isinstance(usage, dict) else {}
         details = counts.get("prompt_tokens_details")
         tokens = _tokens(logprobs)
+        timed = timings if isinstance(timings, dict) else {}
         return cls(
             text=text,
             prompt_tokens=_count(counts.get("prompt_tokens")),
             cached_tokens=_count(details.get("cached_tokens") if isinstance(details, dict) else None),
             completion_tokens=_count(counts.get("completion_tokens")),
+            prompt_seconds=_milliseconds(timed.get("prompt_ms")),
+            generation_seconds=_milliseconds(timed.get("predicted_ms")),
             label_confidence=label_confidence(text, tokens) if tokens is not None else None,
         )
 
@@ -119,6 +133,13 @@ def label_confidence(text: str, tokens: Sequence[tuple[str, float]]) -> float | 
             total += logprob
         offset += len(token)
     return math.exp(total)
+
+
+def _milliseconds(value: object) -> float | None:
+    """A non-negative, finite duration in milliseconds, as seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        return None
+    return value / 1000
 
 
 def _count(value: object) -> int | None:

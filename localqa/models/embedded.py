@@ -228,7 +228,7 @@ def _params(path: Path, settings: AnswerSettings, api_key: str) -> Any:
     params.model.path = str(path)
     params.n_ctx = settings.context_tokens
     params.n_parallel = 1  # one slot with the whole context ("auto" would make 4 share it)
-    params.n_predict = settings.max_reply_tokens  # caps each request's max_tokens
+    params.n_predict = settings.reply_tokens  # caps each request's max_tokens
     params.cpuparams.n_threads = settings.threads
     params.cpuparams_batch.n_threads = settings.threads
     params.cache_prompt = True  # reuse the KV cache of the common prefix (the system prompt)
@@ -291,7 +291,7 @@ def start(directory: Path | None = None, settings: AnswerSettings | None = None)
 
 def _load_key(settings: AnswerSettings) -> tuple[int, ...]:
     """The settings fixed when llama.cpp loads; the others travel with each request."""
-    return (settings.threads, settings.context_tokens, settings.max_reply_tokens)
+    return (settings.threads, settings.context_tokens, settings.reply_tokens)
 
 
 def _one_line(value: object) -> str:
@@ -303,14 +303,12 @@ def _one_line(value: object) -> str:
 #   cannot honour with an exception, which becomes a ModelError.
 # - `xllamacpp.json_schema_to_grammar()` returns an LLGuidance grammar that is only compiled
 #   when a request uses it; a broken one is then silently dropped and the reply is free text.
-# - Worse, with that LLGuidance grammar an `enum` string containing an escaped quote can be
-#   closed early: asked to, the model returned `...quote the \"ord"` for the enum value
-#   `...quote the "order no." printed on the invoice.`, a verbatim substring that is not one of
-#   the allowed sentences. llama.cpp's own conversion forces the whole sentence.
+# - When the schema listed whole sentences as `enum` strings, that LLGuidance grammar closed one
+#   containing an escaped quote early (`...quote the \"ord"`); llama.cpp's own conversion did not.
 # - Its compact mode (`x-guidance: whitespace_flexible false`) made this model answer null to
 #   6 of 6 answerable toy questions: it wants a space after `:`.
 # The cost: llama.cpp's grammar lets the model pad between JSON tokens with newlines and tabs
-# (bounded, see prompts.max_tokens_for); the reply is still valid JSON.
+# (bounded, see prompts.request); the reply is still valid JSON.
 
 
 def _error_text(reply: dict[str, Any]) -> str | None:
@@ -376,7 +374,9 @@ class EmbeddedModel(AnswerModel):
             raise ModelError(f"The embedded model's reply has no message: {_one_line(reply)}") from exc
         if not isinstance(content, str):
             raise ModelError(f"The embedded model's reply has no text: {_one_line(reply)}")
-        return Completion.from_usage(content, reply.get("usage"), choice.get("logprobs"))
+        return Completion.from_usage(
+            content, reply.get("usage"), choice.get("logprobs"), reply.get("timings")
+        )
 
 
 def _create(name: str | None, options: Mapping[str, Any]) -> EmbeddedModel:

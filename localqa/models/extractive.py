@@ -1,6 +1,11 @@
-"""The `extractive` backend: no language model. A deterministic baseline that picks, among the
-quotable sentences of the request, the one sharing the most question terms (ties go to the
-better-ranked passage). It never paraphrases, so it shows what retrieval alone gets right."""
+"""The `extractive` backend: no language model. It answers with the sentence scorer's first unit
+(`localqa.sentences`: BM25 over the part's sentences fused with the MiniLM cosine), so it shows
+what retrieval and the scorer alone get right, deterministically and in well under a second.
+
+It answers null only when nothing ties the first unit to the question: no question term in it
+and (with the semantic model) no closeness in meaning reaching `neighbour`, retrieval's own bar
+for a semantic neighbour.
+"""
 
 from __future__ import annotations
 
@@ -9,26 +14,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from localqa.models.base import AnswerModel, AnswerRequest, Availability, Backend, Completion, parse_options
-from localqa.store.tokenizer import tokenizer
+from localqa.settings import RetrievalSettings
+
+NEIGHBOUR = RetrievalSettings().neighbour
 
 
 class ExtractiveModel(AnswerModel):
     backend = "extractive"
-    name = "overlap-baseline"
+    name = "sentence-scorer"
     is_language_model = False
 
     def complete(self, request: AnswerRequest) -> Completion:
-        words = tokenizer()
-        wanted = set(words.terms(request.question))
-        best: tuple[int, str, str] | None = None
-        for label, sentences in request.quotable.items():
-            for sentence in sentences:
-                overlap = len(wanted & set(words.tokens(sentence)))
-                if overlap and (best is None or overlap > best[0]):
-                    best = (overlap, label, sentence)
-        if best is None:
-            return Completion(text=json.dumps({"source": None, "quote": None}))
-        return Completion(text=json.dumps({"source": best[1], "quote": best[2]}))
+        first = min(request.units, key=lambda unit: unit.rank, default=None)
+        if first is None or (first.lexical <= 0 and (first.semantic or 0.0) < NEIGHBOUR):
+            return Completion(text=json.dumps({"source": None, "sentence": None}))
+        return Completion(text=json.dumps({"source": first.label, "sentence": first.sentence}))
 
 
 def _create(name: str | None, options: Mapping[str, Any]) -> ExtractiveModel:
@@ -39,5 +39,7 @@ def _create(name: str | None, options: Mapping[str, Any]) -> ExtractiveModel:
 BACKEND = Backend(
     name="extractive",
     create=_create,
-    check=lambda: Availability(True, "no language model: deterministic sentence overlap (a baseline)"),
+    check=lambda: Availability(
+        True, "no language model: the sentence scorer's first sentence (BM25 + MiniLM; a baseline)"
+    ),
 )

@@ -219,6 +219,8 @@ class OllamaModel(AnswerModel):
             text=content,
             prompt_tokens=response.prompt_eval_count,
             completion_tokens=response.eval_count,
+            prompt_seconds=_seconds(response.prompt_eval_duration),
+            generation_seconds=_seconds(response.eval_duration),
             label_confidence=label_confidence(content, tokens),  # None when the server sent none
         )
 
@@ -238,6 +240,11 @@ class OllamaModel(AnswerModel):
             f"Ollama at {self.host} failed (HTTP {exc.status_code}) with model {self.name!r}: "
             f"{_first_line(error)}"
         )
+
+
+def _seconds(nanoseconds: int | None) -> float | None:
+    """Ollama's durations are nanoseconds."""
+    return None if nanoseconds is None or nanoseconds < 0 else nanoseconds / 1e9
 
 
 def _first_line(value: object, limit: int = 200) -> str:

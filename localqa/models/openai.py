@@ -133,7 +133,8 @@ class OpenAIModel(AnswerModel):
         if choice is None:
             raise self._malformed("no choices[0].message.content")
         content, logprobs = choice
-        return Completion.from_usage(content, reply.get("usage"), logprobs)
+        # llama.cpp's llama-server also says how long reading the prompt and generating took.
+        return Completion.from_usage(content, reply.get("usage"), logprobs, reply.get("timings"))
 
     def _malformed(self, what: str) -> ModelError:
         return ModelError(
