@@ -124,7 +124,7 @@ def answer_part(
         return Answer.refused("no eligible passage matches this part")
     settings = settings or AnswerSettings()
     ranking = sentences.rank(question, candidates, settings)
-    request = prompts.request(question, candidates, ranking, settings)
+    request = prompts.request(question, candidates, settings, ranking)
     selection = Selection(
         scorer=ranking.scorer, note=ranking.note, seconds=ranking.seconds, shown=request.units
     )

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from localqa.models.base import AnswerRequest, Message
-from localqa.sentences import Ranking, labels
+from localqa.sentences import Ranking, labels, rank
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, RankedUnit
 
@@ -52,11 +52,15 @@ def shown(ranking: Ranking, settings: AnswerSettings) -> tuple[RankedUnit, ...]:
 
 
 def request(
-    question: str, candidates: Sequence[Candidate], ranking: Ranking, settings: AnswerSettings | None = None
+    question: str,
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings | None = None,
+    ranking: Ranking | None = None,
 ) -> AnswerRequest:
-    """The request every backend receives for one question part."""
+    """The request every backend receives for one question part, from the scorer's `ranking` of
+    the candidates' units (ranked here when not given)."""
     settings = settings or AnswerSettings()
-    units = shown(ranking, settings)
+    units = shown(ranking or rank(question, candidates, settings), settings)
     return AnswerRequest(
         question=question,
         passages=labels(candidates),

@@ -6,7 +6,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 
 class Kind(StrEnum):
@@ -212,6 +212,7 @@ class Selection(Frozen):
     shown: tuple[RankedUnit, ...]
     choice: RankedUnit | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def overrode(self) -> bool | None:
         return None if self.choice is None else self.choice.rank != 1

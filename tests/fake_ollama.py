@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 DEFAULT_MODELS = ("qwen2.5:1.5b",)
-DEFAULT_CONTENT = '{"source": null, "quote": null}'
+DEFAULT_CONTENT = '{"source": null, "sentence": null}'
 VERSION = "0.12.6"
 
 

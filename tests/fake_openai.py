@@ -21,7 +21,7 @@ try:
 except ImportError:  # tests/ imported as a package
     from tests.fake_ollama import spelt
 
-DEFAULT_CONTENT = '{"source": null, "quote": null}'
+DEFAULT_CONTENT = '{"source": null, "sentence": null}'
 
 
 class FakeOpenAI:
@@ -32,6 +32,7 @@ class FakeOpenAI:
         self.api_key = api_key  # if set: requests without `Authorization: Bearer <key>` get 401
         self.content: str | None = DEFAULT_CONTENT  # choices[0].message.content of every reply
         self.usage: Any = {"prompt_tokens": 120, "completion_tokens": 20, "total_tokens": 140}
+        self.timings: Any = None  # if set: llama-server's `timings` object, sent with each reply
         self.delay = 0.0  # seconds before answering a chat request
         self.label_logprob: float | None = None  # as FakeOllama's: logprobs when asked, if set
         self.malformed: str | None = None  # if set: chat answers 200 with this body
@@ -131,16 +132,16 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
                 if body.get("logprobs") and fake.label_logprob is not None and fake.content is not None:
                     choice["logprobs"] = {"content": spelt(fake.content, fake.label_logprob)}
-                self._json(
-                    200,
-                    {
-                        "id": "chatcmpl-1",
-                        "object": "chat.completion",
-                        "model": body["model"],
-                        "choices": [choice],
-                        "usage": fake.usage,
-                    },
-                )
+                reply = {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [choice],
+                    "usage": fake.usage,
+                }
+                if fake.timings is not None:
+                    reply["timings"] = fake.timings
+                self._json(200, reply)
 
     return Handler
 

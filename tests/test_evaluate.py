@@ -382,8 +382,8 @@ def label_of(suite: Suite, folder: Path, question: str, text: str) -> str:
     return f"P{ranks[0]}"
 
 
-def reply(source: str | None, quote: str | None) -> str:
-    return json.dumps({"source": source, "quote": quote})
+def reply(source: str | None, sentence: int | None) -> str:
+    return json.dumps({"source": source, "sentence": sentence})
 
 
 def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite: Suite) -> None:
@@ -448,7 +448,7 @@ def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path) -> None:
     assert case_line(both) == f"PASS  {'loan-and-lost-card':<34} handbook.md prose ¶2 | no candidates"
     row = (
         "| loan-and-lost-card | pass |  | handbook.md, kind prose, paragraph 2 "
-        f"| handbook.md prose ¶2 | no candidates | {LOAN} |"
+        f"| handbook.md prose ¶2 | no candidates | {LOAN} |  |"
     )
     assert row in markdown(run, None).splitlines()
 
@@ -460,7 +460,7 @@ def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model:
     shown = label_of(handbook_suite, folder, "How many times may a book loan be renewed?", RENEWALS)
     # loan-length: the model picks the renewals passage (verbatim); renewals-said-absent: it quotes
     # a passage although the case expects nothing. The other two cases get no model call.
-    fake_model.enqueue(reply(wrong, RENEWALS), reply(shown, RENEWALS))
+    fake_model.enqueue(reply(wrong, 1), reply(shown, 1))  # each passage is one sentence
 
     run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
 
@@ -499,7 +499,7 @@ def test_a_correct_model_answer_passes(handbook_suite: Suite, fake_model: Any) -
     right = label_of(
         handbook_suite, handbook_suite.path, "How many days does a standard book loan last?", LOAN
     )
-    fake_model.enqueue(reply(right, LOAN), reply(None, None))
+    fake_model.enqueue(reply(right, 1), reply(None, None))
 
     run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
 
@@ -514,15 +514,58 @@ def test_a_correct_model_answer_passes(handbook_suite: Suite, fake_model: Any) -
     assert case(run, "renewals-said-absent").attribution is None
 
 
+def test_a_run_records_the_ranking_the_choice_and_whether_the_model_overrode_it(
+    handbook_suite: Suite, fake_model: Any, tmp_path: Path
+) -> None:
+    """The model chooses the last sentence it is shown: an override wherever more than one was
+    shown. The saved run keeps the scorer's ranking and the choice; totals and report show it."""
+    fake_model.always(lambda request: reply(request.units[-1].label, request.units[-1].sentence))
+
+    run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
+
+    requests = {r.question: r for r in fake_model.history}
+    loan = case(run, "loan-length").answer
+    sent = requests["How many days does a standard book loan last?"]
+    assert loan is not None and loan.selection is not None
+    assert loan.selection.shown == sent.units and len(sent.units) == 2
+    assert loan.selection.choice == sent.units[-1] and loan.selection.overrode is True
+    assert loan.quote == sent.units[-1].text == RENEWALS  # the scorer put the loan sentence first
+    assert sent.units[0].text == LOAN
+    assert case(run, "architect").answer.selection is None  # no candidates: nothing ranked
+    chose = [
+        c.answer.selection for c in run.cases if c.answer and c.answer.selection and c.answer.selection.choice
+    ]
+    assert totals(run)["overrode"] == {
+        "numerator": sum(bool(s.overrode) for s in chose),
+        "denominator": len(chose),
+        "value": round(sum(bool(s.overrode) for s in chose) / len(chose), 4),
+    }
+    saved = tmp_path / "run.json"
+    run.save(saved)
+    recorded = next(c for c in json.loads(saved.read_text())["cases"] if c["id"] == "loan-length")
+    selection = recorded["answer"]["selection"]
+    assert [u["text"] for u in selection["shown"]] == [LOAN, RENEWALS]
+    assert [u["rank"] for u in selection["shown"]] == [1, 2]
+    assert {"score", "lexical", "semantic", "label", "sentence", "location"} <= set(selection["shown"][0])
+    assert (selection["choice"]["label"], selection["choice"]["rank"]) == (sent.units[-1].label, 2)
+    assert selection["overrode"] is True
+    report = markdown(run, None)
+    assert f"| {sent.units[-1].label} s1 (scorer's #2: overrode) |" in report
+    assert "| Model overrode scorer |" in report
+
+
 def test_a_paraphrased_model_quote_is_refused_not_shown(handbook_suite: Suite, fake_model: Any) -> None:
-    fake_model.enqueue(reply("P1", "Book loans last three weeks."), reply(None, None))
+    """A backend ignoring the schema spells out a quote of its own: refused, never shown."""
+    fake_model.enqueue(
+        json.dumps({"source": "P1", "quote": "Book loans last three weeks."}), reply(None, None)
+    )
 
     run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
 
     loan = case(run, "loan-length")
     assert loan.answer.quote is None
     assert (loan.answer.verified, loan.answer.shown_unverified) == (False, False)
-    assert "not in P1" in (loan.answer.reason or "")
+    assert loan.answer.reason == "the model's reply is not the expected JSON"
     assert loan.attribution == "generation"
     assert totals(run)["unverified_shown"] == 0
     assert totals(run)["verified"]["denominator"] == 0  # nothing was shown

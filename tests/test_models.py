@@ -12,6 +12,7 @@ import sys
 import textwrap
 import tomllib
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 from fake_ollama import free_port
 
 from localqa import models, prompts
+from localqa.api import answer
 from localqa.cli import cli
 from localqa.errors import ModelError, UnknownModelError
 from localqa.models import backends, default_backend, embedded, extractive, get_model, ollama
@@ -27,6 +29,7 @@ from localqa.models.base import Availability, Backend
 from localqa.models.embedded import EmbeddedModel
 from localqa.models.extractive import ExtractiveModel
 from localqa.models.ollama import DEFAULT_MODEL, OllamaModel
+from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Candidate, Kind, Location
 
 REPO = Path(__file__).resolve().parent.parent
@@ -200,14 +203,14 @@ class FirstSentence(AnswerModel):
     name = "first-sentence"
 
     def complete(self, request):
-        label, sentences = next(iter(request.quotable.items()))
-        return Completion(text=json.dumps({"source": label, "quote": sentences[0]}))
+        first = request.units[0]
+        return Completion(text=json.dumps({"source": first.label, "sentence": first.sentence}))
 
 
 BACKEND = Backend(
     name="first",
     create=lambda name, options: FirstSentence(),
-    check=lambda: Availability(True, "quotes the first sentence it is offered"),
+    check=lambda: Availability(True, "chooses the first sentence it is shown"),
 )
 BROKEN = "not a backend"
 """
@@ -436,30 +439,70 @@ def _candidate(text: str, source: str) -> Candidate:
     )
 
 
-def test_extractive_picks_the_sentence_sharing_most_question_terms() -> None:
+def test_extractive_answers_with_the_scorers_first_sentence() -> None:
     request = prompts.request(
         "How much is the fine for an overdue book?",
         [
             _candidate("The library is big. Books are nice.", "a.pdf"),
-            _candidate("Overdue books incur a fine of 20 cents per day. Cash is fine.", "b.pdf"),
+            _candidate("Cash is fine. Overdue books incur a fine of 20 cents per day.", "b.pdf"),
         ],
     )
+    first = request.units[0]
+    assert (first.rank, first.label, first.sentence) == (1, "P2", 2)
+    assert first.text == "Overdue books incur a fine of 20 cents per day."
     reply = ExtractiveModel().complete(request).text
-    assert json.loads(reply) == {"source": "P2", "quote": "Overdue books incur a fine of 20 cents per day."}
+    assert json.loads(reply) == {"source": "P2", "sentence": 2}
+    assert [ExtractiveModel().complete(request).text for _ in range(3)] == [reply] * 3  # deterministic
 
 
-def test_extractive_reads_the_question_and_passages_as_data_not_the_prompt() -> None:
+def test_extractive_takes_the_scorers_first_whatever_order_the_prompt_shows() -> None:
+    candidates = [
+        _candidate("The library is big. Books are nice.", "a.pdf"),
+        _candidate("Cash is fine. Overdue books incur a fine of 20 cents per day.", "b.pdf"),
+    ]
+    request = prompts.request(
+        "How much is the fine for an overdue book?", candidates, AnswerSettings(order="passage")
+    )
+    assert (request.units[0].label, request.units[0].rank) != ("P2", 1)  # passage order: P1 first
+    assert json.loads(ExtractiveModel().complete(request).text) == {"source": "P2", "sentence": 2}
+
+
+def test_extractive_reads_the_ranked_units_as_data_not_the_prompt() -> None:
     request = prompts.request("Who founded Rome?", [_candidate("Romulus founded Rome.", "a.pdf")])
     unprompted = dataclasses.replace(request, messages=(), schema={})
-    assert json.loads(ExtractiveModel().complete(unprompted).text) == {
-        "source": "P1",
-        "quote": "Romulus founded Rome.",
-    }
+    assert json.loads(ExtractiveModel().complete(unprompted).text) == {"source": "P1", "sentence": 1}
 
 
-def test_extractive_abstains_when_nothing_overlaps() -> None:
-    request = prompts.request("Who founded Rome?", [_candidate("Completely unrelated words here.", "a.pdf")])
-    assert json.loads(ExtractiveModel().complete(request).text) == {"source": None, "quote": None}
+@pytest.mark.parametrize("semantic_weight", [0.0, 1.0])
+def test_extractive_abstains_when_nothing_ties_the_first_sentence_to_the_question(
+    semantic_weight: float,
+) -> None:
+    request = prompts.request(
+        "Who founded Rome?",
+        [_candidate("Completely unrelated words here.", "a.pdf")],
+        AnswerSettings(unit_semantic_weight=semantic_weight),
+    )
+    [unit] = request.units
+    assert unit.lexical == 0 and (unit.semantic or 0.0) < RetrievalSettings().neighbour
+    assert json.loads(ExtractiveModel().complete(request).text) == {"source": None, "sentence": None}
+
+
+def test_extractive_answers_on_the_sample_library_deterministically(library_db: Path) -> None:
+    """Through the API as `ask --model extractive` runs it: the quote is the scorer's first unit,
+    the choice is recorded as no override, and a second run gives the same answer."""
+    question = "How many days does a standard book loan last?"
+    first, again = (
+        answer(question, as_of=date(2026, 11, 14), model="extractive", db=library_db).parts[0].answer
+        for _ in range(2)
+    )
+    assert first.verified and first.quote == "Standard book loans last 21 days."
+    assert first.selection is not None and first.selection.choice == first.selection.shown[0]
+    assert first.selection.overrode is False and first.call is not None
+    assert (again.quote, again.citation, again.selection and again.selection.shown) == (
+        first.quote,
+        first.citation,
+        first.selection.shown,
+    )
 
 
 # --- a malformed OLLAMA_HOST ----------------------------------------------------------------------

@@ -64,13 +64,15 @@ def test_is_an_answer_model_with_defaults() -> None:
 
 
 def test_sends_schema_temperature_and_model_and_returns_content(fake_ollama: FakeOllama) -> None:
-    fake_ollama.reply({"source": "P1", "quote": "The sky is blue."})
+    fake_ollama.reply({"source": "P1", "sentence": 1})
     model = OllamaModel(host=fake_ollama.url)
 
     completion = model.complete(REQUEST)
 
-    assert completion.text == '{"source": "P1", "quote": "The sky is blue."}'
+    assert completion.text == '{"source": "P1", "sentence": 1}'
     assert (completion.prompt_tokens, completion.completion_tokens) == (42, len(completion.text) // 4)
+    # Ollama's durations are nanoseconds (the fake's: 500 µs reading the prompt, 400 µs generating).
+    assert (completion.prompt_seconds, completion.generation_seconds) == (0.0005, 0.0004)
     body = fake_ollama.last_chat
     assert body["model"] == "qwen2.5:1.5b"
     assert body["format"] == SCHEMA
@@ -79,7 +81,7 @@ def test_sends_schema_temperature_and_model_and_returns_content(fake_ollama: Fak
         "top_k": 1,
         "seed": 0,
         "num_ctx": 4096,
-        "num_predict": 200 + len("The sky is blue."),
+        "num_predict": 200,
     }
     assert body["stream"] is False
     assert body["logprobs"] is True
@@ -88,14 +90,14 @@ def test_sends_schema_temperature_and_model_and_returns_content(fake_ollama: Fak
 
 
 def test_token_probabilities_give_the_label_confidence(fake_ollama: FakeOllama) -> None:
-    fake_ollama.reply({"source": "P1", "quote": "The sky is blue."})
+    fake_ollama.reply({"source": "P1", "sentence": 1})
     fake_ollama.label_logprob = -1.2
     completion = OllamaModel(host=fake_ollama.url).complete(REQUEST)
     assert completion.label_confidence == pytest.approx(math.exp(-1.2))
 
 
-def test_a_long_table_row_gets_room_to_be_quoted_whole(fake_ollama: FakeOllama) -> None:
-    """A fixed num_predict of 256 cut long rows mid-string; the bound is the embedded model's rule."""
+def test_the_reply_bound_is_the_same_for_a_long_table_row(fake_ollama: FakeOllama) -> None:
+    """The reply is a label and a number, never the row's text: a long row needs no more room."""
     row = SKY.model_copy(
         update={
             "text": "; ".join(f"Column {i}: value {i}" for i in range(40)),
@@ -104,7 +106,9 @@ def test_a_long_table_row_gets_room_to_be_quoted_whole(fake_ollama: FakeOllama) 
     )
     request = prompts.request("What is in column 7?", [row])
     OllamaModel(host=fake_ollama.url).complete(request)
-    assert fake_ollama.last_chat["options"]["num_predict"] == request.max_tokens == 200 + len(row.text) > 256
+    assert (
+        fake_ollama.last_chat["options"]["num_predict"] == request.max_tokens == AnswerSettings().reply_tokens
+    )
 
 
 def test_sampling_and_context_come_from_the_settings(fake_ollama: FakeOllama) -> None:
@@ -126,8 +130,8 @@ def test_uses_the_given_model_name(fake_ollama: FakeOllama) -> None:
 
 
 def test_invalid_json_content_is_returned_not_raised(fake_ollama: FakeOllama) -> None:
-    fake_ollama.reply('{"source": "P1", "quote": ')
-    assert OllamaModel(host=fake_ollama.url).complete(REQUEST).text == '{"source": "P1", "quote": '
+    fake_ollama.reply('{"source": "P1", "sentence": ')
+    assert OllamaModel(host=fake_ollama.url).complete(REQUEST).text == '{"source": "P1", "sentence": '
 
 
 @pytest.mark.parametrize("form", ["{host}", "http://{host}", "http://{host}/"])

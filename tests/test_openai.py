@@ -68,9 +68,9 @@ def served(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpen
 
 
 def test_sends_the_schema_as_a_strict_json_schema_response_format(served: FakeOpenAI) -> None:
-    served.reply({"source": "P1", "quote": SENTENCE})
+    served.reply({"source": "P1", "sentence": 1})
     completion = get_model(f"openai:{MODEL}").complete(REQUEST)
-    assert completion.text == json.dumps({"source": "P1", "quote": SENTENCE})
+    assert completion.text == json.dumps({"source": "P1", "sentence": 1})
     assert (completion.prompt_tokens, completion.completion_tokens, completion.cached_tokens) == (
         120,
         20,
@@ -92,10 +92,20 @@ def test_sends_the_schema_as_a_strict_json_schema_response_format(served: FakeOp
     }
     assert "authorization" not in {k.lower() for k in served.headers[0]}
     assert completion.label_confidence is None  # this server sent no token probabilities
+    assert (completion.prompt_seconds, completion.generation_seconds) == (None, None)  # nor timings
+
+
+def test_llama_servers_timings_say_where_the_time_went(served: FakeOpenAI) -> None:
+    served.timings = {"prompt_n": 120, "prompt_ms": 4000.0, "predicted_n": 12, "predicted_ms": 1500.0}
+    completion = get_model(f"openai:{MODEL}").complete(REQUEST)
+    assert (completion.prompt_seconds, completion.generation_seconds) == (4.0, 1.5)
+    served.timings = {"prompt_ms": "soon", "predicted_ms": -3}  # odd timings never fail a reply
+    completion = get_model(f"openai:{MODEL}").complete(REQUEST)
+    assert (completion.prompt_seconds, completion.generation_seconds) == (None, None)
 
 
 def test_token_probabilities_give_the_label_confidence(served: FakeOpenAI) -> None:
-    served.reply({"source": "P1", "quote": SENTENCE})
+    served.reply({"source": "P1", "sentence": 1})
     served.label_logprob = -0.7
     completion = get_model(f"openai:{MODEL}").complete(REQUEST)
     assert completion.label_confidence == pytest.approx(math.exp(-0.7))
@@ -272,19 +282,19 @@ def ask(runner: CliRunner, db: Path, *args: str) -> Any:
 
 
 def test_ask_end_to_end(served: FakeOpenAI, runner: CliRunner, library_db: Path) -> None:
-    served.reply({"source": "P1", "quote": FINE_SENTENCE})
+    served.reply({"source": "P1", "sentence": 1})
     result = ask(runner, library_db, "--model", f"openai:{MODEL}", "--verbose")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].endswith(f"· model openai:{MODEL}")
     assert f'   "{FINE_SENTENCE}"' in lines
-    assert "   (model " in result.stdout and " ms, prompt 120 tokens)" in result.stdout
+    assert "; model " in result.stdout and " ms, prompt 120 tokens, 20 generated)" in result.stdout
 
 
 def test_ask_withholds_a_quote_the_model_was_unsure_of(
     served: FakeOpenAI, runner: CliRunner, library_db: Path
 ) -> None:
-    served.reply({"source": "P1", "quote": FINE_SENTENCE})
+    served.reply({"source": "P1", "sentence": 1})
     served.label_logprob = math.log(0.2)
     result = ask(runner, library_db, "--model", f"openai:{MODEL}", "--verbose")
     assert result.exit_code == 0, result.output
@@ -349,9 +359,11 @@ def real(llama_server: embedded.LoadedModel, monkeypatch: pytest.MonkeyPatch) ->
 @needs_model
 def test_real_llama_server_answers_under_the_schema(real: embedded.LoadedModel) -> None:
     completion = get_model("openai:qwen2.5-coder").complete(REQUEST)
-    assert json.loads(completion.text) == {"source": "P1", "quote": SENTENCE}
+    assert json.loads(completion.text) == {"source": "P1", "sentence": 1}
+    assert REQUEST.unit("P1", 1) is not None and REQUEST.unit("P1", 1).text == SENTENCE
     assert completion.prompt_tokens and completion.prompt_tokens > 50
-    assert completion.completion_tokens and completion.completion_tokens > 10
+    assert completion.completion_tokens and completion.completion_tokens > 5
+    assert completion.prompt_seconds is not None and completion.generation_seconds is not None
 
 
 @pytest.mark.embedded

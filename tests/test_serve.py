@@ -3,6 +3,7 @@ one real embedded call), the caller's visibility on every endpoint, the limits, 
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import threading
@@ -276,6 +277,55 @@ def test_the_ask_page_streams_each_part_as_it_is_verified(client: TestClient) ->
     assert '· retriever <span class="retriever">lexical</span> ·' in page
 
 
+class SecondChoice(AnswerModel):
+    """Chooses the scorer's second sentence: an override the page must show."""
+
+    backend = "fake"
+    name = "second"
+
+    def complete(self, request: AnswerRequest) -> Completion:
+        second = request.units[1]
+        return Completion(text=json.dumps({"source": second.label, "sentence": second.sentence}))
+
+
+def test_the_answer_view_shows_the_scorers_ranking_and_the_models_choice(
+    library_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = "How many days does a standard book loan last?"
+    with client_for(library_db) as client:
+        extractive = html.unescape(client.get("/ask", params={"question": question, "as_of": AS_OF}).text)
+    assert "<summary>How the sentence was chosen: Chose P1 sentence 1, the scorer's first.</summary>" in (
+        extractive
+    )
+    monkeypatch.setattr(serve_app, "get_model", lambda spec=None: SecondChoice())
+    with client_for(library_db) as client:
+        page = html.unescape(client.get("/ask", params={"question": question, "as_of": AS_OF}).text)
+        payload = client.post("/api/ask", json={"question": question, "as_of": AS_OF}).json()
+    selection = payload["parts"][0]["answer"]["selection"]
+    second = selection["units"][1]
+    assert selection["choice"] == {"label": second["label"], "sentence": second["sentence"], "rank": 2}
+    assert selection["overrode"] is True
+    assert (
+        f"<summary>How the sentence was chosen: Chose {second['label']} sentence {second['sentence']}, "
+        "ranked 2 by the scorer: overrode its first.</summary>"
+    ) in page
+    listed = page[page.index('<ol class="units">') : page.index("</ol>", page.index('<ol class="units">'))]
+    texts = [unit["text"] for unit in selection["units"]]
+    assert [listed.index(f"<p>{text}</p>") for text in texts] == sorted(
+        listed.index(f"<p>{t}</p>") for t in texts
+    )
+    scorer = selection["scorer"]
+    assert f"Sentences shown to the model, ranked by the scorer ({scorer}):" in page
+    assert (
+        f'<li class="chosen"><span class="where">2. {second["label"]} sentence {second["sentence"]} · '
+        in listed
+    )
+    assert listed.count('class="chosen"') == 1 and "· the model's choice</span>" in listed
+    first = selection["units"][0]
+    scores = f"{first['score']:.4f} (BM25 {first['lexical']:.2f}"
+    assert f"1. {first['label']} sentence {first['sentence']} · {scores}" in listed
+
+
 def test_the_search_page_shows_its_header_with_the_retriever(client: TestClient) -> None:
     page = client.get(
         "/search", params={"question": "What is the loan limit for EQ-314?", "as_of": AS_OF}
@@ -411,7 +461,7 @@ class SlowModel(AnswerModel):
         time.sleep(0.2)
         with self.lock:
             self.active -= 1
-        return Completion(text=json.dumps({"source": None, "quote": None}))
+        return Completion(text=json.dumps({"source": None, "sentence": None}))
 
 
 def test_one_model_call_at_a_time_and_the_model_is_made_once(

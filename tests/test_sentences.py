@@ -1,0 +1,185 @@
+"""The sentence scorer: the quotable units of a part's passages, ranked by BM25 over the units
+fused with the MiniLM cosine (reciprocal rank), ties to the better passage, then the earlier unit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from localqa import embeddings, sentences
+from localqa.settings import AnswerSettings
+from localqa.types import Candidate, Kind, Location
+
+needs_semantic = pytest.mark.skipif(not embeddings.is_available(), reason="needs localqa[semantic]")
+LEXICAL_ONLY = AnswerSettings(unit_semantic_weight=0)
+
+
+def candidate(
+    text: str,
+    *,
+    source: str = "rules.pdf",
+    kind: Kind = Kind.PROSE,
+    rank: int = 1,
+    section: str | None = None,
+) -> Candidate:
+    table = kind is Kind.TABLE
+    return Candidate(
+        rank=rank,
+        score=1.0,
+        location=Location(
+            source=source,
+            page=1,
+            kind=kind,
+            section=section,
+            table=1 if table else None,
+            row=2 if table else None,
+            paragraph=None if table else rank,
+            effective=None,
+        ),
+        text=text,
+        doc_id=source,
+        tenant="default",
+    )
+
+
+RULES = candidate(
+    "The reading room opens at 09:00. Bags go in the lockers by the entrance. Laptops are welcome "
+    "at every desk. Food is not allowed in the reading room. Quiet phone calls may be made in the "
+    "lobby. The lockers are emptied every night at closing time. Lost property is kept for a month."
+)
+SENTENCES = sentences.units(RULES.text, Kind.PROSE)
+ROW = candidate(
+    "Equipment loan limits: Item ID: EQ-314; Item: Portable scanner. Loan limit: 45 minutes; "
+    "Deposit: 20 dollars",
+    source="equipment-policy.pdf",
+    kind=Kind.TABLE,
+    rank=2,
+)
+
+
+def ranked(question: str, candidates: list[Candidate], settings: AnswerSettings = LEXICAL_ONLY) -> list[Any]:
+    return [(u.label, u.sentence) for u in sentences.rank(question, candidates, settings).units]
+
+
+# --- the units ------------------------------------------------------------------------------------
+
+
+def test_prose_is_its_sentences_and_a_table_row_is_one_unit() -> None:
+    assert SENTENCES[:2] == ["The reading room opens at 09:00.", "Bags go in the lockers by the entrance."]
+    assert len(SENTENCES) == 7
+    assert sentences.units(ROW.text, Kind.TABLE) == [ROW.text]  # full stops inside it change nothing
+
+
+def test_times_and_decimals_do_not_end_a_sentence() -> None:
+    text = "The desk accepts maps from 12:00 to 15:00 on weekdays. Fines are 0.20 dollars a day."
+    assert sentences.units(text, Kind.PROSE) == [
+        "The desk accepts maps from 12:00 to 15:00 on weekdays.",
+        "Fines are 0.20 dollars a day.",
+    ]
+
+
+def test_every_unit_is_ranked_once_with_its_label_number_location_and_text() -> None:
+    ranking = sentences.rank("Where do bags go?", [RULES, ROW], LEXICAL_ONLY)
+    assert [u.rank for u in ranking.units] == list(range(1, 9))
+    assert sorted((u.label, u.sentence) for u in ranking.units) == [("P1", n) for n in range(1, 8)] + [
+        ("P2", 1)
+    ]
+    row = next(u for u in ranking.units if u.label == "P2")
+    assert (row.text, row.location, row.sentence) == (ROW.text, ROW.location, 1)
+    assert next(u for u in ranking.units if (u.label, u.sentence) == ("P1", 2)).text == SENTENCES[1]
+
+
+# --- BM25 over the units --------------------------------------------------------------------------
+
+
+def test_bm25_prefers_the_unit_with_the_rarer_terms_and_ties_go_to_passage_then_unit_order() -> None:
+    """ "locker" is in two sentences, "emptied" in one: the sentence with both comes first, then
+    the other "locker" sentence; the units sharing no term follow in passage and sentence order."""
+    order = ranked("When are the lockers emptied?", [RULES, ROW])
+    assert order[:2] == [("P1", 6), ("P1", 2)]
+    assert order[2:] == [("P1", 1), ("P1", 3), ("P1", 4), ("P1", 5), ("P1", 7), ("P2", 1)]
+
+
+def test_the_same_sentence_in_two_passages_ranks_the_better_passage_first() -> None:
+    twin = candidate(RULES.text, source="rules-copy.pdf", rank=2)
+    order = ranked("When are the lockers emptied?", [RULES, twin])
+    assert order[:4] == [("P1", 6), ("P2", 6), ("P1", 2), ("P2", 2)]
+    units = sentences.rank("When are the lockers emptied?", [RULES, twin], LEXICAL_ONLY).units
+    assert units[0].score == units[1].score > units[2].score == units[3].score  # tied ranks share a score
+
+
+def test_a_table_row_is_scored_as_one_unit() -> None:
+    ranking = sentences.rank("What is the deposit for the portable scanner?", [RULES, ROW], LEXICAL_ONLY)
+    first = ranking.units[0]
+    assert (first.label, first.sentence, first.text) == ("P2", 1, ROW.text)
+    assert first.lexical > 0 and all(u.lexical == 0 for u in ranking.units[1:])
+
+
+def test_a_question_of_stop_words_only_leaves_passage_order() -> None:
+    assert ranked("Is it?", [RULES, ROW]) == [("P1", n) for n in range(1, 8)] + [("P2", 1)]
+
+
+# --- fused with the MiniLM cosine -----------------------------------------------------------------
+
+
+@pytest.mark.semantic
+@needs_semantic
+def test_fusion_is_reciprocal_rank_of_bm25_and_the_cosine() -> None:
+    """Restated independently: weight / (rrf_k + rank) from each ranking (tied scores share the
+    better rank), no lexical share for a unit sharing no term; order by the fused score."""
+    settings = AnswerSettings()
+    ranking = sentences.rank("Can I eat my lunch in the reading room?", [RULES, ROW], settings)
+    assert ranking.scorer == "bm25+minilm" and ranking.note is None
+    units = ranking.units
+    assert all(u.semantic is not None and -1 <= u.semantic <= 1 for u in units)
+
+    def rank_of(value: float, values: list[float]) -> int:
+        return 1 + sum(v > value for v in values)
+
+    lexical = [u.lexical for u in units]
+    semantic = [u.semantic or 0.0 for u in units]
+    k = settings.unit_rrf_k
+    for unit in units:
+        expected = 1 / (k + rank_of(unit.semantic or 0.0, semantic))
+        if unit.lexical > 0:
+            expected += 1 / (k + rank_of(unit.lexical, lexical))
+        assert unit.score == pytest.approx(expected)
+    assert [u.score for u in units] == sorted((u.score for u in units), reverse=True)
+
+
+@pytest.mark.semantic
+@needs_semantic
+def test_meaning_lifts_the_answer_that_shares_no_word_with_the_question() -> None:
+    """ "Can I have a snack at my desk?" shares "desk" with the laptops sentence only; the food
+    rule shares no word at all. By BM25 alone the food rule ties with every other sentence
+    sharing nothing; fused with the cosine it comes second, above them all."""
+    question = "Can I have a snack at my desk?"
+    lexical = sentences.rank(question, [RULES], LEXICAL_ONLY).units
+    assert (lexical[0].label, lexical[0].sentence) == ("P1", 3)
+    food = next(u for u in lexical if u.text == SENTENCES[3])
+    assert food.lexical == 0 and food.rank > 2
+    fused = sentences.rank(question, [RULES], AnswerSettings()).units
+    assert [u.text for u in fused[:2]] == [SENTENCES[2], SENTENCES[3]]
+    assert fused[1].semantic == max(u.semantic or 0.0 for u in fused)
+
+
+def test_without_the_semantic_extra_the_scorer_is_bm25_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "is_available", lambda: False)
+
+    def never(*_: Any, **__: Any) -> Any:
+        raise AssertionError("embedded without the semantic extra")
+
+    monkeypatch.setattr(embeddings, "embed", never)
+    ranking = sentences.rank("When are the lockers emptied?", [RULES], AnswerSettings())
+    assert ranking.scorer == "bm25"
+    assert ranking.note is not None and "semantic extra is not installed" in ranking.note
+    assert "pip install 'localqa[semantic]'" in ranking.note
+    assert all(u.semantic is None for u in ranking.units)
+    assert [(u.label, u.sentence) for u in ranking.units] == ranked("When are the lockers emptied?", [RULES])
+
+
+def test_turning_the_cosine_off_is_bm25_without_a_note() -> None:
+    ranking = sentences.rank("When are the lockers emptied?", [RULES], LEXICAL_ONLY)
+    assert (ranking.scorer, ranking.note) == ("bm25", None)
+    assert ranking.seconds >= 0
