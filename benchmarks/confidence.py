@@ -1,7 +1,8 @@
-"""Calibrating the answer stage's one threshold on public data: the label confidence.
+"""The answer stage on public data: what a reader is shown, the label-confidence threshold, the
+sentence scorer and the model's choices.
 
     python benchmarks/confidence.py [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
-                                    [--model embedded] [--json OUT]
+                                    [--model embedded] [--setting FIELD=VALUE]... [--json OUT]
 
 A small model rarely answers "no passage answers"; when none does, it still picks a label, with a
 low probability. `AnswerSettings.min_label_confidence` withholds a verified quote whose label the
@@ -9,9 +10,12 @@ model gave less than that probability. This script reads the threshold off the p
 
 Each question of the sets is retrieved from the set's shared index (built as `pdfqa.py` builds
 it, and cached with it) exactly as `localqa eval --model` retrieves it (`Settings.for_answering`),
-and every part is answered with the check off (threshold 0). Per part it records the outcome,
-whether the quote cites an evidence page, and the label confidence. Answers are kept in
-`--cache` per set, model and code, so an interrupted run resumes.
+and every part is answered with the check off (threshold 0) and any other answer settings given
+with `--setting` (e.g. `--setting units=4`). Per part it records the outcome, whether the quote
+cites an evidence page, the label confidence, whether the sentence scorer's first sentence is on an
+evidence page, the rank (in the scorer's ranking) of the sentence the model chose, the tokens and
+the times. Answers are kept in `--cache` per set, model, settings and code, so an interrupted run
+resumes.
 
 Then, for each candidate threshold, it prints what a reader would be shown, exactly as eval
 decides it (a case shows the first part whose quote is verified and confident enough):
@@ -19,6 +23,11 @@ decides it (a case shows the first part whose quote is verified and confident en
   any verified quote;
 - MMLongBench needs_visual, the same, on their own line;
 - unanswerable: no quote shown.
+and, per category, the scorer alone: cases whose scorer's first sentence (of the first part with
+candidates) is on an evidence page; the model's override rate (of the parts where it chose a
+sentence, those not the scorer's first; overrides onto an evidence page and away from one); and
+per part the median prompt and generated tokens, model seconds and scorer milliseconds.
+`--model extractive` is the scorer alone: its table is the scorer's.
 
 Skips with a message when the data is absent.
 """
@@ -29,6 +38,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import statistics
 import sys
 import time
 from datetime import date
@@ -50,11 +60,20 @@ from localqa.types import Caller  # noqa: E402
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 SETS = ("mmlongbench", "financebench")
 # The answering code: a change to it is a new set of answers.
-ANSWER_CODE = ("localqa/answering.py", "localqa/prompts.py", "localqa/models/*.py", "localqa/retrieve.py")
+ANSWER_CODE = (
+    "localqa/answering.py",
+    "localqa/prompts.py",
+    "localqa/sentences.py",
+    "localqa/settings.py",
+    "localqa/models/*.py",
+    "localqa/retrieve.py",
+)
 
 
-def answers_path(cache: Path, name: str, model: str) -> Path:
-    key = hashlib.sha256((model + pdfqa.code_hash(ANSWER_CODE + pdfqa.INDEX_CODE)).encode()).hexdigest()
+def answers_path(cache: Path, name: str, model: str, settings: AnswerSettings) -> Path:
+    key = hashlib.sha256(
+        (model + settings.model_dump_json() + pdfqa.code_hash(ANSWER_CODE + pdfqa.INDEX_CODE)).encode()
+    ).hexdigest()
     return cache / name / f"confidence-{key[:16]}.jsonl"
 
 
@@ -93,7 +112,9 @@ def recording_model(model_name: str) -> tuple[Any, Recorder | None]:
     return embedded.EmbeddedModel(loaded=dataclasses.replace(loaded, server=recorder)), recorder
 
 
-def answer_cases(bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path) -> list[dict[str, Any]]:
+def answer_cases(
+    bench: pdfqa.BenchSet, db: Path, model_name: str, answering: AnswerSettings, out: Path
+) -> list[dict[str, Any]]:
     """Every case answered with the check off, one JSON line per case (resumes from `out`)."""
     done = {}
     if out.exists():
@@ -101,7 +122,7 @@ def answer_cases(bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path) ->
             record = json.loads(line)
             done[record["id"]] = record
     model, recorder = recording_model(model_name)
-    settings = Settings(answering=AnswerSettings(min_label_confidence=0.0))
+    settings = Settings(answering=answering)
     as_of = date.fromisoformat(pdfqa.AS_OF)
     with open_index(db) as store, out.open("a", encoding="utf-8") as sink:
         retrieval = resolve(store, settings.for_answering())
@@ -116,15 +137,28 @@ def answer_cases(bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path) ->
             for part in parts:
                 answer = answer_part(part.question, part.candidates, model, settings.answering)
                 cited = answer.citation
+                selection, call = answer.selection, answer.call
+                first = selection.shown[0].location if selection and selection.shown else None
+                choice = selection.choice if selection else None
                 answered.append(
                     {
                         "verified": answer.verified,
                         "on_evidence": cited is not None and (cited.source, cited.page) in case.pages,
-                        "confidence": answer.call.label_confidence if answer.call else None,
+                        "confidence": call.label_confidence if call else None,
                         "reason": answer.reason,
                         "question": part.question,
                         "quote": answer.quote,
-                        "tokens": recorder.last if recorder and answer.call else [],
+                        "candidates": len(part.candidates),
+                        "scorer_first_on_evidence": first is not None
+                        and (first.source, first.page) in case.pages,
+                        "choice_rank": choice.rank if choice else None,
+                        "choice_on_evidence": choice is not None
+                        and (choice.location.source, choice.location.page) in case.pages,
+                        "scorer_ms": selection.seconds * 1000 if selection else None,
+                        "seconds": call.seconds if call else None,
+                        "prompt_tokens": call.prompt_tokens if call else None,
+                        "completion_tokens": call.completion_tokens if call else None,
+                        "tokens": recorder.last if recorder and call else [],
                     }
                 )
             record = {"id": case.id, "category": case.category, "parts": answered}
@@ -202,6 +236,69 @@ def print_table(title: str, rows: list[dict[str, Any]]) -> None:
         print("  ".join(cells))
 
 
+def scorer_and_choices(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per category: the scorer's first sentence on an evidence page (first part with candidates),
+    the model's overrides, and the median tokens and times per part that asked the model."""
+    found: dict[str, dict[str, Any]] = {}
+    for category in ("answerable", "needs_visual", "unanswerable"):
+        cases = [r for r in records if r["category"] == category]
+        if not cases:
+            continue
+        firsts = [next((p for p in r["parts"] if p.get("candidates")), None) for r in cases]
+        asked = [p for r in cases for p in r["parts"] if p.get("seconds") is not None]
+        chose = [p for p in asked if p.get("choice_rank") is not None]
+        overrode = [p for p in chose if p["choice_rank"] != 1]
+        found[category] = {
+            "cases": len(cases),
+            "scorer_first_on_evidence": sum(bool(p and p["scorer_first_on_evidence"]) for p in firsts),
+            "parts_asked": len(asked),
+            "chose": len(chose),
+            "overrode": len(overrode),
+            "overrode_onto_evidence": sum(
+                p["choice_on_evidence"] and not p["scorer_first_on_evidence"] for p in overrode
+            ),
+            "overrode_away_from_evidence": sum(
+                p["scorer_first_on_evidence"] and not p["choice_on_evidence"] for p in overrode
+            ),
+            **{f"{key}_median": _median([p.get(key) for p in asked]) for key in PER_PART},
+        }
+    return found
+
+
+PER_PART = ("prompt_tokens", "completion_tokens", "seconds", "scorer_ms")
+
+
+def _median(values: list[Any]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def print_scorer(title: str, found: dict[str, dict[str, Any]]) -> None:
+    print(f"\n{title}: the sentence scorer and the model's choices")
+    for category, row in found.items():
+        first = f"{row['scorer_first_on_evidence']}/{row['cases']}"
+        line = f"  {category}: scorer's first sentence on an evidence page {first}"
+        if row["chose"]:
+            line += (
+                f"; the model chose a sentence in {row['chose']}/{row['parts_asked']} parts and overrode "
+                f"the scorer's first in {row['overrode']} ({row['overrode_onto_evidence']} onto an evidence "
+                f"page, {row['overrode_away_from_evidence']} away from one)"
+            )
+        print(line)
+        figures = [
+            f"{label} {row[key]:.{digits}f}"
+            for key, label, digits in (
+                ("prompt_tokens_median", "prompt tokens", 0),
+                ("completion_tokens_median", "generated tokens", 0),
+                ("seconds_median", "model s", 2),
+                ("scorer_ms_median", "scorer ms", 0),
+            )
+            if row.get(key) is not None
+        ]
+        if figures:
+            print(f"    per part (median): {', '.join(figures)}")
+
+
 def confidences(records: list[dict[str, Any]]) -> dict[str, list[float]]:
     """The label confidence of each case's first verified quote, by category and by where it cites."""
     found: dict[str, list[float]] = {}
@@ -222,6 +319,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
     parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="indexes and answers")
     parser.add_argument("--model", default="embedded", help="the backend to calibrate (default: embedded)")
+    parser.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="an AnswerSettings field for this run (repeatable), e.g. units=4",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
@@ -234,20 +338,28 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
         return 0
-    report: dict[str, Any] = {"model": args.model, "sets": {}}
+    fields = dict(item.partition("=")[::2] for item in args.setting)
+    try:
+        answering = AnswerSettings.model_validate({**fields, "min_label_confidence": 0.0})
+    except ValueError as error:
+        parser.error(f"--setting: {error}")
+    report: dict[str, Any] = {"model": args.model, "settings": answering.model_dump(), "sets": {}}
     every: list[dict[str, Any]] = []
     for name in chosen:
         data = loaders[name](bench / folders[name])
         built, _, _ = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)
-        out = answers_path(args.cache, name, args.model)
+        out = answers_path(args.cache, name, args.model, answering)
         print(f"{data.title}: {len(data.cases)} questions, index {built.path.name}; answers in {out}")
-        records = answer_cases(data, built.path, args.model, out)
+        records = answer_cases(data, built.path, args.model, answering, out)
         rows = table(records)
         print_table(data.title, rows)
-        report["sets"][name] = {"rows": rows, "confidences": confidences(records)}
+        scorer = scorer_and_choices(records)
+        print_scorer(data.title, scorer)
+        report["sets"][name] = {"rows": rows, "scorer": scorer, "confidences": confidences(records)}
         every += records
     if len(chosen) > 1:
         print_table("all sets together", table(every))
+        print_scorer("all sets together", scorer_and_choices(every))
     print("\nLabel confidence of each case's first verified quote:")
     for where, values in confidences(every).items():
         print(f"  {where} ({len(values)}): {' '.join(f'{v:.2f}' for v in values)}")
