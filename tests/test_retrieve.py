@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from localqa.api import search_parts
 from localqa.errors import QuestionError
+from localqa.library import search_parts
 from localqa.retrieve import question_parts, split_parts
 from localqa.types import Caller, Candidate, Kind, PartResult
 
