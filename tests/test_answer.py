@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from localqa import prompts, sentences
 from localqa.answering import QuoteProblem, answer_part, quote_check, verify
-from localqa.api import answer
 from localqa.errors import ModelError
+from localqa.library import answer
 from localqa.models.base import AnswerRequest, Completion, label_confidence
 from localqa.settings import AnswerSettings
 from localqa.text import squash

@@ -21,9 +21,9 @@ from click.testing import CliRunner
 from fake_ollama import free_port
 
 from localqa import models, prompts
-from localqa.api import answer
 from localqa.cli import cli
 from localqa.errors import ModelError, UnknownModelError
+from localqa.library import answer
 from localqa.models import backends, default_backend, embedded, extractive, get_model, ollama
 from localqa.models.base import Availability, Backend
 from localqa.models.embedded import EmbeddedModel
