@@ -177,7 +177,8 @@ def _part_line(part: dict[str, Any]) -> str:
     if not part["verified"]:
         return "no quote"
     where = "evidence page" if part["on_evidence"] else "other page"
-    return f"quote from an {where}, label p={part['confidence']:.2f}"
+    confidence = "" if part["confidence"] is None else f", label p={part['confidence']:.2f}"
+    return f"quote from an {where}{confidence}"
 
 
 def shown(record: dict[str, Any], threshold: float) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from localqa.models.base import AnswerRequest, Message
-from localqa.sentences import Ranking, labels, rank
+from localqa.sentences import Ranking, labels, passage_rank, rank
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, RankedUnit
 
@@ -47,7 +47,7 @@ def shown(ranking: Ranking, settings: AnswerSettings) -> tuple[RankedUnit, ...]:
     best first (or, with `order = "passage"`, passage by passage)."""
     best = ranking.units[: settings.units]
     if settings.order == "passage":
-        return tuple(sorted(best, key=lambda u: (int(u.label[1:]), u.sentence)))
+        return tuple(sorted(best, key=lambda u: (passage_rank(u.label), u.sentence)))
     return best
 
 
@@ -96,7 +96,7 @@ def answer_schema(units: Sequence[RankedUnit]) -> dict[str, Any]:
     numbers: dict[str, list[int]] = {}
     for unit in units:
         numbers.setdefault(unit.label, []).append(unit.sentence)
-    ordered = sorted(numbers.items(), key=lambda item: int(item[0][1:]))
+    ordered = sorted(numbers.items(), key=lambda item: passage_rank(item[0]))
     branches = [_branch({"const": label}, {"enum": sorted(found)}) for label, found in ordered]
     branches.append(_branch({"type": "null"}, {"type": "null"}))
     return {"anyOf": branches}
@@ -112,7 +112,9 @@ def _branch(source: dict[str, Any], sentence: dict[str, Any]) -> dict[str, Any]:
 
 
 def _where(unit: RankedUnit) -> str:
-    """Where a unit comes from, in a few words: file, page, table, section."""
+    """Where a unit comes from, in a few words: file, page, table, and the heading it sits under
+    (the last of its heading path: the whole path, repeated for every unit, would cost prompt
+    tokens for little)."""
     location = unit.location
     where = [location.source]
     if location.page is not None:
@@ -120,5 +122,5 @@ def _where(unit: RankedUnit) -> str:
     if location.kind is Kind.TABLE:
         where.append(f"table {location.table} row {location.row}")
     if location.section:
-        where.append(location.section)
+        where.append(location.section.rsplit(" > ", 1)[-1])
     return ", ".join(where)

@@ -19,18 +19,15 @@ Without the `semantic` extra the scorer is BM25 over the units alone, and says s
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from localqa import embeddings
+from localqa import embeddings, parts
 from localqa.retrieve import bm25_idf
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, RankedUnit
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 
 # BM25's usual constants (as retrieval's defaults): how fast a repeated term saturates, and how
 # much a long unit is discounted.
@@ -44,11 +41,12 @@ NO_SEMANTIC = (
 
 
 def units(text: str, kind: Kind) -> list[str]:
-    """What may be quoted from a passage's text: its sentences, or a table row as a whole."""
+    """What may be quoted from a passage's text: its sentences (as the question splitter finds
+    them: pysbd, so "vs. 4", "Fig. 2", "Mr. C.M. Maniar" and decimals end none), whitespace
+    squashed; or a table row as a whole."""
     if kind is Kind.TABLE:
         return [text]
-    sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-    return sentences or [text]
+    return parts.sentences(text) or [text]
 
 
 def labels(candidates: Sequence[Candidate]) -> dict[str, Candidate]:
@@ -81,7 +79,7 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
     if embeddings.is_available() and settings.unit_semantic_weight > 0:
         semantic = _cosines(question, [text for _, _, text, _ in found])
     fused = _fuse(lexical, semantic, settings)
-    order = sorted(range(len(found)), key=lambda i: (-fused[i], candidates_rank(found[i][0]), found[i][1]))
+    order = sorted(range(len(found)), key=lambda i: (-fused[i], passage_rank(found[i][0]), found[i][1]))
     ranked = tuple(
         RankedUnit(
             rank=position,
@@ -99,8 +97,8 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
     return Ranking(ranked, scorer, time.perf_counter() - started, note)
 
 
-def candidates_rank(label: str) -> int:
-    """The passage's rank, read off its label (P3 is the third candidate)."""
+def passage_rank(label: str) -> int:
+    """The passage's rank among the candidates, read off its label (P3 is the third)."""
     return int(label[1:])
 
 
