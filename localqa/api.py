@@ -17,7 +17,7 @@ from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
-from localqa.types import Answer, Caller, PartResult, Passage
+from localqa.types import MAX_NUMBER, Answer, Caller, PartResult, Passage
 
 
 def search_parts(
@@ -110,10 +110,13 @@ def page_passages(
     `caller` may see on `as_of`. `source` must be exactly an indexed source name: it is compared
     for equality, never used as a path here."""
     caller = caller or Caller()
-    with open_index(db) as store:
-        allowed = {d.doc_id for d in eligible(store.documents(), as_of, caller)}
-        found = [p for p in store.page_passages(source, page) if p.doc_id in allowed]
-        sha256 = store.file_hash(source) if found else None
+    found = []
+    sha256 = None
+    if page is None or 1 <= page <= MAX_NUMBER:  # beyond: no document has that page
+        with open_index(db) as store:
+            allowed = {d.doc_id for d in eligible(store.documents(), as_of, caller)}
+            found = [p for p in store.page_passages(source, page) if p.doc_id in allowed]
+            sha256 = store.file_hash(source) if found else None
     if not found:
         where = f"page {page} of {source!r}" if page is not None else f"{source!r}"
         raise PageNotFoundError(

@@ -774,9 +774,11 @@ def show(
         click.echo(f"{visible(source)}, {visible(where)}")
         click.echo(f"   {visible(before)}»{click.style(visible(marked), reverse=True)}«{visible(after)}")
         return
+    from localqa.files import write_atomic
+
     image = showing.page_image(pdfs, found, quote, dpi=dpi)
     output = output or Path(f"{Path(source).stem}.page-{page}.png")
-    output.write_bytes(image)
+    write_atomic(output, image)
     say(f"wrote {output}" + ("" if quote else " (no --quote: nothing highlighted)"))
 
 

@@ -26,7 +26,15 @@ from localqa.store.base import IndexedState, IndexStatus, Progress, Store
 from localqa.store.sqlite import open_store, writing
 from localqa.types import Caller, Document, Passage
 
-__all__ = ["Progress", "RefreshReport", "index_status", "open_index", "refresh_index", "write_documents"]
+__all__ = [
+    "Progress",
+    "RefreshReport",
+    "index_file",
+    "index_status",
+    "open_index",
+    "refresh_index",
+    "write_documents",
+]
 
 
 class ProgressOf:
@@ -84,7 +92,7 @@ def refresh_index(
     some passages would hide them from semantic ranking. `wait` is told when another run holds
     the index and this one waits for it. `jobs`: worker processes for extraction (default: the
     cores this process may use)."""
-    with writing(db_path, rebuild=rebuild, wait=wait) as writer:
+    with writing(index_file(db_path), rebuild=rebuild, wait=wait) as writer:
         # Everything the run writes is read while it holds the writer lock.
         catalog = load_catalog(folder)
         scan = scan_folder(folder)
@@ -95,6 +103,7 @@ def refresh_index(
         writer.remove_files(plan.remove)
         writer.put_documents(plan.documents.values(), plan.blocked)
         extracted: dict[str, tuple[int, ...]] = {}
+        empty: set[str] = set()
         failed: set[str] = set()
         problems: list[Problem] = []
         units = {unit.name: unit for unit in plan.extract}
@@ -118,6 +127,8 @@ def refresh_index(
                     unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.title
                 )
                 extracted[unit.name] = result.pages_without_text
+                if not result.passages:
+                    empty.add(unit.name)
         writer.record_catalog(scan.catalog_sha256)
         embedded = 0
         if embedding:
@@ -133,7 +144,7 @@ def refresh_index(
                 )
             )
         summary = writer.finish()
-    changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems)
+    changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems, empty)
     return RefreshReport(
         db=db_path,
         added=changes.added,
@@ -154,7 +165,7 @@ def write_documents(
     """Build an index straight from documents and passages, skipping extraction: for benchmarks
     and synthetic corpora. Replaces any index at `db_path`, atomically like `refresh_index`."""
     pairs = [(document, list(passages)) for document, passages in documents]
-    with writing(db_path, rebuild=True) as writer:
+    with writing(index_file(db_path), rebuild=True) as writer:
         writer.put_documents([document for document, _ in pairs], ())
         for document, passages in pairs:
             sha = hashlib.sha256(document.source.encode()).hexdigest()
@@ -162,6 +173,15 @@ def write_documents(
         if embed:
             embeddings.embed_missing(writer)
         writer.finish()
+
+
+def index_file(db_path: Path) -> Path:
+    """The file an index path names, links followed: `--db` may be a link to the index that
+    `serve` reads. Followed once, here, the writer's lock and its replacement of the file act on
+    that file, which every reader opens; replacing the link itself would leave the readers on
+    the old index and give two names two locks. (Refusing links would forbid a common layout,
+    an index kept elsewhere and linked into place.)"""
+    return db_path.resolve()
 
 
 def open_index(db_path: Path) -> Store:

@@ -25,6 +25,9 @@ ACCESS_LABELS = ("public", "staff")
 ROLES = ACCESS_LABELS
 DEFAULT_ROLE = "public"
 DEFAULT_TENANT = "default"
+# The largest page, table, row or paragraph number anything accepts: beyond it a number is bad
+# input, never an overflow deep in a query (SQLite integers are 64-bit).
+MAX_NUMBER = 2**31 - 1
 
 
 class Frozen(BaseModel):

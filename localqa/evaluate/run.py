@@ -32,9 +32,7 @@ from localqa.prompts import prompt_hash
 from localqa.retrieve import resolve, search
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.store.base import Store
-from localqa.types import Caller, Candidate, Kind, Location, PartResult
-
-MAX_NUMBER = 2**31 - 1
+from localqa.types import MAX_NUMBER, Caller, Candidate, Kind, Location, PartResult
 
 
 class RecordedCitation(BaseModel):
@@ -44,8 +42,6 @@ class RecordedCitation(BaseModel):
 
     source: str
     kind: Kind
-    # Numbers as the index stores them (SQLite integers are 64-bit): an absurd page is a bad
-    # line, not an overflow deep in a query.
     page: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
     section: str | None = None
     table: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
