@@ -74,6 +74,15 @@ def library_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
+def indexed(sample_pdfs: Path, library_db: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The sample folder and a private copy of its index (staff-procedures.pdf indexed as staff)."""
+    db = tmp_path / "index" / "library.sqlite3"
+    db.parent.mkdir()
+    shutil.copy(library_db, db)
+    return sample_pdfs, db
+
+
+@pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +21,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from access import (
+    ALARM,
+    NOV,
+    RARE_BOOKS,
+    RETIRED,
+    STAFF,
+    ask,
+    assert_public_never_sees_the_alarm_code,
+    edit_catalog,
+    errors,
+    index,
+    sources_for,
+)
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,50 +46,6 @@ from localqa.store.sqlite import _writer_lock
 from localqa.types import Caller, Document, Status
 
 REPO = Path(__file__).resolve().parent.parent
-STAFF = "staff-procedures.pdf"
-ALARM = "When is the alarm code changed?"
-ALARM_SENTENCE = "The alarm code is changed every 90 days."
-RETIRED = "reading-room-rules-2024.pdf"
-RARE_BOOKS = "On which day may rare books be viewed?"
-NOV = "2026-11-14"
-
-
-def index(runner: CliRunner, folder: Path, db: Path, *extra: str) -> Result:
-    return runner.invoke(cli, ["index", "--pdfs", str(folder), "--db", str(db), *extra])
-
-
-def ask(runner: CliRunner, db: Path, question: str, *extra: str) -> Result:
-    return runner.invoke(
-        cli, ["ask", question, "--as-of", NOV, "--db", str(db), "--model", "extractive", *extra]
-    )
-
-
-def sources_for(db: Path, question: str, role: str = "public") -> set[str]:
-    results = search_parts(question, as_of=date(2026, 11, 14), caller=Caller(role=role), db=db, k=50)
-    return {c.location.source for r in results for c in r.candidates}
-
-
-def edit_catalog(folder: Path, old: str, new: str) -> None:
-    path = folder / "catalog.toml"
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new), encoding="utf-8")
-
-
-@pytest.fixture
-def indexed(sample_pdfs: Path, library_db: Path, tmp_path: Path) -> tuple[Path, Path]:
-    """The sample folder and a private copy of its index (staff-procedures.pdf indexed as staff)."""
-    db = tmp_path / "index" / "library.sqlite3"
-    db.parent.mkdir()
-    shutil.copy(library_db, db)
-    return sample_pdfs, db
-
-
-def assert_public_never_sees_the_alarm_code(runner: CliRunner, db: Path) -> None:
-    assert STAFF not in sources_for(db, ALARM)
-    answer = ask(runner, db, ALARM)
-    assert answer.exit_code == 0, answer.output
-    assert ALARM_SENTENCE not in answer.output and "90 days" not in answer.output
 
 
 # --- 1. a catalog key that misses its file ------------------------------------------------------
@@ -88,9 +56,12 @@ def assert_public_never_sees_the_alarm_code(runner: CliRunner, db: Path) -> None
     [
         (
             '["Staff-procedures.pdf"]',
-            'catalog.toml has one for "Staff-procedures.pdf", which matches no file',
+            "1 file has no entry (staff-procedures.pdf) while 1 entry matches no file (Staff-procedures.pdf)",
         ),
-        ('["staff-procedure.pdf"]', 'catalog.toml has one for "staff-procedure.pdf", which matches no file'),
+        (
+            '["staff-procedure.pdf"]',
+            "1 file has no entry (staff-procedures.pdf) while 1 entry matches no file (staff-procedure.pdf)",
+        ),
         ("[staff-procedures.pdf]", 'write it in quotes: ["staff-procedures.pdf"]'),
     ],
     ids=["case", "small-edit", "unquoted"],
@@ -102,15 +73,23 @@ def test_a_key_that_misses_its_file_is_an_error_and_the_file_is_never_public(
     folder, db = indexed
     if history == "never-indexed":
         db = tmp_path / "fresh.sqlite3"
+    before = db.read_bytes() if db.exists() else None
     edit_catalog(folder, '["staff-procedures.pdf"]', written)
     result = index(runner, folder, db)
     assert result.exit_code == 1
-    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1 and errors[0].startswith(f"Error: {STAFF}: ") and says in errors[0], errors
-    assert_public_never_sees_the_alarm_code(runner, db)
-    # Blocked, it is visible to nobody (staff included) until the key is fixed ...
-    assert STAFF not in sources_for(db, ALARM, role="staff")
-    # ... and the fix restores it, as staff.
+    [error] = errors(result)
+    assert says in error, error
+    if written.startswith('["'):
+        # A key that matches no file beside a file without an entry: the refresh stops.
+        assert error.startswith(f"Error: {folder / 'catalog.toml'}: ")
+        assert (db.read_bytes() if db.exists() else None) == before
+    else:
+        # Blocked, it is visible to nobody (staff included) until the key is fixed.
+        assert error.startswith(f"Error: {STAFF}: ")
+        assert STAFF not in sources_for(db, ALARM, role="staff")
+    if db.exists():
+        assert_public_never_sees_the_alarm_code(runner, db)
+    # The fix indexes it, as staff.
     edit_catalog(folder, written, '["staff-procedures.pdf"]')
     assert index(runner, folder, db).exit_code == 0
     assert STAFF in sources_for(db, ALARM, role="staff")
