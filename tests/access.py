@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from localqa.api import search_parts
 from localqa.cli import cli
+from localqa.library import search_parts
 from localqa.types import Caller
 
 STAFF = "staff-procedures.pdf"
