@@ -4,7 +4,9 @@ given what the index holds), so every rule here is testable without SQLite.
 
 A source that cannot be indexed now (bad catalog entry, a document id claimed twice) is
 `blocked`: it keeps its previously indexed passages, if any, but is visible to nobody until it is
-fixed. A file that fails to extract keeps its previous version too (see `Outcome`).
+fixed. A file that fails to extract keeps its previous version too (see `Outcome`). A catalog
+whose entries and files do not match up (a file without an entry beside an entry without a file)
+stops the whole refresh: which entry was meant for which file cannot be known.
 """
 
 from __future__ import annotations

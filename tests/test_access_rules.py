@@ -3,15 +3,16 @@ way it was found, against the real CLI, real PDFs and a real index.
 
 The rule: a document indexed with an access label keeps it (and its status and tenant) until an
 explicit catalog entry says otherwise; a catalog that cannot be read stops the refresh; a catalog
-key that misses its file by a little is an error that blocks the file; links do not lead out of
-the library folder; one writer at a time; text from documents and file names never controls the
-terminal.
+key that misses its file stops the refresh (a file without an entry beside an entry without a
+file), and one written without quotes blocks the file; links do not lead out of the library
+folder; one writer at a time; text from documents and file names never controls the terminal.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from hypothesis import strategies as st
 
 from localqa.catalog import visible_labels
 from localqa.cli import cli
+from localqa.errors import CatalogError
 from localqa.index import open_index, refresh_index
 from localqa.library import search_parts
 from localqa.store.sqlite import _writer_lock
@@ -465,7 +467,7 @@ def test_sqlite_errors_name_the_index(
 
 # --- the property: random catalog edits never widen access ---------------------------------------
 
-FILES = ("alpha.md", "beta.md", "gamma.md", "delta.md")
+FILES = ("alpha.md", "bêta.md", "gamma.md", "délta.md")  # two with an accent: NFC and NFD differ
 ROLES = ("public", "staff")
 TENANTS = ("default", "acme")
 entries = st.fixed_dictionaries(
@@ -475,19 +477,36 @@ entries = st.fixed_dictionaries(
         "tenant": st.sampled_from(TENANTS),
     }
 )
-edits = st.sampled_from(["keep", "delete", "rename-case", "typo", "retype-access", "unquote", "explicit"])
+edits = st.sampled_from(
+    [
+        "keep",
+        "delete",
+        "rename-case",
+        "typo",
+        "retype-access",
+        "unquote",
+        "explicit",
+        "folder-key",  # the key names the file with a folder
+        "unicode-twice",  # the entry again, in the other Unicode form, public
+        "rename-file",  # the file renamed, its entry left as it was
+        "rename-file-and-entry",  # the file and its entry renamed together
+        "rename-file-drop-entry",  # the file renamed, its entry removed
+        "copy-file",  # a copy under a new name, without an entry
+    ]
+)
+CATALOG_NAMES = ("catalog.toml", "catalog.toml", "Catalog.toml", "catalogue.toml", "catalog.toml.txt")
 
 
-def write_catalog(folder: Path, catalog: dict[str, dict[str, str] | str]) -> None:
+def write_catalog(folder: Path, catalog: dict[str, dict[str, str] | str], name: str = "catalog.toml") -> None:
     lines = []
-    for name, entry in catalog.items():
-        if isinstance(entry, str):  # a raw header line, as a person may mistype it
+    for key, entry in catalog.items():
+        if isinstance(entry, str):  # raw lines, as a person may mistype them
             lines.append(entry)
             continue
-        lines.append(f'["{name}"]')
-        lines += [f'{key} = "{value}"' for key, value in entry.items()]
+        lines.append(f'["{key}"]')
+        lines += [f'{field} = "{value}"' for field, value in entry.items()]
         lines.append("")
-    (folder / "catalog.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def may_see(document: Document, caller: Caller) -> bool:
@@ -508,11 +527,50 @@ def granted(entry: dict[str, str] | str | None, caller: Caller) -> bool:
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def edit(
+    folder: Path, name: str, change: str, entry: dict[str, str], flip: str
+) -> dict[str, dict[str, str] | str]:
+    """The catalog entries (key -> entry, or raw lines) after one edit of `name`'s entry, making
+    the edit's change to the folder too (a renamed or copied file)."""
+    renamed = f"renamed-{name}"
+    if change == "keep":
+        return {name: entry}
+    if change == "delete":
+        return {}
+    if change == "rename-case":
+        return {name.upper(): entry}
+    if change == "typo":
+        return {name.replace(".md", "s.md"): entry}
+    if change == "retype-access":
+        return {name: {**entry, "access": "Public"}}
+    if change == "unquote":
+        return {name: f"[{name}]\n" + "\n".join(f'{k} = "{v}"' for k, v in entry.items()) + "\n"}
+    if change == "explicit":
+        return {name: {**entry, "access": "public" if name == flip else entry["access"]}}
+    if change == "folder-key":
+        return {f"pdfs/{name}": {**entry, "access": "public"}}
+    if change == "unicode-twice":
+        other = unicodedata.normalize("NFD", name)
+        if other == name:  # the same key twice: not valid TOML
+            return {name: entry, f"{name} again": f'["{name}"]\naccess = "public"\n'}
+        return {name: entry, other: {**entry, "access": "public"}}
+    if change == "copy-file":
+        shutil.copy(folder / name, folder / f"copy-of-{name}")
+        return {name: entry}
+    (folder / name).rename(folder / renamed)
+    if change == "rename-file":
+        return {name: entry}
+    if change == "rename-file-and-entry":
+        return {renamed: entry}
+    return {}  # rename-file-drop-entry
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     before=st.fixed_dictionaries({name: entries for name in FILES}),
     changes=st.fixed_dictionaries({name: edits for name in FILES}),
     remove_catalog=st.booleans(),
+    catalog_name=st.sampled_from(CATALOG_NAMES),
     flip=st.sampled_from(FILES),
 )
 def test_random_catalog_edits_never_widen_access(
@@ -520,14 +578,21 @@ def test_random_catalog_edits_never_widen_access(
     before: dict[str, dict[str, str]],
     changes: dict[str, str],
     remove_catalog: bool,
+    catalog_name: str,
     flip: str,
 ) -> None:
+    """Whatever happens to the catalog and the files (entries edited, misspelt, deleted, given a
+    folder or written twice; files renamed or copied; the catalog removed or misnamed), a caller
+    sees a document only if they saw its content before, or the new catalog grants it to them
+    by its own name."""
     folder = tmp_path_factory.mktemp("library")
     db = folder.parent / f"{folder.name}.sqlite3"
+    content = {}  # file name -> the name of the file whose content it has
     for name in FILES:
         (folder / name).write_text(
             f"# {name}\n\nThe shared loan policy wording of {name}.\n", encoding="utf-8"
         )
+        content[name] = name
     write_catalog(folder, dict(before))
     refresh_index(folder, db)
     with open_index(db) as store:
@@ -535,25 +600,22 @@ def test_random_catalog_edits_never_widen_access(
 
     after: dict[str, dict[str, str] | str] = {}
     for name, change in changes.items():
-        entry = dict(before[name])
-        if change == "keep":
-            after[name] = entry
-        elif change == "rename-case":
-            after[name.upper()] = entry
-        elif change == "typo":
-            after[name.replace(".md", "s.md")] = entry
-        elif change == "retype-access":
-            after[name] = {**entry, "access": "Public"}
-        elif change == "unquote":
-            after[name] = f"[{name}]\n" + "\n".join(f'{k} = "{v}"' for k, v in entry.items()) + "\n"
-        elif change == "explicit":
-            after[name] = {**entry, "access": "public" if name == flip else entry["access"]}
+        after.update(edit(folder, name, change, dict(before[name]), flip))
+        if change.startswith("rename-file"):
+            content[f"renamed-{name}"] = content.pop(name)
+        elif change == "copy-file":
+            content[f"copy-of-{name}"] = name
+    (folder / "catalog.toml").unlink()
     if remove_catalog:
-        (folder / "catalog.toml").unlink()
         after = {}
     else:
-        write_catalog(folder, after)
-    refresh_index(folder, db)
+        write_catalog(folder, after, catalog_name)
+    try:
+        refresh_index(folder, db)
+    except CatalogError:  # the refresh stopped: the index is as it was
+        with open_index(db) as store:
+            assert {d.source: d for d in store.documents()} == old
+        return
 
     with open_index(db) as store:
         new = {d.source: d for d in store.documents()}
@@ -564,13 +626,8 @@ def test_random_catalog_edits_never_widen_access(
             caller = Caller(role=role, tenant=tenant)
             for source, document in new.items():
                 if may_see(document, caller):
-                    was = source in old and may_see(old[source], caller)
-                    assert was or granted(after.get(source), caller), (
-                        source,
-                        caller,
-                        old.get(source),
-                        document,
-                    )
+                    was = content[source] in old and may_see(old[content[source]], caller)
+                    assert was or granted(after.get(source), caller), (source, caller, document)
             # And what retrieval returns is within that.
             results = search_parts(question, as_of=far, caller=caller, db=db, k=50)
             for candidate in (c for r in results for c in r.candidates):

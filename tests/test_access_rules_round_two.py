@@ -33,10 +33,12 @@ from access import (
 )
 from click.testing import CliRunner
 
+import localqa
 from localqa.cli import cli
 from localqa.index import open_index
 
 REPO = Path(__file__).resolve().parent.parent
+SOURCE = Path(localqa.__file__).resolve().parents[1]  # where a subprocess finds this localqa
 EVENTS = "When is the next community event?"
 HUGE_PAGE = 2**63  # one past SQLite's largest integer
 
@@ -309,7 +311,7 @@ def test_a_named_pipe_for_a_catalog_is_refused_at_once(indexed: tuple[Path, Path
     os.mkfifo(folder / "catalog.toml")
     done = subprocess.run(
         [sys.executable, "-m", "localqa", "index", "--pdfs", str(folder), "--db", str(db)],
-        cwd=REPO,
+        cwd=SOURCE,
         capture_output=True,
         text=True,
         timeout=120,  # before the fix it waits for a writer forever, holding the writer lock
