@@ -188,6 +188,7 @@ def _documents(
         else:
             documents[source] = document
     contents = _contents(scan, indexed, documents, blocked)
+    hashes = {u.name: u.sha256 for u in scan.units}
     for source in without_entry:
         previous = indexed.documents.get(source)
         if previous is not None:
@@ -198,7 +199,7 @@ def _documents(
         if document is None:
             blocked.add(source)
             continue
-        same = [c for c in contents.get(_sha256(scan, source), []) if c[0] != source]
+        same = [c for c in contents.get(hashes[source], []) if c[0] != source]
         narrowed = _same_content(document, same, kept=previous is not None)
         if narrowed != document:
             holders = ", ".join(sorted({name for name, _ in same}))
@@ -206,7 +207,7 @@ def _documents(
             problems.append(
                 Problem(
                     source,
-                    f"has the same content as {holders}, so it keeps that file's access (access {label}, "
+                    f"has the same content as {holders}, so it is indexed as narrowly (access {label}, "
                     f"status {narrowed.status.value}, tenant {narrowed.tenant}) until catalog.toml has an "
                     "entry for it",
                     warning=True,
@@ -215,10 +216,6 @@ def _documents(
         documents[source] = narrowed
     _block_contested_ids(documents, blocked, problems, old_ids)
     return documents, blocked
-
-
-def _sha256(scan: Scan, source: str) -> str:
-    return next(u.sha256 for u in scan.units if u.name == source)
 
 
 def _contents(

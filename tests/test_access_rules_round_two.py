@@ -79,8 +79,8 @@ def test_a_renamed_staff_file_is_never_public(indexed: tuple[Path, Path], runner
     result = index(runner, folder, db)
     assert result.exit_code == 0, result.output
     assert (
-        "Warning: alarm-and-keys.pdf: has the same content as staff-procedures.pdf, so it keeps that "
-        "file's access (access staff, status current, tenant default) until catalog.toml has an entry for it"
+        "Warning: alarm-and-keys.pdf: has the same content as staff-procedures.pdf, so it is indexed "
+        "as narrowly (access staff, status current, tenant default) until catalog.toml has an entry for it"
     ) in result.stderr
     assert_public_never_sees_the_alarm_code(runner, db)
     assert "alarm-and-keys.pdf" in sources_for(db, ALARM, role="staff")

@@ -130,7 +130,7 @@ def test_a_renamed_file_keeps_the_access_its_content_had() -> None:
     )
     [problem] = result.problems
     assert problem.warning and str(problem) == (
-        "keys.pdf: has the same content as handbook.pdf, so it keeps that file's access (access staff, "
+        "keys.pdf: has the same content as handbook.pdf, so it is indexed as narrowly (access staff, "
         "status current, tenant default) until catalog.toml has an entry for it"
     )
     # Another content is a new document, public by default; an explicit entry decides.
