@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
-from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
+from localqa.settings import (
+    ASK_K,
+    CHUNKINGS,
+    DEFAULT_DB,
+    RETRIEVERS,
+    SEARCH_K,
+    AnswerSettings,
+    RetrievalSettings,
+)
 from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
@@ -372,7 +380,7 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",
@@ -426,7 +434,7 @@ def search(
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 20),
+    type=click.IntRange(*ASK_K),
     default=ANSWERING.k,
     show_default=True,
     help="Passages shown to the model per part.",
@@ -616,7 +624,7 @@ def models(as_json: bool) -> None:
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",

@@ -12,6 +12,7 @@ import pytest
 from localqa.errors import QuestionError
 from localqa.library import search_parts
 from localqa.retrieve import question_parts, split_parts
+from localqa.settings import MAX_PARTS
 from localqa.types import Caller, Candidate, Kind, PartResult
 
 JUNE = "equipment-policy-2026-06-01.pdf"
@@ -189,6 +190,18 @@ def test_explicit_parts_win_over_splitting(library_db: Path) -> None:
 def test_explicit_blank_part_is_a_question_error() -> None:
     with pytest.raises(QuestionError, match="blank"):
         question_parts(EQ314, [MAPS, "   "])
+
+
+def test_a_question_has_at_most_max_parts_parts() -> None:
+    """Each part is a search, and a model call under `ask`: one question cannot queue hundreds."""
+    assert len(question_parts("Loan period? " * MAX_PARTS)) == MAX_PARTS
+    assert len(question_parts("", ["Loan period?"] * MAX_PARTS)) == MAX_PARTS
+    with pytest.raises(QuestionError) as split:
+        question_parts("Loan period? " * 300)
+    assert str(split.value) == f"the question has 300 parts; ask at most {MAX_PARTS} at a time"
+    with pytest.raises(QuestionError) as given:
+        question_parts("", ["Loan period?"] * (MAX_PARTS + 1))
+    assert str(given.value) == f"the question has {MAX_PARTS + 1} parts; ask at most {MAX_PARTS} at a time"
 
 
 @pytest.mark.parametrize("question", ["", " ", "\t\n  "])
