@@ -859,10 +859,11 @@ def serve(
     """Serve the web app and JSON API over the library (needs localqa[serve]).
 
     Pages: ask (each part's verified quote on its highlighted page, shown as it is verified),
-    search, library, evaluation. API: POST /api/ask and /api/search with {"question", "as_of",
-    "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...; the
-    same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it is
-    the --role/--tenant caller, otherwise the user whose token the request carries.
+    search, library, evaluation. API: POST /api/ask and /api/search with a JSON body {"question",
+    "as_of", "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...;
+    the same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it
+    is the --role/--tenant caller, otherwise the user whose token the request carries. Requests
+    that another web page makes a browser send are refused.
     """
     try:
         import uvicorn
