@@ -48,14 +48,14 @@ class AskQuery(SearchQuery):
     k: int | None = Field(default=None, ge=ASK_K.least, le=ASK_K.most)
 
 
-Query = TypeVar("Query", bound=SearchQuery)
+Shape = TypeVar("Shape", bound=SearchQuery)
 
 
-def json_body(shape: type[Query]) -> Callable[[Request], Awaitable[Query]]:
+def json_body(shape: type[Shape]) -> Callable[[Request], Awaitable[Shape]]:
     """A dependency reading the body as `shape`: JSON only, at most MAX_BODY_BYTES, the question
     at most MAX_QUESTION_BYTES."""
 
-    async def read(request: Request) -> Query:
+    async def read(request: Request) -> Shape:
         media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type != "application/json":
             raise HttpError(415, "send the body as JSON, with 'Content-Type: application/json'")
