@@ -25,11 +25,12 @@ from localqa.settings import (
     AnswerSettings,
     RetrievalSettings,
 )
-from localqa.shapes import ask_json, parse_as_of, search_json
+from localqa.shapes import ask_json, index_json, parse_as_of, search_json, status_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
 
 if TYPE_CHECKING:
+    from localqa.evaluate.suite import Suite
     from localqa.library import Asked, Library
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -116,22 +117,34 @@ def retriever_option(function: F) -> F:
     )(function)
 
 
+def who_options(role_help: str, tenant_help: str) -> Callable[[F], F]:
+    """--role and --tenant: who is asking (or counted, or served). Never taken from a document."""
+
+    def decorate(function: F) -> F:
+        function = click.option(
+            "--tenant",
+            envvar="LOCALQA_TENANT",
+            default=DEFAULT_TENANT,
+            show_default=True,
+            help=f"{tenant_help} (env LOCALQA_TENANT).",
+        )(function)
+        return click.option(
+            "--role",
+            envvar="LOCALQA_ROLE",
+            type=click.Choice(ROLES),
+            default=DEFAULT_ROLE,
+            show_default=True,
+            help=f"{role_help} (env LOCALQA_ROLE).",
+        )(function)
+
+    return decorate
+
+
 def caller_options(function: F) -> F:
-    """--as-of, --role and --tenant: who is asking and when. Never taken from a document."""
-    function = click.option(
-        "--tenant",
-        envvar="LOCALQA_TENANT",
-        default=DEFAULT_TENANT,
-        show_default=True,
-        help="Caller's tenant (env LOCALQA_TENANT); only this tenant's documents are searched.",
-    )(function)
-    function = click.option(
-        "--role",
-        envvar="LOCALQA_ROLE",
-        type=click.Choice(ROLES),
-        default=DEFAULT_ROLE,
-        show_default=True,
-        help="Caller's role (env LOCALQA_ROLE): public sees public documents, staff also staff ones.",
+    """--as-of, --role and --tenant: who is asking and when."""
+    function = who_options(
+        "Caller's role: public sees public documents, staff also staff ones",
+        "Caller's tenant; only this tenant's documents are searched",
     )(function)
     return click.option(
         "--as-of",
@@ -237,26 +250,7 @@ def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, jobs: int | N
             jobs=jobs,
         )
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "db": str(report.db),
-                    "added": report.added,
-                    "changed": report.changed,
-                    "removed": report.removed,
-                    "unchanged": report.unchanged,
-                    "documents": report.documents,
-                    "passages": report.passages,
-                    "embedded": report.embedded,
-                    "corpus_digest": report.digest,
-                    "problems": [
-                        {"source": p.source, "page": p.page, "message": p.message, "warning": p.warning}
-                        for p in report.problems
-                    ],
-                },
-                indent=2,
-            )
-        )
+        click.echo(json.dumps(index_json(report), indent=2))
     else:
         for label, names in (
             ("added", report.added),
@@ -315,21 +309,7 @@ class _ProgressBar:
 
 
 @cli.command()
-@click.option(
-    "--role",
-    envvar="LOCALQA_ROLE",
-    type=click.Choice(ROLES),
-    default=DEFAULT_ROLE,
-    show_default=True,
-    help="Count only what this role may see (env LOCALQA_ROLE).",
-)
-@click.option(
-    "--tenant",
-    envvar="LOCALQA_TENANT",
-    default=DEFAULT_TENANT,
-    show_default=True,
-    help="Count only this tenant's documents (env LOCALQA_TENANT).",
-)
+@who_options("Count only what this role may see", "Count only this tenant's documents")
 @click.option(
     "--all",
     "everything",
@@ -352,9 +332,7 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
     with Library(db) as library:
         info = library.status(caller)
     if as_json:
-        payload: dict[str, Any] = {"db": info.path, **{k: v for k, v in vars(info).items() if k != "path"}}
-        payload["caller"] = None if caller is None else {"role": caller.role, "tenant": caller.tenant}
-        click.echo(json.dumps(payload, indent=2))
+        click.echo(json.dumps(status_json(info, caller), indent=2))
         return
     kinds = ", ".join(f"{count} {kind}" for kind, count in info.passages.items())
     seen_by = "everyone (--all)" if caller is None else f"role {caller.role} · tenant {caller.tenant}"
@@ -716,7 +694,7 @@ def evaluate(
         sys.exit(1)
 
 
-def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
+def _print_coverage(suite: Suite, db: Path, settings: RetrievalSettings) -> None:
     from localqa.evaluate.coverage import coverage
 
     rows = coverage(suite, db, settings)
@@ -827,21 +805,7 @@ def show(
     metavar="NAME",
     help="Default answer backend on the ask page (default: as 'localqa models' chooses).",
 )
-@click.option(
-    "--role",
-    envvar="LOCALQA_ROLE",
-    type=click.Choice(ROLES),
-    default=DEFAULT_ROLE,
-    show_default=True,
-    help="The caller every request is served as, without --users (env LOCALQA_ROLE).",
-)
-@click.option(
-    "--tenant",
-    envvar="LOCALQA_TENANT",
-    default=DEFAULT_TENANT,
-    show_default=True,
-    help="The caller's tenant without --users (env LOCALQA_TENANT).",
-)
+@who_options("The caller every request is served as, without --users", "The caller's tenant without --users")
 @pdfs_option
 @db_option
 @fail_cleanly
