@@ -262,7 +262,8 @@ def test_more_parts_than_the_limit_is_a_usage_error_before_any_model_call(
     parts = [arg for _ in range(MAX_PARTS + 1) for arg in ("--part", "Loan period?")]
     result = ask(runner, library_db, "", *parts, "--model", "fake")
     assert result.exit_code == 2
-    assert result.stderr.strip().splitlines()[-1] == "Error: the question has 11 parts; ask at most 10 at a time"
+    refusal = "Error: the question has 11 parts; ask at most 10 at a time"
+    assert result.stderr.strip().splitlines()[-1] == refusal
     assert fake_model.history == []
 
 

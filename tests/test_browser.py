@@ -208,9 +208,11 @@ for (const [name, url] of Object.entries(probes)) {
   image.onerror = () => record(name, "img", "error");
   image.src = url;
   fetch(url, {mode: "no-cors", credentials: "include"}).then(
-    (r) => record(name, "no-cors fetch", r.type + " " + r.status), () => record(name, "no-cors fetch", "rejected"));
+    (r) => record(name, "no-cors fetch", r.type + " " + r.status),
+    () => record(name, "no-cors fetch", "rejected"));
   fetch(url, {credentials: "include"}).then(
-    (r) => record(name, "fetch", "status " + r.status), () => record(name, "fetch", "rejected"));
+    (r) => record(name, "fetch", "status " + r.status),
+    () => record(name, "fetch", "rejected"));
 }
 </script></body></html>
 """
