@@ -334,7 +334,7 @@ HOSTILE = [
     "loan \u200b limit \ufeff",
     "прокат ноутбуков 貸出",
     "x" * 10_000,
-    ("How many days does a standard book loan last? " * 250)[:10_240],
+    "How many days does a standard book loan last? " * MAX_PARTS,  # the most parts a question may have
     " ".join(f"word{i}" for i in range(1_500)),
 ]
 
