@@ -1,8 +1,8 @@
 """The JSON API under /api: the CLI's `--json` shapes (`localqa.shapes`) for search, ask and the
 documents, and page images with a verified quote highlighted.
 
-A body is JSON, sent as `application/json` (415 otherwise): a web page can send `text/plain` to
-any address without asking first, but never `application/json` to another origin.
+A body is JSON, sent as `application/json` (415 otherwise): any web page may send `text/plain` to
+any address without a CORS preflight, but `application/json` only to an origin that allows it.
 """
 
 from __future__ import annotations
