@@ -29,7 +29,7 @@ from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
-from localqa.store.base import IndexStatus, Store, StoredPassage
+from localqa.store.base import IndexStatus, Store
 from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage
 
 
@@ -171,14 +171,20 @@ class Library:
         that `caller` may see on `as_of`. `source` must be exactly an indexed source name: it is
         compared for equality, never used as a path here."""
         caller = caller or Caller()
-        found: list[StoredPassage] = []
-        sha256 = None
-        if page is None or 1 <= page <= MAX_NUMBER:  # beyond: no document has that page
-            with self._lock:
-                store = self._current()
-                allowed = store.eligible(as_of, caller)
-                found = [p for p in store.page_passages(source, page) if p.doc_id in allowed]
-                sha256 = store.file_hash(source) if found else None
+        with self._lock:
+            store = self._current()
+            allowed = store.eligible(as_of, caller)
+            # Decided from the caller's documents before any passage is read: a hidden source
+            # costs the same work as a missing one, so not even timing tells them apart. A page
+            # beyond any document's (2**63, say) is not found either, never an overflow.
+            visible = any(d.source == source for d in allowed.values())
+            in_range = page is None or 1 <= page <= MAX_NUMBER
+            found = (
+                [p for p in store.page_passages(source, page) if p.doc_id in allowed]
+                if visible and in_range
+                else []
+            )
+            sha256 = store.file_hash(source) if found else None
         if not found:
             where = f"page {page} of {source!r}" if page is not None else f"{source!r}"
             raise PageNotFoundError(
