@@ -124,6 +124,7 @@ def answer_cases(bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path) ->
                         "reason": answer.reason,
                         "question": part.question,
                         "quote": answer.quote,
+                        "citation": cited.model_dump(mode="json") if cited else None,
                         "tokens": recorder.last if recorder and answer.call else [],
                     }
                 )

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from localqa import embeddings
+from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.settings import RetrievalSettings
 from localqa.store.base import Scope, Store
@@ -400,6 +401,7 @@ def _candidates(
                 doc_id=passage.doc_id,
                 tenant=document.tenant,
                 boxes=passage.boxes,
+                title=searchable_title(document.source, document.title),
             )
         )
     return candidates

@@ -1,0 +1,249 @@
+"""What the evidence-coverage check (localqa/coverage.py) silences on the public PDF dev sets.
+
+    python benchmarks/coverage.py [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
+                                  [--answers-from DIR] [--json OUT]
+
+Each question is retrieved from the set's shared index exactly as `localqa eval --model`
+retrieves it (`Settings.for_answering`: the k passages a model is shown). Two measurements:
+
+1. **Model-independent**: what the check does to any quote a model could give.
+   - answerable (FinanceBench; MMLongBench text/table and needs_visual): the first candidate on an
+     evidence page, i.e. where a right quote comes from; *silenced* when the check refuses a quote
+     from it. This is the check's whole cost on right answers, whatever the model.
+   - unanswerable: *silenced at rank 1* when a quote from the first candidate is refused, and
+     *silenced whatever is quoted* when a quote from any of the k candidates is.
+2. **The embedded model's own quotes**, as `benchmarks/confidence.py` recorded them (with the
+   check off; its answers file per set, newest first under `--answers-from`, default the cache):
+   the quote a reader would be shown (first verified, label probability >= the default threshold),
+   before and after the check.
+
+Both are printed for the default settings, for each kind of term on its own, and for a few
+`coverage_neighbour` values; every silenced question is listed with its missing term.
+
+Skips with a message when the data is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import pdfqa  # noqa: E402
+
+from localqa import coverage  # noqa: E402
+from localqa.index import open_index  # noqa: E402
+from localqa.retrieve import resolve, search  # noqa: E402
+from localqa.settings import AnswerSettings, Settings  # noqa: E402
+from localqa.types import TERM_KINDS, Caller, Candidate, Location, PartResult  # noqa: E402
+
+SETS = ("mmlongbench", "financebench")
+FOLDERS = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev"}
+NEIGHBOURS = (0.25, 0.3, 0.35, 0.4, 0.5)
+
+
+def retrieve(bench: pdfqa.BenchSet, db: Path) -> dict[str, list[PartResult]]:
+    settings = Settings()
+    as_of = date.fromisoformat(pdfqa.AS_OF)
+    with open_index(db) as store:
+        retrieval = resolve(store, settings.for_answering())
+        return {
+            case.id: search(
+                store, case.question, as_of=as_of, caller=Caller(), parts=case.parts, settings=retrieval
+            )
+            for case in bench.cases
+        }
+
+
+def refusal(part: PartResult, cited: Candidate, quote: str, settings: AnswerSettings) -> str | None:
+    """The check's reason for refusing a quote from `cited` (None: shown)."""
+    missing = coverage.check(part.question, quote, cited, part.candidates, settings).missing
+    return missing.reason() if missing else None
+
+
+def on_evidence(case: pdfqa.Case, location: Location) -> bool:
+    return (location.source, location.page) in case.pages
+
+
+def independent(
+    bench: pdfqa.BenchSet, parts: dict[str, list[PartResult]], settings: AnswerSettings
+) -> dict[str, Any]:
+    """Measurement 1 (see the module docstring)."""
+    result: dict[str, Any] = {}
+    for case in bench.cases:
+        found = parts[case.id]
+        row = result.setdefault(case.category, {"cases": 0, "silenced": [], "rank1": [], "any": []})
+        row["cases"] += 1
+        if case.category == "unanswerable":
+            first = [(p, c) for p in found for c in p.candidates[:1]]
+            reasons = [refusal(p, c, "", settings) for p, c in first]
+            if first and all(reasons):
+                row["rank1"].append((case.id, reasons[0]))
+            every = [(p, c) for p in found for c in p.candidates]
+            if every and all(refusal(p, c, "", settings) for p, c in every):
+                row["any"].append((case.id, reasons[0] if reasons else None))
+            continue
+        evidence = next(((p, c) for p in found for c in p.candidates if on_evidence(case, c.location)), None)
+        if evidence is None:
+            continue
+        row.setdefault("with_evidence", 0)
+        row["with_evidence"] += 1
+        reason = refusal(evidence[0], evidence[1], "", settings)
+        if reason:
+            row["silenced"].append((case.id, reason))
+    return result
+
+
+def latest_answers(folder: Path) -> Path | None:
+    found = sorted(folder.glob("confidence-*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+    return found[0] if found else None
+
+
+def with_model(
+    bench: pdfqa.BenchSet,
+    parts: dict[str, list[PartResult]],
+    records: dict[str, dict[str, Any]],
+    settings: AnswerSettings,
+) -> dict[str, Any]:
+    """Measurement 2: the recorded quote a reader is shown, before and after the check."""
+    result: dict[str, Any] = {}
+    for case in bench.cases:
+        record = records.get(case.id)
+        if record is None:
+            continue
+        row = result.setdefault(
+            case.category,
+            {"cases": 0, "before": 0, "after": 0, "shown_before": 0, "shown_after": 0, "silenced": []},
+        )
+        row["cases"] += 1
+        shown: list[
+            tuple[Location, str | None]
+        ] = []  # each quote a reader could be shown, and the check's refusal
+        for recorded, part in zip(record["parts"], parts[case.id], strict=True):
+            confident = (
+                recorded["confidence"] is None or recorded["confidence"] >= settings.min_label_confidence
+            )
+            if recorded["verified"] and confident and recorded.get("citation"):
+                location = Location.model_validate(recorded["citation"])
+                cited = next(c for c in part.candidates if c.location == location)
+                shown.append((location, refusal(part, cited, recorded["quote"], settings)))
+        before = shown[0][0] if shown else None
+        after = next((location for location, reason in shown if reason is None), None)
+        evidence = case.category != "unanswerable"
+        for location, key in ((before, "before"), (after, "after")):
+            if location is not None:
+                row[f"shown_{key}"] += 1
+                row[key] += evidence and on_evidence(case, location)
+        if before is not None and after is None:
+            row["silenced"].append((case.id, shown[0][1], evidence and on_evidence(case, before)))
+    return result
+
+
+def variants() -> dict[str, AnswerSettings]:
+    default = AnswerSettings()
+    found = {"default": default}
+    for kind in TERM_KINDS:
+        found[f"{kind} only"] = AnswerSettings(coverage=(kind,))
+    for neighbour in NEIGHBOURS:
+        if neighbour != default.coverage_neighbour:
+            found[f"word at {neighbour}"] = AnswerSettings(coverage=("word",), coverage_neighbour=neighbour)
+    return found
+
+
+def print_independent(name: str, table: dict[str, Any], questions: dict[str, str], detail: bool) -> None:
+    cells = []
+    for category, row in table.items():
+        if category == "unanswerable":
+            cells.append(
+                f"unanswerable silenced at rank 1 {len(row['rank1'])}/{row['cases']}, "
+                f"whatever is quoted {len(row['any'])}/{row['cases']}"
+            )
+        else:
+            cells.append(
+                f"{category} evidence quote silenced {len(row['silenced'])}/{row.get('with_evidence', 0)}"
+            )
+    print(f"  {name:<16} " + "; ".join(cells))
+    if detail:
+        for category, row in table.items():
+            for case_id, reason in row["rank1" if category == "unanswerable" else "silenced"]:
+                print(f"      {category} {case_id}: {reason} | {questions[case_id][:90]}")
+
+
+def print_model(name: str, table: dict[str, Any], questions: dict[str, str], detail: bool) -> None:
+    cells = []
+    for category, row in table.items():
+        if category == "unanswerable":
+            cells.append(
+                f"unanswerable no quote {row['cases'] - row['shown_before']}/{row['cases']} -> "
+                f"{row['cases'] - row['shown_after']}/{row['cases']}"
+            )
+        else:
+            cells.append(
+                f"{category} evidence-page quote {row['before']}/{row['cases']} -> "
+                f"{row['after']}/{row['cases']}"
+                f" (any quote {row['shown_before']} -> {row['shown_after']})"
+            )
+    print(f"  {name:<16} " + "; ".join(cells))
+    if detail:
+        for category, row in table.items():
+            for case_id, reason, right in row["silenced"]:
+                mark = " [was from an evidence page]" if right else ""
+                print(f"      {category} {case_id}: {reason}{mark} | {questions[case_id][:90]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
+    parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
+    parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="indexes (and answers)")
+    parser.add_argument("--answers-from", type=Path, help="folder of confidence.py answers per set")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    args = parser.parse_args(argv)
+    chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if set(chosen) - set(SETS):
+        parser.error(f"choose sets from {', '.join(SETS)}")
+    bench = args.bench or next((p for p in pdfqa.BENCH_PLACES if p.is_dir()), pdfqa.BENCH_PLACES[0])
+    loaders = {"financebench": pdfqa.load_financebench, "mmlongbench": pdfqa.load_mmlongbench}
+    missing = [FOLDERS[s] for s in chosen if not (bench / FOLDERS[s]).is_dir()]
+    if missing:
+        print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
+        return 0
+    report: dict[str, Any] = {}
+    for name in chosen:
+        data = loaders[name](bench / FOLDERS[name])
+        built, _, _ = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)
+        parts = retrieve(data, built.path)
+        questions = {c.id: c.question for c in data.cases}
+        print(f"\n{data.title}: {len(data.cases)} questions, index {built.path.name}")
+        print(" Model-independent (a quote from the first evidence-page candidate; unanswerable: any quote):")
+        report[name] = {"independent": {}, "model": {}}
+        for label, settings in variants().items():
+            table = independent(data, parts, settings)
+            report[name]["independent"][label] = table
+            print_independent(label, table, questions, detail=label in ("default", "word only"))
+        answers = latest_answers((args.answers_from or args.cache) / name)
+        if answers is None:
+            print(" No recorded answers: run benchmarks/confidence.py first.")
+            continue
+        records = {}
+        for line in answers.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            records[record["id"]] = record
+        print(f" The embedded model's quotes ({answers.name}, {len(records)} cases), before -> after:")
+        for label, settings in variants().items():
+            table = with_model(data, parts, records, settings)
+            report[name]["model"][label] = table
+            print_model(label, table, questions, detail=label == "default")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,357 @@
+"""Evidence coverage: a quote is shown only when its evidence mentions what the question names.
+
+Unanswerable questions are usually twins of answerable ones with one name, year or figure
+changed ("How many Tweets are attributed to Boeing?" beside "... to Lufthansa?"); a small model
+still quotes the nearest passage. So a verified quote is checked against the question part:
+
+- its **names** (words capitalised where English would not need it, acronyms, letter-digit
+  mixes such as "3M"), **identifiers** (`EQ-314`), **years** and **figures** (numbers with
+  separators or decimals, percentages, amounts of money) must each appear in the quoted sentence,
+  its passage, the passage's heading path or its document's title;
+- its **distinctive words** (the words of the asking sentence that no quotable unit of any
+  candidate carries, "founded" in "Who founded the library?" when every passage shares "library")
+  must each be close in meaning to some unit (MiniLM cosine, `AnswerSettings.coverage_neighbour`).
+
+Otherwise the quote is withheld and the reason names the missing term. Matching folds what the
+index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, plurals and other
+Porter suffixes, diacritics), numbers written with or without separators and at any scale of a
+thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
+anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
+Company") or runs it together ("ActivisionBlizzard" in a file name).
+
+Which capitalised word is a name: one whose lower-case form is not an ordinary English word, per
+Webster's Second (the `english-words` package's `web2` list, which keeps proper nouns capitalised:
+"ratio" is listed in lower case, "Columbia" and "January" only capitalised, "Boeing" not at all).
+The first word of a sentence is never a name by its capital alone.
+
+The check only ever reads the candidates it is given, which retrieval drew from what the caller
+may see; a reason repeats only the question's own words.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+
+from localqa import embeddings
+from localqa.settings import AnswerSettings
+from localqa.store.tokenizer import tokenizer
+from localqa.text import identifiers
+from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
+
+# Currency codes are units of a figure, not names ("Answer in USD millions").
+CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY RMB INR CHF CAD AUD HKD SGD KRW".split())
+# Quarters and halves of a year are periods: a filing writes "second quarter" as often as "Q2".
+_PERIOD = re.compile(r"[QH][1-4]")
+
+_APOSTROPHES = "'\u2019"
+_WORD = re.compile(rf"[^\W_](?:[\w&{_APOSTROPHES}]*[^\W_])?")
+# Where a new sentence (or a quoted or bracketed phrase) starts: its first word may be capitalised.
+_SENTENCE = re.compile(r"(?<=[.?!:;])\s+|\s*[\"(\[\u201c\u201d\u2018\u2019]\s*")
+_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d{2})(?![\d]|,\d|\.\d)")
+_SCALE = {"thousand": 3, "k": 3, "million": 6, "mn": 6, "m": 6, "billion": 9, "bn": 9, "b": 9, "trillion": 12}
+
+
+def _scale_word(name: str) -> str:
+    return rf"(?:\s?(?P<{name}>thousand|million|billion|trillion|mn|bn|[kmb])\b)?"
+
+
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+# Figures in a question: amounts of money, percentages, numbers with separators or decimals.
+_FIGURE = re.compile(
+    rf"(?P<money>[$€£¥])\s?(?P<a>{_NUMBER}){_scale_word('scale_a')}"
+    rf"|(?<![\w.,])(?P<b>{_NUMBER})\s?(?P<percent>%|percent\b|per cent\b)"
+    rf"|(?<![\w.,])(?P<c>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+\.\d+)(?![\w.,]\d){_scale_word('scale_c')}",
+    re.IGNORECASE,
+)
+# Any number in the evidence, with a scale word after it when there is one.
+_EVIDENCE_NUMBER = re.compile(rf"(?<![\d.])(?P<a>{_NUMBER}){_scale_word('scale')}", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One thing the question part names, as written, with what it is matched by."""
+
+    text: str
+    kind: TermKind
+    tokens: tuple[str, ...] = ()  # folded tokens (names, words)
+    value: Decimal | None = None  # figures
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where evidence is read: its kind ("quote", "passage", "heading", "title") and text."""
+
+    kind: str
+    text: str
+
+
+# ---------------------------------------------------------------------------------------------
+# The question's terms
+
+
+def asking_sentences(part: str) -> str:
+    """The sentences of a part that ask (end with "?"), or the whole part when none does: an
+    instruction beside the question ("Answer in USD millions.") names nothing the evidence needs."""
+    pieces = [p.strip() for p in re.split(r"(?<=[.?!])\s+", part) if p.strip()]
+    asking = [p for p in pieces if p.endswith("?")]
+    return " ".join(asking or pieces)
+
+
+def question_terms(part: str) -> list[Term]:
+    """The names, identifiers, years and figures of a question part, in order."""
+    text = asking_sentences(part)
+    terms: list[Term] = [Term(code, "identifier") for code in identifiers(text)]
+    spans: list[tuple[int, int]] = []
+    for match in _FIGURE.finditer(text):
+        value = _figure_value(match)
+        if value is not None:
+            terms.append(Term(match.group(0).strip(), "figure", value=value))
+            spans.append(match.span())
+    for match in _YEAR.finditer(text):
+        if not any(start <= match.start() < end for start, end in spans):
+            terms.append(Term(match.group(1), "year"))
+    terms += _names(text)
+    seen: set[tuple[TermKind, str]] = set()
+    unique = []
+    for term in terms:
+        key = (term.kind, term.text.casefold())
+        if key not in seen:
+            seen.add(key)
+            unique.append(term)
+    return unique
+
+
+def _names(text: str) -> list[Term]:
+    """Runs of consecutive name-like words, each run one name ("Lebron Brennan")."""
+    names: list[Term] = []
+    run: list[str] = []
+    previous_end = -1
+    for sentence in _SENTENCE.split(text):
+        for position, match in enumerate(_WORD.finditer(sentence)):
+            word = re.sub(rf"[{_APOSTROPHES}]s$", "", match.group(0))
+            gap = sentence[previous_end : match.start()] if previous_end >= 0 else ""
+            if run and (gap.strip() or position == 0):
+                names.append(_name(run))
+                run = []
+            if _name_like(word, first=position == 0):
+                run.append(word)
+            elif run:
+                names.append(_name(run))
+                run = []
+            previous_end = match.end()
+        if run:
+            names.append(_name(run))
+            run = []
+        previous_end = -1
+    return [n for n in names if n.tokens]
+
+
+def _name(words: list[str]) -> Term:
+    text = " ".join(words)
+    return Term(text, "name", tokens=tuple(tokenizer().tokens(text)))
+
+
+def _name_like(word: str, first: bool) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    if not letters or _YEAR.fullmatch(word) or identifiers(word) or word.isdigit():
+        return False
+    if re.fullmatch(r"[A-Za-z]{0,3}(?:19|20)\d{2}", word):  # FY2022, F2019: a year
+        return False
+    if word.upper() in CURRENCY_CODES or _PERIOD.fullmatch(word):
+        return False
+    if any(c.isdigit() for c in word):  # 3M, CONLL03
+        return True
+    if any(c.isupper() for c in word[1:]):  # ADBE, SoC, R&D, iPhone
+        return len(letters) > 1
+    if not word[0].isupper() or first or len(word) == 1:
+        return False
+    return not ordinary_word(word)
+
+
+def ordinary_word(word: str) -> bool:
+    """Whether `word` is an ordinary English word: Webster's Second lists it (or the form it is
+    inflected from) in lower case."""
+    lexicon = _lexicon()
+    lower = word.lower()
+    return any(form in lexicon for form in _base_forms(lower))
+
+
+def _base_forms(word: str) -> Iterable[str]:
+    # Webster's lists headwords: "tweets", "founded" and "sales" are found as "tweet", "found",
+    # "sale". Candidates, not a stemmer: a form counts only when the dictionary has it.
+    yield word
+    for suffix, replacement in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ed", ""),
+        ("ed", "e"),
+        ("ing", ""),
+        ("ing", "e"),
+    ):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            yield word[: -len(suffix)] + replacement
+
+
+_LOADING = threading.Lock()
+
+
+def _lexicon() -> frozenset[str]:
+    with _LOADING:
+        return _load_lexicon()
+
+
+@lru_cache(maxsize=1)
+def _load_lexicon() -> frozenset[str]:
+    from english_words import get_english_words_set
+
+    return frozenset(w for w in get_english_words_set(["web2"]) if w.islower())
+
+
+def _decimal(number: str) -> Decimal | None:
+    try:
+        return Decimal(number.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+def _figure_value(match: re.Match[str]) -> Decimal | None:
+    number = match.group("a") or match.group("b") or match.group("c")
+    value = _decimal(number)
+    scale = match.group("scale_a") or match.group("scale_c")
+    if value is None:
+        return None
+    if scale:
+        value *= Decimal(10) ** _SCALE[scale.lower()]
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Matching against the evidence
+
+
+def _places(candidate: Candidate, quote: str) -> list[Place]:
+    places = [Place("quote", quote), Place("passage", candidate.text)]
+    if candidate.location.section:
+        places.append(Place("heading", candidate.location.section))
+    if candidate.title:
+        places.append(Place("title", candidate.title))
+    return places
+
+
+def mentions(term: Term, text: str) -> bool:
+    """Whether `text` mentions `term`, with the foldings of the module docstring."""
+    if term.kind == "identifier":
+        return term.text in identifiers(text)
+    if term.kind == "year":
+        return term.text in _YEAR.findall(text)
+    if term.kind == "figure":
+        assert term.value is not None
+        return any(_same_figure(term.value, number) for number in _numbers(text))
+    tokens = tokenizer().tokens(text)
+    found = set(tokens)
+    if all(t in found for t in term.tokens):
+        return True
+    # Run together in a file name or a heading: "ActivisionBlizzard".
+    return len(term.tokens) > 1 and "".join(term.tokens) in found
+
+
+def _numbers(text: str) -> Iterable[Decimal]:
+    for match in _EVIDENCE_NUMBER.finditer(text):
+        value = _decimal(match.group("a"))
+        if value is None:
+            continue
+        yield value
+        scale = match.group("scale")
+        if scale:
+            yield value * Decimal(10) ** _SCALE[scale.lower()]
+
+
+def _same_figure(wanted: Decimal, found: Decimal) -> bool:
+    """Equal at some scale of a thousand: tables state their unit once, in a header."""
+    if found == 0:
+        return wanted == 0
+    return any(found * Decimal(10) ** exponent == wanted for exponent in (0, 3, 6, 9, 12, -3, -6, -9))
+
+
+# ---------------------------------------------------------------------------------------------
+# The verdict
+
+
+def check(
+    part: str, quote: str, cited: Candidate, candidates: Sequence[Candidate], settings: AnswerSettings
+) -> Coverage:
+    """The coverage verdict for a quote from `cited`, among the part's `candidates`."""
+    kinds = set(settings.coverage)
+    checks: list[TermCheck] = []
+    places = _places(cited, quote)
+    named_tokens: set[str] = set()
+    for term in question_terms(part):
+        named_tokens.update(term.tokens or tokenizer().tokens(term.text))
+        if term.kind not in kinds:
+            continue
+        where = next((p.kind for p in places if mentions(term, p.text)), None)
+        elsewhere = where is None and any(
+            mentions(term, p.text) for c in candidates if c is not cited for p in _places(c, "")
+        )
+        checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
+    note = None
+    if "word" in kinds:
+        words, note = _distinctive_words(part, candidates, named_tokens, settings)
+        checks += words
+    return Coverage(terms=tuple(checks), note=note)
+
+
+def _distinctive_words(
+    part: str, candidates: Sequence[Candidate], named: set[str], settings: AnswerSettings
+) -> tuple[list[TermCheck], str | None]:
+    """The asking sentence's words that no quotable unit of any candidate carries, each judged by
+    its closeness in meaning to the units."""
+    from localqa.prompts import quotable
+
+    words = tokenizer()
+    text = asking_sentences(part)
+    surface: dict[str, str] = {}
+    for match in _WORD.finditer(text):
+        for term in words.terms(match.group(0)):
+            surface.setdefault(term, match.group(0))
+    wanted = [t for t in words.terms(text) if t not in named and not t.isdigit() and t in surface]
+    units = [u for c in candidates for u in quotable(c)]
+    context = {t for c in candidates for p in _places(c, "")[2:] for t in words.tokens(p.text)}
+    carried = {t for u in units for t in words.tokens(u)} | context
+    missing = [t for t in wanted if t not in carried]
+    if not missing:
+        return [], None
+    if not embeddings.is_available():
+        note = "words no passage carries were not judged by meaning (embeddings not installed)"
+        return [TermCheck(term=surface[t], kind="word", found=None, judged=False) for t in missing], note
+    vectors = embeddings.embed([surface[t] for t in missing] + units)
+    similarities = vectors[: len(missing)] @ vectors[len(missing) :].T
+    checks = []
+    for row, term in zip(similarities, missing, strict=True):
+        best = float(row.max()) if len(units) else 0.0
+        close = best >= settings.coverage_neighbour
+        found = "meaning" if close else None
+        checks.append(TermCheck(term=surface[term], kind="word", found=found, similarity=round(best, 3)))
+    return checks, None
+
+
+def judge(part: str, answer: Answer, candidates: Sequence[Candidate], settings: AnswerSettings) -> Answer:
+    """`answer` with its coverage verdict; a verified quote whose evidence misses a term of the
+    question becomes a refusal naming it. Refusals and disabled checks pass through unchanged."""
+    if not answer.verified or answer.citation is None or not settings.coverage:
+        return answer
+    cited = next((c for c in candidates if c.location == answer.citation), None)
+    if cited is None:  # verification only passes quotes from supplied candidates
+        return answer
+    verdict = check(part, answer.quote or "", cited, candidates, settings)
+    missing = verdict.missing
+    if missing is None:
+        return answer.model_copy(update={"coverage": verdict})
+    refused = Answer.refused(missing.reason())
+    return refused.model_copy(update={"coverage": verdict, "call": answer.call})
