@@ -447,7 +447,8 @@ def search(
 @click.option(
     "--verbose",
     is_flag=True,
-    help="Also print timing: retrieval, and per part model time, tokens and label probability.",
+    help="Also print timing (retrieval; per part model time, tokens, label probability) and the "
+    "evidence coverage of each quote.",
 )
 @fail_cleanly
 def ask(
@@ -506,6 +507,8 @@ def ask(
                 lines.append(f"   page image: {images[number - 1]}")
             if verbose:
                 lines.append(f"   ({_timing(part.answer.call)})")
+                if part.answer.coverage:
+                    lines.append(f"   (evidence coverage: {part.answer.coverage.describe()})")
         say(lines)
     faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:

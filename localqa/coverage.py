@@ -17,7 +17,7 @@ index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, 
 Porter suffixes, diacritics), numbers written with or without separators and at any scale of a
 thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
 anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
-Company") or runs it together ("ActivisionBlizzard" in a file name).
+Company") or runs it into a longer word ("ACTIVISIONBLIZZARD_2019_10K", a file name).
 
 Which capitalised word is a name: one whose lower-case form is not an ordinary English word, per
 Webster's Second (the `english-words` package's `web2` list, which keeps proper nouns capitalised:
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -40,7 +41,7 @@ from functools import lru_cache
 from localqa import embeddings
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import tokenizer
-from localqa.text import identifiers
+from localqa.text import IDENTIFIER, identifiers
 from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
 
 # Currency codes are units of a figure, not names ("Answer in USD millions").
@@ -106,7 +107,7 @@ def question_terms(part: str) -> list[Term]:
     """The names, identifiers, years and figures of a question part, in order."""
     text = asking_sentences(part)
     terms: list[Term] = [Term(code, "identifier") for code in identifiers(text)]
-    spans: list[tuple[int, int]] = []
+    spans = [m.span() for m in IDENTIFIER.finditer(text)]
     for match in _FIGURE.finditer(text):
         value = _figure_value(match)
         if value is not None:
@@ -115,6 +116,9 @@ def question_terms(part: str) -> list[Term]:
     for match in _YEAR.finditer(text):
         if not any(start <= match.start() < end for start, end in spans):
             terms.append(Term(match.group(1), "year"))
+    # What is already a term is no part of a name: "EQ" in "EQ-314", "FY" in "FY2018".
+    for start, end in spans:
+        text = text[:start] + "," * (end - start) + text[end:]
     terms += _names(text)
     seen: set[tuple[TermKind, str]] = set()
     unique = []
@@ -253,12 +257,23 @@ def mentions(term: Term, text: str) -> bool:
     if term.kind == "figure":
         assert term.value is not None
         return any(_same_figure(term.value, number) for number in _numbers(text))
-    tokens = tokenizer().tokens(text)
-    found = set(tokens)
+    found = set(tokenizer().tokens(text))
     if all(t in found for t in term.tokens):
         return True
-    # Run together in a file name or a heading: "ActivisionBlizzard".
-    return len(term.tokens) > 1 and "".join(term.tokens) in found
+    # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "germanwingsdigitalcrisis".
+    joined = _plain(term.text).replace(" ", "")
+    return len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in _plain(text).split())
+
+
+# A name at least this long also counts at the start of a longer word (a file name's run-together
+# words); shorter ones would match by accident ("3M" in "3mm").
+RUN_TOGETHER_MIN = 4
+
+
+def _plain(text: str) -> str:
+    """Lower case, diacritics removed, words separated by single spaces."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return " ".join(re.findall(r"[^\W_]+", "".join(c for c in decomposed if not unicodedata.combining(c))))
 
 
 def _numbers(text: str) -> Iterable[Decimal]:
@@ -310,8 +325,17 @@ def check(
 def _distinctive_words(
     part: str, candidates: Sequence[Candidate], named: set[str], settings: AnswerSettings
 ) -> tuple[list[TermCheck], str | None]:
-    """The asking sentence's words that no quotable unit of any candidate carries, each judged by
-    its closeness in meaning to the units."""
+    """The asking sentence's words that no quotable unit of any candidate carries, judged by their
+    closeness in meaning to the units, when nothing else of the question is distinctive among the
+    candidates.
+
+    Distinctive among the candidates: carried by at most half of them (by their units, heading
+    path or title). When some question term is ("passwords" in two passages of four), retrieval
+    matched the question on what it is about, and a missing word is its frame ("how often"). When
+    every term the candidates carry is common to most of them ("library" in every handbook
+    passage), a missing word is what the question is about ("founded"). A question naming an
+    identifier is specific by construction.
+    """
     from localqa.prompts import quotable
 
     words = tokenizer()
@@ -320,23 +344,34 @@ def _distinctive_words(
     for match in _WORD.finditer(text):
         for term in words.terms(match.group(0)):
             surface.setdefault(term, match.group(0))
-    wanted = [t for t in words.terms(text) if t not in named and not t.isdigit() and t in surface]
-    units = [u for c in candidates for u in quotable(c)]
-    context = {t for c in candidates for p in _places(c, "")[2:] for t in words.tokens(p.text)}
-    carried = {t for u in units for t in words.tokens(u)} | context
-    missing = [t for t in wanted if t not in carried]
+    asked = [t for t in words.terms(text) if not t.isdigit()]
+    units = {id(c): quotable(c) for c in candidates}
+    carries = [
+        {t for u in units[id(c)] for t in words.tokens(u)}
+        | {t for p in _places(c, "")[2:] for t in words.tokens(p.text)}
+        for c in candidates
+    ]
+    held = {t: sum(t in found for found in carries) for t in asked}
+    # An identifier is specific by construction: retrieval's identifier channel let through only
+    # the passages that carry it.
+    specific = identifiers(text) + [t for t in asked if 0 < held[t] <= len(candidates) / 2]
+    missing = [t for t in asked if not held[t] and t not in named and t in surface]
     if not missing:
         return [], None
+    if specific:
+        shown = surface.get(specific[0], specific[0])
+        return [], f'words no passage carries were not judged: "{shown}" singles out passages'
+
+    every = [u for c in candidates for u in units[id(c)]]
     if not embeddings.is_available():
         note = "words no passage carries were not judged by meaning (embeddings not installed)"
         return [TermCheck(term=surface[t], kind="word", found=None, judged=False) for t in missing], note
-    vectors = embeddings.embed([surface[t] for t in missing] + units)
+    vectors = embeddings.embed([surface[t] for t in missing] + every)
     similarities = vectors[: len(missing)] @ vectors[len(missing) :].T
     checks = []
     for row, term in zip(similarities, missing, strict=True):
-        best = float(row.max()) if len(units) else 0.0
-        close = best >= settings.coverage_neighbour
-        found = "meaning" if close else None
+        best = float(row.max()) if len(every) else 0.0
+        found = "meaning" if best >= settings.coverage_neighbour else None
         checks.append(TermCheck(term=surface[term], kind="word", found=found, similarity=round(best, 3)))
     return checks, None
 

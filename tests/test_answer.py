@@ -389,6 +389,7 @@ def test_the_json_of_each_outcome() -> None:
         "citation": FRAGILE.location.model_dump(mode="json"),
         "reason": None,
         "other_evidence": [STANDARD.location.model_dump(mode="json")],
+        "coverage": None,
     }
     for made, kind in ((Answer.refused("why"), "refused"), (Answer.failed("down"), "model_error")):
         shown = made.as_json()

@@ -227,7 +227,7 @@ def _answer_with_model(
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
             case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed
-        )
+        ).model_copy(update={"coverage": answer.coverage})
         if scored is None or (current.quote is not None and scored.quote is None):
             scored = current
         if current.shown_unverified:
