@@ -203,8 +203,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
     parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="indexes (and answers)")
     parser.add_argument("--answers-from", type=Path, help="folder of confidence.py answers per set")
+    parser.add_argument(
+        "--index",
+        action="append",
+        default=[],
+        metavar="SET=PATH",
+        help="measure against this index of the set instead of building one (an index an earlier "
+        "checkout built of the same documents)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
+    given = dict(item.split("=", 1) for item in args.index)
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
@@ -217,10 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {}
     for name in chosen:
         data = loaders[name](bench / FOLDERS[name])
-        built, _, _ = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)
-        parts = retrieve(data, built.path)
+        if name in given:
+            db = Path(given[name])
+        else:
+            db = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)[0].path
+        parts = retrieve(data, db)
         questions = {c.id: c.question for c in data.cases}
-        print(f"\n{data.title}: {len(data.cases)} questions, index {built.path.name}")
+        print(f"\n{data.title}: {len(data.cases)} questions, index {db}")
         print(" Model-independent (a quote from the first evidence-page candidate; unanswerable: any quote):")
         report[name] = {"independent": {}, "model": {}}
         for label, settings in variants().items():

@@ -257,12 +257,18 @@ def mentions(term: Term, text: str) -> bool:
     if term.kind == "figure":
         assert term.value is not None
         return any(_same_figure(term.value, number) for number in _numbers(text))
-    found = set(tokenizer().tokens(text))
+    found = _folded(text)
     if all(t in found for t in term.tokens):
         return True
     # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "germanwingsdigitalcrisis".
     joined = _plain(term.text).replace(" ", "")
     return len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in _plain(text).split())
+
+
+@lru_cache(maxsize=128)
+def _folded(text: str) -> frozenset[str]:
+    """The index tokenizer's tokens of `text` (each place is read once per term otherwise)."""
+    return frozenset(tokenizer().tokens(text))
 
 
 # A name at least this long also counts at the start of a longer word (a file name's run-together
@@ -347,8 +353,7 @@ def _distinctive_words(
     asked = [t for t in words.terms(text) if not t.isdigit()]
     units = {id(c): quotable(c) for c in candidates}
     carries = [
-        {t for u in units[id(c)] for t in words.tokens(u)}
-        | {t for p in _places(c, "")[2:] for t in words.tokens(p.text)}
+        set().union(*(_folded(u) for u in units[id(c)]), *(_folded(p.text) for p in _places(c, "")[2:]))
         for c in candidates
     ]
     held = {t: sum(t in found for found in carries) for t in asked}
