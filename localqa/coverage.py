@@ -40,7 +40,7 @@ from functools import lru_cache
 
 from localqa import embeddings
 from localqa.settings import AnswerSettings
-from localqa.store.tokenizer import tokenizer
+from localqa.store.tokenizer import STOP_WORDS, tokenizer
 from localqa.text import IDENTIFIER, identifiers
 from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
 
@@ -311,9 +311,9 @@ def check(
     kinds = set(settings.coverage)
     checks: list[TermCheck] = []
     places = _places(cited, quote)
-    named_tokens: set[str] = set()
+    named: set[str] = set()
     for term in question_terms(part):
-        named_tokens.update(term.tokens or tokenizer().tokens(term.text))
+        named.update(_word_forms(term.text))
         if term.kind not in kinds:
             continue
         where = next((p.kind for p in places if mentions(term, p.text)), None)
@@ -323,7 +323,7 @@ def check(
         checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
     note = None
     if "word" in kinds:
-        words, note = _distinctive_words(part, candidates, named_tokens, settings)
+        words, note = _distinctive_words(part, candidates, named, settings)
         checks += words
     return Coverage(terms=tuple(checks), note=note)
 
@@ -336,49 +336,63 @@ def _distinctive_words(
     candidates.
 
     Distinctive among the candidates: carried by at most half of them (by their units, heading
-    path or title). When some question term is ("passwords" in two passages of four), retrieval
+    path or title). When some question word is ("passwords" in two passages of four), retrieval
     matched the question on what it is about, and a missing word is its frame ("how often"). When
-    every term the candidates carry is common to most of them ("library" in every handbook
+    every word the candidates carry is common to most of them ("library" in every handbook
     passage), a missing word is what the question is about ("founded"). A question naming an
-    identifier is specific by construction.
+    identifier is specific by construction: retrieval's identifier channel let through only the
+    passages that carry it.
+
+    A word is carried in its own form, up to case, diacritics and a plural ending: Porter stemming,
+    which retrieval matches with, makes "founded" the "found" of "if a lost item is found".
     """
     from localqa.prompts import quotable
 
-    words = tokenizer()
     text = asking_sentences(part)
-    surface: dict[str, str] = {}
-    for match in _WORD.finditer(text):
-        for term in words.terms(match.group(0)):
-            surface.setdefault(term, match.group(0))
-    asked = [t for t in words.terms(text) if not t.isdigit()]
+    asked = [w for w in dict.fromkeys(_plain(text).split()) if w not in STOP_WORDS and not w.isdigit()]
     units = {id(c): quotable(c) for c in candidates}
     carries = [
-        set().union(*(_folded(u) for u in units[id(c)]), *(_folded(p.text) for p in _places(c, "")[2:]))
+        set().union(
+            *(_word_forms(u) for u in units[id(c)]), *(_word_forms(p.text) for p in _places(c, "")[2:])
+        )
         for c in candidates
     ]
-    held = {t: sum(t in found for found in carries) for t in asked}
-    # An identifier is specific by construction: retrieval's identifier channel let through only
-    # the passages that carry it.
-    specific = identifiers(text) + [t for t in asked if 0 < held[t] <= len(candidates) / 2]
-    missing = [t for t in asked if not held[t] and t not in named and t in surface]
+    held = {w: sum(_singular(w) in found for found in carries) for w in asked}
+    specific = identifiers(text) + [w for w in asked if 0 < held[w] <= len(candidates) / 2]
+    missing = [w for w in asked if not held[w] and _singular(w) not in named]
     if not missing:
         return [], None
     if specific:
-        shown = surface.get(specific[0], specific[0])
-        return [], f'words no passage carries were not judged: "{shown}" singles out passages'
-
+        return [], f'words no passage carries were not judged: "{specific[0]}" singles out passages'
     every = [u for c in candidates for u in units[id(c)]]
     if not embeddings.is_available():
         note = "words no passage carries were not judged by meaning (embeddings not installed)"
-        return [TermCheck(term=surface[t], kind="word", found=None, judged=False) for t in missing], note
-    vectors = embeddings.embed([surface[t] for t in missing] + every)
+        return [TermCheck(term=w, kind="word", found=None, judged=False) for w in missing], note
+    vectors = embeddings.embed(missing + every)
     similarities = vectors[: len(missing)] @ vectors[len(missing) :].T
     checks = []
-    for row, term in zip(similarities, missing, strict=True):
+    for row, word in zip(similarities, missing, strict=True):
         best = float(row.max()) if len(every) else 0.0
         found = "meaning" if best >= settings.coverage_neighbour else None
-        checks.append(TermCheck(term=surface[term], kind="word", found=found, similarity=round(best, 3)))
+        checks.append(TermCheck(term=word, kind="word", found=found, similarity=round(best, 3)))
     return checks, None
+
+
+@lru_cache(maxsize=128)
+def _word_forms(text: str) -> frozenset[str]:
+    """The words of `text` as the word rule compares them (`_plain`, then `_singular`)."""
+    return frozenset(_singular(w) for w in _plain(text).split())
+
+
+def _singular(word: str) -> str:
+    """A plural ending removed ("loans", "policies", "taxes"); other words unchanged."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def judge(part: str, answer: Answer, candidates: Sequence[Candidate], settings: AnswerSettings) -> Answer:
