@@ -46,8 +46,11 @@ from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
 
 # Currency codes are units of a figure, not names ("Answer in USD millions").
 CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY RMB INR CHF CAD AUD HKD SGD KRW".split())
-# Quarters and halves of a year are periods: a filing writes "second quarter" as often as "Q2".
-_PERIOD = re.compile(r"[QH][1-4]")
+# Periods, not names: quarters, halves and fiscal or calendar years (a filing writes "second
+# quarter" as often as "Q2"), alone or after a year ("FY2023Q1"); and ordinals ("1st").
+_PERIOD = re.compile(
+    r"[QH][1-4]|[FC]Y|(?:[A-Za-z]{0,3}(?:19|20)\d{2})?(?:[QH][1-4])?|\d+(?:st|nd|rd|th)", re.I
+)
 
 _APOSTROPHES = "'\u2019"
 _WORD = re.compile(rf"[^\W_](?:[\w&{_APOSTROPHES}]*[^\W_])?")
@@ -164,9 +167,7 @@ def _name_like(word: str, first: bool) -> bool:
     letters = [c for c in word if c.isalpha()]
     if not letters or _YEAR.fullmatch(word) or identifiers(word) or word.isdigit():
         return False
-    if re.fullmatch(r"[A-Za-z]{0,3}(?:19|20)\d{2}", word):  # FY2022, F2019: a year
-        return False
-    if word.upper() in CURRENCY_CODES or _PERIOD.fullmatch(word):
+    if word.upper() in CURRENCY_CODES or _PERIOD.fullmatch(word) or word.lower() in STOP_WORDS:
         return False
     if any(c.isdigit() for c in word):  # 3M, CONLL03
         return True

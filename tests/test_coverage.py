@@ -300,6 +300,31 @@ def test_a_word_close_in_meaning_to_a_passage_passes() -> None:
     assert verdict.missing is None
 
 
+@needs_embeddings
+@pytest.mark.semantic
+def test_a_word_is_carried_in_its_own_form_not_its_porter_stem() -> None:
+    """Lexical retrieval finds "founded" in a lost-and-found sentence (both stem to "found"); the
+    word rule does not take that sentence for a mention."""
+    lost = candidate(
+        "If a lost item is found and returned within 60 days, the fee is refunded.",
+        paragraph=3,
+        title="Fines and Fees",
+    )
+    evidence = (lost, *HANDBOOK)
+    verdict = coverage.check("Who founded the library?", lost.text, lost, evidence, AnswerSettings())
+    assert verdict.missing is not None and verdict.missing.term == "founded"
+
+
+def test_plural_and_case_fold_for_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "embed", lambda *_: pytest.fail("nothing to judge by meaning"))
+    # "LOAN" is carried by "loans", "Libraries" by "library"'s plural: nothing is missing.
+    question = "Do standard Book LOAN periods at Libraries last?"
+    evidence = candidate("Standard book loan periods last 21 days at the library.", title="Handbook")
+    verdict = coverage.check(question, evidence.text, evidence, (evidence,), AnswerSettings())
+    assert [t for t in verdict.terms if t.kind == "word"] == [] and verdict.note is None
+    assert verdict.missing is None
+
+
 def test_without_embeddings_a_missing_word_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embeddings, "is_available", lambda: False)
     verdict = coverage.check(
