@@ -17,7 +17,8 @@ index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, 
 Porter suffixes, diacritics), numbers written with or without separators and at any scale of a
 thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
 anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
-Company") or runs it into a longer word ("ACTIVISIONBLIZZARD_2019_10K", a file name).
+Company") or runs it into a longer word ("ACTIVISIONBLIZZARD_2019_10K", a file name), and an
+acronym the evidence spells out ("R&D": "research and development").
 
 Which capitalised word is a name: one whose lower-case form is not an ordinary English word, per
 Webster's Second (the `english-words` package's `web2` list, which keeps proper nouns capitalised:
@@ -263,7 +264,25 @@ def mentions(term: Term, text: str) -> bool:
         return True
     # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "germanwingsdigitalcrisis".
     joined = _plain(term.text).replace(" ", "")
-    return len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in _plain(text).split())
+    if len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in _plain(text).split()):
+        return True
+    return _spelled_out(term.text, text)
+
+
+def _spelled_out(name: str, text: str) -> bool:
+    """Whether `text` spells out the acronym `name` ("R&D": "research and development", "NARL":
+    "National Atmospheric Research Laboratory"): consecutive words whose initials are its letters,
+    in order, small connecting words ("and", "of", "the") skipped. Schwartz and Hearst's
+    abbreviation rule, cut down to initials."""
+    letters = [c.lower() for c in name if c.isalpha()]
+    # Two letters would match by chance in a long passage, unless joined by "&" ("R&D", "P&L").
+    if not (name.isupper() or "&" in name) or len(letters) < (2 if "&" in name else 3):
+        return False
+    words = [w for w in _plain(text).split() if w not in _CONNECTIVES]
+    return "".join(letters) in "".join(w[0] for w in words)
+
+
+_CONNECTIVES = frozenset({"and", "of", "the", "for", "to", "in", "on"})
 
 
 @lru_cache(maxsize=128)

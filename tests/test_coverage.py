@@ -127,6 +127,9 @@ def test_the_terms_a_question_names(question: str, expected: list[tuple[str, str
         ("Which segment earned $3.2 billion?", "Safety segment | 2022: 3,200"),
         ("Which segment earned 3,200 million?", "The Safety segment earned $3.2 billion."),
         ("Which channel has 41.67% of tweets?", "English: 41.67 per cent of the tweets."),
+        # an acronym the evidence spells out
+        ("What was R&D spending in 2019?", "Research and development | 2019: 1,000"),
+        ("What does NARL study?", "The National Atmospheric Research Laboratory studies the atmosphere."),
     ],
 )
 def test_folding_matches_what_the_index_folds(question: str, evidence: str) -> None:
@@ -144,6 +147,8 @@ def test_folding_matches_what_the_index_folds(question: str, evidence: str) -> N
         # TACRED is not TACREV: names are never matched approximately
         ("What is the F1 on TACREV?", "On TACRED the F1 is 72.3.", "TACREV"),
         ("Who is Lebron Brennan?", "Lebron James and Ann Brennan wrote chapter 3.", None),
+        # a ticker is not the company's initials
+        ("What was the revenue of ADBE?", "Adobe Systems reported revenue of 4,796 million.", "ADBE"),
     ],
 )
 def test_a_missing_term_is_named(question: str, evidence: str, missing: str | None) -> None:
