@@ -8,9 +8,10 @@ still quotes the nearest passage. So a verified quote is checked against the que
   mixes such as "3M"), **identifiers** (`EQ-314`), **years** and **figures** (numbers with
   separators or decimals, percentages, amounts of money) must each appear in the quoted sentence,
   its passage, the passage's heading path or its document's title;
-- its **distinctive words** (the words of the asking sentence that no quotable unit of any
-  candidate carries, "founded" in "Who founded the library?" when every passage shares "library")
-  must each be close in meaning to some unit (MiniLM cosine, `AnswerSettings.coverage_neighbour`).
+- when nothing of the question is distinctive among the candidates (every word they carry is in
+  most of them, and no identifier is named), each word of the asking sentence that no quotable
+  unit carries ("founded" in "Who founded the library?", where every passage shares "library")
+  must be close in meaning to some unit (MiniLM cosine, `AnswerSettings.coverage_neighbour`).
 
 Otherwise the quote is withheld and the reason names the missing term. Matching folds what the
 index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, plurals and other
