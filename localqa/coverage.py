@@ -18,8 +18,9 @@ index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, 
 Porter suffixes, diacritics), numbers written with or without separators and at any scale of a
 thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
 anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
-Company") or runs it into a longer word ("ACTIVISIONBLIZZARD_2019_10K", a file name), and an
-acronym the evidence spells out ("R&D": "research and development").
+Company") or runs it into a longer word ("ACTIVISIONBLIZZARD_2019_10K", a file name), a long
+name misspelt by one letter ("Activsion"), and an acronym the evidence spells out ("R&D":
+"research and development").
 
 Which capitalised word is a name: one whose lower-case form is not an ordinary English word, per
 Webster's Second (the `english-words` package's `web2` list, which keeps proper nouns capitalised:
@@ -39,6 +40,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+
+from rapidfuzz.distance import OSA
 
 from localqa import embeddings
 from localqa.settings import AnswerSettings
@@ -265,9 +268,33 @@ def mentions(term: Term, text: str) -> bool:
         return True
     # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "germanwingsdigitalcrisis".
     joined = _plain(term.text).replace(" ", "")
-    if len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in _plain(text).split()):
+    words = _plain(text).split()
+    if len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in words):
         return True
-    return _spelled_out(term.text, text)
+    return _misspelt(joined, words) or _spelled_out(term.text, text)
+
+
+# A name at least this long also counts at the start of a longer word (a file name's run-together
+# words); shorter ones would match by accident ("3M" in "3mm").
+RUN_TOGETHER_MIN = 4
+# A name at least this long also counts within one edit (insertion, deletion, substitution or
+# transposition: "Activsion"). Twins differ by a whole name; short codes differ by one letter
+# ("TACREV" and "TACRED", two datasets), so they never match approximately.
+MISSPELT_MIN = 8
+
+
+def _misspelt(name: str, words: Sequence[str]) -> bool:
+    """Whether one of `words`, or its start (a run-together file name), is `name` within one edit."""
+    n = len(name)
+    if n < MISSPELT_MIN:
+        return False
+    for word in words:
+        if len(word) < n - 1:
+            continue
+        starts = [word] if len(word) <= n + 1 else [word[: n - 1], word[:n], word[: n + 1]]
+        if any(OSA.distance(name, start, score_cutoff=1) <= 1 for start in starts):
+            return True
+    return False
 
 
 def _spelled_out(name: str, text: str) -> bool:
@@ -290,11 +317,6 @@ _CONNECTIVES = frozenset({"and", "of", "the", "for", "to", "in", "on"})
 def _folded(text: str) -> frozenset[str]:
     """The index tokenizer's tokens of `text` (each place is read once per term otherwise)."""
     return frozenset(tokenizer().tokens(text))
-
-
-# A name at least this long also counts at the start of a longer word (a file name's run-together
-# words); shorter ones would match by accident ("3M" in "3mm").
-RUN_TOGETHER_MIN = 4
 
 
 def _plain(text: str) -> str:
@@ -370,7 +392,12 @@ def _distinctive_words(
     from localqa.prompts import quotable
 
     text = asking_sentences(part)
-    asked = [w for w in dict.fromkeys(_plain(text).split()) if w not in STOP_WORDS and not w.isdigit()]
+    # Words with a digit are years, figures, codes and names ("fy2019", "3m"): checked as such.
+    asked = [
+        w
+        for w in dict.fromkeys(_plain(text).split())
+        if w not in STOP_WORDS and not any(c.isdigit() for c in w)
+    ]
     units = {id(c): quotable(c) for c in candidates}
     carries = [
         set().union(

@@ -354,3 +354,14 @@ def test_a_word_every_passage_carries_needs_no_meaning(monkeypatch: pytest.Monke
 def test_a_refused_answer_keeps_no_quote() -> None:
     refused = Answer.refused("x")
     assert refused.as_json()["coverage"] is None
+
+
+def test_a_long_name_misspelt_by_one_letter_counts_a_short_code_never() -> None:
+    title = "ACTIVISIONBLIZZARD 2019 10K"
+    assert (
+        covered("What did Activsion Blizzard repurchase?", candidate("No stock was bought.", title=title))
+        is None
+    )
+    assert covered("What is the F1 on TACREV?", candidate("On TACRED the F1 is 72.3.")) == (
+        'the evidence never mentions "TACREV"'
+    )
