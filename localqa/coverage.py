@@ -8,8 +8,9 @@ still quotes the nearest passage. So a verified quote is checked against the que
   mixes such as "3M"), **identifiers** (`EQ-314`), **years** and **figures** (numbers with
   separators or decimals, percentages, amounts of money) must each appear in the quoted sentence,
   its passage, the passage's heading path or its document's title;
-- when nothing of the question is distinctive among the candidates (every word they carry is in
-  most of them, and no identifier is named), each word of the asking sentence that no quotable
+- when nothing of the question singles out passages (its names, identifiers, years and figures
+  are not in the quote's evidence, and every word the candidates carry is in most of them), each
+  word of the asking sentence that no quotable
   unit carries ("founded" in "Who founded the library?", where every passage shares "library")
   must be close in meaning to some unit (MiniLM cosine, `AnswerSettings.coverage_neighbour`).
 
@@ -355,36 +356,38 @@ def check(
     checks: list[TermCheck] = []
     places = _places(cited, quote)
     named: set[str] = set()
+    anchored: list[str] = []  # the question's terms the quote's evidence mentions
     for term in question_terms(part):
         named.update(_word_forms(term.text))
+        where = next((p.kind for p in places if mentions(term, p.text)), None)
+        if where is not None:
+            anchored.append(term.text)
         if term.kind not in kinds:
             continue
-        where = next((p.kind for p in places if mentions(term, p.text)), None)
         elsewhere = where is None and any(
             mentions(term, p.text) for c in candidates if c is not cited for p in _places(c, "")
         )
         checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
     note = None
     if "word" in kinds:
-        words, note = _distinctive_words(part, candidates, named, settings)
+        words, note = _distinctive_words(part, candidates, named, anchored, settings)
         checks += words
     return Coverage(terms=tuple(checks), note=note)
 
 
 def _distinctive_words(
-    part: str, candidates: Sequence[Candidate], named: set[str], settings: AnswerSettings
+    part: str, candidates: Sequence[Candidate], named: set[str], anchored: list[str], settings: AnswerSettings
 ) -> tuple[list[TermCheck], str | None]:
     """The asking sentence's words that no quotable unit of any candidate carries, judged by their
-    closeness in meaning to the units, when nothing else of the question is distinctive among the
-    candidates.
+    closeness in meaning to the units, when nothing else of the question singles out passages.
 
-    Distinctive among the candidates: carried by at most half of them (by their units, heading
-    path or title). When some question word is ("passwords" in two passages of four), retrieval
-    matched the question on what it is about, and a missing word is its frame ("how often"). When
-    every word the candidates carry is common to most of them ("library" in every handbook
-    passage), a missing word is what the question is about ("founded"). A question naming an
-    identifier is specific by construction: retrieval's identifier channel let through only the
-    passages that carry it.
+    What singles out passages: a name, identifier, year or figure of the question that the quote's
+    evidence mentions (`anchored`; an identifier always is, retrieval's identifier channel let
+    through only the passages that carry it), or a question word carried by at most half of the
+    candidates (by their units, heading path or title). Then retrieval matched the question on
+    what it is about, and a missing word is its frame ("how often", "fixed asset turnover"). When
+    nothing does ("library" in every handbook passage), a missing word is what the question is
+    about ("founded").
 
     A word is carried in its own form, up to case, diacritics and a plural ending: Porter stemming,
     which retrieval matches with, makes "founded" the "found" of "if a lost item is found".
@@ -406,7 +409,7 @@ def _distinctive_words(
         for c in candidates
     ]
     held = {w: sum(_singular(w) in found for found in carries) for w in asked}
-    specific = identifiers(text) + [w for w in asked if 0 < held[w] <= len(candidates) / 2]
+    specific = anchored + [w for w in asked if 0 < held[w] <= len(candidates) / 2]
     missing = [w for w in asked if not held[w] and _singular(w) not in named]
     if not missing:
         return [], None
