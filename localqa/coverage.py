@@ -20,7 +20,8 @@ Porter suffixes, diacritics), numbers written with or without separators and at 
 thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
 anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
 Company") or runs it into a longer word ("ACTIVISIONBLIZZARD_2019_10K", a file name), a long
-name misspelt by one letter ("Activsion"), and an acronym the evidence spells out ("R&D":
+name misspelt by one letter ("Activsion"), a demonym of a place the evidence names ("Singaporean":
+"Singapore"), and an acronym the evidence spells out ("R&D":
 "research and development").
 
 Which capitalised word is a name: one whose lower-case form is not an ordinary English word, per
@@ -265,19 +266,32 @@ def mentions(term: Term, text: str) -> bool:
         assert term.value is not None
         return any(_same_figure(term.value, number) for number in _numbers(text))
     found = _folded(text)
-    if all(t in found for t in term.tokens):
+    words = _plain(text).split()
+    if all(_word_mentioned(word, found, words) for word in _plain(term.text).split()):
         return True
     # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "germanwingsdigitalcrisis".
     joined = _plain(term.text).replace(" ", "")
-    words = _plain(text).split()
     if len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in words):
         return True
     return _misspelt(joined, words) or _spelled_out(term.text, text)
 
 
+def _word_mentioned(word: str, found: frozenset[str], words: Sequence[str]) -> bool:
+    """One word of a name: as the index folds it, as the demonym of a word in the evidence
+    ("Singaporean": "Singapore", "Indian": "India"), or misspelt by one letter."""
+    if all(t in found for t in tokenizer().tokens(word)):
+        return True
+    if any(len(w) >= DEMONYM_STEM_MIN and word.startswith(w) and len(word) - len(w) <= 3 for w in words):
+        return True
+    return _misspelt(word, words)
+
+
 # A name at least this long also counts at the start of a longer word (a file name's run-together
 # words); shorter ones would match by accident ("3M" in "3mm").
 RUN_TOGETHER_MIN = 4
+# A name's word also counts as a demonym ("-an", "-ian", "-ese", "-i") of an evidence word at least
+# this long; shorter stems would match by accident.
+DEMONYM_STEM_MIN = 5
 # A name at least this long also counts within one edit (insertion, deletion, substitution or
 # transposition: "Activsion"). Twins differ by a whole name; short codes differ by one letter
 # ("TACREV" and "TACRED", two datasets), so they never match approximately.
@@ -360,6 +374,8 @@ def check(
     for term in question_terms(part):
         named.update(_word_forms(term.text))
         where = next((p.kind for p in places if mentions(term, p.text)), None)
+        if where is None and " " in term.text and mentions(term, "\n".join(p.text for p in places)):
+            where = "evidence"  # the words of a name in different places: "Singaporean", "ISEP"
         if where is not None:
             anchored.append(term.text)
         if term.kind not in kinds:

@@ -365,3 +365,13 @@ def test_a_long_name_misspelt_by_one_letter_counts_a_short_code_never() -> None:
     assert covered("What is the F1 on TACREV?", candidate("On TACRED the F1 is 72.3.")) == (
         'the evidence never mentions "TACREV"'
     )
+
+
+def test_a_demonym_counts_for_the_place_the_evidence_names() -> None:
+    evidence = candidate(
+        "Singapore citizens must complete 10 hours of the buddy scheme.", title="ISEP handbook"
+    )
+    assert covered("How many hours does a Singaporean ISEP student serve?", evidence) is None
+    assert covered("How many tweets mention Germanwings?", candidate("German media tweeted 20 times.")) == (
+        'the evidence never mentions "Germanwings"'
+    )
