@@ -9,7 +9,8 @@ retrieves it (`Settings.for_answering`: the k passages a model is shown). Two me
 1. **Model-independent**: what the check does to any quote a model could give.
    - answerable (FinanceBench; MMLongBench text/table and needs_visual): the first candidate on an
      evidence page, i.e. where a right quote comes from; *silenced* when the check refuses a quote
-     from it. This is the check's whole cost on right answers, whatever the model.
+     from it. *From any evidence-page candidate*: questions where a quote from some evidence-page
+     candidate would be refused, the most the check can cost in right quotes, whatever the model.
    - unanswerable: *silenced at rank 1* when a quote from the first candidate is refused, and
      *silenced whatever is quoted* when a quote from any of the k candidates is.
 2. **The embedded model's own quotes**, as `benchmarks/confidence.py` recorded them (with the
@@ -78,7 +79,9 @@ def independent(
     result: dict[str, Any] = {}
     for case in bench.cases:
         found = parts[case.id]
-        row = result.setdefault(case.category, {"cases": 0, "silenced": [], "rank1": [], "any": []})
+        row = result.setdefault(
+            case.category, {"cases": 0, "silenced": [], "silenced_any": [], "rank1": [], "any": []}
+        )
         row["cases"] += 1
         if case.category == "unanswerable":
             first = [(p, c) for p in found for c in p.candidates[:1]]
@@ -89,14 +92,15 @@ def independent(
             if every and all(refusal(p, c, "", settings) for p, c in every):
                 row["any"].append((case.id, reasons[0] if reasons else None))
             continue
-        evidence = next(((p, c) for p in found for c in p.candidates if on_evidence(case, c.location)), None)
-        if evidence is None:
+        evidence = [(p, c) for p in found for c in p.candidates if on_evidence(case, c.location)]
+        if not evidence:
             continue
-        row.setdefault("with_evidence", 0)
-        row["with_evidence"] += 1
-        reason = refusal(evidence[0], evidence[1], "", settings)
-        if reason:
-            row["silenced"].append((case.id, reason))
+        row["with_evidence"] = row.get("with_evidence", 0) + 1
+        reasons = [refusal(p, c, "", settings) for p, c in evidence]
+        if reasons[0]:
+            row["silenced"].append((case.id, reasons[0]))
+        if any(reasons):  # some right quote would be withheld: the most the check can cost here
+            row["silenced_any"].append((case.id, next(r for r in reasons if r)))
     return result
 
 
@@ -165,13 +169,15 @@ def print_independent(name: str, table: dict[str, Any], questions: dict[str, str
                 f"whatever is quoted {len(row['any'])}/{row['cases']}"
             )
         else:
+            silenced, anywhere = len(row["silenced"]), len(row["silenced_any"])
             cells.append(
-                f"{category} evidence quote silenced {len(row['silenced'])}/{row.get('with_evidence', 0)}"
+                f"{category} evidence quote silenced {silenced}/{row.get('with_evidence', 0)} "
+                f"(from any evidence-page candidate {anywhere})"
             )
     print(f"  {name:<16} " + "; ".join(cells))
     if detail:
         for category, row in table.items():
-            for case_id, reason in row["rank1" if category == "unanswerable" else "silenced"]:
+            for case_id, reason in row["rank1" if category == "unanswerable" else "silenced_any"]:
                 print(f"      {category} {case_id}: {reason} | {questions[case_id][:90]}")
 
 
