@@ -256,8 +256,9 @@ def _places(candidate: Candidate, quote: str) -> list[Place]:
     return places
 
 
-def mentions(term: Term, text: str) -> bool:
-    """Whether `text` mentions `term`, with the foldings of the module docstring."""
+def mentions(term: Term, text: str, *, title: bool = False) -> bool:
+    """Whether `text` mentions `term`, with the foldings of the module docstring. A `title` (the
+    document's title and file-name words) may also run a name into a longer word."""
     if term.kind == "identifier":
         return term.text in identifiers(text)
     if term.kind == "year":
@@ -269,9 +270,9 @@ def mentions(term: Term, text: str) -> bool:
     words = _plain(text).split()
     if all(_word_mentioned(word, found, words) for word in _plain(term.text).split()):
         return True
-    # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "germanwingsdigitalcrisis".
+    # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "MGMRESORTS_2018_10K".
     joined = _plain(term.text).replace(" ", "")
-    if len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in words):
+    if title and len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in words):
         return True
     return _misspelt(joined, words) or _spelled_out(term.text, text)
 
@@ -286,9 +287,9 @@ def _word_mentioned(word: str, found: frozenset[str], words: Sequence[str]) -> b
     return _misspelt(word, words)
 
 
-# A name at least this long also counts at the start of a longer word (a file name's run-together
-# words); shorter ones would match by accident ("3M" in "3mm").
-RUN_TOGETHER_MIN = 4
+# A name at least this long also counts at the start of a longer word of a title (a file name's
+# run-together words); shorter ones would match by accident ("3M" in "3mm").
+RUN_TOGETHER_MIN = 3
 # A name's word also counts as a demonym ("-an", "-ian", "-ese", "-i") of an evidence word at least
 # this long; shorter stems would match by accident.
 DEMONYM_STEM_MIN = 5
@@ -310,6 +311,10 @@ def _misspelt(name: str, words: Sequence[str]) -> bool:
         if any(OSA.distance(name, start, score_cutoff=1) <= 1 for start in starts):
             return True
     return False
+
+
+def _mentioned_in(term: Term, place: Place) -> bool:
+    return mentions(term, place.text, title=place.kind == "title")
 
 
 def _spelled_out(name: str, text: str) -> bool:
@@ -373,15 +378,19 @@ def check(
     anchored: list[str] = []  # the question's terms the quote's evidence mentions
     for term in question_terms(part):
         named.update(_word_forms(term.text))
-        where = next((p.kind for p in places if mentions(term, p.text)), None)
-        if where is None and " " in term.text and mentions(term, "\n".join(p.text for p in places)):
+        where = next((p.kind for p in places if _mentioned_in(term, p)), None)
+        if (
+            where is None
+            and " " in term.text
+            and mentions(term, "\n".join(p.text for p in places), title=True)
+        ):
             where = "evidence"  # the words of a name in different places: "Singaporean", "ISEP"
         if where is not None:
             anchored.append(term.text)
         if term.kind not in kinds:
             continue
         elsewhere = where is None and any(
-            mentions(term, p.text) for c in candidates if c is not cited for p in _places(c, "")
+            _mentioned_in(term, p) for c in candidates if c is not cited for p in _places(c, "")
         )
         checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
     note = None
