@@ -13,9 +13,9 @@ import pytest
 
 from localqa import coverage, embeddings
 from localqa.answering import answer_part
-from localqa.api import answer, search_parts
 from localqa.coverage import Term, mentions, question_terms
 from localqa.index import refresh_index
+from localqa.library import answer, search_parts
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Caller, Candidate, Kind, Location, Outcome
 
