@@ -109,6 +109,29 @@ def latest_answers(folder: Path) -> Path | None:
     return found[0] if found else None
 
 
+def recorded_quotes(
+    record: dict[str, Any], found: list[PartResult], settings: AnswerSettings
+) -> list[tuple[Location, str | None]] | None:
+    """Each recorded quote a reader could be shown (verified, label confident enough), in part
+    order, with the check's refusal; None when today's retrieval differs from the recording's
+    (other parts, or the cited passage not among the candidates): measure with the code that
+    recorded the answers then."""
+    if len(record["parts"]) != len(found):
+        return None
+    shown = []
+    for recorded, part in zip(record["parts"], found, strict=True):
+        probability = recorded["confidence"]
+        confident = probability is None or probability >= settings.min_label_confidence
+        if not (recorded["verified"] and confident and recorded.get("citation")):
+            continue
+        location = Location.model_validate(recorded["citation"])
+        cited = next((c for c in part.candidates if c.location == location), None)
+        if cited is None:
+            return None
+        shown.append((location, refusal(part, cited, recorded["quote"], settings)))
+    return shown
+
+
 def with_model(
     bench: pdfqa.BenchSet,
     parts: dict[str, list[PartResult]],
@@ -118,25 +141,25 @@ def with_model(
     """Measurement 2: the recorded quote a reader is shown, before and after the check."""
     result: dict[str, Any] = {}
     for case in bench.cases:
-        record = records.get(case.id)
-        if record is None:
+        if case.id not in records:
             continue
         row = result.setdefault(
             case.category,
-            {"cases": 0, "before": 0, "after": 0, "shown_before": 0, "shown_after": 0, "silenced": []},
+            {
+                "cases": 0,
+                "before": 0,
+                "after": 0,
+                "shown_before": 0,
+                "shown_after": 0,
+                "silenced": [],
+                "other": 0,
+            },
         )
+        shown = recorded_quotes(records[case.id], parts[case.id], settings)
+        if shown is None:
+            row["other"] += 1
+            continue
         row["cases"] += 1
-        shown: list[
-            tuple[Location, str | None]
-        ] = []  # each quote a reader could be shown, and the check's refusal
-        for recorded, part in zip(record["parts"], parts[case.id], strict=True):
-            confident = (
-                recorded["confidence"] is None or recorded["confidence"] >= settings.min_label_confidence
-            )
-            if recorded["verified"] and confident and recorded.get("citation"):
-                location = Location.model_validate(recorded["citation"])
-                cited = next(c for c in part.candidates if c.location == location)
-                shown.append((location, refusal(part, cited, recorded["quote"], settings)))
         before = shown[0][0] if shown else None
         after = next((location for location, reason in shown if reason is None), None)
         evidence = case.category != "unanswerable"
@@ -195,7 +218,12 @@ def print_model(name: str, table: dict[str, Any], questions: dict[str, str], det
                 f"{row['after']}/{row['cases']}"
                 f" (any quote {row['shown_before']} -> {row['shown_after']})"
             )
-    print(f"  {name:<16} " + "; ".join(cells))
+    other = sum(row["other"] for row in table.values())
+    print(
+        f"  {name:<16} "
+        + "; ".join(cells)
+        + (f" ({other} recorded by other retrieval: left out)" if other else "")
+    )
     if detail:
         for category, row in table.items():
             for case_id, reason, right in row["silenced"]:
