@@ -14,7 +14,7 @@ retrieves it (`Settings.for_answering`: the k passages a model is shown). Two me
    - unanswerable: *silenced at rank 1* when a quote from the first candidate is refused, and
      *silenced whatever is quoted* when a quote from any of the k candidates is.
 2. **The embedded model's own quotes**, as `benchmarks/confidence.py` recorded them (with the
-   check off; its answers file per set, newest first under `--answers-from`, default the cache):
+   check off, in its answers file for this code under `--answers-from`, default the cache):
    the quote a reader would be shown (first verified, label probability >= the default threshold),
    before and after the check.
 
@@ -36,6 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import confidence  # noqa: E402
 import pdfqa  # noqa: E402
 
 from localqa import coverage  # noqa: E402
@@ -102,11 +103,6 @@ def independent(
         if any(reasons):  # some right quote would be withheld: the most the check can cost here
             row["silenced_any"].append((case.id, next(r for r in reasons if r)))
     return result
-
-
-def latest_answers(folder: Path) -> Path | None:
-    found = sorted(folder.glob("confidence-*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
-    return found[0] if found else None
 
 
 def recorded_quotes(
@@ -273,9 +269,10 @@ def main(argv: list[str] | None = None) -> int:
             table = independent(data, parts, settings)
             report[name]["independent"][label] = table
             print_independent(label, table, questions, detail=label in ("default", "word only"))
-        answers = latest_answers((args.answers_from or args.cache) / name)
-        if answers is None:
-            print(" No recorded answers: run benchmarks/confidence.py first.")
+        # The answers this code's confidence.py records (its cache key is this code's).
+        answers = confidence.answers_path(args.answers_from or args.cache, name, "embedded")
+        if not answers.exists():
+            print(f" No recorded answers ({answers.name}): run benchmarks/confidence.py first.")
             continue
         records = {}
         for line in answers.read_text(encoding="utf-8").splitlines():
