@@ -76,7 +76,9 @@ def covered(question: str, evidence: Candidate, settings: AnswerSettings = ONLY_
         ("How many Tweets are attributed to Boeing?", [("Boeing", "name")]),
         ("According to this document, Lebron Brennan belongs to which agency?", [("Lebron Brennan", "name")]),
         # Ordinary words written with capitals are not names (Webster's lists them in lower case).
-        ("What is Cash Flow to Total Debt Ratio for ADBE In FY2015?", [("2015", "year"), ("ADBE", "name")]),
+        # ... nor are all-capitals acronyms (a measure, mostly: the evidence gives its figures).
+        ("What is Cash Flow to Total Debt Ratio for ADBE In FY2015?", [("2015", "year")]),
+        ("What was the EBITDA margin of JnJ?", [("JnJ", "name")]),
         # The first word of a sentence is capitalised by position; "3M" by its spelling.
         ("What is 3M's revenue?", [("3M", "name")]),
         ("Lufthansa posted how many tweets?", []),
@@ -130,9 +132,8 @@ def test_the_terms_a_question_names(question: str, expected: list[tuple[str, str
         ("Which segment earned $3.2 billion?", "Safety segment | 2022: 3,200"),
         ("Which segment earned 3,200 million?", "The Safety segment earned $3.2 billion."),
         ("Which channel has 41.67% of tweets?", "English: 41.67 per cent of the tweets."),
-        # an acronym the evidence spells out
+        # an acronym is not required
         ("What was R&D spending in 2019?", "Research and development | 2019: 1,000"),
-        ("What does NARL study?", "The National Atmospheric Research Laboratory studies the atmosphere."),
     ],
 )
 def test_folding_matches_what_the_index_folds(question: str, evidence: str) -> None:
@@ -147,11 +148,9 @@ def test_folding_matches_what_the_index_folds(question: str, evidence: str) -> N
         ("Which year passed 1,234.6 units?", "Sales reached 1,234.5 units.", "1,234.6"),
         ("When did tweets exceed 700,000?", "Tweets exceeded 200,000 at 14:04.", "700,000"),
         ("What is the loan limit for EQ-315?", "EQ-314 loans last 30 minutes.", "EQ-315"),
-        # TACRED is not TACREV: names are never matched approximately
-        ("What is the F1 on TACREV?", "On TACRED the F1 is 72.3.", "TACREV"),
+        # CoNLL04 is not CoNLL03: a short name is never matched approximately
+        ("What is the F1 on CoNLL03?", "On CoNLL04 the F1 is 72.3.", "CoNLL03"),
         ("Who is Lebron Brennan?", "Lebron James and Ann Brennan wrote chapter 3.", None),
-        # a ticker is not the company's initials
-        ("What was the revenue of ADBE?", "Adobe Systems reported revenue of 4,796 million.", "ADBE"),
     ],
 )
 def test_a_missing_term_is_named(question: str, evidence: str, missing: str | None) -> None:
@@ -391,8 +390,8 @@ def test_a_long_name_misspelt_by_one_letter_counts_a_short_code_never() -> None:
         covered("What did Activsion Blizzard repurchase?", candidate("No stock was bought.", title=title))
         is None
     )
-    assert covered("What is the F1 on TACREV?", candidate("On TACRED the F1 is 72.3.")) == (
-        'the evidence never mentions "TACREV"'
+    assert covered("What is the F1 on Tacrev?", candidate("On Tacred the F1 is 72.3.")) == (
+        'the evidence never mentions "Tacrev"'
     )
 
 
