@@ -8,7 +8,7 @@ still quotes the nearest passage. So a verified quote is checked against the que
   letter-digit spellings such as "SoC" and "3M"; not all-capitals acronyms, see `_name_like`),
   **identifiers** (`EQ-314`), **years** and **figures** (numbers with separators or decimals,
   percentages, amounts of money) must each appear in the quoted sentence, its passage, the
-  passage's heading path or its document's title;
+  passage's heading path or its document's title (a year also in its effective date);
 - when nothing of the question singles out passages (its names, identifiers, years and figures
   are not in the quote's evidence, and every word the candidates carry is in most of them), each
   word of the asking sentence that no quotable unit carries ("founded" in "Who founded the
@@ -95,7 +95,8 @@ class Term:
 
 @dataclass(frozen=True)
 class Place:
-    """Where evidence is read: its kind ("quote", "passage", "heading", "title") and text."""
+    """Where evidence is read: its kind ("quote", "passage", "heading", "title", "effective date")
+    and text."""
 
     kind: str
     text: str
@@ -261,6 +262,8 @@ def _places(candidate: Candidate, quote: str) -> list[Place]:
         places.append(Place("heading", candidate.location.section))
     if candidate.title:
         places.append(Place("title", candidate.title))
+    if candidate.location.effective:  # printed with every citation: "effective 2026-11-01"
+        places.append(Place("effective date", candidate.location.effective.isoformat()))
     return places
 
 

@@ -178,9 +178,9 @@ TERM_KINDS: tuple[TermKind, ...] = ("name", "identifier", "year", "figure", "wor
 class TermCheck(Frozen):
     """One term of a question part and where the quote's evidence mentions it (`localqa.coverage`).
 
-    `found` is "quote", "passage", "heading" or "title"; "evidence" for a name whose words sit in
-    different ones; for a word, "meaning" when a quotable unit is `similarity` close to it; None
-    when it is missing. `elsewhere`: another of the caller's candidates mentions it. `judged` is
+    `found` is "quote", "passage", "heading", "title" or "effective date"; "evidence" for a name
+    whose words sit in different ones; for a word, "meaning" when a quotable unit is `similarity`
+    close to it; None when it is missing. `elsewhere`: another of the caller's candidates mentions it. `judged` is
     False for a word that could not be judged by meaning (no embeddings)."""
 
     term: str

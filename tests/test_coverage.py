@@ -168,6 +168,15 @@ def test_a_name_only_in_the_heading_path_or_the_document_title_counts() -> None:
     assert [(t.term, t.found) for t in verdict.terms] == [("Lufthansa", "title")]
 
 
+def test_a_year_in_the_documents_effective_date_counts() -> None:
+    evidence = candidate("EQ-314: Loan limit: 45 minutes")  # effective 2026-01-01
+    assert covered("What is the loan limit for EQ-314 in 2026?", evidence) is None
+    assert (
+        covered("What was the loan limit for EQ-314 in 2025?", evidence)
+        == 'the evidence never mentions "2025"'
+    )
+
+
 def test_a_title_run_together_from_a_file_name_counts() -> None:
     evidence = candidate("Net revenues were 6,489.", title="ACTIVISIONBLIZZARD 2019 10K")
     assert covered("What were Activision Blizzard's net revenues in 2019?", evidence) is None
