@@ -180,8 +180,8 @@ class TermCheck(Frozen):
 
     `found` is "quote", "passage", "heading", "title" or "effective date"; "evidence" for a name
     whose words sit in different ones; for a word, "meaning" when a quotable unit is `similarity`
-    close to it; None when it is missing. `elsewhere`: another of the caller's candidates mentions it. `judged` is
-    False for a word that could not be judged by meaning (no embeddings)."""
+    close to it; None when it is missing. `elsewhere`: another of the caller's candidates mentions
+    it. `judged` is False for a word that could not be judged by meaning (no embeddings)."""
 
     term: str
     kind: TermKind
