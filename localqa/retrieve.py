@@ -321,7 +321,9 @@ def _rank(store: Store, part: str, scope: Scope, settings: RetrievalSettings) ->
         return _lexical(store, part, scope, settings)
     if settings.retriever == "semantic":
         return _semantic(store, part, scope, settings)
-    return _fuse(_lexical(store, part, scope, settings), _semantic(store, part, scope, settings), settings)
+    # Fusion reads only the best `semantic_depth` semantic ranks.
+    semantic = _semantic(store, part, scope, settings, limit=settings.semantic_depth)
+    return _fuse(_lexical(store, part, scope, settings), semantic, settings)
 
 
 def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
@@ -332,10 +334,13 @@ def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings)
     return _Ranking(ids, scores, bool(len(ids)))
 
 
-def _semantic(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
-    """Cosine similarity of the part to every eligible passage (statistics-free, so nothing
-    ineligible can influence it)."""
-    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, embeddings.embed([part])[0])
+def _semantic(
+    store: Store, part: str, scope: Scope, settings: RetrievalSettings, limit: int | None = None
+) -> _Ranking:
+    """Cosine similarity of the part to every eligible passage, or (a `limit`) to at least the
+    `limit` closest ones (statistics-free, so nothing ineligible can influence it)."""
+    vector = embeddings.embed([part])[0]
+    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, vector, limit)
     relevant = bool(len(ids)) and float(similarities.max()) >= settings.neighbour
     return _Ranking(ids, similarities, relevant)
 

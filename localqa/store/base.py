@@ -145,6 +145,13 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @abstractmethod
+    def changed(self) -> bool:
+        """Whether the index was written since this store's snapshot was taken: a long-lived
+        reader (`localqa serve`) asks before each question and reopens when it was. When it was
+        not, the store may go on from a newer snapshot of the same index (a server database
+        must not keep one transaction open for ever)."""
+
     def __enter__(self) -> Store:
         return self
 
@@ -202,10 +209,12 @@ class Store(ABC):
 
     @abstractmethod
     def similarities(
-        self, scope: Scope, model: str, vector: Vectors
+        self, scope: Scope, model: str, vector: Vectors, limit: int | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Passage ids in scope that have a vector for `model`, and each one's dot product with
-        `vector` (the cosine: vectors are normalised)."""
+        `vector` (the cosine: vectors are normalised). With a `limit`, the backend may return
+        only the `limit` most similar (ties to the lower id): a server searches there and sends
+        back those alone."""
 
     @abstractmethod
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]: ...
