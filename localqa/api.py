@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import date
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,6 +16,7 @@ from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
+from localqa.store import Db
 from localqa.types import Answer, Caller, PartResult, Passage
 
 
@@ -27,7 +27,7 @@ def search_parts(
     caller: Caller | None = None,
     parts: Sequence[str] = (),
     k: int | None = None,
-    db: Path = DEFAULT_DB,
+    db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
 ) -> list[PartResult]:
     """Retrieval only: ranked candidates per question part (empty = abstain). `k`, when given,
@@ -65,7 +65,7 @@ def answer(
     parts: Sequence[str] = (),
     model: AnswerModel | str | None = None,
     k: int | None = None,
-    db: Path = DEFAULT_DB,
+    db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
     answer_settings: AnswerSettings | None = None,
 ) -> Asked:
@@ -104,7 +104,7 @@ class VisiblePage(BaseModel):
 
 
 def page_passages(
-    source: str, page: int | None, *, as_of: date, caller: Caller | None = None, db: Path = DEFAULT_DB
+    source: str, page: int | None, *, as_of: date, caller: Caller | None = None, db: Db = DEFAULT_DB
 ) -> VisiblePage:
     """The passages on `page` of `source` (None: a Markdown/text source, which has no pages) that
     `caller` may see on `as_of`. `source` must be exactly an indexed source name: it is compared

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
@@ -20,6 +20,9 @@ from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, 
 from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
+
+if TYPE_CHECKING:
+    from localqa.store import Db
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -69,13 +72,27 @@ def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -
         raise click.BadParameter(str(error)) from None
 
 
+def _index_location(_ctx: click.Context, _param: click.Parameter, value: str | Path) -> Path | str:
+    """A file path (SQLite) or a postgresql:// URL (kept as given: a Path would fold its //)."""
+    from localqa.store import DatabaseURLError, postgres_url
+
+    try:
+        url = postgres_url(value)
+    except DatabaseURLError as error:
+        raise click.BadParameter(visible(str(error))) from None
+    return url if url is not None else Path(value)
+
+
 def db_option(function: F) -> F:
     return click.option(
         "--db",
-        type=click.Path(path_type=Path, dir_okay=False),
-        default=DEFAULT_DB,
+        envvar="LOCALQA_DB",
+        callback=_index_location,
+        default=str(DEFAULT_DB),
         show_default=True,
-        help="The index file.",
+        metavar="PATH|URL",
+        help="The index: a file (SQLite), or postgresql://user@host/dbname for an index a team "
+        "shares (env LOCALQA_DB; the password comes from PGPASSWORD or ~/.pgpass).",
     )(function)
 
 
@@ -201,7 +218,7 @@ def _job_label(job: Any) -> str | None:
 )
 @json_option
 @fail_cleanly
-def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, jobs: int | None, as_json: bool) -> None:
+def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | None, as_json: bool) -> None:
     """Bring the index up to date with the documents folder.
 
     Only added or changed files are extracted (by content hash); removed files are dropped. The
@@ -329,7 +346,7 @@ class _ProgressBar:
 @db_option
 @json_option
 @fail_cleanly
-def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) -> None:
+def status(role: str, tenant: str, everything: bool, db: Db, as_json: bool) -> None:
     """Show what the index holds: documents, passages by kind, sidecars, embeddings.
 
     Counts cover only the documents the caller may see (their tenant and an access label their
@@ -386,7 +403,7 @@ def search(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
     as_json: bool,
 ) -> None:
     """Retrieval only, no model: the ranked candidates for each part of QUESTION.
@@ -461,7 +478,7 @@ def ask(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
     as_json: bool,
     verbose: bool,
 ) -> None:
@@ -635,7 +652,7 @@ def evaluate(
     k: int,
     chunking: str,
     retriever: str,
-    db: Path,
+    db: Db,
     as_json: bool,
 ) -> None:
     """Score a suite: retrieval, answers and authorization, each separately.
@@ -700,7 +717,7 @@ def evaluate(
         sys.exit(1)
 
 
-def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
+def _print_coverage(suite: Any, db: Db, settings: Any) -> None:
     from localqa.evaluate.coverage import coverage
 
     rows = coverage(suite, db, settings)
@@ -750,7 +767,7 @@ def show(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
 ) -> None:
     """Render PAGE of SOURCE as a PNG with the quote's own place highlighted.
 
@@ -837,7 +854,7 @@ def serve(
     role: str,
     tenant: str,
     pdfs: Path,
-    db: Path,
+    db: Db,
 ) -> None:
     """Serve the web app and JSON API over the library (needs localqa[serve]).
 
@@ -884,9 +901,7 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
-def _page_images(
-    asked: Any, folder: Path, pdfs: Path, as_of: date, caller: Caller, db: Path
-) -> dict[int, str]:
+def _page_images(asked: Any, folder: Path, pdfs: Path, as_of: date, caller: Caller, db: Db) -> dict[int, str]:
     """One PNG per verified quote on a PDF page (`ask --show`): part index -> the file written,
     or why none was."""
     import re

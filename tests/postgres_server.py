@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 
 import psycopg
@@ -195,7 +195,5 @@ if __name__ == "__main__":
     settings = dict(arg.split("=", 1) for arg in sys.argv[1:])  # e.g. shared_buffers=1GB
     with running(**settings) as server:
         print(server.create_database(name="localqa"), flush=True)
-        try:
+        with suppress(KeyboardInterrupt):
             signal.pause()
-        except KeyboardInterrupt:
-            pass

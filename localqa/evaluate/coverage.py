@@ -3,8 +3,6 @@ one search per part. One search spends its k slots on whichever clause dominates
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict
 
 from localqa.evaluate.run import embeds_for, suite_index
@@ -12,6 +10,7 @@ from localqa.evaluate.suite import Case, Suite
 from localqa.index import open_index
 from localqa.retrieve import question_parts, search
 from localqa.settings import RetrievalSettings
+from localqa.store import Db
 from localqa.store.base import Store
 from localqa.types import Caller
 
@@ -25,12 +24,12 @@ class CoverageRow(BaseModel):
     per_part: bool
 
 
-def coverage(suite: Suite, db: Path | None, settings: RetrievalSettings) -> list[CoverageRow]:
+def coverage(suite: Suite, db: Db | None, settings: RetrievalSettings) -> list[CoverageRow]:
     """One row per expected record of every compound case, against the suite's index."""
     rows = []
     with (
-        suite_index(suite, db, embed=embeds_for(settings)) as (path, _),
-        open_index(path) as index,
+        suite_index(suite, db, embed=embeds_for(settings)) as suite_db,
+        open_index(suite_db.db) as index,
     ):
         for case in suite.cases:
             if len(question_parts(case.question, case.parts)) >= 2 and case.expect:

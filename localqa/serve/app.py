@@ -52,6 +52,7 @@ from localqa.retrieve import search
 from localqa.serve.auth import User, authenticate
 from localqa.settings import RetrievalSettings, Settings
 from localqa.shapes import ask_json, parse_as_of, search_json
+from localqa.store import Db
 from localqa.store.base import Store
 from localqa.terminal import visible_in_page
 from localqa.text import squash
@@ -71,7 +72,7 @@ _SECURITY_HEADERS = {
 
 @dataclass(frozen=True)
 class ServeConfig:
-    db: Path
+    db: Db
     pdfs: Path
     caller: Caller = field(default_factory=Caller)  # everyone's caller when there is no users file
     users: tuple[User, ...] | None = None
@@ -122,15 +123,15 @@ class Query(BaseModel):
 
 class SharedIndex:
     """The index, kept open between requests so that what a store caches (documents, eligible
-    sets, BM25 statistics, the vector matrix) is computed once. `localqa index` replaces the file
-    atomically, so a new file identity means a refresh: the next request reopens it. Searches
-    take turns on the one connection (milliseconds each; model calls are queued elsewhere)."""
+    sets, BM25 statistics, the vector matrix) is computed once. Before each search the store is
+    asked whether the index was written since it was opened (`Store.changed`): then the request
+    reopens it. Searches take turns on the one connection (milliseconds each; model calls are
+    queued elsewhere)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, db: Db) -> None:
+        self.db = db
         self._lock = threading.Lock()
         self._store: Store | None = None
-        self._identity: tuple[int, ...] | None = None
 
     def search(
         self,
@@ -148,17 +149,11 @@ class SharedIndex:
             return search(store, question, as_of=as_of, caller=caller, parts=parts, settings=settings)
 
     def _current(self) -> Store:
-        try:
-            found = self.path.stat()
-        except FileNotFoundError:
-            found = None
-        identity = None if found is None else (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size)
-        if self._store is None or identity != self._identity:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
-            self._store = open_index(self.path)  # a missing index is IndexMissingError, as in the CLI
-            self._identity = identity
+        if self._store is not None and self._store.changed():
+            self._store.close()
+            self._store = None
+        if self._store is None:
+            self._store = open_index(self.db)  # a missing index is IndexMissingError, as in the CLI
         return self._store
 
 
@@ -488,7 +483,7 @@ class LibraryRow:
         }
 
 
-def library(db: Path, as_of: date, caller: Caller) -> list[LibraryRow]:
+def library(db: Db, as_of: date, caller: Caller) -> list[LibraryRow]:
     """The documents `caller` may see, each marked in force on `as_of` or not. "May see" is the
     eligibility rule itself, asked of each document on its own effective date; a draft or retired
     document, another tenant's or a narrower access label's, is never listed."""

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -107,3 +108,19 @@ def writing(
     from localqa.store.sqlite import writing as write_sqlite
 
     return write_sqlite(Path(db), rebuild=rebuild, wait=wait)
+
+
+@contextmanager
+def temporary(beside: Db | None) -> Iterator[Db]:
+    """Where a throwaway index goes (a suite's own documents), deleted afterwards: a file in a
+    temporary folder, or, beside a PostgreSQL index, a schema of its own in the same database
+    (so that `localqa eval --db postgresql://…` exercises the server)."""
+    url = None if beside is None else postgres_url(beside)
+    if url is not None:
+        from localqa.store.postgres import temporary_schema
+
+        with temporary_schema(url) as inside:
+            yield inside
+        return
+    with tempfile.TemporaryDirectory(prefix="localqa-") as folder:
+        yield Path(folder) / "index.sqlite3"

@@ -25,11 +25,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
 from functools import cached_property
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -119,6 +121,36 @@ def _scrub(text: str, url: str) -> str:
 def _generation(db: Connection) -> str | None:
     row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return None if row is None else str(row[0])
+
+
+@contextmanager
+def temporary_schema(url: str) -> Iterator[str]:
+    """A new schema in the database at `url`, dropped afterwards; the URL that works in it
+    (its `search_path` starts with the schema, so every table localqa creates goes there)."""
+    name = f"localqa_tmp_{os.getpid()}_{secrets.token_hex(4)}"
+    with _connect(url, "localqa") as db:
+        db.autocommit = True
+        try:
+            (path,) = db.execute("SELECT current_schemas(false)").fetchone() or ([],)
+            db.execute(f'CREATE SCHEMA "{name}"')
+        except psycopg.Error as error:
+            raise _failure(url, error, "a temporary index needs the right to create a schema there") from None
+    try:
+        yield _with_options(url, f"-csearch_path={','.join([name, *path])}")
+    finally:
+        with _connect(url, "localqa") as db:
+            db.autocommit = True
+            db.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+def _with_options(url: str, option: str) -> str:
+    """`url` with one more backend option (libpq's `options` parameter)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    given = " ".join(value for key, value in query if key == "options")
+    query = [(key, value) for key, value in query if key != "options"]
+    query.append(("options", f"{given} {option}".strip()))
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 # --- reading -------------------------------------------------------------------------------------
