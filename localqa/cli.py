@@ -72,15 +72,19 @@ def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -
         raise click.BadParameter(str(error)) from None
 
 
-def _index_location(_ctx: click.Context, _param: click.Parameter, value: str | Path) -> Path | str:
-    """A file path (SQLite) or a postgresql:// URL (kept as given: a Path would fold its //)."""
+def _index_location(ctx: click.Context, param: click.Parameter, value: str | Path) -> Path | str:
+    """A file path (SQLite; not a folder) or a postgresql:// URL, kept as given: a Path would
+    fold its //."""
     from localqa.store import DatabaseURLError, postgres_url
 
     try:
         url = postgres_url(value)
     except DatabaseURLError as error:
         raise click.BadParameter(visible(str(error))) from None
-    return url if url is not None else Path(value)
+    if url is not None:
+        return url
+    path: Path = click.Path(path_type=Path, dir_okay=False).convert(value, param, ctx)
+    return path
 
 
 def db_option(function: F) -> F:

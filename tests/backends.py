@@ -137,3 +137,13 @@ def execute(db: Db, sql: str, *args: Any) -> None:
         return
     with psycopg.connect(url) as connection:
         connection.execute(sql.replace("?", "%s"), args)
+
+
+def contents(db: Db) -> Any:
+    """Everything an index holds, to compare before and after: the file's bytes, or every
+    table's rows."""
+    url = postgres_url(db)
+    if url is None:
+        return Path(db).read_bytes()
+    tables = ("meta", "files", "documents", "passages", "identifiers", "postings", "embeddings", "migrations")
+    return {table: sorted(map(str, query(db, f"SELECT * FROM {table}"))) for table in tables}
