@@ -146,7 +146,10 @@ class SharedIndex:
             settings = settings.model_copy(update={"k": k})
         with self._lock:
             store = self._current()
-            return search(store, question, as_of=as_of, caller=caller, parts=parts, settings=settings)
+            try:
+                return search(store, question, as_of=as_of, caller=caller, parts=parts, settings=settings)
+            finally:
+                store.release()  # idle between requests: no snapshot is held
 
     def _current(self) -> Store:
         if self._store is not None and self._store.changed():

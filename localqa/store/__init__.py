@@ -1,9 +1,10 @@
 """Which index a `--db` value names, and the one place that opens it.
 
-A file path is a SQLite index (`localqa.store.sqlite`, the default). A `postgresql://` (or
-`postgres://`) URL is a shared PostgreSQL index (`localqa.store.postgres`): libpq reads the
-rest of it, and the password from the URL, `PGPASSWORD` or `~/.pgpass`. Any other value that
-looks like a URL is an error, never a file name (`postgresql:` used to become a folder).
+A file path (a `Path`, or a string that is not a URL) is a SQLite index (`localqa.store.sqlite`,
+the default). A `postgresql://` (or `postgres://`) URL is a shared PostgreSQL index
+(`localqa.store.postgres`): libpq reads the rest of it, and the password from the URL,
+`PGPASSWORD` or `~/.pgpass`. Any other value that looks like a URL is an error, never a file name
+(`postgresql:` used to become a folder).
 
 Credentials never leave this package: `describe()` is the form of a `--db` value that messages,
 reports, runs and the web app show.
@@ -40,8 +41,11 @@ class DatabaseURLError(LocalQAError):
 
 def postgres_url(db: Db) -> str | None:
     """The URL when `db` names a PostgreSQL database, None when it is a file path (SQLite).
-    Raises DatabaseURLError for any other URL."""
-    text = os.fspath(db)
+    Raises DatabaseURLError for any other URL. A `Path` is always a file path (it would have
+    folded a URL's `//` anyway)."""
+    if isinstance(db, os.PathLike):
+        return None
+    text = db
     scheme = _SCHEME.match(text)
     if scheme is None:
         return None
@@ -86,6 +90,7 @@ def open_store(db: Db) -> Store:
     """Open an existing index for reading (IndexMissingError when there is none)."""
     url = postgres_url(db)
     if url is not None:
+        _need_psycopg()
         from localqa.store.postgres import open_store as open_postgres
 
         return open_postgres(url)
@@ -102,6 +107,7 @@ def writing(
     when another writer holds the lock and this one waits for it."""
     url = postgres_url(db)
     if url is not None:
+        _need_psycopg()
         from localqa.store.postgres import writing as write_postgres
 
         return write_postgres(url, rebuild=rebuild, wait=wait)
@@ -117,6 +123,7 @@ def temporary(beside: Db | None) -> Iterator[Db]:
     (so that `localqa eval --db postgresql://…` exercises the server)."""
     url = None if beside is None else postgres_url(beside)
     if url is not None:
+        _need_psycopg()
         from localqa.store.postgres import temporary_schema
 
         with temporary_schema(url) as inside:
@@ -124,3 +131,11 @@ def temporary(beside: Db | None) -> Iterator[Db]:
         return
     with tempfile.TemporaryDirectory(prefix="localqa-") as folder:
         yield Path(folder) / "index.sqlite3"
+
+
+def _need_psycopg() -> None:
+    """The PostgreSQL store needs the `postgres` extra."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise LocalQAError("a postgresql:// --db needs psycopg: pip install 'localqa[postgres]'") from None

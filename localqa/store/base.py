@@ -147,10 +147,18 @@ class Store(ABC):
 
     @abstractmethod
     def changed(self) -> bool:
-        """Whether the index was written since this store's snapshot was taken: a long-lived
-        reader (`localqa serve`) asks before each question and reopens when it was. When it was
-        not, the store may go on from a newer snapshot of the same index (a server database
-        must not keep one transaction open for ever)."""
+        """Whether the index was written since what this store read of it: a long-lived reader
+        (`localqa serve`) asks before each question and reopens the index when it was."""
+
+    def release(self) -> None:  # noqa: B027 (most stores hold nothing between reads)
+        """The reader is done for now (between two requests): a store on a database server
+        ends its snapshot here, so that an idle process holds no transaction open; its next
+        read takes a new one."""
+
+    def _forget(self) -> None:
+        """Drop everything derived from the index (a store that moved to a newer version)."""
+        self._eligible = {}
+        self._dates = None
 
     def __enter__(self) -> Store:
         return self

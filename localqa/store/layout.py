@@ -76,6 +76,11 @@ class LayoutStore(Store):
         self._recent: dict[int, tuple[frozenset[str], npt.NDArray[np.bool_]]] = {}
         self._statistics: dict[tuple[int, Chunking], LexicalStatistics] = {}  # by id of a kept mask
 
+    def _forget(self) -> None:
+        super()._forget()
+        self.__dict__.pop("_layout", None)
+        self._masks, self._recent, self._statistics = {}, {}, {}
+
     @abstractmethod
     def _layout_rows(self) -> Sequence[tuple[int, str, int, int]]:
         """(id, doc_id, heading length, body length) of every passage, in id order."""

@@ -13,8 +13,12 @@ waits and is told so) and does the whole refresh in one transaction, so readers 
 index or the new one, never a mix, and a writer that dies leaves the old one as it was. Every
 write stamps a new `generation`, which readers compare to know the index changed.
 
-Reading: a store reads one snapshot (a REPEATABLE READ, read-only transaction), so that every
-statement of a search sees the same version; `changed()` ends it and starts another.
+Reading: a store reads in snapshots (REPEATABLE READ, read-only transactions), so that every
+statement of a search sees one version. A snapshot lasts until `changed()` or `release()`
+(`localqa serve` calls them around each search: an idle server holds no transaction, which
+would hold back vacuum and any schema change); a command's store keeps one for its life. Each
+snapshot starts by reading the generation: when it moved, what the store derived (documents,
+lengths, scopes) is read again, so that nothing it returns mixes two versions.
 
 The URL is libpq's: the password comes from it, from PGPASSWORD or from ~/.pgpass, and is never
 shown: every message names the database by `localqa.store.describe`.
@@ -27,7 +31,7 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import date
 from functools import cached_property
 from typing import Any
@@ -37,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.pq import TransactionStatus
 
 from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
@@ -195,13 +200,29 @@ class PostgresStore(LayoutStore):
 
     def changed(self) -> bool:
         try:
-            self._db.rollback()  # the snapshot ends here; the next statement starts a new one
-            return _generation(self._db) != self._generation
+            self._db.rollback()
+            generation = _generation(self._db)
+            self._db.rollback()  # no transaction is left open: the next read starts a snapshot
         except psycopg.Error:  # the connection is gone (a restarted server): reopen
             return True
+        return generation != self._generation
+
+    def release(self) -> None:
+        with suppress(psycopg.Error):
+            self._db.rollback()
+
+    def _forget(self) -> None:
+        super()._forget()
+        self.__dict__.pop("_documents", None)
+        self._filters = {}
 
     def _query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         try:
+            if self._db.info.transaction_status == TransactionStatus.IDLE:  # a new snapshot
+                generation = _generation(self._db)
+                if generation != self._generation:
+                    self._forget()
+                    self._generation = generation
             return self._db.execute(sql, args).fetchall()
         except psycopg.Error as error:
             raise _failure(
