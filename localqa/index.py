@@ -26,7 +26,7 @@ from localqa.store import Db, describe, open_store, writing
 from localqa.store.base import IndexedState, IndexStatus, Progress, Store
 from localqa.types import Caller, Document, Passage
 
-__all__ = ["Progress", "RefreshReport", "index_status", "open_index", "refresh_index", "write_documents"]
+__all__ = ["Progress", "RefreshReport", "open_index", "refresh_index", "status_for", "write_documents"]
 
 
 class ProgressOf:
@@ -170,15 +170,14 @@ def open_index(db: Db) -> Store:
     return open_store(db)
 
 
-def index_status(db: Db, caller: Caller | None = None) -> IndexStatus:
+def status_for(store: Store, caller: Caller | None) -> IndexStatus:
     """What the index holds. With a caller, only the documents that caller may see (their tenant,
     an access label their role may see; any version or status) are counted; None is the
     operator's view of everything."""
-    with open_index(db) as store:
-        if caller is None:
-            return store.status(None)
-        labels = visible_labels(caller.role)
-        visible = frozenset(
-            d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
-        )
-        return store.status(visible)
+    if caller is None:
+        return store.status(None)
+    labels = visible_labels(caller.role)
+    visible = frozenset(
+        d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
+    )
+    return store.status(visible)

@@ -28,7 +28,8 @@ from postgres_server import PASSWORD
 
 from localqa.cli import cli
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
-from localqa.index import index_status, open_index, refresh_index
+from localqa.index import open_index, refresh_index
+from localqa.library import index_status
 from localqa.serve.app import ServeConfig, create_app
 from localqa.store import DatabaseURLError, describe, postgres_url
 from localqa.store import postgres as store_postgres
