@@ -97,8 +97,8 @@ def db_option(function: F) -> F:
         default=str(DEFAULT_DB),
         show_default=True,
         metavar="PATH|URL",
-        help="The index: a file (SQLite), or postgresql://user@host/dbname for an index a team "
-        "shares (env LOCALQA_DB; the password comes from PGPASSWORD or ~/.pgpass).",
+        help="The index: a file (SQLite), or a postgresql://user@host/dbname URL for an index a team "
+        "shares (docs/postgresql.md). Env LOCALQA_DB.",
     )(function)
 
 
