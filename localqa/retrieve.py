@@ -331,8 +331,7 @@ def _bm25(
     statistics = store.lexical_statistics(scope, settings.chunking)
     ids: list[npt.NDArray[np.int32]] = []
     gains: list[npt.NDArray[np.float64]] = []
-    for term in terms:
-        postings = store.postings(scope, term, settings.chunking)
+    for postings in store.postings_of(scope, terms, settings.chunking):
         found = len(postings.ids)
         idf = bm25_idf(statistics.passages, found)
         norm = settings.k1 * (1 - settings.b + settings.b * postings.lengths / statistics.average_length)

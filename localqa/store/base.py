@@ -203,6 +203,11 @@ class Store(ABC):
     @abstractmethod
     def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings: ...
 
+    def postings_of(self, scope: Scope, terms: Sequence[str], chunking: Chunking) -> list[Postings]:
+        """`postings` of each of `terms`, in order; a store on a database server fetches them in
+        one round trip."""
+        return [self.postings(scope, term, chunking) for term in terms]
+
     @abstractmethod
     def carriers(self, scope: Scope, codes: Sequence[str], chunking: Chunking) -> dict[int, set[str]]:
         """Passages in scope carrying any of the identifiers exactly -> the identifiers they

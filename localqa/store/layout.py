@@ -86,8 +86,9 @@ class LayoutStore(Store):
         """(id, doc_id, heading length, body length) of every passage, in id order."""
 
     @abstractmethod
-    def _postings_row(self, term: str) -> tuple[bytes, bytes, bytes] | None:
-        """The packed postings of `term` (passage ids, heading counts, body counts), if any."""
+    def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        """The packed postings (passage ids, heading counts, body counts) of those of `terms`
+        that have any."""
 
     @abstractmethod
     def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> Sequence[tuple[int, str]]:
@@ -129,9 +130,15 @@ class LayoutStore(Store):
         return cached
 
     def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings:
-        row = self._postings_row(term)
-        if row is None:
-            return Postings.empty()
+        return self.postings_of(scope, [term], chunking)[0]
+
+    def postings_of(self, scope: Scope, terms: Sequence[str], chunking: Chunking) -> list[Postings]:
+        rows = self._postings_rows(terms)
+        return [
+            self._scoped(rows[term], scope, chunking) if term in rows else Postings.empty() for term in terms
+        ]
+
+    def _scoped(self, row: tuple[bytes, bytes, bytes], scope: Scope, chunking: Chunking) -> Postings:
         ids, heading, body = unpack(*row)
         counts = body.astype(np.float64) + (heading if chunking == "heading" else 0)
         keep = self._mask(scope)[ids] & (counts > 0)

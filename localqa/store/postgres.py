@@ -130,22 +130,28 @@ def _generation(db: Connection) -> str | None:
 
 @contextmanager
 def temporary_schema(url: str) -> Iterator[str]:
-    """A new schema in the database at `url`, dropped afterwards; the URL that works in it
-    (its `search_path` starts with the schema, so every table localqa creates goes there)."""
+    """A new schema in the database at `url`, dropped afterwards; the URL that works in it."""
     name = f"localqa_tmp_{os.getpid()}_{secrets.token_hex(4)}"
     with _connect(url, "localqa") as db:
         db.autocommit = True
         try:
-            (path,) = db.execute("SELECT current_schemas(false)").fetchone() or ([],)
             db.execute(f'CREATE SCHEMA "{name}"')
         except psycopg.Error as error:
             raise _failure(url, error, "a temporary index needs the right to create a schema there") from None
     try:
-        yield _with_options(url, f"-csearch_path={','.join([name, *path])}")
+        yield in_schema(url, name)
     finally:
         with _connect(url, "localqa") as db:
             db.autocommit = True
             db.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+def in_schema(url: str, schema: str) -> str:
+    """`url` working in `schema`: its search path starts with it (every table localqa creates
+    goes there), then has what the database's had (where pgvector's type is)."""
+    with _connect(url, "localqa") as db:
+        (path,) = db.execute("SELECT current_schemas(false)").fetchone() or ([],)
+    return _with_options(url, f"-csearch_path={','.join([schema, *path])}")
 
 
 def _with_options(url: str, option: str) -> str:
@@ -263,9 +269,11 @@ class PostgresStore(LayoutStore):
     def _layout_rows(self) -> list[tuple[int, str, int, int]]:
         return self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
 
-    def _postings_row(self, term: str) -> tuple[bytes, bytes, bytes] | None:
-        rows = self._query("SELECT passages, heading, body FROM postings WHERE term = %s", term)
-        return (bytes(rows[0][0]), bytes(rows[0][1]), bytes(rows[0][2])) if rows else None
+    def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        rows = self._query(
+            "SELECT term, passages, heading, body FROM postings WHERE term = ANY(%s)", list(terms)
+        )
+        return {term: (bytes(ids), bytes(heading), bytes(body)) for term, ids, heading, body in rows}
 
     def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> list[tuple[int, str]]:
         return self._query(
@@ -457,16 +465,21 @@ _NEW_COLUMNS = (
 
 
 class PostgresWriter(Writer):
-    """What `SQLiteWriter` does, statement for statement where the dialects agree. New passages
-    wait in memory and go to the server in batches (`_WRITE_BATCH`): their terms counted, their
-    lengths taken from the counts, the rows copied. Anything that reads or removes passages
-    sends the waiting ones first."""
+    """What `SQLiteWriter` does, to the same effect, in fewer round trips to the server: new
+    passages (and their files' rows) wait in memory and go in batches of `_WRITE_BATCH`, their
+    terms counted, their lengths taken from the counts, the rows copied; documents are written a
+    call at a time; nothing is asked of the server that the writer already knows (which files
+    have passages, each document's context). Anything that reads or removes passages sends the
+    waiting ones first."""
 
     def __init__(self, db: Connection, previous: IndexedState) -> None:
         self._db = db
         self._previous = previous
         self._postings = PostingsWriter(TermCounter(), _PostingsRows(db))
         self._waiting: list[_NewPassage] = []
+        self._waiting_files: dict[str, tuple[str, str]] = {}  # name -> (sha256, pages without text)
+        self._origins = {origin for (origin,) in self._execute("SELECT DISTINCT origin FROM passages")}
+        self._contexts: dict[str, tuple[str, str]] = {}  # doc_id -> (wanted, indexed): see _context
         self._next_id: int | None = None
 
     def indexed(self) -> IndexedState:
@@ -487,34 +500,47 @@ class PostgresWriter(Writer):
         return given
 
     def _send(self) -> None:
-        """Count, measure and copy the waiting passages into the server."""
+        """Count, measure and copy the waiting passages into the server, with their files' rows."""
         waiting, self._waiting = self._waiting, []
-        if not waiting:
-            return
-        counted = self._postings.add([(row[0], row[12], row[11]) for row in waiting])
-        sizes = lengths(counted)
-        with self._db.cursor() as cursor:
-            with cursor.copy(f"COPY passages ({_NEW_COLUMNS}, section_len, body_len) FROM STDIN") as copy:
-                for row in waiting:
-                    copy.write_row((*row, *sizes.get(row[0], (0, 0))))
-            with cursor.copy("COPY identifiers (passage_id, identifier, col) FROM STDIN") as copy:
-                for row in waiting:
-                    for column, text in (("section", row[12]), ("body", row[11])):
-                        for code in identifiers(text):
-                            copy.write_row((row[0], code, column))
+        files, self._waiting_files = self._waiting_files, {}
+        if waiting:
+            counted = self._postings.add([(row[0], row[12], row[11]) for row in waiting])
+            sizes = lengths(counted)
+            with self._db.cursor() as cursor:
+                with cursor.copy(f"COPY passages ({_NEW_COLUMNS}, section_len, body_len) FROM STDIN") as copy:
+                    for row in waiting:
+                        copy.write_row((*row, *sizes.get(row[0], (0, 0))))
+                with cursor.copy("COPY identifiers (passage_id, identifier, col) FROM STDIN") as copy:
+                    for row in waiting:
+                        for column, text in (("section", row[12]), ("body", row[11])):
+                            for code in identifiers(text):
+                                copy.write_row((row[0], code, column))
+            self._origins.update(row[2] for row in waiting)
+        if files:
+            with self._db.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO files (name, sha256, pages_without_text) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (name) DO UPDATE SET sha256 = EXCLUDED.sha256, "
+                    "pages_without_text = EXCLUDED.pages_without_text",
+                    [(name, *row) for name, row in files.items()],
+                )
 
     def remove_files(self, names: Iterable[str]) -> None:
         for name in names:
             self._drop_origin(name)
+            self._waiting_files.pop(name, None)
             self._execute("DELETE FROM files WHERE name = %s", name)
 
     def _drop_origin(self, origin: str) -> None:
-        self._send()
+        if origin not in self._origins and all(row[2] != origin for row in self._waiting):
+            return  # nothing indexed from it
+        self._send()  # before the ids change: a removal may lower the largest id
         rows = self._execute("SELECT id, heading, text FROM passages WHERE origin = %s", origin)
         if rows:
             self._unindex(rows)
             self._execute("DELETE FROM passages WHERE origin = %s", origin)  # embeddings go with them
             self._next_id = None
+        self._origins.discard(origin)
 
     def _unindex(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Take passages, given as (id, heading text, body), out of the postings and the
@@ -525,51 +551,67 @@ class PostgresWriter(Writer):
     def put_documents(self, documents: Iterable[Document], blocked: Iterable[str]) -> None:
         self._send()
         documents = list(documents)
+        sources = [d.source for d in documents]
         present = {name for (name,) in self._execute("SELECT name FROM files")}
         # What extraction found, and what the passages are indexed with, stays with the source.
-        kept = {
+        kept: dict[str, tuple[str | None, str]] = {
             source: (found_title, context)
             for source, found_title, context in self._execute(
-                "SELECT source, found_title, context FROM documents WHERE source = ANY(%s)",
-                [d.source for d in documents],
+                "SELECT source, found_title, context FROM documents WHERE source = ANY(%s)", sources
             )
         }
         # Forget the rows being rewritten first, so that ids can move between documents (a swap).
-        self._execute("DELETE FROM documents WHERE source = ANY(%s)", [d.source for d in documents])
+        self._execute("DELETE FROM documents WHERE source = ANY(%s)", sources)
+        holders: dict[str, str] = dict(
+            self._execute(
+                "SELECT doc_id, source FROM documents WHERE doc_id = ANY(%s)", [d.doc_id for d in documents]
+            )
+        )
         for document in documents:
-            holder = self._execute("SELECT source FROM documents WHERE doc_id = %s", document.doc_id)
-            if holder and holder[0][0] in present:
+            holder = holders.get(document.doc_id)
+            if holder is not None and holder in present:
                 # Planning blocks every contested id; reaching this would hand one file's passages
                 # (and their access) to another, so stop rather than write.
-                raise LocalQAError(
-                    f"{document.source}: document id {document.doc_id!r} is held by {holder[0][0]}"
-                )
-            self._execute("DELETE FROM documents WHERE doc_id = %s", document.doc_id)  # a removed file's
-            # A catalog edit may give the document a new id: move what is indexed under the old one.
-            self._execute(
-                "UPDATE passages SET doc_id = %s WHERE source = %s", document.doc_id, document.source
+                raise LocalQAError(f"{document.source}: document id {document.doc_id!r} is held by {holder}")
+            holders[document.doc_id] = document.source
+        # A removed file's rows under these ids go; a catalog edit may give a document a new id:
+        # what is indexed under the old one moves with its source.
+        doc_ids = [d.doc_id for d in documents]
+        self._execute("DELETE FROM documents WHERE doc_id = ANY(%s)", doc_ids)
+        if self._origins:
+            moved = self._execute(
+                "UPDATE passages p SET doc_id = m.doc_id "
+                "FROM unnest(%s::text[], %s::text[]) AS m(doc_id, source) "
+                "WHERE p.source = m.source AND p.doc_id <> m.doc_id RETURNING p.id",
+                doc_ids,
+                sources,
             )
             self._execute(
-                "UPDATE embeddings SET doc_id = %s "
-                "WHERE passage_id IN (SELECT id FROM passages WHERE source = %s)",
-                document.doc_id,
-                document.source,
+                "UPDATE embeddings e SET doc_id = p.doc_id FROM passages p "
+                "WHERE p.id = e.passage_id AND p.id = ANY(%s)",
+                [pid for (pid,) in moved],
             )
-            self._execute(
+        with self._db.cursor() as cursor:
+            cursor.executemany(
                 f"INSERT INTO documents ({DOCUMENT_COLUMNS}, found_title, context) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                *document_values(document),
-                *kept.get(document.source, (None, "")),
+                [(*document_values(d), *kept.get(d.source, (None, ""))) for d in documents],
             )
+        for document in documents:
+            found_title, indexed = kept.get(document.source, (None, ""))
+            wanted = searchable_title(document.source, document.title or found_title)
+            self._contexts[document.doc_id] = (wanted, indexed)
             self._sync_context(document.doc_id)
         self._execute("UPDATE documents SET access = NULL WHERE source = ANY(%s)", list(blocked))
 
     def _context(self, doc_id: str) -> tuple[str, str]:
         """(the document context its passages should be indexed with, the one they are)."""
-        ((source, title, found_title, indexed),) = self._execute(
-            "SELECT source, title, found_title, context FROM documents WHERE doc_id = %s", doc_id
-        )
-        return searchable_title(source, title or found_title), indexed
+        if doc_id not in self._contexts:
+            ((source, title, found_title, indexed),) = self._execute(
+                "SELECT source, title, found_title, context FROM documents WHERE doc_id = %s", doc_id
+            )
+            self._contexts[doc_id] = (searchable_title(source, title or found_title), indexed)
+        return self._contexts[doc_id]
 
     def _sync_context(self, doc_id: str) -> None:
         """Re-index the document's passages when its context (title, file name) changed: their
@@ -579,6 +621,7 @@ class PostgresWriter(Writer):
             return
         self._send()
         self._execute("UPDATE documents SET context = %s WHERE doc_id = %s", wanted, doc_id)
+        self._contexts[doc_id] = (wanted, wanted)
         rows = self._execute(
             "SELECT id, heading, text, section FROM passages WHERE doc_id = %s ORDER BY id", doc_id
         )
@@ -616,6 +659,7 @@ class PostgresWriter(Writer):
         self._drop_origin(name)
         if found_title is not None:
             self._execute("UPDATE documents SET found_title = %s WHERE doc_id = %s", found_title, doc_id)
+            self._contexts.pop(doc_id, None)
             self._sync_context(doc_id)
         context, _ = self._context(doc_id)
         for passage in passages:
@@ -636,16 +680,9 @@ class PostgresWriter(Writer):
                     searchable_heading(context, passage.section),
                 )
             )
-            if len(self._waiting) >= _WRITE_BATCH:
-                self._send()
-        self._execute(
-            "INSERT INTO files (name, sha256, pages_without_text) VALUES (%s, %s, %s) "
-            "ON CONFLICT (name) DO UPDATE SET sha256 = EXCLUDED.sha256, "
-            "pages_without_text = EXCLUDED.pages_without_text",
-            name,
-            sha256,
-            ",".join(map(str, pages_without_text)),
-        )
+        self._waiting_files[name] = (sha256, ",".join(map(str, pages_without_text)))
+        if len(self._waiting) >= _WRITE_BATCH:
+            self._send()
 
     def record_catalog(self, sha256: str | None) -> None:
         if sha256 is None:

@@ -154,9 +154,13 @@ class SQLiteStore(LayoutStore):
     def _layout_rows(self) -> list[tuple[int, str, int, int]]:
         return self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
 
-    def _postings_row(self, term: str) -> tuple[bytes, bytes, bytes] | None:
-        rows = self._query("SELECT passages, heading, body FROM postings WHERE term = ?", term)
-        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+    def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        found = {}
+        for term in terms:  # in-process: one statement per term costs nothing extra
+            rows = self._query("SELECT passages, heading, body FROM postings WHERE term = ?", term)
+            if rows:
+                found[term] = (rows[0][0], rows[0][1], rows[0][2])
+        return found
 
     def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> list[tuple[int, str]]:
         return self._query(
