@@ -148,12 +148,13 @@ class Store(ABC):
     @abstractmethod
     def changed(self) -> bool:
         """Whether the index was written since what this store read of it: a long-lived reader
-        (`localqa serve`) asks before each question and reopens the index when it was."""
+        (`localqa serve`) asks before each question and reopens the index when it was. When it
+        was not, the reads that follow see the version that was checked."""
 
     def release(self) -> None:  # noqa: B027 (most stores hold nothing between reads)
         """The reader is done for now (between two requests): a store on a database server
-        ends its snapshot here, so that an idle process holds no transaction open; its next
-        read takes a new one."""
+        ends its snapshot here, so that an idle process holds no transaction open. Ask
+        `changed()` before reading again."""
 
     def _forget(self) -> None:
         """Drop everything derived from the index (a store that moved to a newer version)."""

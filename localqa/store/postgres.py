@@ -14,11 +14,10 @@ index or the new one, never a mix, and a writer that dies leaves the old one as 
 write stamps a new `generation`, which readers compare to know the index changed.
 
 Reading: a store reads in snapshots (REPEATABLE READ, read-only transactions), so that every
-statement of a search sees one version. A snapshot lasts until `changed()` or `release()`
-(`localqa serve` calls them around each search: an idle server holds no transaction, which
-would hold back vacuum and any schema change); a command's store keeps one for its life. Each
-snapshot starts by reading the generation: when it moved, what the store derived (documents,
-lengths, scopes) is read again, so that nothing it returns mixes two versions.
+statement of a search sees one version. A command's store keeps one for its life; a long-lived
+reader (the `Library` behind `localqa serve`) asks `changed()` before each request, which starts
+a new snapshot at the generation it checks, and `release()` after it, which ends it: an idle
+server holds no transaction, which would hold back vacuum and any schema change.
 
 The URL is libpq's: the password comes from it, from PGPASSWORD or from ~/.pgpass, and is never
 shown: every message names the database by `localqa.store.describe`.
@@ -113,11 +112,10 @@ def _scrub(text: str, url: str) -> str:
     """`text` without any password the URL or the environment gave (a server's message could
     quote one back)."""
     try:
-        secrets = [conninfo_to_dict(url).get("password")]
+        given = [conninfo_to_dict(url).get("password")]
     except psycopg.Error:
-        secrets = []
-    secrets.append(os.environ.get("PGPASSWORD"))
-    for secret in secrets:
+        given = []
+    for secret in [*given, os.environ.get("PGPASSWORD")]:
         if secret:
             text = text.replace(str(secret), "***")
     return text
@@ -143,7 +141,10 @@ def temporary_schema(url: str) -> Iterator[str]:
     finally:
         with _connect(url, "localqa") as db:
             db.autocommit = True
-            db.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+            try:
+                db.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+            except psycopg.Error as error:
+                raise _failure(url, error, f"drop the schema {name} by hand") from None
 
 
 def in_schema(url: str, schema: str) -> str:
@@ -207,11 +208,15 @@ class PostgresStore(LayoutStore):
     def changed(self) -> bool:
         try:
             self._db.rollback()
+            # A new snapshot starts here: the reads that follow see the version checked.
             generation = _generation(self._db)
-            self._db.rollback()  # no transaction is left open: the next read starts a snapshot
         except psycopg.Error:  # the connection is gone (a restarted server): reopen
             return True
-        return generation != self._generation
+        if generation == self._generation:
+            return False
+        self._forget()  # read on or reopen: either way nothing derived from the old version stays
+        self._generation = generation
+        return True
 
     def release(self) -> None:
         with suppress(psycopg.Error):
@@ -224,7 +229,8 @@ class PostgresStore(LayoutStore):
 
     def _query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         try:
-            if self._db.info.transaction_status == TransactionStatus.IDLE:  # a new snapshot
+            if self._db.info.transaction_status == TransactionStatus.IDLE:
+                # A read after release() without changed(): a new snapshot, checked all the same.
                 generation = _generation(self._db)
                 if generation != self._generation:
                     self._forget()
