@@ -17,6 +17,8 @@ import signal
 import subprocess
 import sys
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,11 +32,13 @@ from access import (
     STAFF,
     ask,
     assert_public_never_sees_the_alarm_code,
+    documents_of,
     edit_catalog,
     errors,
     index,
     sources_for,
 )
+from backends import BOTH, NewIndex, contents
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,8 +48,10 @@ from localqa.cli import cli
 from localqa.errors import CatalogError
 from localqa.index import open_index, refresh_index
 from localqa.library import search_parts
-from localqa.store.sqlite import _writer_lock
+from localqa.store import Db, describe, postgres_url
 from localqa.types import Caller, Document, Status
+
+BACKENDS = BOTH
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -70,12 +76,12 @@ REPO = Path(__file__).resolve().parent.parent
 )
 @pytest.mark.parametrize("history", ["indexed-before", "never-indexed"])
 def test_a_key_that_misses_its_file_is_an_error_and_the_file_is_never_public(
-    indexed: tuple[Path, Path], tmp_path: Path, runner: CliRunner, written: str, says: str, history: str
+    indexed: tuple[Path, Db], new_index: NewIndex, runner: CliRunner, written: str, says: str, history: str
 ) -> None:
     folder, db = indexed
     if history == "never-indexed":
-        db = tmp_path / "fresh.sqlite3"
-    before = db.read_bytes() if db.exists() else None
+        db = new_index()
+    before = documents_of(db)
     edit_catalog(folder, '["staff-procedures.pdf"]', written)
     result = index(runner, folder, db)
     assert result.exit_code == 1
@@ -84,12 +90,12 @@ def test_a_key_that_misses_its_file_is_an_error_and_the_file_is_never_public(
     if written.startswith('["'):
         # A key that matches no file beside a file without an entry: the refresh stops.
         assert error.startswith(f"Error: {folder / 'catalog.toml'}: ")
-        assert (db.read_bytes() if db.exists() else None) == before
+        assert documents_of(db) == before
     else:
         # Blocked, it is visible to nobody (staff included) until the key is fixed.
         assert error.startswith(f"Error: {STAFF}: ")
         assert STAFF not in sources_for(db, ALARM, role="staff")
-    if db.exists():
+    if before is not None:
         assert_public_never_sees_the_alarm_code(runner, db)
     # The fix indexes it, as staff.
     edit_catalog(folder, written, '["staff-procedures.pdf"]')
@@ -98,7 +104,7 @@ def test_a_key_that_misses_its_file_is_an_error_and_the_file_is_never_public(
     assert_public_never_sees_the_alarm_code(runner, db)
 
 
-def test_an_unrelated_orphan_entry_is_only_a_warning(indexed: tuple[Path, Path], runner: CliRunner) -> None:
+def test_an_unrelated_orphan_entry_is_only_a_warning(indexed: tuple[Path, Db], runner: CliRunner) -> None:
     folder, db = indexed
     with (folder / "catalog.toml").open("a", encoding="utf-8") as catalog:
         catalog.write('\n["annual-report-2019.pdf"]\naccess = "public"\n')
@@ -127,9 +133,7 @@ def test_keys_and_file_names_compare_in_nfc(sample_pdfs: Path, tmp_path: Path, r
 # --- 1b. a catalog that vanishes or cannot be read ----------------------------------------------
 
 
-def test_removing_the_catalog_keeps_every_indexed_label(
-    indexed: tuple[Path, Path], runner: CliRunner
-) -> None:
+def test_removing_the_catalog_keeps_every_indexed_label(indexed: tuple[Path, Db], runner: CliRunner) -> None:
     folder, db = indexed
     (folder / "catalog.toml").unlink()
     result = index(runner, folder, db)
@@ -149,21 +153,21 @@ def test_removing_the_catalog_keeps_every_indexed_label(
 
 
 def test_a_folder_that_never_had_a_catalog_is_public(
-    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+    sample_pdfs: Path, new_index: NewIndex, runner: CliRunner
 ) -> None:
     (sample_pdfs / "catalog.toml").unlink()
-    db = tmp_path / "library.sqlite3"
+    db = new_index()
     assert index(runner, sample_pdfs, db).exit_code == 0
     assert STAFF in sources_for(db, ALARM)  # no catalog, ever: every file is public (README says so)
 
 
 @pytest.mark.parametrize("how", ["dangling-link", "link-out-of-the-folder", "unreadable"])
 def test_a_catalog_that_cannot_be_read_stops_the_refresh(
-    indexed: tuple[Path, Path], tmp_path: Path, runner: CliRunner, how: str
+    indexed: tuple[Path, Db], tmp_path: Path, runner: CliRunner, how: str
 ) -> None:
     folder, db = indexed
     catalog = folder / "catalog.toml"
-    before = db.read_bytes()
+    before = contents(db)
     outside = tmp_path / "outside.toml"
     outside.write_text('["staff-procedures.pdf"]\naccess = "public"\n', encoding="utf-8")
     catalog.unlink()
@@ -176,18 +180,37 @@ def test_a_catalog_that_cannot_be_read_stops_the_refresh(
     result = index(runner, folder, db)
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {catalog}: ") and "Traceback" not in result.stderr
-    assert db.read_bytes() == before
+    assert contents(db) == before
     assert_public_never_sees_the_alarm_code(runner, db)
 
 
 # --- 2. one writer at a time -------------------------------------------------------------------------
 
 
-def test_a_second_index_run_waits_and_reads_the_catalog_inside_the_lock(indexed: tuple[Path, Path]) -> None:
+@contextmanager
+def another_writer(db: Db) -> Iterator[str]:
+    """Hold the index's writer lock as another `localqa index` would; what a second run says
+    while it waits for it."""
+    url = postgres_url(db)
+    if url is None:
+        from localqa.store.sqlite import _writer_lock
+
+        with _writer_lock(Path(db), None):
+            yield f"Waiting: waiting for localqa index (pid {os.getpid()}), which is writing {db}\n"
+        return
+    import psycopg
+
+    from localqa.store import postgres
+
+    with psycopg.connect(url, autocommit=True) as connection, postgres._writer_lock(connection, url, None):
+        yield f"Waiting: waiting for another localqa index, which is writing {describe(url)}\n"
+
+
+def test_a_second_index_run_waits_and_reads_the_catalog_inside_the_lock(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     events = "When is the next community event?"
     assert "community-events.pdf" in sources_for(db, events)
-    with _writer_lock(db, None):  # another writer holds the index ...
+    with another_writer(db) as says:  # another writer holds the index ...
         process = subprocess.Popen(
             [sys.executable, "-m", "localqa", "index", "--pdfs", str(folder), "--db", str(db)],
             cwd=REPO,
@@ -197,9 +220,7 @@ def test_a_second_index_run_waits_and_reads_the_catalog_inside_the_lock(indexed:
         )
         try:
             waiting = process.stderr.readline() if process.stderr else ""  # ... and it says it waits
-            assert (
-                waiting == f"Waiting: waiting for localqa index (pid {os.getpid()}), which is writing {db}\n"
-            )
+            assert waiting == says
             # An edit made while it waits: community-events.pdf becomes staff-only.
             edit_catalog(
                 folder,
@@ -220,7 +241,7 @@ def test_a_second_index_run_waits_and_reads_the_catalog_inside_the_lock(indexed:
 
 
 def test_links_out_of_the_folder_are_not_followed(
-    indexed: tuple[Path, Path], tmp_path: Path, runner: CliRunner
+    indexed: tuple[Path, Db], tmp_path: Path, runner: CliRunner
 ) -> None:
     folder, db = indexed
     outside = tmp_path / "outside"
@@ -244,7 +265,7 @@ def test_links_out_of_the_folder_are_not_followed(
 
 
 def test_a_link_to_a_staff_document_under_another_name_is_that_document(
-    indexed: tuple[Path, Path], runner: CliRunner
+    indexed: tuple[Path, Db], runner: CliRunner
 ) -> None:
     folder, db = indexed
     (folder / "public-copy.pdf").symlink_to(STAFF)
@@ -263,9 +284,11 @@ FORGED = (
 )
 
 
-def test_a_file_name_cannot_forge_an_answer(sample_pdfs: Path, tmp_path: Path, runner: CliRunner) -> None:
+def test_a_file_name_cannot_forge_an_answer(
+    sample_pdfs: Path, new_index: NewIndex, runner: CliRunner
+) -> None:
     (sample_pdfs / FORGED).write_text("# Notice\n\nThe reading garden reopens in spring.\n", encoding="utf-8")
-    db = tmp_path / "library.sqlite3"
+    db = new_index()
     indexed = index(runner, sample_pdfs, db)
     assert indexed.exit_code == 0
     assert "added  notice.md, effective 2026-01-01\\n\\n2. Are fines cancelled?\\n" in indexed.stdout
@@ -297,10 +320,10 @@ def test_a_file_name_cannot_forge_an_answer(sample_pdfs: Path, tmp_path: Path, r
     ids=["backspace", "ansi-escape", "bidi-override"],
 )
 def test_control_characters_in_passages_are_shown_not_obeyed(
-    sample_pdfs: Path, tmp_path: Path, runner: CliRunner, text: str, shown: str
+    sample_pdfs: Path, new_index: NewIndex, runner: CliRunner, text: str, shown: str
 ) -> None:
     (sample_pdfs / "garden.md").write_text(f"# Garden rules\n\n{text}\n", encoding="utf-8")
-    db = tmp_path / "library.sqlite3"
+    db = new_index()
     assert index(runner, sample_pdfs, db).exit_code == 0
     for command in (["ask", "--model", "extractive"], ["search"]):
         result = runner.invoke(
@@ -323,8 +346,10 @@ def test_control_characters_in_passages_are_shown_not_obeyed(
 
 
 def test_a_suite_with_a_mislabelled_document_runs_and_the_document_is_invisible(
-    tmp_path: Path, runner: CliRunner
+    tmp_path: Path, runner: CliRunner, backend: str, new_index: NewIndex
 ) -> None:
+    """With a PostgreSQL --db, the suite's own documents are indexed into a schema of their own
+    in that database."""
     suite = tmp_path / "suite"
     docs = suite / "docs"
     docs.mkdir(parents=True)
@@ -340,7 +365,8 @@ def test_a_suite_with_a_mislabelled_document_runs_and_the_document_is_invisible(
         "expect = []\n",
         encoding="utf-8",
     )
-    result = runner.invoke(cli, ["eval", str(suite)])
+    beside = [] if backend == "sqlite" else ["--db", str(new_index())]
+    result = runner.invoke(cli, ["eval", str(suite), *beside])
     assert result.exit_code == 0, result.output
     assert (
         "Error: payroll.md: catalog.toml: access missing; the document is indexed but visible to nobody"
@@ -426,8 +452,9 @@ def test_bad_recorded_answers_are_one_error_line(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.sqlite_only
 def test_sqlite_errors_name_the_index(
-    indexed: tuple[Path, Path], runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+    indexed: tuple[Path, Db], runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sqlite3
 
@@ -575,6 +602,7 @@ def edit(
 )
 def test_random_catalog_edits_never_widen_access(
     tmp_path_factory: pytest.TempPathFactory,
+    new_index: NewIndex,
     before: dict[str, dict[str, str]],
     changes: dict[str, str],
     remove_catalog: bool,
@@ -586,7 +614,7 @@ def test_random_catalog_edits_never_widen_access(
     sees a document only if they saw its content before, or the new catalog grants it to them
     by its own name."""
     folder = tmp_path_factory.mktemp("library")
-    db = folder.parent / f"{folder.name}.sqlite3"
+    db = new_index()
     content = {}  # file name -> the name of the file whose content it has
     for name in FILES:
         (folder / name).write_text(
@@ -613,8 +641,7 @@ def test_random_catalog_edits_never_widen_access(
     try:
         refresh_index(folder, db)
     except CatalogError:  # the refresh stopped: the index is as it was
-        with open_index(db) as store:
-            assert {d.source: d for d in store.documents()} == old
+        assert documents_of(db) == old
         return
 
     with open_index(db) as store:

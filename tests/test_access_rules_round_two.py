@@ -26,17 +26,21 @@ from access import (
     ALARM,
     STAFF,
     assert_public_never_sees_the_alarm_code,
+    documents_of,
     edit_catalog,
     errors,
     index,
     sources_for,
 )
+from backends import BOTH, NewIndex
 from click.testing import CliRunner
 
 import localqa
 from localqa.cli import cli
 from localqa.index import open_index
+from localqa.store import Db
 
+BACKENDS = BOTH  # the catalog's rules hold whichever store keeps the index
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = Path(localqa.__file__).resolve().parents[1]  # where a subprocess finds this localqa
 EVENTS = "When is the next community event?"
@@ -61,7 +65,7 @@ def make_community_events_staff(folder: Path) -> None:
 # --- 1. content keeps its access --------------------------------------------------------------------
 
 
-def test_a_renamed_staff_file_is_never_public(indexed: tuple[Path, Path], runner: CliRunner) -> None:
+def test_a_renamed_staff_file_is_never_public(indexed: tuple[Path, Db], runner: CliRunner) -> None:
     folder, db = indexed
     (folder / STAFF).rename(folder / "alarm-and-keys.pdf")
     result = index(runner, folder, db)
@@ -86,7 +90,7 @@ def test_a_renamed_staff_file_is_never_public(indexed: tuple[Path, Path], runner
     assert "alarm-and-keys.pdf" in sources_for(db, ALARM, role="staff")
 
 
-def test_a_copy_of_a_staff_file_is_staff(indexed: tuple[Path, Path], runner: CliRunner) -> None:
+def test_a_copy_of_a_staff_file_is_staff(indexed: tuple[Path, Db], runner: CliRunner) -> None:
     folder, db = indexed
     shutil.copy(folder / STAFF, folder / "keys.pdf")
     result = index(runner, folder, db)
@@ -106,11 +110,11 @@ def test_a_copy_of_a_staff_file_is_staff(indexed: tuple[Path, Path], runner: Cli
 )
 @pytest.mark.parametrize("history", ["indexed-before", "never-indexed"])
 def test_a_key_that_is_not_the_file_name_never_makes_the_file_public(
-    indexed: tuple[Path, Path], tmp_path: Path, runner: CliRunner, key: str, history: str
+    indexed: tuple[Path, Db], new_index: NewIndex, runner: CliRunner, key: str, history: str
 ) -> None:
     folder, db = indexed
     if history == "never-indexed":
-        db = tmp_path / "fresh.sqlite3"
+        db = new_index()
     edit_catalog(folder, f'["{STAFF}"]', f'["{key}"]')
     result = index(runner, folder, db)
     assert result.exit_code == 1
@@ -122,7 +126,7 @@ def test_a_key_that_is_not_the_file_name_never_makes_the_file_public(
         )
     else:
         assert f"1 file has no entry ({STAFF}) while 1 entry matches no file ({key})" in error
-    if db.exists():
+    if documents_of(db) is not None:
         assert_public_never_sees_the_alarm_code(runner, db)
 
 
@@ -132,12 +136,12 @@ def test_a_key_that_is_not_the_file_name_never_makes_the_file_public(
 @pytest.mark.parametrize("name", ["Catalog.toml", "catalogue.toml", "catalog.toml.txt"])
 @pytest.mark.parametrize("history", ["indexed-before", "never-indexed"])
 def test_a_misnamed_catalog_stops_the_refresh_and_is_never_a_document(
-    indexed: tuple[Path, Path], tmp_path: Path, runner: CliRunner, name: str, history: str
+    indexed: tuple[Path, Db], new_index: NewIndex, runner: CliRunner, name: str, history: str
 ) -> None:
     folder, db = indexed
     if history == "never-indexed":
-        db = tmp_path / "fresh.sqlite3"
-    before = db.read_bytes() if db.exists() else None
+        db = new_index()
+    before = documents_of(db)
     (folder / "catalog.toml").rename(folder / name)
     result = index(runner, folder, db)
     assert result.exit_code == 1
@@ -145,7 +149,7 @@ def test_a_misnamed_catalog_stops_the_refresh_and_is_never_a_document(
         f"Error: {folder / name}: named like the catalog but not catalog.toml; name the catalog exactly "
         "catalog.toml, or move this file out of the folder (nothing is indexed until then)\n"
     )
-    assert (db.read_bytes() if db.exists() else None) == before
+    assert documents_of(db) == before
     # Beside the real catalog it stops the refresh all the same: which one is meant is unclear.
     shutil.copy(folder / name, folder / "catalog.toml")
     assert index(runner, folder, db).exit_code == 1
@@ -184,8 +188,9 @@ def test_two_entries_for_one_name_in_two_unicode_forms_are_an_error(
 # --- 4. unknown fields ---------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_an_unknown_field_in_the_users_file_is_an_error(
-    library_db: Path, tmp_path: Path, runner: CliRunner
+    library_db: Db, tmp_path: Path, runner: CliRunner
 ) -> None:
     users = tmp_path / "users.toml"
     users.write_text(
@@ -204,7 +209,7 @@ def test_an_unknown_field_in_the_users_file_is_an_error(
     assert "unknown table or field users" in result.stderr
 
 
-def test_an_unknown_field_in_the_catalog_is_an_error(indexed: tuple[Path, Path], runner: CliRunner) -> None:
+def test_an_unknown_field_in_the_catalog_is_an_error(indexed: tuple[Path, Db], runner: CliRunner) -> None:
     folder, db = indexed
     edit_catalog(folder, f'["{STAFF}"]\nseries', f'["{STAFF}"]\nAccess = "public"\nseries')
     result = index(runner, folder, db)
@@ -217,7 +222,7 @@ def test_an_unknown_field_in_the_catalog_is_an_error(indexed: tuple[Path, Path],
 
 
 def test_a_sidecar_of_a_page_beyond_its_pdf_is_reported_and_the_rest_is_applied(
-    indexed: tuple[Path, Path], runner: CliRunner
+    indexed: tuple[Path, Db], runner: CliRunner
 ) -> None:
     folder, db = indexed
     sidecar = f"library-handbook.page-{HUGE_PAGE}.ocr.txt"
@@ -238,8 +243,9 @@ def test_a_sidecar_of_a_page_beyond_its_pdf_is_reported_and_the_rest_is_applied(
     assert "community-events.pdf" in sources_for(db, EVENTS, role="staff")
 
 
+@pytest.mark.sqlite_only
 def test_a_page_beyond_every_document_is_not_found_in_show_and_the_page_route(
-    library_db: Path, runner: CliRunner
+    library_db: Db, runner: CliRunner
 ) -> None:
     from fastapi.testclient import TestClient
 
@@ -249,7 +255,7 @@ def test_a_page_beyond_every_document_is_not_found_in_show_and_the_page_route(
         result = runner.invoke(cli, ["show", "library-handbook.pdf", str(page), "--db", str(library_db)])
         assert result.exit_code == 1
         assert result.stderr.startswith(f"Error: page {page} of 'library-handbook.pdf' is not in the index")
-    config = ServeConfig(db=library_db, pdfs=library_db.parent / "pdfs", model="extractive")
+    config = ServeConfig(db=library_db, pdfs=Path(library_db).parent / "pdfs", model="extractive")
     with TestClient(create_app(config)) as client:
         for page in (5, HUGE_PAGE):
             assert client.get(f"/api/pages/library-handbook.pdf/{page}.png").status_code == 404
@@ -260,8 +266,9 @@ def test_a_page_beyond_every_document_is_not_found_in_show_and_the_page_route(
 DEEP = "x = " + "[" * 2000 + "]" * 2000 + "\n"
 
 
+@pytest.mark.sqlite_only
 def test_deeply_nested_toml_files_are_one_error_line(
-    indexed: tuple[Path, Path], library_db: Path, tmp_path: Path, runner: CliRunner
+    indexed: tuple[Path, Db], library_db: Db, tmp_path: Path, runner: CliRunner
 ) -> None:
     folder, db = indexed
     (folder / "catalog.toml").write_text(DEEP, encoding="utf-8")
@@ -291,7 +298,7 @@ def test_deeply_nested_toml_files_are_one_error_line(
 
 
 def test_a_status_of_the_wrong_type_is_an_error_for_that_file_only(
-    indexed: tuple[Path, Path], runner: CliRunner
+    indexed: tuple[Path, Db], runner: CliRunner
 ) -> None:
     folder, db = indexed
     edit_catalog(folder, 'status = "current"\naccess = "staff"', 'status = ["current"]\naccess = "staff"')
@@ -305,7 +312,7 @@ def test_a_status_of_the_wrong_type_is_an_error_for_that_file_only(
     assert "community-events.pdf" not in sources_for(db, EVENTS)
 
 
-def test_a_named_pipe_for_a_catalog_is_refused_at_once(indexed: tuple[Path, Path]) -> None:
+def test_a_named_pipe_for_a_catalog_is_refused_at_once(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "catalog.toml").unlink()
     os.mkfifo(folder / "catalog.toml")
@@ -322,7 +329,8 @@ def test_a_named_pipe_for_a_catalog_is_refused_at_once(indexed: tuple[Path, Path
     )
 
 
-def test_show_names_the_file_it_cannot_write(library_db: Path, runner: CliRunner) -> None:
+@pytest.mark.sqlite_only
+def test_show_names_the_file_it_cannot_write(library_db: Db, runner: CliRunner) -> None:
     result = runner.invoke(
         cli,
         [
@@ -332,7 +340,7 @@ def test_show_names_the_file_it_cannot_write(library_db: Path, runner: CliRunner
             "--db",
             str(library_db),
             "--pdfs",
-            str(library_db.parent / "pdfs"),
+            str(Path(library_db).parent / "pdfs"),
             "-o",
             "/proc/version",
         ],
@@ -352,8 +360,10 @@ def test_eval_saves_a_run_under_a_long_name(tmp_path: Path, runner: CliRunner) -
 # --- 9. a linked --db ----------------------------------------------------------------------------
 
 
-def test_a_linked_index_is_updated_where_it_points(indexed: tuple[Path, Path], runner: CliRunner) -> None:
-    folder, real = indexed
+@pytest.mark.sqlite_only
+def test_a_linked_index_is_updated_where_it_points(indexed: tuple[Path, Db], runner: CliRunner) -> None:
+    folder, db = indexed
+    real = Path(db)
     link = real.with_name("link.sqlite3")
     link.symlink_to(real.name)
     served = open_index(real)  # a server's reader, open on the real file before the refresh
