@@ -10,7 +10,8 @@ model gave less than that probability. This script reads the threshold off the p
 
 Each question of the sets is retrieved from the set's shared index (built as `pdfqa.py` builds
 it, and cached with it) exactly as `localqa eval --model` retrieves it (`Settings.for_answering`),
-and every part is answered with the check off (threshold 0) and any other answer settings given
+and every part is answered with the check and evidence coverage off (threshold 0; coverage is
+judged on the recorded quotes by `benchmarks/coverage.py`) and any other answer settings given
 with `--setting` (e.g. `--setting units=4`). Per part it records the outcome, whether the quote
 cites an evidence page, the label confidence, whether the sentence scorer's first sentence is on an
 evidence page, the rank (in the scorer's ranking) of the sentence the model chose, the tokens and
@@ -70,7 +71,15 @@ ANSWER_CODE = (
 )
 
 
-def answers_path(cache: Path, name: str, model: str, settings: AnswerSettings) -> Path:
+def recording(fields: dict[str, Any] | None = None) -> AnswerSettings:
+    """The answer settings answers are recorded with: `fields`, with the label-confidence check
+    and evidence coverage off (both are judged afterwards, from the record)."""
+    return AnswerSettings.model_validate({**(fields or {}), "min_label_confidence": 0.0, "coverage": ()})
+
+
+def answers_path(cache: Path, name: str, model: str, settings: AnswerSettings | None = None) -> Path:
+    """Where the answers of `model` with `settings` (default: `recording()`) are kept for this code."""
+    settings = settings or recording()
     key = hashlib.sha256(
         (model + settings.model_dump_json() + pdfqa.code_hash(ANSWER_CODE + pdfqa.INDEX_CODE)).encode()
     ).hexdigest()
@@ -113,9 +122,16 @@ def recording_model(model_name: str) -> tuple[Any, Recorder | None]:
 
 
 def answer_cases(
-    bench: pdfqa.BenchSet, db: Path, model_name: str, answering: AnswerSettings, out: Path
+    bench: pdfqa.BenchSet,
+    db: Path,
+    model_name: str,
+    answering: AnswerSettings,
+    out: Path,
+    only: set[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every case answered with the check off, one JSON line per case (resumes from `out`)."""
+    """Every case (or those in `only`) answered with `answering` (the check and evidence coverage
+    off), one JSON line per case (resumes from `out`); the cases answered so far, in the set's
+    order."""
     done = {}
     if out.exists():
         for line in out.read_text(encoding="utf-8").splitlines():
@@ -127,7 +143,7 @@ def answer_cases(
     with open_index(db) as store, out.open("a", encoding="utf-8") as sink:
         retrieval = resolve(store, settings.for_answering())
         for number, case in enumerate(bench.cases, 1):
-            if case.id in done:
+            if case.id in done or (only is not None and case.id not in only):
                 continue
             started = time.perf_counter()
             parts = search(
@@ -158,6 +174,7 @@ def answer_cases(
                         "seconds": call.seconds if call else None,
                         "prompt_tokens": call.prompt_tokens if call else None,
                         "completion_tokens": call.completion_tokens if call else None,
+                        "citation": cited.model_dump(mode="json") if cited else None,
                         "tokens": recorder.last if recorder and call else [],
                     }
                 )
@@ -170,7 +187,7 @@ def answer_cases(
                 + ", ".join(_part_line(p) for p in answered),
                 flush=True,
             )
-    return [done[case.id] for case in bench.cases]
+    return [done[case.id] for case in bench.cases if case.id in done]
 
 
 def _part_line(part: dict[str, Any]) -> str:
@@ -328,7 +345,9 @@ def main(argv: list[str] | None = None) -> int:
         help="an AnswerSettings field for this run (repeatable), e.g. units=4",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    parser.add_argument("--cases", help="comma-separated case ids: answer only these (the rest later)")
     args = parser.parse_args(argv)
+    only = {c.strip() for c in args.cases.split(",") if c.strip()} if args.cases else None
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
@@ -341,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     fields = dict(item.partition("=")[::2] for item in args.setting)
     try:
-        answering = AnswerSettings.model_validate({**fields, "min_label_confidence": 0.0})
+        answering = recording(fields)
     except ValueError as error:
         parser.error(f"--setting: {error}")
     report: dict[str, Any] = {"model": args.model, "settings": answering.model_dump(), "sets": {}}
@@ -351,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         built, _, _ = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)
         out = answers_path(args.cache, name, args.model, answering)
         print(f"{data.title}: {len(data.cases)} questions, index {built.path.name}; answers in {out}")
-        records = answer_cases(data, built.path, args.model, answering, out)
+        records = answer_cases(data, built.path, args.model, answering, out, only)
         rows = table(records)
         print_table(data.title, rows)
         scorer = scorer_and_choices(records)

@@ -8,8 +8,9 @@ backend or schema: the label must be one that was supplied, the number one of th
 it, and the unit, after whitespace normalisation only, a whole sentence (or whole table row) of
 that passage's text (`quote_check`, the one rule, which grading recorded answers uses too).
 Anything else becomes a refusal with the reason, which never repeats the model's text. A verified
-quote is withheld too when the model itself was unsure of the passage it chose (`unsure`). Which
-unit the model chose, and whether it overrode the scorer's first, is recorded on the answer
+quote is withheld too when the model itself was unsure of the passage it chose (`unsure`), or
+when its evidence never mentions a name, year or figure of the question (`localqa.coverage`).
+Which unit the model chose, and whether it overrode the scorer's first, is recorded on the answer
 (`Selection`). This is the only place a verified `Answer` is made from a model's reply.
 """
 
@@ -23,7 +24,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import prompts, sentences
+from localqa import coverage, prompts, sentences
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
@@ -144,6 +145,7 @@ def answer_part(
     answer = answer.model_copy(
         update={"call": call, "selection": selection.model_copy(update={"choice": verdict.choice})}
     )
+    answer = coverage.judge(question, answer, candidates, settings)
     if answer.citation is None:
         return answer
     return answer.model_copy(

@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
-from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
+from localqa.settings import (
+    ASK_K,
+    CHUNKINGS,
+    DEFAULT_DB,
+    RETRIEVERS,
+    SEARCH_K,
+    AnswerSettings,
+    RetrievalSettings,
+)
 from localqa.shapes import ask_json, index_json, parse_as_of, search_json, status_json, timing_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult, Selection
@@ -24,6 +32,7 @@ from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, P
 if TYPE_CHECKING:
     from localqa.evaluate.suite import Suite
     from localqa.library import Asked, Library
+    from localqa.store import Db
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -73,13 +82,31 @@ def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -
         raise click.BadParameter(str(error)) from None
 
 
+def _index_location(ctx: click.Context, param: click.Parameter, value: str | Path) -> Path | str:
+    """A file path (SQLite; not a folder) or a postgresql:// URL, kept as given: a Path would
+    fold its //."""
+    from localqa.store import DatabaseURLError, postgres_url
+
+    try:
+        url = postgres_url(value)
+    except DatabaseURLError as error:
+        raise click.BadParameter(visible(str(error))) from None
+    if url is not None:
+        return url
+    path: Path = click.Path(path_type=Path, dir_okay=False).convert(value, param, ctx)
+    return path
+
+
 def db_option(function: F) -> F:
     return click.option(
         "--db",
-        type=click.Path(path_type=Path, dir_okay=False),
-        default=DEFAULT_DB,
+        envvar="LOCALQA_DB",
+        callback=_index_location,
+        default=str(DEFAULT_DB),
         show_default=True,
-        help="The index file.",
+        metavar="PATH|URL",
+        help="The index: a file (SQLite), or a postgresql://user@host/dbname URL for an index a team "
+        "shares (docs/postgresql.md). Env LOCALQA_DB.",
     )(function)
 
 
@@ -217,7 +244,7 @@ def _job_label(job: Any) -> str | None:
 )
 @json_option
 @fail_cleanly
-def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, jobs: int | None, as_json: bool) -> None:
+def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | None, as_json: bool) -> None:
     """Bring the index up to date with the documents folder.
 
     Only added or changed files are extracted (by content hash); removed files are dropped. The
@@ -312,7 +339,7 @@ class _ProgressBar:
 @db_option
 @json_option
 @fail_cleanly
-def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) -> None:
+def status(role: str, tenant: str, everything: bool, db: Db, as_json: bool) -> None:
     """Show what the index holds: documents, passages by kind, sidecars, embeddings.
 
     Counts cover only the documents the caller may see (their tenant and an access label their
@@ -350,7 +377,7 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",
@@ -368,7 +395,7 @@ def search(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
     as_json: bool,
 ) -> None:
     """Retrieval only, no model: the ranked candidates for each part of QUESTION.
@@ -404,7 +431,7 @@ def search(
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 20),
+    type=click.IntRange(*ASK_K),
     default=ANSWERING.k,
     show_default=True,
     help="Passages shown to the model per part.",
@@ -431,7 +458,8 @@ def search(
     "--verbose",
     is_flag=True,
     help="Also print per part the sentences the model was shown as the scorer ranked them, the "
-    "model's choice, and timing: retrieval, scorer, model time, tokens and label probability.",
+    "model's choice, the evidence coverage of its quote, and timing: retrieval, scorer, model "
+    "time, tokens and label probability.",
 )
 @fail_cleanly
 def ask(
@@ -445,7 +473,7 @@ def ask(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
     as_json: bool,
     verbose: bool,
 ) -> None:
@@ -498,6 +526,8 @@ def ask(
             if verbose:
                 lines += _format_selection(part.answer.selection)
                 lines.append(f"   ({_timing(part.answer)})")
+                if part.answer.coverage:
+                    lines.append(f"   (evidence coverage: {part.answer.coverage.describe()})")
         say(lines)
     faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:
@@ -620,7 +650,7 @@ def models(as_json: bool) -> None:
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",
@@ -647,7 +677,7 @@ def evaluate(
     k: int,
     chunking: str,
     retriever: str,
-    db: Path,
+    db: Db,
     as_json: bool,
 ) -> None:
     """Score a suite: retrieval, answers and authorization, each separately.
@@ -712,7 +742,7 @@ def evaluate(
         sys.exit(1)
 
 
-def _print_coverage(suite: Suite, db: Path, settings: RetrievalSettings) -> None:
+def _print_coverage(suite: Suite, db: Db, settings: RetrievalSettings) -> None:
     from localqa.evaluate.coverage import coverage
 
     rows = coverage(suite, db, settings)
@@ -762,7 +792,7 @@ def show(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
 ) -> None:
     """Render PAGE of SOURCE as a PNG with the quote's own place highlighted.
 
@@ -787,9 +817,11 @@ def show(
         click.echo(f"{visible(source)}, {visible(where)}")
         click.echo(f"   {visible(before)}»{click.style(visible(marked), reverse=True)}«{visible(after)}")
         return
+    from localqa.files import write_atomic
+
     image = showing.page_image(pdfs, found, quote, dpi=dpi)
     output = output or Path(f"{Path(source).stem}.page-{page}.png")
-    output.write_bytes(image)
+    write_atomic(output, image)
     say(f"wrote {output}" + ("" if quote else " (no --quote: nothing highlighted)"))
 
 
@@ -836,15 +868,16 @@ def serve(
     role: str,
     tenant: str,
     pdfs: Path,
-    db: Path,
+    db: Db,
 ) -> None:
     """Serve the web app and JSON API over the library (needs localqa[serve]).
 
     Pages: ask (each part's verified quote on its highlighted page, shown as it is verified),
-    search, library, evaluation. API: POST /api/ask and /api/search with {"question", "as_of",
-    "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...; the
-    same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it is
-    the --role/--tenant caller, otherwise the user whose token the request carries.
+    search, library, evaluation. API: POST /api/ask and /api/search with a JSON body {"question",
+    "as_of", "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...;
+    the same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it
+    is the --role/--tenant caller, otherwise the user whose token the request carries. Requests
+    that another web page makes a browser send are refused.
     """
     try:
         import uvicorn

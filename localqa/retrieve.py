@@ -23,9 +23,10 @@ import numpy as np
 import numpy.typing as npt
 
 from localqa import embeddings
+from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
-from localqa.settings import RetrievalSettings
+from localqa.settings import MAX_PARTS, RetrievalSettings
 from localqa.store.base import Scope, Store
 from localqa.text import identifiers, squash
 from localqa.types import Caller, Candidate, Document, PartResult
@@ -45,16 +46,25 @@ DIVERSITY_DEPTH = 4
 
 
 def question_parts(question: str, parts: Sequence[str] = ()) -> list[str]:
-    """Explicit parts win; otherwise the question is split. Blank input is a usage error."""
+    """Explicit parts win; otherwise the question is split. Blank input, or more than
+    MAX_PARTS parts, is a usage error."""
     if parts:
         chosen = [squash(_valid_text(p)) for p in parts]
         if not all(chosen):
             raise QuestionError("a --part is blank; give each part some words")
-        return chosen
+        return _at_most_max_parts(chosen)
     found = split_parts(_valid_text(question))
     if not found:
         raise QuestionError("the question is blank; ask something, e.g. 'What is the loan limit for EQ-314?'")
-    return found
+    return _at_most_max_parts(found)
+
+
+def _at_most_max_parts(parts: list[str]) -> list[str]:
+    # Each part is a search, and a model call under `ask`: a question of 300 parts would hold the
+    # model for 300 calls.
+    if len(parts) > MAX_PARTS:
+        raise QuestionError(f"the question has {len(parts)} parts; ask at most {MAX_PARTS} at a time")
+    return parts
 
 
 def _valid_text(text: str) -> str:
@@ -288,7 +298,9 @@ def _rank(store: Store, part: str, scope: Scope, settings: RetrievalSettings) ->
         return _lexical(store, part, scope, settings)
     if settings.retriever == "semantic":
         return _semantic(store, part, scope, settings)
-    return _fuse(_lexical(store, part, scope, settings), _semantic(store, part, scope, settings), settings)
+    # Fusion reads only the best `semantic_depth` semantic ranks.
+    semantic = _semantic(store, part, scope, settings, limit=settings.semantic_depth)
+    return _fuse(_lexical(store, part, scope, settings), semantic, settings)
 
 
 def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
@@ -299,10 +311,13 @@ def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings)
     return _Ranking(ids, scores, bool(len(ids)))
 
 
-def _semantic(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
-    """Cosine similarity of the part to every eligible passage (statistics-free, so nothing
-    ineligible can influence it)."""
-    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, embeddings.embed([part])[0])
+def _semantic(
+    store: Store, part: str, scope: Scope, settings: RetrievalSettings, limit: int | None = None
+) -> _Ranking:
+    """Cosine similarity of the part to every eligible passage, or (a `limit`) to at least the
+    `limit` closest ones (statistics-free, so nothing ineligible can influence it)."""
+    vector = embeddings.embed([part])[0]
+    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, vector, limit)
     relevant = bool(len(ids)) and float(similarities.max()) >= settings.neighbour
     return _Ranking(ids, similarities, relevant)
 
@@ -326,8 +341,7 @@ def _bm25(
     statistics = store.lexical_statistics(scope, settings.chunking)
     ids: list[npt.NDArray[np.int32]] = []
     gains: list[npt.NDArray[np.float64]] = []
-    for term in terms:
-        postings = store.postings(scope, term, settings.chunking)
+    for postings in store.postings_of(scope, terms, settings.chunking):
         found = len(postings.ids)
         idf = bm25_idf(statistics.passages, found)
         norm = settings.k1 * (1 - settings.b + settings.b * postings.lengths / statistics.average_length)
@@ -367,6 +381,7 @@ def _candidates(
                 doc_id=passage.doc_id,
                 tenant=document.tenant,
                 boxes=passage.boxes,
+                title=searchable_title(document.source, document.title),
             )
         )
     return candidates

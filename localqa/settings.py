@@ -13,13 +13,28 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from localqa.types import TERM_KINDS, TermKind
 
 # Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
 # working folder, beside pdfs/).
 DEFAULT_DB = Path("index/library.sqlite3")
+
+
+class Bounds(NamedTuple):
+    least: int
+    most: int
+
+
+# Limits on one question, the same for the CLI, the JSON API and the web pages. Each part is
+# retrieved on its own and, under `ask`, is one model call: a question of 300 parts would hold the
+# model for 300 calls. 1,368 dev-set and suite questions split into at most 3 parts.
+MAX_PARTS = 10
+SEARCH_K = Bounds(1, 100)  # candidates per part (`search`, `eval`, POST /api/search)
+ASK_K = Bounds(1, 20)  # passages a model sees per part (`ask`, POST /api/ask)
 
 
 def machine_threads() -> int:
@@ -104,6 +119,14 @@ class AnswerSettings(BaseModel):
     # unanswerable questions from answerable ones beyond that (benchmarks/README.md); 0 turns the
     # check off.
     min_label_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
+
+    # Evidence coverage (localqa/coverage.py): the kinds of question term a verified quote's
+    # evidence must mention, else the quote is withheld with the missing term as the reason; ()
+    # turns the check off. A "word" (one no quotable unit carries) passes when a unit is at least
+    # `coverage_neighbour` close to it in meaning (MiniLM cosine of the word and the unit).
+    # Measured on the dev sets with benchmarks/coverage.py (benchmarks/README.md).
+    coverage: tuple[TermKind, ...] = TERM_KINDS
+    coverage_neighbour: float = Field(default=0.35, ge=-1.0, le=1.0)
 
     # Another document's candidate is listed as other evidence under a quote when it is among the
     # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate

@@ -438,6 +438,7 @@ def test_the_json_of_each_outcome() -> None:
         "reason": None,
         "other_evidence": [STANDARD.location.model_dump(mode="json")],
         "selection": None,
+        "coverage": None,
     }
     for made, kind in ((Answer.refused("why"), "refused"), (Answer.failed("down"), "model_error")):
         shown = made.as_json()
@@ -732,16 +733,23 @@ REFUSAL_REASON = re.compile(
     r"|the model cited ('[A-Za-z]{0,2}[0-9]{1,3}'|a label), which is not one of the supplied passages"
     r"|the model cited (?P<bare>P[0-9]+) but no sentence number"
     r"|the model chose (sentence [0-9]{1,3}|a sentence) of (?P<unshown>P[0-9]+), which it was not shown"
+    # Evidence coverage (localqa/coverage.py): a verified quote withheld, naming a question's term.
+    r'|(?:the evidence|the quoted passage) never mentions "(?P<term>[^"]+)"'
+    r'|no passage mentions "(?P<word>[^"]+)" or anything close to it in meaning'
 )
 
 
-def check_answer(result: Answer, text: str, request: AnswerRequest) -> None:
+def check_answer(result: Answer, text: str, request: AnswerRequest, question: str = "") -> None:
     """The contract, restated independently of the implementation."""
     if not result.verified:
         assert result.quote is None and result.citation is None
         assert result.reason
         match = REFUSAL_REASON.fullmatch(result.reason)
         assert match, f"not one of the fixed refusal reasons: {result.reason!r}"
+        term = match["term"] or match["word"]
+        assert term is None or term.casefold() in question.casefold(), (
+            "a coverage reason names the question's words only"
+        )
         named = match["bare"] or match["unshown"]
         assert named is None or named in request.passages, "a passage is named only when supplied"
         return
@@ -820,13 +828,14 @@ def test_answer_part_only_ever_shows_whole_sentences_of_supplied_passages(
     )
     calls: list[str] = []
     model = scripted(data, calls)
-    result = answer_part("What does it say?", candidates, model)
+    question = "What does it say?"
+    result = answer_part(question, candidates, model)
     if not candidates:
         assert calls == [] and not result.verified
         return
     [text] = calls
     [request] = model.history
-    check_answer(result, text, request)
+    check_answer(result, text, request, question)
     assert result.selection is not None and result.selection.shown == request.units
     if result.verified:
         assert result.citation is not None

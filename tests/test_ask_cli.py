@@ -24,6 +24,7 @@ from localqa.cli import cli
 from localqa.library import search_parts
 from localqa.models import embedded
 from localqa.models.base import Availability
+from localqa.settings import ASK_K, MAX_PARTS
 from localqa.text import squash
 from localqa.types import PartResult
 
@@ -56,6 +57,11 @@ def ask(runner: CliRunner, db: Path, *args: str, as_of: str = NOV) -> Result:
 
 def reply(source: Any, sentence: Any) -> str:
     return json.dumps({"source": source, "sentence": sentence})
+
+
+def choosing(text: str) -> Any:
+    """A reply naming the shown sentence whose text is `text`, whatever its label and number."""
+    return lambda request: next(reply(u.label, u.sentence) for u in request.units if u.text == text)
 
 
 FINE_REPLY = reply("P1", 1)  # the scorer's first sentence for FINE_QUESTION: FINE_SENTENCE
@@ -229,7 +235,9 @@ def test_ask_json_shape(
         "reason",
         "other_evidence",
         "selection",
+        "coverage",
     }
+    assert set(verified["answer"]["coverage"]) == {"terms", "note"}
     assert verified["answer"]["outcome"] == "verified"
     assert verified["answer"]["verified"] is True
     assert verified["answer"]["quote"] == FINE_SENTENCE
@@ -267,6 +275,25 @@ def test_ask_json_shape(
         "citation": None,
         "reason": "no eligible passage matches this part",
     }
+
+
+def test_more_parts_than_the_limit_is_a_usage_error_before_any_model_call(
+    runner: CliRunner, library_db: Path, fake_model: FakeModel
+) -> None:
+    parts = [arg for _ in range(MAX_PARTS + 1) for arg in ("--part", "Loan period?")]
+    result = ask(runner, library_db, "", *parts, "--model", "fake")
+    assert result.exit_code == 2
+    refusal = "Error: the question has 11 parts; ask at most 10 at a time"
+    assert result.stderr.strip().splitlines()[-1] == refusal
+    assert fake_model.history == []
+
+
+@pytest.mark.parametrize(("k", "valid"), [(ASK_K.most, True), (ASK_K.most + 1, False), (0, False)])
+def test_k_is_in_the_asks_range(runner: CliRunner, library_db: Path, k: int, valid: bool) -> None:
+    result = ask(runner, library_db, FINE_QUESTION, "--model", "extractive", "-k", str(k))
+    assert result.exit_code == (0 if valid else 2), result.output
+    if not valid:
+        assert f"{k} is not in the range {ASK_K.least}<=x<={ASK_K.most}" in result.output
 
 
 def test_unknown_model_is_one_error_line(runner: CliRunner, library_db: Path) -> None:
@@ -683,3 +710,32 @@ def test_without_the_semantic_extra_ask_says_the_sentences_were_ranked_by_bm25_a
     selection = payload["parts"][0]["answer"]["selection"]
     assert selection["scorer"] == "bm25" and "semantic extra is not installed" in selection["note"]
     assert all(unit["semantic"] is None for unit in selection["units"])
+
+
+def test_ask_withholds_a_quote_whose_evidence_never_mentions_a_name_of_the_question(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Evidence coverage end to end: the fake model quotes the fines sentence, verified, for a
+    question about a name no passage mentions. Fails on the code before the check (the quote was
+    shown)."""
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(choosing(FINE_SENTENCE))
+    result = ask(runner, library_db, "How much is the fine for an overdue book at Hogwarts?", "--verbose")
+    assert result.exit_code == 0, result.output
+    assert FINE_SENTENCE not in result.output.split("Evidence retrieved:")[0]
+    reason = 'Reason: the evidence never mentions "Hogwarts".'
+    assert f"No quote verified from 4 candidates. {reason}" in result.output
+    assert '(evidence coverage: "Hogwarts" (name): missing' in result.output
+
+
+def test_ask_verbose_prints_where_each_term_was_found(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = "What is the loan limit for EQ-314?"
+    [part] = search_parts(question, as_of=date(2026, 11, 14), k=4, db=library_db)
+    row = part.candidates[0].text  # the EQ-314 table row: a row is quoted whole
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(choosing(row))
+    result = ask(runner, library_db, question, "--verbose")
+    assert result.exit_code == 0, result.output
+    assert '   (evidence coverage: "EQ-314" (identifier): in the quote)' in result.output.splitlines()
