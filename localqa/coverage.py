@@ -21,13 +21,15 @@ Porter suffixes, diacritics), numbers written with or without separators and at 
 thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
 anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
 Company") or runs it into a longer word of a title ("ACTIVISIONBLIZZARD_2019_10K", a file
-name), a long name misspelt by one letter ("Activsion"), and a demonym of a place the evidence
-names ("Singaporean": "Singapore").
+name), a long name misspelt by one letter ("Activsion"), a demonym of a place the evidence
+names ("Singaporean": "Singapore"), and a mixed-case initialism of consecutive capitalised words
+of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS").
 
 Which capitalised word is a name: one whose lower-case form is not an ordinary English word, per
 Webster's Second (the `english-words` package's `web2` list, which keeps proper nouns capitalised:
 "ratio" is listed in lower case, "Columbia" and "January" only capitalised, "Boeing" not at all).
-The first word of a sentence is never a name by its capital alone.
+The first word of a sentence (the parts' sentence rule, `parts.sentences`) is never a name by its
+capital alone; nor are months, weekdays and honorifics ("July", "Mr").
 
 The check only ever reads the candidates it is given, which retrieval drew from what the caller
 may see; a reason repeats only the question's own words.
@@ -45,7 +47,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import OSA
 
-from localqa import embeddings, sentences
+from localqa import embeddings, parts, sentences
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
 from localqa.text import IDENTIFIER, identifiers
@@ -53,6 +55,16 @@ from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
 
 # Currency codes are units of a figure, not names ("Answer in USD millions").
 CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY RMB INR CHF CAD AUD HKD SGD KRW".split())
+# Dates, not names: months and weekdays, in full and abbreviated. Webster's lists them only
+# capitalised, but a question's "July" or "Monday" dates what it asks about and the evidence
+# writes the date in many forms ("07/01/2022", "2022-07-01", a period "ended June 30"); the year
+# beside it is checked as a year.
+CALENDAR_NAMES = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "mon tue tues wed thu thur thurs fri sat sun".split()
+)
 # Periods, not names: quarters, halves and fiscal or calendar years (a filing writes "second
 # quarter" as often as "Q2"), alone or after a year ("FY2023Q1"); and ordinals ("1st").
 _PERIOD = re.compile(
@@ -61,8 +73,11 @@ _PERIOD = re.compile(
 
 _APOSTROPHES = "'\u2019"
 _WORD = re.compile(rf"[^\W_](?:[\w&{_APOSTROPHES}]*[^\W_])?")
-# Where a new sentence (or a quoted or bracketed phrase) starts: its first word may be capitalised.
-_SENTENCE = re.compile(r"(?<=[.?!:;])\s+|\s*[\"(\[\u201c\u201d\u2018\u2019]\s*")
+# Where, inside a sentence (`parts.sentences`), a phrase starts whose first word may be capitalised:
+# after a colon or semicolon, and a quoted or bracketed phrase.
+_PHRASE = re.compile(r"(?<=[:;])\s+|\s*[\"(\[\u201c\u201d\u2018\u2019]\s*")
+# Titles before a name, not names ("Mr. C.M. Maniar").
+HONORIFICS = frozenset("mr mrs ms mx dr prof sir".split())
 _YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d{2})(?![\d]|,\d|\.\d)")
 _SCALE = {"thousand": 3, "k": 3, "million": 6, "mn": 6, "m": 6, "billion": 9, "bn": 9, "b": 9, "trillion": 12}
 
@@ -107,10 +122,11 @@ class Place:
 
 
 def asking_sentences(part: str) -> str:
-    """The sentences of a part that ask (end with "?"), or the whole part when none does: an
-    instruction beside the question ("Answer in USD millions.") names nothing the evidence needs."""
-    pieces = [p.strip() for p in re.split(r"(?<=[.?!])\s+", part) if p.strip()]
-    asking = [p for p in pieces if p.endswith("?")]
+    """The sentences of a part that ask (`parts.asks`, with the parts' own sentence rule), or the
+    whole part when none does: an instruction beside the question ("Answer in USD millions.")
+    names nothing the evidence needs."""
+    pieces = parts.sentences(part)
+    asking = [p for p in pieces if parts.asks(p)]
     return " ".join(asking or pieces)
 
 
@@ -146,10 +162,11 @@ def _names(text: str) -> list[Term]:
     names: list[Term] = []
     run: list[str] = []
     previous_end = -1
-    for sentence in _SENTENCE.split(text):
-        for position, match in enumerate(_WORD.finditer(sentence)):
+    phrases = [phrase for sentence in parts.sentences(text) for phrase in _PHRASE.split(sentence)]
+    for phrase in phrases:
+        for position, match in enumerate(_WORD.finditer(phrase)):
             word = re.sub(rf"[{_APOSTROPHES}]s$", "", match.group(0))
-            gap = sentence[previous_end : match.start()] if previous_end >= 0 else ""
+            gap = phrase[previous_end : match.start()] if previous_end >= 0 else ""
             if run and (gap.strip() or position == 0):
                 names.append(_name(run))
                 run = []
@@ -176,6 +193,8 @@ def _name_like(word: str, first: bool) -> bool:
     if not letters or _YEAR.fullmatch(word) or identifiers(word) or word.isdigit():
         return False
     if word.upper() in CURRENCY_CODES or _PERIOD.fullmatch(word) or word.lower() in STOP_WORDS:
+        return False
+    if word.lower() in CALENDAR_NAMES or word.lower() in HONORIFICS:
         return False
     if any(c.isdigit() for c in word):  # 3M, CONLL03
         return True
@@ -325,7 +344,29 @@ def _misspelt(name: str, words: Sequence[str]) -> bool:
 
 
 def _mentioned_in(term: Term, place: Place) -> bool:
-    return mentions(term, place.text, title=place.kind == "title")
+    if mentions(term, place.text, title=place.kind == "title"):
+        return True
+    return term.kind == "name" and place.kind in ("title", "heading") and initialism_of(term.text, place.text)
+
+
+# Words an initialism skips: "Johnson & Johnson" is JnJ or J&J, "System on Chip" SoC.
+_CONNECTIVES = frozenset({"&", "and", "n", "of", "on", "the", "for", "de"})
+
+
+def initialism_of(name: str, text: str) -> bool:
+    """Whether `name`, a mixed-case initialism ("JnJ", "AmEx", "SoC": its capitals are the
+    initials), stands for consecutive capitalised words of `text`, connectives skipped. Read only in
+    a title or heading, where a document names its subject in full ("JOHNSON JOHNSON 2022Q4
+    EARNINGS"); an all-capitals acronym is no name at all (`_name_like`)."""
+    capitals = "".join(c for c in name if c.isupper())
+    if len(capitals) < 2 or name.isupper() or not name.isalpha():
+        return False
+    words = [w for w in re.findall(r"[^\W_]+|&", text) if w.casefold() not in _CONNECTIVES]
+    n = len(capitals)
+    return any(
+        all(w[0].isupper() for w in words[i : i + n]) and "".join(w[0] for w in words[i : i + n]) == capitals
+        for i in range(len(words) - n + 1)
+    )
 
 
 @lru_cache(maxsize=128)

@@ -104,6 +104,15 @@ def covered(question: str, evidence: Candidate, settings: AnswerSettings = ONLY_
             [("Germanwings", "name"), ("Lufthansa", "name"), ("Airbus", "name")],
         ),
         ("Who founded the library?", []),
+        # Months and weekdays date the question; they are not names (the year beside one is checked).
+        ("What was the key agenda of the 8-K filing dated 1st July 2022?", [("2022", "year")]),
+        ("Which Sept. or Monday issues did Lufthansa report?", [("Lufthansa", "name")]),
+        # A sentence that asks nothing is context; initials do not end a sentence (the parts' rule).
+        # An honorific is no name.
+        (
+            "What did Mr. C.M. Maniar approve for Cipla? The report covers 2019.",
+            [("Maniar", "name"), ("Cipla", "name")],
+        ),
     ],
 )
 def test_the_terms_a_question_names(question: str, expected: list[tuple[str, str]]) -> None:
@@ -191,6 +200,22 @@ def test_a_title_run_together_from_a_file_name_counts() -> None:
     # Only a title runs words together: in a passage, "SoC" is not the start of "society".
     assert covered("Which SoC courses are compulsory?", candidate("The society runs courses.")) == (
         'the evidence never mentions "SoC"'
+    )
+
+
+def test_a_mixed_case_initialism_counts_for_the_words_of_a_title_or_heading_it_stands_for() -> None:
+    """Fails on the code before the rule: FinanceBench's "JnJ" questions over Johnson & Johnson's
+    filings, whose title is the file name's words, were refused."""
+    evidence = candidate("Adjusted EPS grew 3.6%.", title="JOHNSON JOHNSON 2022Q4 EARNINGS")
+    assert covered("Did JnJ's adjusted EPS grow in 2022?", evidence) is None
+    evidence = candidate("Card fees rose.", section="American Express Company > Results")
+    assert covered("How did AmEx card fees change?", evidence) is None
+    # Only a title or heading, and only words in that order with those initials.
+    assert covered("Did JnJ's EPS grow?", candidate("Johnson & Johnson's EPS grew.")) == (
+        'the evidence never mentions "JnJ"'
+    )
+    assert covered("Did JnJ's EPS grow?", candidate("EPS grew.", title="JOHNSON 2022 EARNINGS")) == (
+        'the evidence never mentions "JnJ"'
     )
 
 
