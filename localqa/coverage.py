@@ -350,7 +350,7 @@ def _mentioned_in(term: Term, place: Place) -> bool:
 
 
 # Words an initialism skips: "Johnson & Johnson" is JnJ or J&J, "System on Chip" SoC.
-_CONNECTIVES = frozenset({"&", "and", "n", "of", "on", "the", "for", "de"})
+_CONNECTIVES = frozenset({"and", "n", "of", "on", "the", "for", "de"})
 
 
 def initialism_of(name: str, text: str) -> bool:
@@ -361,7 +361,7 @@ def initialism_of(name: str, text: str) -> bool:
     capitals = "".join(c for c in name if c.isupper())
     if len(capitals) < 2 or name.isupper() or not name.isalpha():
         return False
-    words = [w for w in re.findall(r"[^\W_]+|&", text) if w.casefold() not in _CONNECTIVES]
+    words = [w for w in re.findall(r"[^\W_]+", text) if w.casefold() not in _CONNECTIVES]
     n = len(capitals)
     return any(
         all(w[0].isupper() for w in words[i : i + n]) and "".join(w[0] for w in words[i : i + n]) == capitals
