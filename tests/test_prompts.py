@@ -96,8 +96,10 @@ def test_the_user_message_lists_the_shown_sentences_best_first_with_label_number
     sent = list(request.messages)
     assert [m["role"] for m in sent] == ["system", "user"]
     assert sent[0]["content"] == prompts.SYSTEM
-    head, evidence = sent[1]["content"].split("\n\nEvidence sentences, the closest match first:\n")
+    head, rest = sent[1]["content"].split("\n\nEvidence sentences, the closest match first:\n")
     assert head == f"Question: {question}"
+    evidence, tail = rest.split("\n\n")
+    assert tail == f"Question: {question}"  # asked again after the evidence, what the model reads last
     lines = evidence.split("\n")
     assert lines[0] == (
         "P2 sentence 1 (community-events.pdf, page 1, Adults): The book club meets "
