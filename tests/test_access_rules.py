@@ -32,6 +32,7 @@ from localqa.cli import cli
 from localqa.index import open_index, refresh_index
 from localqa.store.sqlite import _writer_lock
 from localqa.types import Caller, Document, Status
+from tests.index_oracle import index_files
 
 REPO = Path(__file__).resolve().parent.parent
 STAFF = "staff-procedures.pdf"
@@ -479,7 +480,7 @@ def test_sqlite_errors_name_the_index(
     assert result.exit_code == 1
     assert result.stderr == f"Error: {db}: database or disk is full; the index was left as it was\n"
     assert db.read_bytes() == before
-    assert sorted(p.name for p in db.parent.iterdir()) == sorted(
+    assert index_files(db.parent) == sorted(
         [db.name, f"{db.name}.lock", "a-folder.sqlite3", "damaged.sqlite3"]
     )
 

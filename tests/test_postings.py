@@ -1,26 +1,31 @@
-"""The postings table (localqa/store/postings.py) always says what FTS5 itself holds.
+"""The postings (localqa/store/postings.py) always say what a fresh tokenization of the passages
+says (`tests.index_oracle`), however they were written: in segments, one per write, merged as the
+segments grow, with the postings of removed passages left behind until a merge.
 
-The oracle is FTS5's own instance table in the same file (`passages_terms`: one row per token,
-with its passage and column): after any sequence of writes, every term's postings must be
-exactly its per-passage, per-column counts there. The writes below cross the writer's counting
-batches, replace and remove files (so that rowids are reused), re-index a document's passages
-when its title changes, and drop a passage added earlier in the same write.
+The writes below cross the writer's counting batches, replace and remove files, re-index a
+document's passages when its title changes (new ids), drop a passage added earlier in the same
+write, and make the segments merge; reading through the store, ids of removed passages never
+come back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections import defaultdict
 from contextlib import closing
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from localqa.index import open_index
+from localqa.settings import RetrievalSettings
+from localqa.store import postings as postings_module
 from localqa.store import sqlite as store_sqlite
-from localqa.store.postings import unpack
+from localqa.store.base import Scope
 from localqa.store.sqlite import writing
-from localqa.types import Document, Kind, Passage
+from localqa.types import Caller, Document, Kind, Passage
+from tests.index_oracle import assert_consistent, oracle, stored_postings
 
 WORDS = "alpha beta gamma delta epsilon loan limit deposit scanner drawer cash staff desk".split()
 
@@ -47,30 +52,30 @@ def put(writer: store_sqlite.SQLiteWriter, name: str, count: int, salt: int = 0)
     writer.replace_unit(source, sha, name, [passage(source, i, salt) for i in range(count)], ())
 
 
-def postings(db: Path) -> dict[str, dict[int, tuple[int, int]]]:
-    with closing(sqlite3.connect(db)) as connection:
-        rows = connection.execute("SELECT term, passages, heading, body FROM postings").fetchall()
-    found: dict[str, dict[int, tuple[int, int]]] = {}
-    for term, *blobs in rows:
-        ids, heading, body = unpack(*blobs)
-        found[term] = {
-            pid: (h, b) for pid, h, b in zip(ids.tolist(), heading.tolist(), body.tolist(), strict=True)
-        }
-        assert ids.tolist() == sorted(ids.tolist()), term
+def segments(db: Path) -> list[tuple[int, int, int, int]]:
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+        return connection.execute(
+            "SELECT first_id, last_id, passages, dead FROM segments ORDER BY first_id"
+        ).fetchall()
+
+
+def through_the_store(db: Path) -> dict[str, dict[str, tuple[int, ...]]]:
+    """Every term's postings as retrieval reads them (all documents in scope), keyed by passage
+    text so that they compare across ids: removed passages must not show."""
+    with open_index(db) as store:
+        scope = Scope(doc_ids=frozenset(d.doc_id for d in store.documents()))
+        texts = {pid: p.text for pid, p in store.passages(range(store._layout.size)).items()}  # type: ignore[attr-defined]
+        found: dict[str, dict[str, tuple[int, ...]]] = {}
+        for term in oracle(db):
+            got = store.postings(scope, term, "heading")
+            found[term] = {
+                texts[int(pid)]: (int(count), int(length))
+                for pid, count, length in zip(got.ids, got.frequencies, got.lengths, strict=True)
+            }
     return found
 
 
-def oracle(db: Path) -> dict[str, dict[int, tuple[int, int]]]:
-    counts: defaultdict[str, defaultdict[int, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    with closing(sqlite3.connect(db)) as connection:
-        for term, pid, column, count in connection.execute(
-            "SELECT term, doc, col, count(*) FROM passages_terms GROUP BY term, doc, col"
-        ):
-            counts[term][pid][0 if column == "section" else 1] = count
-    return {term: {pid: (h, b) for pid, (h, b) in by_id.items()} for term, by_id in counts.items()}
-
-
-def test_postings_match_fts5_after_builds_replacements_removals_and_reindexing(
+def test_postings_match_a_fresh_tokenization_through_every_kind_of_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / "index.sqlite3"
@@ -84,21 +89,83 @@ def test_postings_match_fts5_after_builds_replacements_removals_and_reindexing(
         put(writer, "one", 2, salt=1)  # the same file twice in one write: the first is dropped
         put(writer, "c", 5)
         writer.finish()
-    assert postings(db) == oracle(db)
-    first = postings(db)
+    assert stored_postings(db) == oracle(db)
+    assert_consistent(db)
+    first = stored_postings(db)
+    assert segments(db) == [(1, 41, 40, 0)]  # one write, one segment (the dropped passage's id is in range)
 
     with writing(db) as writer:
-        # A new title re-indexes every passage of "a" (its heading text changes).
+        # A new title re-indexes every passage of "a" (its heading text changes: new ids).
         writer.put_documents([document("a", title="Delta handbook"), document("d")], ())
-        writer.remove_files(["c.txt"])  # the highest ids: the next passages reuse them
+        writer.remove_files(["c.txt"])
         put(writer, "b", 4, salt=2)
         put(writer, "d", 12, salt=3)
         writer.finish()
-    assert postings(db) == oracle(db)
-    assert postings(db) != first
-    assert "handbook" in postings(db)
+    assert stored_postings(db) == oracle(db)
+    assert stored_postings(db) != first
+    assert "handbook" in stored_postings(db)
+    assert_consistent(db)
+    # The second write's segment held 46 passages, more than a quarter of what is left of the
+    # first's (2 of its 40: the rest was re-indexed, replaced or removed): merged, without the
+    # postings of what is gone.
+    assert segments(db) == [(1, 87, 48, 0)]
 
     with writing(db) as writer:
-        writer.remove_files(["a.txt", "b.txt", "d.txt", "one.txt"])
+        writer.put_documents([document("e")], ())
+        put(writer, "e", 2)
         writer.finish()
-    assert postings(db) == oracle(db) == {}
+    assert segments(db)[-1][2:] == (2, 0) and len(segments(db)) == 2  # too small to merge
+    assert through_the_store(db) == {
+        term: {text: count for text, count in by_text.items()}
+        for term, by_text in through_the_store(db).items()
+    }
+
+    with writing(db) as writer:
+        writer.remove_files(["a.txt", "b.txt", "d.txt", "one.txt", "e.txt"])
+        writer.finish()
+    assert stored_postings(db) == oracle(db) == {}
+    assert segments(db) == []  # every segment lost more than half its passages: rewritten, empty
+    assert_consistent(db)
+
+
+def test_reading_skips_removed_passages_left_in_old_segments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A removed passage's postings stay in their segment until it is merged; the store must not
+    count them, for ranking or for statistics, and a search must equal a fresh build's."""
+    monkeypatch.setattr(postings_module, "MERGE_SHARE", 10.0)  # never merge by size
+    db, fresh = tmp_path / "refreshed.sqlite3", tmp_path / "fresh.sqlite3"
+    with writing(db, rebuild=True) as writer:
+        writer.put_documents([document("a"), document("b")], ())
+        put(writer, "a", 40)
+        put(writer, "b", 20)
+        writer.finish()
+    with writing(db) as writer:
+        put(writer, "b", 20, salt=5)  # b's old passages are dead in segment 1 (a third of it)
+        writer.finish()
+    assert [s[2:] for s in segments(db)] == [(60, 20), (20, 0)]
+    with closing(sqlite3.connect(db)) as connection:
+        stored = {
+            pid
+            for (blob,) in connection.execute("SELECT passages FROM postings")
+            for pid in postings_module.unpack(blob, b"", b"")[0].tolist()
+        }
+        live = {pid for (pid,) in connection.execute("SELECT id FROM passages")}
+    assert stored - live  # the dead postings are really there
+    with writing(fresh, rebuild=True) as writer:
+        writer.put_documents([document("a"), document("b")], ())
+        put(writer, "a", 40)
+        put(writer, "b", 20, salt=5)
+        writer.finish()
+    assert through_the_store(db) == through_the_store(fresh)
+    settings = RetrievalSettings(retriever="lexical", k=20)
+    from localqa.retrieve import search
+
+    def ranked(path: Path) -> list[tuple[str, float, str]]:
+        with open_index(path) as store:
+            (part,) = search(
+                store, "loan limit deposit", as_of=date(2026, 1, 1), caller=Caller(), settings=settings
+            )
+        return [(c.location.source, c.score, c.text) for c in part.candidates]
+
+    assert ranked(db) == ranked(fresh)

@@ -5,8 +5,8 @@ Rules this module keeps:
 - the caller comes from the server's configuration (`auth`), never from a request's fields;
 - every lookup filters by what that caller may see on the as-of date before anything is read
   (`localqa.retrieve`, `localqa.api`): a hidden page image answers 404 exactly like a missing one;
-- searches share one open index (`SharedIndex`), reopened when the file's identity changes, so an
-  `index` run while serving (which replaces the file atomically) is picked up by the next request;
+- searches share one open index (`SharedIndex`), reopened when it has changed (`Store.changed`), so
+  an `index` run while serving (which commits in place) is picked up by the next request;
 - one model call at a time (a lock: the model is the expensive, single-threaded part), any number
   of searches; each backend is constructed once and stays loaded;
 - all document text reaches the page with controls and bidi overrides shown as escapes, then
@@ -122,15 +122,14 @@ class Query(BaseModel):
 
 class SharedIndex:
     """The index, kept open between requests so that what a store caches (documents, eligible
-    sets, BM25 statistics, the vector matrix) is computed once. `localqa index` replaces the file
-    atomically, so a new file identity means a refresh: the next request reopens it. Searches
-    take turns on the one connection (milliseconds each; model calls are queued elsewhere)."""
+    sets, BM25 statistics, the vector matrix) is computed once. A store reads the snapshot it
+    opened; when `localqa index` has committed since, the next request reopens it. Searches take
+    turns on the one connection (milliseconds each; model calls are queued elsewhere)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._store: Store | None = None
-        self._identity: tuple[int, ...] | None = None
 
     def search(
         self,
@@ -148,17 +147,11 @@ class SharedIndex:
             return search(store, question, as_of=as_of, caller=caller, parts=parts, settings=settings)
 
     def _current(self) -> Store:
-        try:
-            found = self.path.stat()
-        except FileNotFoundError:
-            found = None
-        identity = None if found is None else (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size)
-        if self._store is None or identity != self._identity:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+        if self._store is not None and self._store.changed():
+            self._store.close()
+            self._store = None
+        if self._store is None:
             self._store = open_index(self.path)  # a missing index is IndexMissingError, as in the CLI
-            self._identity = identity
         return self._store
 
 

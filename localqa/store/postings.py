@@ -1,19 +1,29 @@
-"""Per-term postings for BM25, kept in the index beside FTS5.
+"""Per-term postings for BM25, in segments.
 
 For every term, the passages that hold it and how often, in the heading text (document title and
-heading path) and in the body, packed as arrays in one row. A query reads one row per term and
-scores with numpy, so its cost grows with the postings of its own terms, not with a walk of FTS5's
-instance table joined to the passages (hundreds of milliseconds at 100k passages).
+heading path) and in the body, packed as arrays in one row per term and segment. A query reads a
+term's few rows and scores with numpy, so its cost grows with the postings of its own terms.
+
+A write adds one segment holding the postings of the passages it added, and never rewrites the
+postings of passages it did not touch: a refresh that adds a 10-page PDF to a million passages
+writes that PDF's postings, not every common term's whole list. Passage ids are never reused, so
+the postings of a removed passage can stay where they are until their segment is merged: readers
+drop ids that are no longer passages (`localqa.store.sqlite`). Segments are merged when the newest
+one grows to a quarter of the one before (so there are O(log n) of them), and a segment is
+rewritten alone once half of its passages are gone.
 
 Terms are counted by FTS5's own tokenizer (a TEMP scratch table on the writer's connection), so
-they are the very terms questions are analysed into.
+they are the very terms questions are analysed into; the same count gives each passage's length.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import sqlite3
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +33,8 @@ from localqa.store.tokenizer import TOKENIZE
 Ids = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.uint16]
 _MAX_COUNT = np.iinfo(np.uint16).max
+# A new segment is merged into the one before it once it holds at least this share of its passages.
+MERGE_SHARE = 0.25
 
 
 def unpack(ids: bytes, heading: bytes, body: bytes) -> tuple[Ids, Counts, Counts]:
@@ -33,31 +45,65 @@ def unpack(ids: bytes, heading: bytes, body: bytes) -> tuple[Ids, Counts, Counts
     )
 
 
+def pack(
+    ids: npt.NDArray[np.integer], heading: npt.NDArray[np.integer], body: npt.NDArray[np.integer]
+) -> tuple[bytes, bytes, bytes]:
+    return ids.astype("<i4").tobytes(), heading.astype("<u2").tobytes(), body.astype("<u2").tobytes()
+
+
+def read(db: sqlite3.Connection, term: str) -> tuple[Ids, Counts, Counts]:
+    """A term's postings over every segment (ids of removed passages included)."""
+    rows = db.execute("SELECT passages, heading, body FROM postings WHERE term = ?", (term,)).fetchall()
+    if len(rows) == 1:
+        return unpack(*rows[0])
+    parts = [unpack(*row) for row in rows]
+    if not parts:
+        return np.zeros(0, np.int32), np.zeros(0, np.uint16), np.zeros(0, np.uint16)
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+    )
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """Token counts of passages just counted: heading text and body, by passage id."""
+
+    heading: dict[int, int]
+    body: dict[int, int]
+
+
 class PostingsWriter:
-    """Collects the term counts of passages added and the passages removed during one write, and
-    rewrites the postings rows of every term they touch when the write finishes."""
+    """Counts the terms of the passages added during one write (and forgets those removed again
+    before the write ends), and writes them as a new segment when the write commits."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
         db.execute(f"CREATE VIRTUAL TABLE temp.scratch USING fts5(section, body, tokenize='{TOKENIZE}')")
         db.execute("CREATE VIRTUAL TABLE temp.scratch_terms USING fts5vocab(temp, scratch, 'instance')")
+        self._reset()
+
+    def _reset(self) -> None:
         self._vocabulary: dict[str, int] = {}
         self._term = array("i")  # one entry per (term, passage, column): term number ...
         self._passage = array("i")  # ... passage id ...
         self._column = array("b")  # ... 0 heading, 1 body ...
         self._count = array("i")  # ... and how often
         self._added: set[int] = set()  # the passages counted in the arrays above
-        self._removed: set[int] = set()
-        self._removed_terms: set[str] = set()
 
-    def add(self, passages: Sequence[tuple[int, str, str]]) -> None:
-        """Count the terms of (passage id, heading text, body) rows just indexed. The writer
-        hands them over in batches: FTS5 counts a thousand passages in one statement far faster
-        than one at a time."""
+    def add(self, passages: Sequence[tuple[int, str, str]]) -> Lengths:
+        """Count the terms of (passage id, heading text, body) rows; returns their lengths. The
+        writer hands them over in batches: FTS5 counts a thousand passages in one statement far
+        faster than one at a time."""
         rows = self._counted(passages)
+        lengths = Lengths({pid: 0 for pid, _, _ in passages}, {pid: 0 for pid, _, _ in passages})
         if not rows:
-            return
+            return lengths
         terms, ids, columns, counts = zip(*rows, strict=True)
+        for pid, column, count in zip(ids, columns, counts, strict=True):
+            side = lengths.body if column else lengths.heading
+            side[pid] += count
         vocabulary = self._vocabulary
         # Column by column rather than row by row: a build appends ~150 entries per passage.
         self._term.extend([vocabulary.setdefault(term, len(vocabulary)) for term in terms])
@@ -65,23 +111,23 @@ class PostingsWriter:
         self._column.extend(columns)
         self._count.extend(counts)
         self._added.update(ids)
+        return lengths
 
-    def remove(self, passages: Sequence[tuple[int, str, str]]) -> None:
-        """Forget passages about to be deleted (their id, heading text and body): in the index as
-        it was, and among those added earlier in this write (a passage re-indexed twice)."""
-        ids = {passage for passage, _, _ in passages}
-        if ids & self._added:
-            keep = ~np.isin(np.frombuffer(self._passage, dtype=np.int32), np.fromiter(ids, np.int32))
-            for name in ("_term", "_passage", "_column", "_count"):
-                column = getattr(self, name)
-                setattr(
-                    self,
-                    name,
-                    array(column.typecode, np.frombuffer(column, dtype=column.typecode)[keep].tobytes()),
-                )
-            self._added -= ids
-        self._removed |= ids
-        self._removed_terms.update(term for term, _, _, _ in self._counted(passages))
+    def forget(self, ids: Iterable[int]) -> None:
+        """Drop passages counted earlier in this write that are being removed again (a passage
+        re-indexed twice in one write)."""
+        gone = self._added.intersection(ids)
+        if not gone:
+            return
+        keep = ~np.isin(np.frombuffer(self._passage, dtype=np.int32), np.fromiter(gone, np.int32))
+        for name in ("_term", "_passage", "_column", "_count"):
+            column = getattr(self, name)
+            setattr(
+                self,
+                name,
+                array(column.typecode, np.frombuffer(column, dtype=column.typecode)[keep].tobytes()),
+            )
+        self._added -= gone
 
     def _counted(self, passages: Sequence[tuple[int, str, str]]) -> list[tuple[str, int, int, int]]:
         """(term, passage id, column: 0 heading or 1 body, count) of every term in `passages`."""
@@ -94,19 +140,17 @@ class PostingsWriter:
         self._db.execute("DELETE FROM temp.scratch")
         return rows
 
-    def flush(self) -> None:
-        """Rewrite the postings of every touched term: its old passages minus the removed ones,
-        plus the added ones, in passage-id order."""
+    def flush(self, segment: int) -> int:
+        """Write the counted postings as `segment` (one row per term); returns how many passages
+        it holds (0: nothing was added, nothing written)."""
+        if not self._added:
+            self._reset()
+            return 0
         names = list(self._vocabulary)
-        # Terms numbered in name order, so that sorting by number below writes them in that order.
-        by_name = np.zeros(len(names), dtype=np.int32)
-        by_name[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(
-            len(names), dtype=np.int32
-        )
-        terms = by_name[np.frombuffer(self._term, dtype=np.int32)] if self._term else np.zeros(0, np.int32)
-        passages = np.frombuffer(self._passage, dtype=np.int32) if self._passage else np.zeros(0, np.int32)
-        columns = np.frombuffer(self._column, dtype=np.int8) if self._column else np.zeros(0, np.int8)
-        counts = np.frombuffer(self._count, dtype=np.int32) if self._count else np.zeros(0, np.int32)
+        terms = np.frombuffer(self._term, dtype=np.int32)
+        passages = np.frombuffer(self._passage, dtype=np.int32)
+        columns = np.frombuffer(self._column, dtype=np.int8)
+        counts = np.frombuffer(self._count, dtype=np.int32)
         order = np.lexsort((passages, terms))
         terms, passages, columns, counts = terms[order], passages[order], columns[order], counts[order]
         del order
@@ -125,36 +169,116 @@ class PostingsWriter:
         new_ids, new_terms = passages[first], terms[first]
         del terms, passages, columns, counts, first, posting, heading, body
         bounds = np.flatnonzero(np.diff(new_terms)) + 1
-        starts = np.concatenate(([0], bounds)) if len(new_terms) else np.zeros(0, np.int64)
-        ends = np.concatenate((bounds, [len(new_terms)])) if len(new_terms) else np.zeros(0, np.int64)
-        ordered = sorted(names)
-        added = {
-            ordered[int(new_terms[s])]: (s, e) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
-        }
-        removed = np.fromiter(self._removed, dtype=np.int32, count=len(self._removed))
-        for term in sorted(set(added) | self._removed_terms):
-            old = self._db.execute(
-                "SELECT passages, heading, body FROM postings WHERE term = ?", (term,)
-            ).fetchone()
-            start, end = added.get(term, (0, 0))
-            ids, heading_counts, body_counts = new_ids[start:end], new_heading[start:end], new_body[start:end]
-            if old:
-                old_ids, old_heading, old_body = unpack(*old)
-                keep = ~np.isin(old_ids, removed)
-                ids = np.concatenate((old_ids[keep], ids))
-                heading_counts = np.concatenate((old_heading[keep], heading_counts))
-                body_counts = np.concatenate((old_body[keep], body_counts))
-                order = np.argsort(ids, kind="stable")
-                ids, heading_counts, body_counts = ids[order], heading_counts[order], body_counts[order]
-            if len(ids):
-                self._db.execute(
-                    "INSERT OR REPLACE INTO postings (term, passages, heading, body) VALUES (?, ?, ?, ?)",
-                    (
-                        term,
-                        ids.astype("<i4").tobytes(),
-                        heading_counts.astype("<u2").tobytes(),
-                        body_counts.astype("<u2").tobytes(),
-                    ),
-                )
-            else:
-                self._db.execute("DELETE FROM postings WHERE term = ?", (term,))
+        starts = np.concatenate(([0], bounds)).tolist()
+        ends = np.concatenate((bounds, [len(new_terms)])).tolist()
+        self._db.executemany(
+            "INSERT INTO postings (term, segment, passages, heading, body) VALUES (?, ?, ?, ?, ?)",
+            (
+                (names[int(new_terms[s])], segment, *pack(new_ids[s:e], new_heading[s:e], new_body[s:e]))
+                for s, e in zip(starts, ends, strict=True)
+            ),
+        )
+        added = len(self._added)
+        self._reset()
+        return added
+
+
+# --- segments ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    number: int
+    first_id: int  # the passage ids it was written with lie in [first_id, last_id]
+    last_id: int
+    passages: int
+    dead: int  # of those, passages removed since
+
+
+def segments(db: sqlite3.Connection) -> list[Segment]:
+    return [
+        Segment(*row)
+        for row in db.execute(
+            "SELECT segment, first_id, last_id, passages, dead FROM segments ORDER BY first_id"
+        )
+    ]
+
+
+def record_segment(db: sqlite3.Connection, segment: int, ids: Iterable[int], count: int) -> None:
+    chosen = list(ids)
+    db.execute(
+        "INSERT INTO segments (segment, first_id, last_id, passages, dead) VALUES (?, ?, ?, ?, 0)",
+        (segment, min(chosen), max(chosen), count),
+    )
+
+
+def count_removed(db: sqlite3.Connection, ids: Sequence[int]) -> None:
+    """Passages removed: each segment that holds their postings counts them as dead."""
+    if not ids:
+        return
+    found = segments(db)
+    firsts = np.array([s.first_id for s in found], dtype=np.int64)
+    where = np.searchsorted(firsts, np.asarray(ids, dtype=np.int64), side="right") - 1
+    for index, dead in zip(*np.unique(where[where >= 0], return_counts=True), strict=True):
+        db.execute(
+            "UPDATE segments SET dead = dead + ? WHERE segment = ?", (int(dead), found[int(index)].number)
+        )
+
+
+def compact(db: sqlite3.Connection, live_ids: Callable[[], npt.NDArray[np.bool_]], next_segment: int) -> int:
+    """Merge segments as the policy in the module docstring says, dropping the postings of
+    removed passages (`live_ids()[id]` is False for them: asked for only when something is to be
+    merged); returns the next free segment number."""
+    live: npt.NDArray[np.bool_] | None = None
+    while True:
+        found = segments(db)
+        alive = [s.passages - s.dead for s in found]
+        if len(found) >= 2 and alive[-1] >= MERGE_SHARE * alive[-2]:
+            chosen = found[-2:]
+        else:
+            chosen = [s for s in found if s.dead * 2 > s.passages][:1]
+        if not chosen:
+            return next_segment
+        if live is None:
+            live = live_ids()
+        _merge(db, chosen, next_segment, live)
+        next_segment += 1
+
+
+def _merge(db: sqlite3.Connection, chosen: list[Segment], into: int, live: npt.NDArray[np.bool_]) -> None:
+    """Rewrite `chosen` as one segment `into`, term by term: each segment is read in term order
+    and the readings are merged, so a merge of the largest segments holds one term's postings at
+    a time, and a merge of small ones reads only their rows."""
+    numbers = [s.number for s in chosen]
+    readings = [
+        db.execute(
+            "SELECT term, ?, passages, heading, body FROM postings WHERE segment = ? ORDER BY term",
+            (order, number),
+        )
+        for order, number in enumerate(numbers)
+    ]
+    # Rows are written under `into`, which none of the readings selects.
+    insert = db.cursor()
+    for term, group in itertools.groupby(
+        heapq.merge(*readings, key=lambda row: (row[0], row[1])), key=lambda row: row[0]
+    ):
+        parts = [unpack(*row[2:]) for row in group]
+        ids = np.concatenate([p[0] for p in parts])
+        keep = (ids < len(live)) & live[np.minimum(ids, len(live) - 1)]
+        if keep.any():
+            heading = np.concatenate([p[1] for p in parts])
+            body = np.concatenate([p[2] for p in parts])
+            insert.execute(
+                "INSERT INTO postings (term, segment, passages, heading, body) VALUES (?, ?, ?, ?, ?)",
+                (term, into, *pack(ids[keep], heading[keep], body[keep])),
+            )
+    for number in numbers:
+        db.execute("DELETE FROM postings WHERE segment = ?", (number,))
+        db.execute("DELETE FROM segments WHERE segment = ?", (number,))
+    first, last = min(s.first_id for s in chosen), max(s.last_id for s in chosen)
+    alive = int(live[first : last + 1].sum())
+    if alive:
+        db.execute(
+            "INSERT INTO segments (segment, first_id, last_id, passages, dead) VALUES (?, ?, ?, ?, 0)",
+            (into, first, last, alive),
+        )
