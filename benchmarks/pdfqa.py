@@ -346,7 +346,7 @@ def ensure_index(docs: Path, db: Path, flags: list[str], seed: Path | None = Non
         return Built(db, None, db.stem, json.loads(done.read_text(encoding="utf-8")))
     db.unlink(missing_ok=True)
     if seed is not None:
-        shutil.copyfile(seed, db)
+        copy_index(seed, db)
     started = time.perf_counter()
     result = localqa("index", "--pdfs", str(docs), "--db", str(db), "--json", *flags)
     seconds = time.perf_counter() - started
@@ -363,6 +363,14 @@ def ensure_index(docs: Path, db: Path, flags: list[str], seed: Path | None = Non
         raise SystemExit(f"Error: localqa index failed for {docs}: {result.stderr.strip() or result.stdout}")
     done.write_text(json.dumps(problems), encoding="utf-8")
     return Built(db, seconds, db.stem, problems)
+
+
+def copy_index(source: Path, target: Path) -> None:
+    """Copy an index file with the vector files beside it (`<index>.vectors-<token>`, named after
+    the index: copied under the new name, they stay the copy's)."""
+    shutil.copyfile(source, target)
+    for vectors in source.parent.glob(f"{source.name}.vectors-*"):
+        shutil.copyfile(vectors, target.with_name(target.name + vectors.name.removeprefix(source.name)))
 
 
 def index_key(content: str, flags: list[str]) -> str:

@@ -6,18 +6,22 @@ import time
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa.answering import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
 from localqa.index import open_index
-from localqa.models import get_model
-from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.types import Answer, Caller, PartResult, Passage
+
+if TYPE_CHECKING:
+    from localqa.models.base import AnswerModel
+
+# The answer stage (prompts, model backends and their plugin entry points) is imported by
+# `answer` when it runs: a search, in a fresh process, should not pay for it.
 
 
 def search_parts(
@@ -76,6 +80,10 @@ def answer(
     started = time.perf_counter()
     results = search_parts(question, as_of=as_of, caller=caller, parts=parts, k=k, db=db, settings=settings)
     retrieval_seconds = time.perf_counter() - started
+    from localqa.answering import answer_part
+    from localqa.models import get_model
+    from localqa.models.base import AnswerModel
+
     chosen = model if isinstance(model, AnswerModel) else get_model(model)
     answers = [
         PartAnswer(result=r, answer=answer_part(r.question, r.candidates, chosen, answer_settings))

@@ -98,7 +98,7 @@ def open_store(path: Path) -> SQLiteStore:
         except sqlite3.Error as error:
             raise LocalQAError(f"{path}: {error}; check that it is a readable file") from None
 
-    while True:
+    for attempt in range(3):
         # The watcher's version is taken before the snapshot: a commit in between makes the
         # store say it changed (a needless reopen), never miss a change.
         watcher = connect()
@@ -122,25 +122,30 @@ def open_store(path: Path) -> SQLiteStore:
                 f"{path} has schema version {schema or '?'}, this "
                 f"localqa needs {SCHEMA_VERSION}; run 'localqa index' to migrate it"
             )
-        try:
-            mapped = {
-                key.removeprefix(vectors.META_PREFIX): vectors.MappedRows(
-                    path, vectors.VectorFile.parse(value)
-                )
-                for key, value in meta.items()
-                if key.startswith(vectors.META_PREFIX) and json.loads(value)["file"]
-            }
-        except FileNotFoundError:
-            # A writer replaced the vector file after this snapshot began: take a newer one.
+        expected = {
+            k.removeprefix(vectors.META_PREFIX): v
+            for k, v in meta.items()
+            if k.startswith(vectors.META_PREFIX)
+        }
+        mapped: dict[str, vectors.MappedRows] = {}
+        missing = False
+        for model, record in expected.items():
+            state = vectors.VectorFile.parse(record)
+            if state.token:
+                try:
+                    mapped[model] = vectors.MappedRows(path, state)
+                except FileNotFoundError:
+                    missing = True
+        if missing and attempt < 2:
+            # A writer replaced the vector file after this snapshot began: take a newer one. (A
+            # file still missing then was not copied with the index: read without its vectors.)
+            for rows in mapped.values():
+                rows.close()
             db.close()
             watcher.close()
             continue
-        except (OSError, ValueError, KeyError):
-            mapped = {}  # unreadable or missing vectors: read as an index without them
-        expected = {
-            key.removeprefix(vectors.META_PREFIX) for key in meta if key.startswith(vectors.META_PREFIX)
-        }
-        return SQLiteStore(path, db, watcher, version, identity, expected, mapped)
+        return SQLiteStore(path, db, watcher, version, identity, set(expected), mapped)
+    raise AssertionError("unreachable")
 
 
 def _identity(path: Path) -> tuple[int, int]:
@@ -438,19 +443,16 @@ class _Layout:
     def of(cls, rows: list[tuple[str, str, bytes, bytes, bytes, str | None]]) -> _Layout:
         rows = sorted(rows, key=lambda row: (row[0] != row[1], row[0]))  # sources first, by name
         names: dict[str, int] = {}
-        parts: list[tuple[npt.NDArray[np.int32], ...]] = []
-        numbers: list[int] = []
-        for _, _, ids, heading, body, doc_id in rows:
-            arrays = tuple(np.frombuffer(blob, dtype="<i4") for blob in (ids, heading, body))
-            parts.append(arrays)
-            numbers.append(-1 if doc_id is None else names.setdefault(doc_id, len(names)))
-        counts = [len(p[0]) for p in parts]
+        numbers = [-1 if row[5] is None else names.setdefault(row[5], len(names)) for row in rows]
 
-        def joined(i: int) -> npt.NDArray[np.int32]:
-            return np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int32)
+        def joined(column: int) -> npt.NDArray[np.int32]:
+            # One buffer for all files (a million passages in a thousand rows, or a hundred
+            # thousand one-passage files: no per-file arrays).
+            return np.frombuffer(b"".join(row[column] for row in rows), dtype="<i4")
 
+        counts = [len(row[2]) // 4 for row in rows]
         documents = np.repeat(np.array(numbers, dtype=np.int32), counts)
-        return cls(joined(0).astype(np.int64), documents, joined(1), joined(2), list(names))
+        return cls(joined(2).astype(np.int64), documents, joined(3), joined(4), list(names))
 
     def numbers(self, rowids: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
         """The canonical number of each rowid (`size` for one that is no passage any more)."""
@@ -669,17 +671,17 @@ class SQLiteWriter(Writer):
         }
         self._vectors = dict(self._committed)
         self._vector_ids: dict[str, list[npt.NDArray[np.int32]]] = {}
-        self._obsolete: set[str] = set()  # vector files to delete once a commit no longer names them
+        self._obsolete: set[str] = set()  # tokens of vector files to delete once no commit names them
         for model, state in self._committed.items():
             self._check_vector_file(model, state)
-        vectors.remove_others(index, {s.name for s in self._vectors.values()} | self._obsolete)
+        vectors.remove_others(index, {s.token for s in self._vectors.values()} | self._obsolete)
         if rebuild:
             self._clear()
 
     def _check_vector_file(self, model: str, state: vectors.VectorFile) -> None:
         """Cut off rows a dead writer left beyond the committed ones; a file that lost committed
         rows (copied without them) is dropped, and its passages count as not embedded yet."""
-        if not state.name:
+        if not state.token:
             return
         path = state.path(self._index)
         size = path.stat().st_size if path.exists() else -1
@@ -688,7 +690,7 @@ class SQLiteWriter(Writer):
             return
         self._db.execute("DELETE FROM vector_batches WHERE model = ?", (model,))
         self._vectors[model] = vectors.VectorFile("", 0, 0)
-        self._obsolete.add(state.name)
+        self._obsolete.add(state.token)
 
     def _clear(self) -> None:
         for table in (
@@ -703,7 +705,7 @@ class SQLiteWriter(Writer):
         ):
             self._db.execute(f"DELETE FROM {table}")
         for model, state in self._vectors.items():
-            self._obsolete.add(state.name)
+            self._obsolete.add(state.token)
             self._vectors[model] = vectors.VectorFile("", 0, 0)
         self._first_new = self._next_id
 
@@ -724,7 +726,7 @@ class SQLiteWriter(Writer):
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('next_passage_id', ?)", (str(self._next_id),)
         )
         for model, state in self._vectors.items():
-            if state != self._committed.get(model) and state.name:
+            if state != self._committed.get(model) and state.token:
                 vectors.sync(self._index, state)
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
@@ -735,8 +737,8 @@ class SQLiteWriter(Writer):
         self._db.execute("COMMIT")
         self.commits += 1
         self._committed = dict(self._vectors)
-        for name in self._obsolete - {s.name for s in self._committed.values()}:
-            self._index.with_name(name).unlink(missing_ok=True)
+        for token in self._obsolete - {s.token for s in self._committed.values()}:
+            vectors.path_of(self._index, token).unlink(missing_ok=True)
         self._obsolete = set()
         self._db.execute("BEGIN IMMEDIATE")
 
@@ -744,10 +746,10 @@ class SQLiteWriter(Writer):
         """Roll back what was not committed, and cut the vector files back to their committed rows."""
         with suppress(sqlite3.Error):  # some errors end the transaction themselves
             self._db.execute("ROLLBACK")
-        committed = {s.name for s in self._committed.values()}
+        committed = {s.token for s in self._committed.values()}
         for model, state in self._vectors.items():
-            if state.name and state.name not in committed:
-                self._index.with_name(state.name).unlink(missing_ok=True)
+            if state.token and state.token not in committed:
+                state.path(self._index).unlink(missing_ok=True)
             elif model in self._committed:
                 vectors.cut(self._index, self._committed[model])
 
@@ -997,8 +999,8 @@ class SQLiteWriter(Writer):
         if np.isin(chosen, self._embedded_ids(model)).any() or len(np.unique(chosen)) < len(chosen):
             raise ValueError("a passage given a vector has one already")
         state = self._vectors.get(model, vectors.VectorFile("", 0, 0))
-        if not state.name:
-            self._obsolete.discard(state.name)
+        if not state.token:
+            self._obsolete.discard(state.token)
             state = vectors.create(self._index, int(vectors_.shape[1]))
         first_row = state.rows
         self._vectors[model] = vectors.append(self._index, state, vectors_)
@@ -1010,15 +1012,15 @@ class SQLiteWriter(Writer):
 
     def drop_vectors(self, model: str) -> None:
         state = self._vectors.pop(model, None)
-        if state is not None and state.name:
-            self._obsolete.add(state.name)
+        if state is not None and state.token:
+            self._obsolete.add(state.token)
         self._vector_ids.pop(model, None)
         self._db.execute("DELETE FROM vector_batches WHERE model = ?", (model,))
 
     def _compact_vectors(self, live: npt.NDArray[np.bool_]) -> None:
         """Rewrite a vector file without the rows of removed passages once they are a quarter of it."""
         for model, state in list(self._vectors.items()):
-            if not state.name or not state.rows:
+            if not state.token or not state.rows:
                 continue
             ids = self._embedded_ids(model)
             keep = (ids < len(live)) & live[np.minimum(ids, len(live) - 1)]
@@ -1037,7 +1039,7 @@ class SQLiteWriter(Writer):
                     (model, ids[rows].astype("<i4").tobytes()),
                 )
             self._vector_ids[model] = [ids[rows]]
-            self._obsolete.add(state.name)
+            self._obsolete.add(state.token)
             self._vectors[model] = fresh
 
     def finish(self) -> WriteSummary:

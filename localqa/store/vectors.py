@@ -4,9 +4,12 @@ A million passages' vectors are 1.5 GB. Kept as rows of the database they had to
 copied into one matrix before the first semantic search (8 s at a million passages); kept as a
 file they are mapped, and a search reads them from the page cache that every process shares.
 
-The file is `<index>.vectors-<token>`, a new random token for each file a writer creates, so a
-file left by another index or an abandoned write is never read by mistake. The meta row
-`vectors:<model>` records the file, the width and how many rows are committed; which passage each
+The file is `<index file name>.vectors-<token>`, a new random token for each file a writer
+creates, so a file left by an abandoned write is never read by mistake. The meta row
+`vectors:<model>` records the token (the name follows the index's: an index copied together with
+its vector files under a new name keeps its vectors; one copied alone, or renamed without them,
+has none and gets them again on its next refresh, never another index's), the width and how many
+rows are committed; which passage each
 row belongs to is in `vector_batches` (one row per committed batch). The file may hold more rows
 than are committed (a write in progress, or one that died): readers read only the committed rows,
 and the next writer cuts the file back to them.
@@ -19,6 +22,7 @@ after the commit, while readers of the older snapshot keep it open.
 
 from __future__ import annotations
 
+import glob
 import json
 import mmap
 import os
@@ -36,32 +40,36 @@ Matrix = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class VectorFile:
-    name: str  # file name, beside the index
+    token: str  # names the file beside the index; "" while the index has no vector file yet
     width: int
     rows: int  # rows committed (or, in a writer, written so far)
 
     def record(self) -> dict[str, Any]:
-        return {"file": self.name, "width": self.width, "rows": self.rows}
+        return {"token": self.token, "width": self.width, "rows": self.rows}
 
     @classmethod
     def parse(cls, text: str) -> VectorFile:
         found = json.loads(text)
-        return cls(str(found["file"]), int(found["width"]), int(found["rows"]))
+        return cls(str(found["token"]), int(found["width"]), int(found["rows"]))
 
     def path(self, index: Path) -> Path:
-        return index.with_name(self.name)
+        return path_of(index, self.token)
 
     @property
     def size(self) -> int:
         return self.rows * self.width * 4
 
 
+def path_of(index: Path, token: str) -> Path:
+    return index.with_name(f"{index.name}.vectors-{token}")
+
+
 def create(index: Path, width: int) -> VectorFile:
     """A new, empty vector file beside `index`."""
-    name = f"{index.name}.vectors-{secrets.token_hex(6)}"
-    descriptor = os.open(index.with_name(name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    token = secrets.token_hex(6)
+    descriptor = os.open(path_of(index, token), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     os.close(descriptor)
-    return VectorFile(name, width, 0)
+    return VectorFile(token, width, 0)
 
 
 def append(index: Path, state: VectorFile, matrix: Matrix) -> VectorFile:
@@ -91,7 +99,7 @@ def sync(index: Path, state: VectorFile) -> None:
 
 def cut(index: Path, state: VectorFile) -> None:
     """Drop whatever lies beyond the rows of `state` (a write that died, or failed)."""
-    if not state.name:
+    if not state.token:
         return
     path = state.path(index)
     try:
@@ -102,10 +110,11 @@ def cut(index: Path, state: VectorFile) -> None:
 
 
 def remove_others(index: Path, keep: set[str]) -> None:
-    """Delete the vector files of `index` that are not in `keep` (with the writer lock held: no
-    other writer is making one; a reader of an older snapshot keeps the file it has open)."""
-    for path in index.parent.glob(f"{index.name}.vectors-*"):
-        if path.name not in keep:
+    """Delete the vector files of `index` whose token is not in `keep` (with the writer lock
+    held: no other writer is making one; a reader of an older snapshot keeps the file it has open)."""
+    prefix = f"{index.name}.vectors-"
+    for path in index.parent.glob(f"{glob.escape(prefix)}*"):
+        if path.name.removeprefix(prefix) not in keep:
             path.unlink(missing_ok=True)
 
 
