@@ -993,7 +993,8 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
     )
 
     print(
-        "\nRefreshes, each in a new process (seconds; the store's part of `localqa index`, without the folder scan)"
+        "\nRefreshes, each in a new process (seconds; the store's part of `localqa index`, "
+        "without the folder scan)"
     )
     labels = list(dict.fromkeys(label for g in growth for label in g["refresh"].get("seconds", {})))
     rows = [

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # Refreshing imports extraction (PyMuPDF) and the embedding model when it runs: opening an index
 # to ask it something needs neither (`import localqa.index` stays light).
 
-__all__ = ["Progress", "RefreshReport", "index_status", "open_index", "refresh_index", "write_documents"]
+__all__ = ["Progress", "RefreshReport", "open_index", "refresh_index", "status_for", "write_documents"]
 
 
 class ProgressOf:
@@ -193,15 +193,14 @@ def open_index(db_path: Path) -> Store:
     return open_store(db_path)
 
 
-def index_status(db_path: Path, caller: Caller | None = None) -> IndexStatus:
+def status_for(store: Store, caller: Caller | None) -> IndexStatus:
     """What the index holds. With a caller, only the documents that caller may see (their tenant,
     an access label their role may see; any version or status) are counted; None is the
     operator's view of everything."""
-    with open_index(db_path) as store:
-        if caller is None:
-            return store.status(None)
-        labels = visible_labels(caller.role)
-        visible = frozenset(
-            d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
-        )
-        return store.status(visible)
+    if caller is None:
+        return store.status(None)
+    labels = visible_labels(caller.role)
+    visible = frozenset(
+        d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
+    )
+    return store.status(visible)

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localqa.types import Answer, Caller, PartResult
+
+if TYPE_CHECKING:
+    from localqa.index import RefreshReport
+    from localqa.library import ListedDocument
+    from localqa.store.base import IndexStatus
 
 
 def parse_as_of(value: str | None) -> date:
@@ -51,3 +56,52 @@ def ask_json(
         part["answer"] = answer.as_json()
     payload["model"] = {"backend": model[0], "name": model[1]}
     return payload
+
+
+def document_json(row: ListedDocument) -> dict[str, Any]:
+    """One document as GET /api/documents lists it: only what the caller may see."""
+    d = row.document
+    return {
+        "source": d.source,
+        "title": d.title,
+        "series": d.series,
+        "version": d.version,
+        "effective": d.effective.isoformat() if d.effective else None,
+        "status": d.status.value,
+        "in_force": row.in_force,
+    }
+
+
+def index_json(report: RefreshReport) -> dict[str, Any]:
+    """`localqa index --json`: what changed, the totals, and every problem by file and page."""
+    return {
+        "db": str(report.db),
+        "added": report.added,
+        "changed": report.changed,
+        "removed": report.removed,
+        "unchanged": report.unchanged,
+        "documents": report.documents,
+        "passages": report.passages,
+        "embedded": report.embedded,
+        "corpus_digest": report.digest,
+        "problems": [
+            {"source": p.source, "page": p.page, "message": p.message, "warning": p.warning}
+            for p in report.problems
+        ],
+    }
+
+
+def status_json(info: IndexStatus, caller: Caller | None) -> dict[str, Any]:
+    """`localqa status --json`: the index as `caller` may count it (None: the operator's view)."""
+    return {
+        "db": info.path,
+        "documents": info.documents,
+        "passages": info.passages,
+        "sidecars": info.sidecars,
+        "invisible_documents": list(info.invisible_documents),
+        "corpus_digest": info.corpus_digest,
+        "embeddings": info.embeddings,
+        "schema_version": info.schema_version,
+        "built": info.built,
+        "caller": None if caller is None else {"role": caller.role, "tenant": caller.tenant},
+    }

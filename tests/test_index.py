@@ -27,12 +27,12 @@ import pytest
 
 import localqa.extract
 import localqa.extract.pool
-from localqa.api import search_parts
 from localqa.catalog import Problem
 from localqa.embeddings import MODEL_NAME
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
-from localqa.index import index_status, open_index, refresh_index
+from localqa.index import open_index, refresh_index
+from localqa.library import index_status, search_parts
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from localqa.types import Caller
 from tests.index_oracle import assert_consistent, index_files, passages_with

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from test_eligibility import QUESTIONS, catalogs, oracle, passages_of
 
 from localqa import embeddings
-from localqa.api import search_parts
 from localqa.cli import cli
-from localqa.index import index_status, open_index, refresh_index, write_documents
+from localqa.index import open_index, refresh_index, write_documents
+from localqa.library import index_status, search_parts
 from localqa.retrieve import search
 from localqa.settings import RETRIEVERS, RetrievalSettings
 from localqa.types import Caller
@@ -97,6 +97,15 @@ def test_staff_and_retired_documents_never_appear_in_semantic_modes(
         ):
             sources = {c.location.source for c in part.candidates}
             assert not sources & {"staff-procedures.pdf", "reading-room-rules-2024.pdf"}, (question, sources)
+    # The control: staff are shown the staff document for the same question, in the same mode.
+    (staff,) = search_parts(
+        "How often is the alarm code changed?",
+        as_of=NOVEMBER,
+        caller=Caller(role="staff"),
+        db=embedded_db,
+        settings=settings(retriever, k=20),
+    )
+    assert staff.candidates[0].location.source == "staff-procedures.pdf"
 
 
 def test_semantic_scores_do_not_depend_on_ineligible_documents(tmp_path: Path, embedded_db: Path) -> None:

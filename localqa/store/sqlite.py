@@ -441,6 +441,7 @@ class _Layout:
 
     @classmethod
     def of(cls, rows: list[tuple[str, str, bytes, bytes, bytes, str | None]]) -> _Layout:
+        """From the `units` rows: (name, source, ids, heading lengths, body lengths, doc_id)."""
         rows = sorted(rows, key=lambda row: (row[0] != row[1], row[0]))  # sources first, by name
         names: dict[str, int] = {}
         numbers = [-1 if row[5] is None else names.setdefault(row[5], len(names)) for row in rows]
@@ -448,7 +449,8 @@ class _Layout:
         def joined(column: int) -> npt.NDArray[np.int32]:
             # One buffer for all files (a million passages in a thousand rows, or a hundred
             # thousand one-passage files: no per-file arrays).
-            return np.frombuffer(b"".join(row[column] for row in rows), dtype="<i4")
+            blobs: list[bytes] = [row[column] for row in rows]  # type: ignore[misc]
+            return np.frombuffer(b"".join(blobs), dtype="<i4")
 
         counts = [len(row[2]) // 4 for row in rows]
         documents = np.repeat(np.array(numbers, dtype=np.int32), counts)
