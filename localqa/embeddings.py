@@ -120,6 +120,17 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
     total, what) every PROGRESS_EVERY texts and at the end."""
     import numpy as np
 
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) < len(texts):  # a text's vector is computed once (identical rows, headers)
+
+        def counted(done: int, total: int, what: str) -> None:
+            if progress:  # in texts given, the repeated ones counted at the end
+                shown = len(texts) if done == total else done
+                progress(shown, len(texts), f"{shown} of {len(texts)} passages")
+
+        found = embed(distinct, counted)
+        where = {text: row for row, text in enumerate(distinct)}
+        return found[[where[text] for text in texts]]
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     if not texts:
         return out

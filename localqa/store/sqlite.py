@@ -178,6 +178,7 @@ class SQLiteStore(Store):
         self._recent: dict[int, tuple[frozenset[str], npt.NDArray[np.bool_]]] = {}
         self._statistics: dict[tuple[int, Chunking], LexicalStatistics] = {}  # by id of a kept mask
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
+        self._have: dict[str, npt.NDArray[np.bool_]] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -345,10 +346,13 @@ class SQLiteStore(Store):
 
     def _embedded(self, model: str) -> npt.NDArray[np.bool_]:
         """Which passages have a vector of `model`, by canonical number (one slot more: none)."""
-        numbers, _ = self._vectors(model)
-        have = np.zeros(self._layout.size + 1, dtype=bool)
-        have[numbers] = True
-        have[-1] = False
+        have = self._have.get(model)
+        if have is None:
+            numbers, _ = self._vectors(model)
+            have = np.zeros(self._layout.size + 1, dtype=bool)
+            have[numbers] = True
+            have[-1] = False
+            self._have[model] = have
         return have
 
     def similarities(
