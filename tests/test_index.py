@@ -24,10 +24,12 @@ from typing import Any
 
 import pymupdf
 import pytest
+from click.testing import CliRunner
 
 import localqa.extract
 import localqa.extract.pool
 from localqa.catalog import Problem
+from localqa.cli import cli
 from localqa.embeddings import MODEL_NAME
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
@@ -994,6 +996,47 @@ def test_interrupted_embedding_resumes_where_it_stopped(
     files = sorted(p.name for p in db.parent.glob(f"{db.name}.vectors-*"))
     assert len(files) == 1  # the file was cut back and reused; nothing else left behind
     assert db.with_name(files[0]).stat().st_size == (SAMPLE_PASSAGES + 1) * 384 * 4
+
+
+@pytest.mark.semantic
+def test_interrupting_the_embedding_keeps_a_searchable_index_and_what_was_embedded(
+    indexed: tuple[Path, Path], runner: CliRunner
+) -> None:
+    folder, db = indexed
+    (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
+    # Batches of 8, each held up a little, so that the interrupt lands between two of them.
+    setup = (
+        "import time, localqa.embeddings as e; e.COMMIT_EVERY = 8; slow = e.embed; "
+        "e.embed = lambda texts, progress=None: (time.sleep(0.5), slow(texts, progress))[1]"
+    )
+    script = (
+        f"{setup}\nimport sys\nfrom localqa.cli import cli\n"
+        "cli(['index', '--pdfs', sys.argv[1], '--db', sys.argv[2]])"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, str(folder), str(db)], cwd=REPO, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("Searchable now: 9 documents, 52 passages; embedding 52 passages"), first
+    # Meanwhile the index answers, and counts the vectors as they are committed.
+    started = time.monotonic()
+    while index_status(db).embeddings.get(MODEL_NAME, 0) < 16 and time.monotonic() - started < 120:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    rest = process.communicate(timeout=120)[1]
+    assert process.returncode == 130
+    assert rest.strip().splitlines()[-1] == (
+        "Interrupted: the index is up to date and searchable; the embeddings computed so far are kept, "
+        "run 'localqa index' to compute the rest."
+    )
+    embedded = index_status(db).embeddings[MODEL_NAME]
+    assert 16 <= embedded < 52 and embedded % 8 == 0
+    status = runner.invoke(cli, ["status", "--all", "--db", str(db)])
+    assert f"Embeddings:     {embedded} of 52 passages ({MODEL_NAME})" in status.stdout
+    assert sources_found(db, "Is parking free?") >= {"faq.md"}
+    report = refresh_index(folder, db)
+    assert report.embedded == 52 - embedded and index_status(db).embeddings == {MODEL_NAME: 52}
 
 
 def _index_with_file_size_limit(

@@ -20,7 +20,7 @@ import pytest
 from localqa.embeddings import MODEL_NAME
 from localqa.index import open_index, refresh_index
 from localqa.library import index_status, search_parts
-from localqa.retrieve import search
+from localqa.retrieve import question_parts, search
 from localqa.settings import RetrievalSettings
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.types import Caller
@@ -203,3 +203,93 @@ def test_an_index_of_schema_5_is_migrated_in_place_keeping_its_passages_and_vect
     assert [c[3][0][2] for c in answers(old, questions, hybrid)] == [
         c[3][0][2] for c in answers(fresh, questions, hybrid)
     ]
+
+
+def _vectors_by_rowid(db: Path) -> dict[int, Any]:
+    """Every stored vector by the rowid of its passage (what a writer's `put_vectors` takes)."""
+    import sqlite3
+    from contextlib import closing
+
+    from localqa.store import vectors
+
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+        record = connection.execute(
+            "SELECT value FROM meta WHERE key = ?", (vectors.META_PREFIX + MODEL_NAME,)
+        )
+        state = vectors.VectorFile.parse(record.fetchone()[0])
+        rows = [
+            pid
+            for (blob,) in connection.execute("SELECT ids FROM vector_batches ORDER BY first_row")
+            for pid in np.frombuffer(blob, dtype="<i4").tolist()
+        ]
+    matrix = np.fromfile(state.path(db), dtype="<f4").reshape(-1, state.width)
+    return {pid: matrix[row] for row, pid in enumerate(rows)}
+
+
+def _keeping_vectors_of(full: Path, copy: Path, keep: set[int]) -> Path:
+    """A copy of `full` in which only the passages in `keep` (rowids) have their vector, as an
+    index looks while `localqa index` is still embedding."""
+    from localqa.store.sqlite import writing
+
+    for path in copy.parent.glob(f"{copy.name}*"):
+        path.unlink()
+    shutil.copyfile(full, copy)
+    stored = _vectors_by_rowid(full)
+    chosen = sorted(keep)
+    with writing(copy) as writer:
+        writer.drop_vectors(MODEL_NAME)
+        writer.expect_vectors(MODEL_NAME)
+        if chosen:
+            writer.put_vectors(MODEL_NAME, chosen, np.stack([stored[pid] for pid in chosen]))
+        writer.finish()
+    return copy
+
+
+def _sharing_a_word(db: Path, question: str, as_of: date, caller: Caller) -> set[int]:
+    """Rowids of the passages the lexical side ranks for the question (all of them: the sample
+    library has fewer passages than `semantic_depth`)."""
+    from localqa import retrieve
+
+    settings = RetrievalSettings(retriever="lexical")
+    found: set[int] = set()
+    with open_index(db) as store:
+        scope = retrieve._scope(store, store.eligible(as_of, caller))
+        for part in retrieve.question_parts(question):
+            ranking = retrieve._lexical(store, part, scope, settings)
+            assert len(ranking) <= settings.semantic_depth
+            found |= set(store._layout.internal[ranking.ids].tolist())  # type: ignore[attr-defined]
+    return found
+
+
+@pytest.mark.semantic
+def test_with_vectors_still_missing_hybrid_answers_as_when_every_vector_is_stored(
+    sample_pdfs: Path, tmp_path: Path
+) -> None:
+    """While an index is still being embedded, a hybrid search embeds the lexical top passages
+    that have no vector yet: for every question of the library suite, an index in which exactly
+    those passages lack their vector (the others have theirs) answers exactly as the fully
+    embedded one, scores included. A passage that shares no word with the question cannot be
+    embedded at question time: it counts only once its vector is stored."""
+    full = tmp_path / "full.sqlite3"
+    refresh_index(sample_pdfs, full)
+    everyone = set(_vectors_by_rowid(full))
+    hybrid = RetrievalSettings(retriever="hybrid", k=5)
+    partial = tmp_path / "partial.sqlite3"
+    # Part by part: a part is searched on its own, with the passages it shares a word with.
+    parts = [
+        (p, as_of, caller) for question, as_of, caller in suite_questions() for p in question_parts(question)
+    ]
+    for part in parts:
+        shared = _sharing_a_word(full, *part)
+        _keeping_vectors_of(full, partial, everyone - shared)
+        assert index_status(partial).embeddings[MODEL_NAME] == len(everyone - shared)
+        assert answers(partial, [part], hybrid) == answers(full, [part], hybrid)
+
+    # The other way round (only the word-sharing passages have a vector) some part's answer
+    # changes: a passage found by meaning alone waits for its vector.
+    changed = []
+    for part in parts:
+        _keeping_vectors_of(full, partial, _sharing_a_word(full, *part))
+        if answers(partial, [part], hybrid) != answers(full, [part], hybrid):
+            changed.append(part[0])
+    assert changed
