@@ -14,7 +14,7 @@ import contextlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -184,13 +184,17 @@ def passage_text(context: str, section: str | None, text: str) -> str:
     return f"{heading}: {text}" if heading else text
 
 
-def embed_missing(writer: Writer, progress: Progress | None = None) -> int:
+def embed_missing(
+    writer: Writer, progress: Progress | None = None, starting: Callable[[int], None] | None = None
+) -> int:
     """Embed every passage that has no vector for this model yet (new or changed passages:
     changed ones were re-inserted with new ids), committing every COMMIT_EVERY: an interrupted
-    run keeps what it finished, and the next one starts from there. Returns how many were
-    embedded."""
+    run keeps what it finished, and the next one starts from there. `starting` is told how many
+    there are before the first is embedded. Returns how many were embedded."""
     writer.expect_vectors(MODEL_NAME)
     missing = writer.passages_without_vectors(MODEL_NAME)
+    if starting:
+        starting(len(missing))
     for start in range(0, len(missing), COMMIT_EVERY):
         batch = missing[start : start + COMMIT_EVERY]
 

@@ -150,9 +150,8 @@ def refresh_index(
         writer.commit()
         embedded = 0
         if embedding:
-            if ready:
-                ready(summary, len(writer.passages_without_vectors(embeddings.MODEL_NAME)))
-            embedded = embeddings.embed_missing(writer, embed_progress)
+            announce = (lambda missing: ready(summary, missing)) if ready else None
+            embedded = embeddings.embed_missing(writer, embed_progress, announce)
     changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems)
     return RefreshReport(
         db=db_path,
