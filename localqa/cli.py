@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
-from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
+from localqa.settings import (
+    ASK_K,
+    CHUNKINGS,
+    DEFAULT_DB,
+    RETRIEVERS,
+    SEARCH_K,
+    AnswerSettings,
+    RetrievalSettings,
+)
 from localqa.shapes import ask_json, index_json, parse_as_of, search_json, status_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
@@ -380,7 +388,7 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",
@@ -434,7 +442,7 @@ def search(
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 20),
+    type=click.IntRange(*ASK_K),
     default=ANSWERING.k,
     show_default=True,
     help="Passages shown to the model per part.",
@@ -624,7 +632,7 @@ def models(as_json: bool) -> None:
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",
@@ -845,10 +853,11 @@ def serve(
     """Serve the web app and JSON API over the library (needs localqa[serve]).
 
     Pages: ask (each part's verified quote on its highlighted page, shown as it is verified),
-    search, library, evaluation. API: POST /api/ask and /api/search with {"question", "as_of",
-    "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...; the
-    same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it is
-    the --role/--tenant caller, otherwise the user whose token the request carries.
+    search, library, evaluation. API: POST /api/ask and /api/search with a JSON body {"question",
+    "as_of", "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...;
+    the same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it
+    is the --role/--tenant caller, otherwise the user whose token the request carries. Requests
+    that another web page makes a browser send are refused.
     """
     try:
         import uvicorn

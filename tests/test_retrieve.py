@@ -13,6 +13,7 @@ import pytest
 from localqa.errors import QuestionError
 from localqa.library import search_parts
 from localqa.retrieve import question_parts
+from localqa.settings import MAX_PARTS
 from localqa.types import Caller, Candidate, Kind, PartResult
 
 REPO = Path(__file__).resolve().parent.parent
@@ -169,6 +170,18 @@ def test_explicit_blank_part_is_a_question_error() -> None:
         question_parts(EQ314, [MAPS, "   "])
 
 
+def test_a_question_has_at_most_max_parts_parts() -> None:
+    """Each part is a search, and a model call under `ask`: one question cannot queue hundreds."""
+    assert len(question_parts("Loan period? " * MAX_PARTS)) == MAX_PARTS
+    assert len(question_parts("", ["Loan period?"] * MAX_PARTS)) == MAX_PARTS
+    with pytest.raises(QuestionError) as split:
+        question_parts("Loan period? " * 300)
+    assert str(split.value) == f"the question has 300 parts; ask at most {MAX_PARTS} at a time"
+    with pytest.raises(QuestionError) as given:
+        question_parts("", ["Loan period?"] * (MAX_PARTS + 1))
+    assert str(given.value) == f"the question has {MAX_PARTS + 1} parts; ask at most {MAX_PARTS} at a time"
+
+
 @pytest.mark.parametrize("question", ["", " ", "\t\n  "])
 def test_blank_question_is_a_question_error(library_db: Path, question: str) -> None:
     with pytest.raises(QuestionError, match="the question is blank"):
@@ -321,7 +334,7 @@ HOSTILE = [
     "loan \u200b limit \ufeff",
     "прокат ноутбуков 貸出",
     "x" * 10_000,
-    ("How many days does a standard book loan last? " * 250)[:10_240],
+    "How many days does a standard book loan last? " * MAX_PARTS,  # the most parts a question may have
     " ".join(f"word{i}" for i in range(1_500)),
 ]
 
