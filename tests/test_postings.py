@@ -79,8 +79,10 @@ def test_postings_match_a_fresh_tokenization_through_every_kind_of_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / "index.sqlite3"
-    # Small batches, so that every write below spans several of them.
+    # Small batches, so that every write below spans several of them, and postings written out
+    # in several parts per write (merged into one segment when the write commits).
     monkeypatch.setattr(store_sqlite, "_COUNT_BATCH", 7)
+    monkeypatch.setattr(store_sqlite, "_FLUSH_ENTRIES", 60)
     with writing(db, rebuild=True) as writer:
         writer.put_documents([document("a"), document("b"), document("c"), document("one")], ())
         put(writer, "a", 30)
@@ -92,7 +94,8 @@ def test_postings_match_a_fresh_tokenization_through_every_kind_of_write(
     assert stored_postings(db) == oracle(db)
     assert_consistent(db)
     first = stored_postings(db)
-    assert segments(db) == [(1, 41, 40, 0)]  # one write, one segment (the dropped passage's id is in range)
+    # One write, one segment (the dropped passage's id is in its range, its postings are not).
+    assert segments(db) == [(1, 41, 40, 0)]
 
     with writing(db) as writer:
         # A new title re-indexes every passage of "a" (its heading text changes: new ids).

@@ -140,12 +140,17 @@ class PostingsWriter:
         self._db.execute("DELETE FROM temp.scratch")
         return rows
 
-    def flush(self, segment: int) -> int:
-        """Write the counted postings as `segment` (one row per term); returns how many passages
-        it holds (0: nothing was added, nothing written)."""
+    @property
+    def entries(self) -> int:
+        """(term, passage, column) entries counted and not written yet: what the memory holds."""
+        return len(self._term)
+
+    def flush(self, segment: int) -> Segment | None:
+        """Write the counted postings as `segment` (one row per term) and record it; returns it
+        (None: nothing was added, nothing written)."""
         if not self._added:
             self._reset()
-            return 0
+            return None
         names = list(self._vocabulary)
         terms = np.frombuffer(self._term, dtype=np.int32)
         passages = np.frombuffer(self._passage, dtype=np.int32)
@@ -178,9 +183,13 @@ class PostingsWriter:
                 for s, e in zip(starts, ends, strict=True)
             ),
         )
-        added = len(self._added)
+        written = Segment(segment, min(self._added), max(self._added), len(self._added), 0)
+        self._db.execute(
+            "INSERT INTO segments (segment, first_id, last_id, passages, dead) VALUES (?, ?, ?, ?, 0)",
+            (written.number, written.first_id, written.last_id, written.passages),
+        )
         self._reset()
-        return added
+        return written
 
 
 # --- segments ------------------------------------------------------------------------------------
@@ -204,14 +213,6 @@ def segments(db: sqlite3.Connection) -> list[Segment]:
     ]
 
 
-def record_segment(db: sqlite3.Connection, segment: int, ids: Iterable[int], count: int) -> None:
-    chosen = list(ids)
-    db.execute(
-        "INSERT INTO segments (segment, first_id, last_id, passages, dead) VALUES (?, ?, ?, ?, 0)",
-        (segment, min(chosen), max(chosen), count),
-    )
-
-
 def count_removed(db: sqlite3.Connection, ids: Sequence[int]) -> None:
     """Passages removed: each segment that holds their postings counts them as dead."""
     if not ids:
@@ -223,6 +224,11 @@ def count_removed(db: sqlite3.Connection, ids: Sequence[int]) -> None:
         db.execute(
             "UPDATE segments SET dead = dead + ? WHERE segment = ?", (int(dead), found[int(index)].number)
         )
+
+
+def merge(db: sqlite3.Connection, chosen: list[Segment], into: int, live: npt.NDArray[np.bool_]) -> None:
+    """Rewrite `chosen` as one segment `into`, without the postings of removed passages."""
+    _merge(db, chosen, into, live)
 
 
 def compact(db: sqlite3.Connection, live_ids: Callable[[], npt.NDArray[np.bool_]], next_segment: int) -> int:

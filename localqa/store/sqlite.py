@@ -71,6 +71,10 @@ _DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access,
 # Passages whose terms are counted for the postings together (see PostingsWriter.add): counted
 # per file, a collection of one-page files spent most of its build counting one at a time.
 _COUNT_BATCH = 1000
+# Postings counted in one write are written out as a segment of their own once they are this many
+# (term, passage, column) entries (about 200,000 passages): a build's memory stays bounded, and
+# the write's segments are merged into one when it commits.
+_FLUSH_ENTRIES = 30_000_000
 # A vector file is rewritten without the rows of removed passages once they are this share of it.
 _DEAD_VECTORS = 0.25
 
@@ -670,6 +674,7 @@ class SQLiteWriter(Writer):
         self._first_new = self._next_id  # ids from here on are this write's (in no segment yet)
         top = db.execute("SELECT coalesce(max(segment), 0) + 1 FROM segments").fetchone()[0]
         self._next_segment = int(top)
+        self._written: list[postings_table.Segment] = []  # this write's segments, not committed
         self._committed = {
             key.removeprefix(vectors.META_PREFIX): vectors.VectorFile.parse(value)
             for key, value in meta.items()
@@ -718,15 +723,21 @@ class SQLiteWriter(Writer):
     def indexed(self) -> IndexedState:
         return self._previous
 
+    def _flush_postings(self) -> None:
+        written = self._postings.flush(self._next_segment)
+        if written is not None:
+            self._written.append(written)
+            self._next_segment += 1
+
     def commit(self) -> None:
         self._count_added()
-        added = self._postings.flush(self._next_segment)
-        if added:
-            postings_table.record_segment(
-                self._db, self._next_segment, range(self._first_new, self._next_id), added
-            )
+        self._flush_postings()
+        if len(self._written) > 1:  # a large write, flushed in parts: one segment again
+            postings_table.merge(self._db, self._written, self._next_segment, self._live_ids())
             self._next_segment += 1
+        if self._written:
             self._first_new = self._next_id
+            self._written = []
         self._next_segment = postings_table.compact(self._db, self._live_ids, self._next_segment)
         self._db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('next_passage_id', ?)", (str(self._next_id),)
@@ -939,6 +950,8 @@ class SQLiteWriter(Writer):
             self._added = []
             for pid, heading in counted.heading.items():
                 self._lengths[pid] = (heading, counted.body[pid])
+            if self._postings.entries >= _FLUSH_ENTRIES:
+                self._flush_postings()
         self._write_units()
 
     def _write_units(self) -> None:
