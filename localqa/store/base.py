@@ -24,6 +24,11 @@ Interface changes for issue 21 (a backend implements all of them):
 - a passage id is never reused, and a passage's searchable text never changes under its id (a
   changed passage, or one whose document context changed, is a new passage with a new id): a
   backend may keep per-passage data (postings, vectors) keyed by id without rewriting it
+- the ids a `Store` hands out (postings, carriers, similarities, passages) are its own, for the
+  life of the store: retrieval breaks ties in score to the lower id, so a store numbers passages
+  in one canonical order, whatever order they were written in: sources by file name, then OCR
+  sidecars by file name, each file's passages in extraction order (the order a rebuild writes
+  them). Then an index refreshed in place ranks exactly as one rebuilt, and two backends agree.
 """
 
 from __future__ import annotations
