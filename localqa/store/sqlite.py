@@ -716,7 +716,8 @@ class SQLiteWriter(Writer):
         ):
             self._db.execute(f"DELETE FROM {table}")
         for model, state in self._vectors.items():
-            self._obsolete.add(state.token)
+            if state.token:
+                self._obsolete.add(state.token)
             self._vectors[model] = vectors.VectorFile("", 0, 0)
         self._first_new = self._next_id
 
