@@ -941,7 +941,7 @@ class SQLiteWriter(Writer):
                 self._count_added()
         if ids:
             self._units[name] = (source, ids)
-            self._write_units()
+            self._write_units([name])
 
     def _count_added(self) -> None:
         """Count the terms of the passages written since the last count (their postings, and
@@ -955,8 +955,10 @@ class SQLiteWriter(Writer):
                 self._flush_postings()
         self._write_units()
 
-    def _write_units(self) -> None:
-        for name, (source, ids) in list(self._units.items()):
+    def _write_units(self, names: Iterable[str] | None = None) -> None:
+        """The `units` rows of the files (`names`, else all waiting) whose passages are all counted."""
+        for name in list(self._units if names is None else names):
+            source, ids = self._units[name]
             if any(pid not in self._lengths for pid in ids):
                 continue
             lengths = [self._lengths.pop(pid) for pid in ids]
