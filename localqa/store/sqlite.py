@@ -585,9 +585,12 @@ def _remove_index(path: Path) -> None:
 
 def _close(db: sqlite3.Connection) -> None:
     """Fold the write-ahead log into the database file (so that the file alone is the whole
-    index: it can be copied), then close. Readers still reading an older snapshot keep the log
-    from being folded completely; the next writer finishes the job."""
+    index: it can be copied), then close. Readers still reading an older snapshot (a web app
+    between two questions) keep the log from being folded completely: the fold takes what it can
+    without waiting for them, and the next writer finishes the job."""
     with suppress(sqlite3.Error):
+        db.execute("PRAGMA busy_timeout = 0")
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
 
