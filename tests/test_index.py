@@ -948,6 +948,8 @@ def _vectors_by_location(db: Path) -> dict[tuple[Any, ...], bytes]:
     """Every stored vector, by its passage's location (ids differ between indexes)."""
     with open_index(db) as store:
         numbers, matrix = store._vectors(MODEL_NAME)  # type: ignore[attr-defined]
+        live = numbers < store._layout.size  # type: ignore[attr-defined]  # rows of removed passages: no
+        numbers, matrix = numbers[live], matrix[live]
         found = store.passages(numbers.tolist())
         return {
             (p.source, p.page, p.kind, p.paragraph, p.table, p.row): matrix[i].tobytes()

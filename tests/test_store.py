@@ -135,6 +135,8 @@ def test_an_index_refreshed_in_place_answers_exactly_as_one_rebuilt(
 def _vectors_by_location(db: Path) -> dict[tuple[Any, ...], Any]:
     with open_index(db) as store:
         numbers, matrix = store._vectors(MODEL_NAME)  # type: ignore[attr-defined]
+        live = numbers < store._layout.size  # type: ignore[attr-defined]  # rows of removed passages: no
+        numbers, matrix = numbers[live], matrix[live]
         found = store.passages(numbers.tolist())
         return {
             (p.source, p.page, p.kind, p.paragraph, p.table, p.row): np.array(matrix[i])
@@ -293,3 +295,29 @@ def test_with_vectors_still_missing_hybrid_answers_as_when_every_vector_is_store
         if answers(partial, [part], hybrid) != answers(full, [part], hybrid):
             changed.append(part[0])
     assert changed
+
+
+@pytest.mark.semantic
+def test_removed_passages_vectors_are_compacted_once_they_are_a_quarter_of_the_file(
+    sample_pdfs: Path, tmp_path: Path
+) -> None:
+    """A removed passage's vector stays in the file (readers skip it) until removed ones are a
+    quarter of the rows; then the file is rewritten without them, under a new name, and the
+    vectors of the passages that remain are the same."""
+    db = tmp_path / "index.sqlite3"
+    refresh_index(sample_pdfs, db)
+    first = next(tmp_path.glob("index.sqlite3.vectors-*"))
+    (sample_pdfs / "fines-and-fees.md").unlink()  # a few passages: below a quarter
+    refresh_index(sample_pdfs, db)
+    assert next(tmp_path.glob("index.sqlite3.vectors-*")) == first
+    assert len(_vectors_by_rowid(db)) > index_status(db).embeddings[MODEL_NAME]
+    before = _vectors_by_location(db)
+    (sample_pdfs / "library-handbook.pdf").unlink()  # the largest document: past a quarter
+    (sample_pdfs / "library-handbook.page-4.ocr.txt").unlink()
+    refresh_index(sample_pdfs, db)
+    (second,) = tmp_path.glob("index.sqlite3.vectors-*")
+    assert second != first
+    kept = _vectors_by_location(db)
+    assert len(_vectors_by_rowid(db)) == index_status(db).embeddings[MODEL_NAME] == len(kept)
+    assert all(np.array_equal(vector, before[location]) for location, vector in kept.items())
+    assert second.stat().st_size == len(kept) * 384 * 4

@@ -147,7 +147,8 @@ def m006_in_place(db: Any) -> None:
     #   columns on `passages` and FTS5's own copy of the text go (nothing read them but the
     #   writer: terms are counted by FTS5's tokenizer in a scratch table);
     # - vectors in a file beside the index, read memory-mapped (`vector_batches`: which passage
-    #   each row of the file belongs to, one row per committed batch); the table's rows move there.
+    #   each row of the file belongs to, one row per committed batch); the table's rows move there;
+    # - passages found by page (a page image, a citation) without walking a million of them.
     db.executescript("""
         ALTER TABLE postings RENAME TO postings_whole;
         CREATE TABLE postings (
@@ -176,6 +177,7 @@ def m006_in_place(db: Any) -> None:
             heading BLOB NOT NULL,   -- int32 token count of each one's heading text
             body BLOB NOT NULL       -- int32 token count of each one's text
         ) WITHOUT ROWID;
+        CREATE INDEX passages_by_page ON passages(source, page);
         CREATE TABLE vector_batches (
             model TEXT NOT NULL,
             first_row INTEGER NOT NULL,  -- rows first_row.. of the model's vector file

@@ -502,6 +502,21 @@ def _document(row: Sequence[Any]) -> Document:
     )
 
 
+def _document_row(document: Document) -> tuple[Any, ...]:
+    """A document as the `documents` table holds it (`_DOCUMENT_COLUMNS`)."""
+    return (
+        document.doc_id,
+        document.source,
+        document.series,
+        document.version,
+        document.effective.isoformat() if document.effective else None,
+        document.status.value,
+        document.access,
+        document.tenant,
+        document.title,
+    )
+
+
 def _passage(row: Sequence[Any], number: int) -> StoredPassage:
     _, doc_id, kind, source, page, section, paragraph, table, row_no, text, boxes = row
     return StoredPassage(
@@ -686,6 +701,7 @@ class SQLiteWriter(Writer):
         self._vectors = dict(self._committed)
         self._vector_ids: dict[str, list[npt.NDArray[np.int32]]] = {}
         self._obsolete: set[str] = set()  # tokens of vector files to delete once no commit names them
+        self._removed = False  # passages were removed (their vectors may now be worth compacting)
         for model, state in self._committed.items():
             self._check_vector_file(model, state)
         vectors.remove_others(index, {s.token for s in self._vectors.values()} | self._obsolete)
@@ -793,6 +809,7 @@ class SQLiteWriter(Writer):
         if not ids:
             return
         gone = set(ids)
+        self._removed = True
         self._postings.forget(gone)
         self._added = [row for row in self._added if row[0] not in gone]
         self._units.pop(origin, None)
@@ -810,14 +827,17 @@ class SQLiteWriter(Writer):
         documents = list(documents)
         present = {name for (name,) in self._db.execute("SELECT name FROM files")}
         # What extraction found, and what the passages are indexed with, stays with the source.
-        kept = {
-            source: (found_title, context)
-            for source, found_title, context in self._db.execute(
-                "SELECT source, found_title, context FROM documents "
+        stored = {
+            row[1]: row
+            for row in self._db.execute(
+                f"SELECT {_DOCUMENT_COLUMNS}, found_title, context FROM documents "
                 "WHERE source IN (SELECT value FROM json_each(?))",
                 (json.dumps([d.source for d in documents]),),
             )
         }
+        # A document whose row says what it says already is left alone: a refresh that changes
+        # nothing writes nothing (and a million passages are not walked for their document ids).
+        documents = [d for d in documents if stored.get(d.source, ())[:9] != _document_row(d)]
         # Forget the rows being rewritten first, so that ids can move between documents (a swap).
         self._db.executemany("DELETE FROM documents WHERE source = ?", ((d.source,) for d in documents))
         for document in documents:
@@ -831,11 +851,13 @@ class SQLiteWriter(Writer):
                     f"{document.source}: document id {document.doc_id!r} is held by {holder[0]}"
                 )
             self._db.execute("DELETE FROM documents WHERE doc_id = ?", (document.doc_id,))  # a removed file's
-            # A catalog edit may give the document a new id: move what is indexed under the old one.
-            self._db.execute(
-                "UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, document.source)
-            )
-            self._insert_document(document, *kept.get(document.source, (None, "")))
+            old = stored.get(document.source)
+            if old is not None and old[0] != document.doc_id:
+                # A catalog edit gave the document a new id: move what is indexed under the old one.
+                self._db.execute(
+                    "UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, document.source)
+                )
+            self._insert_document(document, *(old[9:] if old is not None else (None, "")))
             self._sync_context(document.doc_id)
         self._db.executemany("UPDATE documents SET access = NULL WHERE source = ?", ((s,) for s in blocked))
 
@@ -843,19 +865,7 @@ class SQLiteWriter(Writer):
         self._db.execute(
             f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, found_title, context) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                document.doc_id,
-                document.source,
-                document.series,
-                document.version,
-                document.effective.isoformat() if document.effective else None,
-                document.status.value,
-                document.access,
-                document.tenant,
-                document.title,
-                found_title,
-                context,
-            ),
+            (*_document_row(document), found_title, context),
         )
 
     def _context(self, doc_id: str) -> tuple[str, str, str]:
@@ -1075,7 +1085,7 @@ class SQLiteWriter(Writer):
             "(SELECT 1 FROM passages p WHERE p.doc_id = documents.doc_id) "
             "AND NOT EXISTS (SELECT 1 FROM files f WHERE f.name = documents.source)"
         )
-        if any(state.rows for state in self._vectors.values()):
+        if self._removed and any(state.rows for state in self._vectors.values()):
             self._compact_vectors(self._live_ids())
         digest = hashlib.sha256()
         for name, sha in self._db.execute("SELECT name, sha256 FROM files ORDER BY name"):
