@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localqa.catalog import Problem, visible_labels
+from localqa.store import Db, describe, open_store, writing
 from localqa.store.base import IndexedState, IndexStatus, Progress, Store, WriteSummary
-from localqa.store.sqlite import open_store, writing
 from localqa.types import Caller, Document, Passage
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class ProgressOf:
 
 @dataclass
 class RefreshReport:
-    db: Path
+    db: str  # the index as it may be shown (`localqa.store.describe`)
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -73,7 +73,7 @@ class RefreshReport:
 
 def refresh_index(
     folder: Path,
-    db_path: Path,
+    db: Db,
     *,
     rebuild: bool = False,
     progress: Progress | None = None,
@@ -83,7 +83,8 @@ def refresh_index(
     jobs: int | None = None,
     ready: Callable[[WriteSummary, int], None] | None = None,
 ) -> RefreshReport:
-    """Bring the index at `db_path` up to date with `folder`. See the module docstring.
+    """Bring the index `db` (a file, or a postgresql:// URL) up to date with `folder`. See the
+    module docstring.
 
     `embed`: compute sentence embeddings for passages that lack them (needs the `semantic`
     extra); None: when the extra is installed (`embeddings.enabled_by_default`). An index that
@@ -97,7 +98,7 @@ def refresh_index(
     from localqa.extract.pool import Job, default_jobs, extract_many
     from localqa.plan import outcome, plan_refresh, scan_folder
 
-    with writing(db_path, rebuild=rebuild, wait=wait) as writer:
+    with writing(db, rebuild=rebuild, wait=wait) as writer:
         # Everything the run writes is read while it holds the writer lock.
         catalog = load_catalog(folder)
         scan = scan_folder(folder)
@@ -110,6 +111,7 @@ def refresh_index(
         writer.remove_files(plan.remove)
         writer.put_documents(plan.documents.values(), plan.blocked)
         extracted: dict[str, tuple[int, ...]] = {}
+        empty: set[str] = set()
         failed: set[str] = set()
         problems: list[Problem] = []
         units = {unit.name: unit for unit in plan.extract}
@@ -133,6 +135,8 @@ def refresh_index(
                     unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.title
                 )
                 extracted[unit.name] = result.pages_without_text
+                if not result.passages:
+                    empty.add(unit.name)
         writer.record_catalog(scan.catalog_sha256)
         if embedding:
             writer.expect_vectors(embeddings.MODEL_NAME)
@@ -140,7 +144,7 @@ def refresh_index(
             writer.drop_vectors(embeddings.MODEL_NAME)
             problems.append(
                 Problem(
-                    db_path.name,
+                    describe(db),
                     "embeddings were not computed this time, so the ones it had were removed "
                     "(semantic and hybrid retrieval need every passage's); run 'localqa index --embed'",
                     warning=True,
@@ -152,9 +156,9 @@ def refresh_index(
         if embedding:
             announce = (lambda missing: ready(summary, missing)) if ready else None
             embedded = embeddings.embed_missing(writer, embed_progress, announce)
-    changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems)
+    changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems, empty)
     return RefreshReport(
-        db=db_path,
+        db=describe(db),
         added=changes.added,
         changed=changes.changed,
         removed=changes.removed,
@@ -168,15 +172,15 @@ def refresh_index(
 
 
 def write_documents(
-    db_path: Path, documents: Iterable[tuple[Document, Iterable[Passage]]], *, embed: bool = False
+    db: Db, documents: Iterable[tuple[Document, Iterable[Passage]]], *, embed: bool = False
 ) -> None:
     """Build an index straight from documents and passages, skipping extraction: for benchmarks
-    and synthetic corpora. Replaces any index at `db_path`, atomically like `refresh_index`
+    and synthetic corpora. Replaces the index `db`, atomically like `refresh_index`
     (the lexical index in one commit, then the vectors)."""
     from localqa import embeddings
 
     pairs = [(document, list(passages)) for document, passages in documents]
-    with writing(db_path, rebuild=True) as writer:
+    with writing(db, rebuild=True) as writer:
         writer.put_documents([document for document, _ in pairs], ())
         for document, passages in pairs:
             sha = hashlib.sha256(document.source.encode()).hexdigest()
@@ -187,9 +191,9 @@ def write_documents(
             embeddings.embed_missing(writer)
 
 
-def open_index(db_path: Path) -> Store:
+def open_index(db: Db) -> Store:
     """Open an existing index for reading (read-only, so a query can never modify it)."""
-    return open_store(db_path)
+    return open_store(db)
 
 
 def status_for(store: Store, caller: Caller | None) -> IndexStatus:

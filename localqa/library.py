@@ -3,9 +3,10 @@ evaluation (as sqlite-utils' `Database` is behind its commands).
 
 A `Library` keeps its store open between questions, so that what a store caches (documents,
 eligible sets, BM25 statistics, the vector matrix) is computed once; it reopens the index when a
-refresh has committed since (`Store.changed`, asked before each use: one query). Searches take
-turns on the one connection (milliseconds each); model calls are the caller's to schedule
-(`answer_part` takes no lock).
+refresh has committed since (`Store.changed`), and releases the store after each read
+(`Store.release`: an idle process then holds no transaction open on a PostgreSQL index).
+Searches take turns on the one connection (milliseconds each); model calls are the caller's to
+schedule (`answer_part` takes no lock).
 
 `search_parts()` and `answer()` are the one-call forms: they open a library for one question.
 """
@@ -14,10 +15,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -28,8 +29,9 @@ from localqa.errors import LocalQAError
 from localqa.index import open_index, status_for
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
+from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
-from localqa.types import Answer, Caller, Document, PartResult, Passage
+from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage
 
 if TYPE_CHECKING:
     from localqa.models.base import AnswerModel
@@ -86,7 +88,7 @@ class Library:
     """An index and the settings it is searched and answered with. Thread-safe: the web app
     shares one between requests."""
 
-    def __init__(self, db: Path = DEFAULT_DB, settings: Settings | None = None) -> None:
+    def __init__(self, db: Db = DEFAULT_DB, settings: Settings | None = None) -> None:
         self.db = db
         self.settings = settings or Settings()
         self._lock = threading.Lock()
@@ -128,8 +130,7 @@ class Library:
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
-        with self._lock:
-            store = self._current()
+        with self._reading() as store:
             return search(
                 store, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings
             )
@@ -180,13 +181,18 @@ class Library:
         that `caller` may see on `as_of`. `source` must be exactly an indexed source name: it is
         compared for equality, never used as a path here."""
         caller = caller or Caller()
-        with self._lock:
-            store = self._current()
+        with self._reading() as store:
             allowed = store.eligible(as_of, caller)
             # Decided from the caller's documents before any passage is read: a hidden source
-            # costs the same work as a missing one, so not even timing tells them apart.
+            # costs the same work as a missing one, so not even timing tells them apart. A page
+            # beyond any document's (2**63, say) is not found either, never an overflow.
             visible = any(d.source == source for d in allowed.values())
-            found = [p for p in store.page_passages(source, page) if p.doc_id in allowed] if visible else []
+            in_range = page is None or 1 <= page <= MAX_NUMBER
+            found = (
+                [p for p in store.page_passages(source, page) if p.doc_id in allowed]
+                if visible and in_range
+                else []
+            )
             sha256 = store.file_hash(source) if found else None
         if not found:
             where = f"page {page} of {source!r}" if page is not None else f"{source!r}"
@@ -202,8 +208,8 @@ class Library:
         the eligibility rule itself, asked of each document on its own effective date; a draft or
         retired document, another tenant's or a narrower access label's, is never listed."""
         caller = caller or Caller()
-        with self._lock:
-            documents = list(self._current().documents())
+        with self._reading() as store:
+            documents = list(store.documents())
         in_force = {d.doc_id for d in eligible(documents, as_of, caller)}
         visible = [d for d in documents if eligible([d], d.effective or as_of, caller)]
         visible.sort(key=lambda d: (d.series, d.effective or date.min, d.source))
@@ -211,8 +217,8 @@ class Library:
 
     def status(self, caller: Caller | None = None) -> IndexStatus:
         """What the index holds, counting only what `caller` may see (None: the operator's view)."""
-        with self._lock:
-            return status_for(self._current(), caller)
+        with self._reading() as store:
+            return status_for(store, caller)
 
     @property
     def store(self) -> Store:
@@ -222,6 +228,16 @@ class Library:
             return self._current()
 
     # --- opening ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def _reading(self) -> Iterator[Store]:
+        """The store, for one read under the lock, released afterwards."""
+        with self._lock:
+            store = self._current()
+            try:
+                yield store
+            finally:
+                store.release()
 
     def _current(self) -> Store:
         """The open store; reopened when a refresh has committed since it was opened (it reads
@@ -241,7 +257,7 @@ def search_parts(
     caller: Caller | None = None,
     parts: Sequence[str] = (),
     k: int | None = None,
-    db: Path = DEFAULT_DB,
+    db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
 ) -> list[PartResult]:
     """`Library(db).search(...)` for one question. Keep a `Library` open to ask several."""
@@ -257,7 +273,7 @@ def answer(
     parts: Sequence[str] = (),
     model: AnswerModel | str | None = None,
     k: int | None = None,
-    db: Path = DEFAULT_DB,
+    db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
     answer_settings: AnswerSettings | None = None,
 ) -> Asked:
@@ -275,7 +291,7 @@ def answer(
         )
 
 
-def index_status(db: Path = DEFAULT_DB, caller: Caller | None = None) -> IndexStatus:
+def index_status(db: Db = DEFAULT_DB, caller: Caller | None = None) -> IndexStatus:
     """`Library(db).status(caller)`: what the index holds, as `caller` may count it."""
     with Library(db) as library:
         return library.status(caller)

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from localqa import embeddings
+from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
 from localqa.settings import MAX_PARTS, RetrievalSettings
@@ -299,8 +300,10 @@ def _rank(store: Store, part: str, scope: Scope, settings: RetrievalSettings) ->
         return _lexical(store, part, scope, settings)
     if settings.retriever == "semantic":
         return _semantic(store, part, scope, settings)
+    # Fusion reads only the best `semantic_depth` semantic ranks.
     lexical = _lexical(store, part, scope, settings)
-    return _fuse(lexical, _semantic(store, part, scope, settings, lexical), settings)
+    semantic = _semantic(store, part, scope, settings, limit=settings.semantic_depth, lexical=lexical)
+    return _fuse(lexical, semantic, settings)
 
 
 def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
@@ -312,15 +315,20 @@ def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings)
 
 
 def _semantic(
-    store: Store, part: str, scope: Scope, settings: RetrievalSettings, lexical: _Ranking | None = None
+    store: Store,
+    part: str,
+    scope: Scope,
+    settings: RetrievalSettings,
+    limit: int | None = None,
+    lexical: _Ranking | None = None,
 ) -> _Ranking:
-    """Cosine similarity of the part to every eligible passage (statistics-free, so nothing
-    ineligible can influence it). While a refresh is still embedding, the `lexical` top
-    `semantic_depth` passages that have no vector yet are embedded now (issue 21: SciFact
-    nDCG@10 0.7147 with only those against 0.7151 fully embedded), so a passage the lexical side
-    found ranks as it will once its vector is stored."""
+    """Cosine similarity of the part to every eligible passage, or (a `limit`) to at least the
+    `limit` closest ones (statistics-free, so nothing ineligible can influence it). While a
+    refresh is still embedding, the `lexical` top `semantic_depth` passages that have no vector
+    yet are embedded now (issue 21: SciFact nDCG@10 0.7147 with only those against 0.7151 fully
+    embedded), so a passage the lexical side found ranks as it will once its vector is stored."""
     vector = embeddings.embed([part])[0]
-    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, vector)
+    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, vector, limit)
     if lexical is not None:
         top = lexical.top(settings.semantic_depth)[0].tolist()
         missing = store.missing_vectors(embeddings.MODEL_NAME, top)
@@ -351,8 +359,7 @@ def _bm25(
     statistics = store.lexical_statistics(scope, settings.chunking)
     ids: list[npt.NDArray[np.int32]] = []
     gains: list[npt.NDArray[np.float64]] = []
-    for term in terms:
-        postings = store.postings(scope, term, settings.chunking)
+    for postings in store.postings_of(scope, terms, settings.chunking):
         found = len(postings.ids)
         idf = bm25_idf(statistics.passages, found)
         norm = settings.k1 * (1 - settings.b + settings.b * postings.lengths / statistics.average_length)
@@ -392,6 +399,7 @@ def _candidates(
                 doc_id=passage.doc_id,
                 tenant=document.tenant,
                 boxes=passage.boxes,
+                title=searchable_title(document.source, document.title),
             )
         )
     return candidates

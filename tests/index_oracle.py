@@ -1,10 +1,11 @@
-"""What the SQLite index's side tables must say, recomputed from its passages alone.
+"""What an index's side tables must say, recomputed from its passages alone (either backend).
 
 The oracle tokenizes every passage afresh (its heading text as indexed: the document's context
 and the passage's heading path, then its text) with FTS5's own tokenizer, in a scratch table of
-its own. After any sequence of writes, the postings of the live passages (all segments together)
-and the token counts of each input file's row in `units` must be exactly that: incremental
-bookkeeping (segments, merges, removed ids left behind) may never show.
+its own. After any sequence of writes, the postings of the live passages (SQLite: all segments
+together) and each passage's token counts (SQLite: its input file's row in `units`; PostgreSQL:
+the passage's row) must be exactly that: incremental bookkeeping (segments, merges, removed ids
+left behind) may never show.
 """
 
 from __future__ import annotations
@@ -15,32 +16,32 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
+from backends import query
 
 from localqa.catalog import searchable_heading
+from localqa.store import Db, postgres_url
 from localqa.store.postings import unpack
 from localqa.store.tokenizer import TOKENIZE
 
 Counts = dict[str, dict[int, tuple[int, int]]]  # term -> passage id -> (heading count, body count)
 
 
-def _read(db: Path, sql: str, *args: object) -> list[tuple[object, ...]]:
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
-        return [tuple(row) for row in connection.execute(sql, args).fetchall()]
+def _read(db: Db, sql: str, *args: object) -> list[tuple[object, ...]]:
+    return query(db, sql, *args)
 
 
-def live_ids(db: Path) -> set[int]:
+def live_ids(db: Db) -> set[int]:
     return {int(row[0]) for row in _read(db, "SELECT id FROM passages")}  # type: ignore[call-overload]
 
 
-def stored_postings(db: Path) -> Counts:
+def stored_postings(db: Db) -> Counts:
     """Every term's postings over all segments, restricted to passages that exist (a removed
     passage's postings may stay behind until its segment is merged: readers skip them)."""
     live = live_ids(db)
     found: defaultdict[str, dict[int, tuple[int, int]]] = defaultdict(dict)
-    for term, *blobs in _read(
-        db, "SELECT term, passages, heading, body FROM postings ORDER BY term, segment"
-    ):
-        ids, heading, body = unpack(*blobs)  # type: ignore[arg-type]
+    order = "term" if postgres_url(db) else "term, segment"
+    for term, *blobs in _read(db, f"SELECT term, passages, heading, body FROM postings ORDER BY {order}"):
+        ids, heading, body = unpack(*map(bytes, blobs))  # type: ignore[call-overload]
         for pid, h, b in zip(ids.tolist(), heading.tolist(), body.tolist(), strict=True):
             assert pid not in found[str(term)], f"{term}: passage {pid} in two segments"
             if pid in live:
@@ -48,7 +49,7 @@ def stored_postings(db: Path) -> Counts:
     return {term: by_id for term, by_id in found.items() if by_id}
 
 
-def _tokenized(db: Path) -> tuple[Counts, dict[int, tuple[int, int]]]:
+def _tokenized(db: Db) -> tuple[Counts, dict[int, tuple[int, int]]]:
     rows = _read(
         db,
         "SELECT p.id, d.context, p.section, p.text FROM passages p JOIN documents d ON d.doc_id = p.doc_id",
@@ -74,12 +75,12 @@ def _tokenized(db: Path) -> tuple[Counts, dict[int, tuple[int, int]]]:
     )
 
 
-def oracle(db: Path) -> Counts:
+def oracle(db: Db) -> Counts:
     """Every term's postings as a fresh tokenization of the live passages gives them."""
     return _tokenized(db)[0]
 
 
-def passages_with(db: Path, word: str) -> set[int]:
+def passages_with(db: Db, word: str) -> set[int]:
     """The passages whose postings hold `word` (stemmed as the index stems)."""
     from localqa.store.tokenizer import tokenizer
 
@@ -87,15 +88,24 @@ def passages_with(db: Path, word: str) -> set[int]:
     return set(stored_postings(db).get(term, {}))
 
 
-def assert_consistent(db: Path) -> None:
-    """The side tables agree with `passages`, every passage has its document, SQLite is happy."""
-    assert _read(db, "PRAGMA integrity_check") == [("ok",)]
+def assert_consistent(db: Db) -> None:
+    """The side tables agree with `passages`, every passage has its document, the database is
+    happy."""
     ids = live_ids(db)
     assert {row[0] for row in _read(db, "SELECT passage_id FROM identifiers")} <= ids
     orphans = _read(db, "SELECT id, origin FROM passages WHERE doc_id NOT IN (SELECT doc_id FROM documents)")
     assert orphans == []
-    # One row per input file in `units`, listing its passages in order, with their lengths.
     terms, lengths = _tokenized(db)
+    assert stored_postings(db) == terms
+    if postgres_url(db) is not None:
+        assert {row[0] for row in _read(db, "SELECT passage_id FROM embeddings")} <= ids
+        assert (
+            dict((pid, (h, b)) for pid, h, b in _read(db, "SELECT id, section_len, body_len FROM passages"))
+            == lengths
+        )
+        return
+    assert _read(db, "PRAGMA integrity_check") == [("ok",)]
+    # One row per input file in `units`, listing its passages in order, with their lengths.
     origins = dict(_read(db, "SELECT id, origin FROM passages"))
     listed: dict[int, tuple[int, int]] = {}
     for name, source, *blobs in _read(db, "SELECT name, source, ids, heading, body FROM units"):
@@ -106,7 +116,6 @@ def assert_consistent(db: Path) -> None:
         } == {source}
         listed.update(zip(unit_ids, zip(heading, body, strict=True), strict=True))
     assert listed == lengths
-    assert stored_postings(db) == terms
 
 
 def index_files(folder: Path) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+from backends import BOTH, NewIndex, execute, query
 from click.testing import CliRunner
 
 import localqa.extract
@@ -35,9 +36,14 @@ from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
 from localqa.index import open_index, refresh_index
 from localqa.library import index_status, search_parts
+from localqa.store import Db, postgres_url
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from localqa.types import Caller
 from tests.index_oracle import assert_consistent, index_files, passages_with
+
+# Every test that reads or writes an index runs on SQLite and on PostgreSQL; the ones about
+# SQLite's own file, FTS5 table, lock file and migrations in memory are marked sqlite_only.
+BACKENDS = BOTH
 
 REPO = Path(__file__).resolve().parent.parent
 HANDBOOK = "library-handbook.pdf"
@@ -58,17 +64,12 @@ Row = tuple[Any, ...]
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def query(db: Path, sql: str, *args: Any) -> list[Row]:
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
-        return [tuple(r) for r in connection.execute(sql, args).fetchall()]
-
-
-def passages(db: Path) -> dict[int, Row]:
+def passages(db: Db) -> dict[int, Row]:
     """Every passage by id: (doc_id, origin, kind, source, page, section, ..., text)."""
     return {row[0]: row[1:] for row in query(db, f"SELECT {PASSAGE_COLUMNS} FROM passages")}
 
 
-def documents(db: Path) -> dict[str, Row]:
+def documents(db: Db) -> dict[str, Row]:
     return {row[1]: row for row in query(db, f"SELECT {DOCUMENT_COLUMNS} FROM documents")}
 
 
@@ -121,18 +122,15 @@ def add_catalog_entry(folder: Path, name: str, **fields: str) -> None:
         handle.write(f'\n["{name}"]\n{body}')
 
 
-def sources_found(db: Path, question: str, role: str = "public", as_of: date = NOV_14) -> set[str]:
+def sources_found(db: Db, question: str, role: str = "public", as_of: date = NOV_14) -> set[str]:
     results = search_parts(question, as_of=as_of, caller=Caller(role=role), db=db)
     return {c.location.source for r in results for c in r.candidates}
 
 
 @pytest.fixture
-def indexed(sample_pdfs: Path, library_db: Path, tmp_path: Path) -> tuple[Path, Path]:
+def indexed(sample_pdfs: Path, library_copy: Db) -> tuple[Path, Db]:
     """The sample folder and a private copy of its (up-to-date) index."""
-    db = tmp_path / "index" / "library.sqlite3"
-    db.parent.mkdir()
-    shutil.copy(library_db, db)
-    return sample_pdfs, db
+    return sample_pdfs, library_copy
 
 
 @pytest.fixture
@@ -154,7 +152,7 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 # --- the starting point ---------------------------------------------------------------------------
 
 
-def test_sample_index_is_complete_and_consistent(library_db: Path) -> None:
+def test_sample_index_is_complete_and_consistent(library_db: Db) -> None:
     assert len(passages(library_db)) == SAMPLE_PASSAGES
     assert len(documents(library_db)) == 8
     assert_consistent(library_db)
@@ -162,7 +160,7 @@ def test_sample_index_is_complete_and_consistent(library_db: Path) -> None:
     assert SIDECAR in files and "catalog.toml" in files and "fines-and-fees.md" in files
 
 
-def test_unchanged_folder_extracts_nothing(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_unchanged_folder_extracts_nothing(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
     report = refresh_index(folder, db)
@@ -175,7 +173,7 @@ def test_unchanged_folder_extracts_nothing(indexed: tuple[Path, Path], extracted
 
 
 def test_rebuild_extracts_everything_and_gives_the_same_passages(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before = sorted(row[1:] for row in passages(db).values())  # without doc_id: order-free
@@ -190,7 +188,7 @@ def test_rebuild_extracts_everything_and_gives_the_same_passages(
 
 
 def test_removing_the_sidecar_removes_exactly_page_4_ocr_passages_and_restoring_brings_them_back(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
@@ -225,7 +223,7 @@ def test_removing_the_sidecar_removes_exactly_page_4_ocr_passages_and_restoring_
     assert_consistent(db)
 
 
-def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before = passages(db)
     assert passages_with(db, "donor") and passages_with(db, "cartographers") == set()
@@ -254,7 +252,7 @@ def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Path], extract
 
 
 def test_sidecar_added_for_a_pdf_without_text_on_a_page(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     (folder / "library-handbook.page-2.ocr.txt").write_text("Extra Notes\n\nThe garden is open in summer.\n")
@@ -266,7 +264,7 @@ def test_sidecar_added_for_a_pdf_without_text_on_a_page(
     ]
 
 
-def test_sidecar_without_its_pdf_is_a_warning_and_not_indexed(indexed: tuple[Path, Path]) -> None:
+def test_sidecar_without_its_pdf_is_a_warning_and_not_indexed(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "ghost.page-1.ocr.txt").write_text("Ghost text.\n", encoding="utf-8")
     report = refresh_index(folder, db)
@@ -282,12 +280,12 @@ def test_sidecar_without_its_pdf_is_a_warning_and_not_indexed(indexed: tuple[Pat
     assert len(passages(db)) == SAMPLE_PASSAGES
 
 
-def test_sidecar_of_an_upper_case_pdf_is_indexed(tmp_path: Path) -> None:
+def test_sidecar_of_an_upper_case_pdf_is_indexed(tmp_path: Path, new_index: NewIndex) -> None:
     folder = tmp_path / "pdfs"
     folder.mkdir()
     shutil.copy(REPO / "pdfs" / HANDBOOK, folder / "SCAN.PDF")
     shutil.copy(REPO / "pdfs" / SIDECAR, folder / "SCAN.page-4.ocr.txt")
-    db = tmp_path / "library.sqlite3"
+    db = new_index()
     report = refresh_index(folder, db)
     assert report.problems == []
     assert [(r[2], r[3], r[4]) for r in passages(db).values() if r[1] == "SCAN.page-4.ocr.txt"] == [
@@ -298,7 +296,7 @@ def test_sidecar_of_an_upper_case_pdf_is_indexed(tmp_path: Path) -> None:
 # --- sources --------------------------------------------------------------------------------------
 
 
-def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before = passages(db)
     name = "room-booking-2026-03-01.pdf"
@@ -352,7 +350,7 @@ def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Path], extra
     assert_consistent(db)
 
 
-def test_adding_a_markdown_file_extracts_only_it(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_adding_a_markdown_file_extracts_only_it(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\n## Parking\n\nParking is free after 18:00.\n", encoding="utf-8")
     report = refresh_index(folder, db)
@@ -362,7 +360,7 @@ def test_adding_a_markdown_file_extracts_only_it(indexed: tuple[Path, Path], ext
     ]
 
 
-def test_changed_pdf_is_re_extracted_alone(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_changed_pdf_is_re_extracted_alone(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before = passages(db)
     make_pdf(folder / NOTICE, "Opening Hours Notice", ["On Saturdays the library opens from 08:00 to 12:00."])
@@ -380,7 +378,7 @@ def test_changed_pdf_is_re_extracted_alone(indexed: tuple[Path, Path], extracted
 
 
 def test_removing_a_pdf_removes_its_document_and_passages(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before = passages(db)
@@ -404,7 +402,7 @@ def test_removing_a_pdf_removes_its_document_and_passages(
     assert_consistent(db)
 
 
-def test_removing_a_pdf_also_removes_its_sidecar_passages(indexed: tuple[Path, Path]) -> None:
+def test_removing_a_pdf_also_removes_its_sidecar_passages(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / HANDBOOK).unlink()
     report = refresh_index(folder, db)
@@ -420,7 +418,7 @@ def test_removing_a_pdf_also_removes_its_sidecar_passages(indexed: tuple[Path, P
 
 
 def test_catalog_status_edit_updates_the_document_without_extracting(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, docs, digest = passages(db), documents(db), digest_of(db)
@@ -438,7 +436,7 @@ def test_catalog_status_edit_updates_the_document_without_extracting(
 
 
 def test_catalog_access_edit_changes_who_sees_the_document(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     set_catalog_field(folder, NOTICE, "access", '"staff"')
@@ -449,7 +447,7 @@ def test_catalog_access_edit_changes_who_sees_the_document(
 
 
 def test_catalog_id_edit_moves_the_passages_to_the_new_id(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     set_catalog_field(folder, HANDBOOK, "id", '"handbook-2026"')
@@ -462,7 +460,7 @@ def test_catalog_id_edit_moves_the_passages_to_the_new_id(
     assert HANDBOOK in sources_found(db, "community map exchange weekdays")
 
 
-def test_swapping_two_ids_in_one_catalog_edit(indexed: tuple[Path, Path]) -> None:
+def test_swapping_two_ids_in_one_catalog_edit(indexed: tuple[Path, Db]) -> None:
     """Ids may move between documents in one edit; each file's passages follow its own source."""
     folder, db = indexed
     set_catalog_field(folder, HANDBOOK, "id", '"fines-and-fees"')
@@ -478,14 +476,13 @@ def test_swapping_two_ids_in_one_catalog_edit(indexed: tuple[Path, Path]) -> Non
 # --- corpus digest --------------------------------------------------------------------------------
 
 
-def test_corpus_digest_follows_content_only(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+def test_corpus_digest_follows_content_only(indexed: tuple[Path, Db], new_index: NewIndex) -> None:
     folder, db = indexed
     digest = digest_of(db)
     assert len(digest) == 64
     assert refresh_index(folder, db).digest == digest  # nothing changed
     assert refresh_index(folder, db, rebuild=True).digest == digest  # re-extracted, same content
-    fresh = tmp_path / "fresh.sqlite3"
-    assert refresh_index(folder, fresh).digest == digest  # same folder, another index
+    assert refresh_index(folder, new_index()).digest == digest  # same folder, another index
 
     sidecar = folder / SIDECAR
     original = sidecar.read_text(encoding="utf-8")
@@ -501,7 +498,7 @@ def test_corpus_digest_follows_content_only(indexed: tuple[Path, Path], tmp_path
     assert refresh_index(folder, db).digest not in {digest, changed}
 
 
-def test_touching_a_file_without_changing_it_keeps_the_digest(indexed: tuple[Path, Path]) -> None:
+def test_touching_a_file_without_changing_it_keeps_the_digest(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     digest = digest_of(db)
     handbook = folder / HANDBOOK
@@ -513,6 +510,7 @@ def test_touching_a_file_without_changing_it_keeps_the_digest(indexed: tuple[Pat
 # --- schema ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_migrating_an_empty_database_creates_the_tables() -> None:
     with closing(sqlite3.connect(":memory:")) as db:
         migrate(db)
@@ -536,6 +534,7 @@ def test_migrating_an_empty_database_creates_the_tables() -> None:
         assert db.execute("SELECT applied_at FROM migrations").fetchone()[0]
 
 
+@pytest.mark.sqlite_only
 def test_migrating_twice_changes_nothing() -> None:
     with closing(sqlite3.connect(":memory:")) as db:
         migrate(db)
@@ -544,11 +543,12 @@ def test_migrating_twice_changes_nothing() -> None:
         assert db.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(MIGRATIONS)
 
 
-def test_index_records_its_migrations_and_schema_version(library_db: Path) -> None:
+def test_index_records_its_migrations_and_schema_version(library_db: Db) -> None:
     assert query(library_db, "SELECT name FROM migrations")[0] == ("m001_initial",)
     assert index_status(library_db).schema_version == SCHEMA_VERSION
 
 
+@pytest.mark.sqlite_only
 def test_database_from_a_newer_localqa_is_refused() -> None:
     with closing(sqlite3.connect(":memory:")) as db:
         migrate(db)
@@ -561,15 +561,21 @@ def test_database_from_a_newer_localqa_is_refused() -> None:
     )
 
 
-def test_refreshing_from_a_missing_folder_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
-    db = tmp_path / "library.sqlite3"
+def test_refreshing_from_a_missing_folder_is_an_error_and_writes_nothing(
+    tmp_path: Path, new_index: NewIndex
+) -> None:
+    db = new_index()
     with pytest.raises(LocalQAError) as error:
         refresh_index(tmp_path / "nowhere", db)
     assert str(error.value) == f"{tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents"
-    assert [p.name for p in tmp_path.iterdir()] == ["library.sqlite3.lock"]
+    if postgres_url(db) is None:
+        assert [p.name for p in Path(db).parent.iterdir()] == ["library.sqlite3.lock"]
+    else:  # the migrations ran in the transaction that was rolled back
+        assert query(db, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'") == []
 
 
-def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
+@pytest.mark.sqlite_only
+def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Db]) -> None:
     with pytest.raises(IndexMissingError) as missing:
         open_index(tmp_path / "none.sqlite3")
     assert str(missing.value) == f"no index at {tmp_path / 'none.sqlite3'}; build it with 'localqa index'"
@@ -594,7 +600,7 @@ def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
 
 
 def test_indexed_file_that_becomes_corrupt_keeps_its_passages(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, docs, digest = passages(db), documents(db), digest_of(db)
@@ -621,7 +627,7 @@ def test_indexed_file_that_becomes_corrupt_keeps_its_passages(
     assert report.problems == [] and report.unchanged == SAMPLE_UNITS and extracted == []
 
 
-def test_indexed_file_damaged_beyond_repair_keeps_its_passages(indexed: tuple[Path, Path]) -> None:
+def test_indexed_file_damaged_beyond_repair_keeps_its_passages(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     before = passages(db)
     notice = folder / NOTICE
@@ -633,7 +639,7 @@ def test_indexed_file_damaged_beyond_repair_keeps_its_passages(indexed: tuple[Pa
 
 
 def test_catalog_entry_made_invalid_keeps_the_passages_visible_to_nobody_until_fixed(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, docs = passages(db), documents(db)
@@ -663,7 +669,7 @@ def test_catalog_entry_made_invalid_keeps_the_passages_visible_to_nobody_until_f
     assert HANDBOOK in sources_found(db, question)
 
 
-def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Path, Path]) -> None:
+def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "budget.md").write_text(
         "# Budget\n\nThe zeppelin budget allocation is 400 dollars.\n", encoding="utf-8"
@@ -695,7 +701,7 @@ def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Pa
 
 
 def test_two_sources_with_one_id_are_both_reported_and_neither_replaces_the_other(
-    indexed: tuple[Path, Path],
+    indexed: tuple[Path, Db],
 ) -> None:
     folder, db = indexed
     before, docs = passages(db), documents(db)
@@ -729,7 +735,7 @@ CASH_DRAWER = "The cash drawer is reconciled at 17:30 by two staff members."
 
 @pytest.mark.parametrize("together", [True, False], ids=["in-one-edit", "in-two-refreshes"])
 def test_staff_passages_cannot_become_public_by_id_theft(
-    indexed: tuple[Path, Path], extracted: list[str], together: bool
+    indexed: tuple[Path, Db], extracted: list[str], together: bool
 ) -> None:
     """The staff entry breaks (a typo in its status) and a public file claims its id. The staff
     passages stay under their id, visible to nobody, and the claimant is blocked: were it let in,
@@ -782,7 +788,7 @@ def test_staff_passages_cannot_become_public_by_id_theft(
     assert EVENTS in sources_found(db, "When does the book club meet?")
 
 
-def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Path]) -> None:
+def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     shutil.copy(folder / NOTICE, folder / "fines-and-fees.pdf")  # same stem as fines-and-fees.md
     add_catalog_entry(folder, "fines-and-fees.pdf", access='"public"', tenant='"globex"')
@@ -797,7 +803,7 @@ def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Path]) -> No
     assert_consistent(db)
 
 
-def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Path]) -> None:
+def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "scan.pdf").write_bytes(b"%PDF-1.7\n" + b"\x00\xff garbage " * 200)
     (folder / "scan.page-1.ocr.txt").write_text("Archive\n\nThe basement archive opens on request.\n")
@@ -810,7 +816,8 @@ def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Pa
 # --- atomicity ------------------------------------------------------------------------------------
 
 
-def test_successful_refresh_leaves_no_temporary_files(indexed: tuple[Path, Path]) -> None:
+@pytest.mark.sqlite_only
+def test_successful_refresh_leaves_no_temporary_files(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     refresh_index(folder, db)
@@ -839,10 +846,10 @@ def _bulk_folder(folder: Path, pdfs: int, markdown: int) -> None:
         (folder / f"bulk-notes-{i:02d}.md").write_text(f"# Notes {i}\n\n{body}\n", encoding="utf-8")
 
 
-def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path, tmp_path: Path) -> None:
+def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path, new_index: NewIndex) -> None:
     _bulk_folder(sample_pdfs, pdfs=16, markdown=2)  # 48 pages of PDFs: enough for the pool
     (sample_pdfs / "bulk-07.pdf").write_bytes(b"%PDF-1.7 broken")  # a failure among them
-    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
+    one, two = new_index(), new_index()
     seen: list[tuple[int, int]] = []
     by_one = refresh_index(sample_pdfs, one, jobs=1)
     by_two = refresh_index(
@@ -857,7 +864,7 @@ def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path,
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
 
 
-def _index_killed_at(folder: Path, db: Path, target: str, after: int, setup: str = "") -> int:
+def _index_killed_at(folder: Path, db: Db, target: str, after: int, setup: str = "") -> int:
     """Run `localqa index` in a new process that kills itself with SIGKILL (no clean-up of any
     kind) the moment the `after`-th call of `target` ("module:Qualified.name") returns; `setup` is
     Python run first. Returns the exit status."""
@@ -890,9 +897,8 @@ def _index_killed_at(folder: Path, db: Path, target: str, after: int, setup: str
     return process.returncode
 
 
-def _assert_previous_index(db: Path, before: dict[int, Row], digest: str) -> None:
+def _assert_previous_index(db: Db, before: dict[int, Row], digest: str) -> None:
     """The index is the one from before the killed or failed run, complete and readable."""
-    assert query(db, "PRAGMA integrity_check") == [("ok",)]
     assert passages(db) == before
     assert digest_of(db) == digest
     assert len(passages(db)) == SAMPLE_PASSAGES
@@ -901,13 +907,18 @@ def _assert_previous_index(db: Path, before: dict[int, Row], digest: str) -> Non
 
 
 @pytest.mark.parametrize("phase", ["extracting", "writing"])
-def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path], phase: str) -> None:
+def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Db], phase: str) -> None:
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
     _bulk_folder(folder, pdfs=16, markdown=20)
     if phase == "writing":
         # Every passage and posting of the run written in its transaction, not yet committed.
-        status = _index_killed_at(folder, db, "localqa.store.postings:PostingsWriter.flush", after=1)
+        flush = (
+            "localqa.store.segments:SegmentWriter.flush"
+            if postgres_url(db) is None
+            else "localqa.store.postings:PostingsWriter.flush"
+        )
+        status = _index_killed_at(folder, db, flush, after=1)
         assert status == -signal.SIGKILL, "the build finished before it could be killed"
     else:
         # stderr on a terminal makes `localqa index` show its progress, naming the file being extracted.
@@ -957,6 +968,7 @@ def _vectors_by_location(db: Path) -> dict[tuple[Any, ...], bytes]:
         }
 
 
+@pytest.mark.sqlite_only  # its vector file (PostgreSQL's commits: tests/test_postgres.py)
 @pytest.mark.semantic
 @pytest.mark.parametrize(
     ("target", "after", "committed"),
@@ -1065,6 +1077,7 @@ def _index_with_file_size_limit(
     )
 
 
+@pytest.mark.sqlite_only  # a size limit on the index's files
 def test_disk_full_while_writing_leaves_the_previous_index_intact(indexed: tuple[Path, Path]) -> None:
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
@@ -1081,6 +1094,7 @@ def test_disk_full_while_writing_leaves_the_previous_index_intact(indexed: tuple
     assert_consistent(db)
 
 
+@pytest.mark.sqlite_only  # a size limit on the index's files
 @pytest.mark.semantic
 def test_disk_full_while_embedding_keeps_the_lexical_index_and_the_vectors_committed(
     indexed: tuple[Path, Path], tmp_path: Path
@@ -1107,7 +1121,8 @@ def test_disk_full_while_embedding_keeps_the_lexical_index_and_the_vectors_commi
     assert _vectors_by_location(db) == _vectors_by_location(fresh)
 
 
-def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Path]) -> None:
+@pytest.mark.sqlite_only
+def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     for name in (f"{db.name}.tmp-1", f"{db.name}.tmp-1-journal", f"{db.name}.tmp-99999"):
         (db.parent / name).write_bytes(b"half-written garbage" * 100)
@@ -1120,13 +1135,15 @@ def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Pa
     assert index_files(db.parent) == [db.name, f"{db.name}.lock"]
 
 
-def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Path]) -> None:
+def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
-    with closing(sqlite3.connect(db)) as connection, connection:
-        connection.execute("INSERT INTO migrations VALUES ('m999_future', datetime('now'))")
-    live = db.read_bytes()
+    execute(db, "INSERT INTO migrations VALUES ('m999_future', '2030-01-01')")
+    before = passages(db)
+    live = Path(db).read_bytes() if postgres_url(db) is None else b""
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     with pytest.raises(SchemaError):
         refresh_index(folder, db)
-    assert db.read_bytes() == live  # the live index is untouched (this part holds)
-    assert index_files(db.parent) == [db.name, f"{db.name}.lock"]
+    assert passages(db) == before  # the live index is untouched
+    if postgres_url(db) is None:
+        assert Path(db).read_bytes() == live
+        assert index_files(Path(db).parent) == [Path(db).name, f"{Path(db).name}.lock"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localqa.catalog import Problem
-from localqa.extract.ocr import extract_sidecar, parse_sidecar_name
+from localqa.extract.ocr import SidecarWithoutPage, extract_sidecar, parse_sidecar_name
 from localqa.extract.pdf import PdfUnreadable, extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
 from localqa.types import Kind, Passage
@@ -42,9 +42,9 @@ def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
             pdf = extract_pdf(path, name)
             return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems, pdf.title)
         if suffix == ".txt":
-            return Extracted(extract_plain(path.read_text(encoding="utf-8"), name, None, Kind.PROSE))
+            return Extracted(extract_plain(path.read_text(encoding="utf-8-sig"), name, None, Kind.PROSE))
         return Extracted(extract_markdown(path, name))
-    except PdfUnreadable as error:
+    except (PdfUnreadable, SidecarWithoutPage) as error:
         raise Unreadable(str(error)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise Unreadable(f"cannot be read ({error}); check the file") from None

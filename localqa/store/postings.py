@@ -1,29 +1,26 @@
-"""Per-term postings for BM25, in segments.
+"""Per-term postings for BM25, kept in the index.
 
 For every term, the passages that hold it and how often, in the heading text (document title and
-heading path) and in the body, packed as arrays in one row per term and segment. A query reads a
-term's few rows and scores with numpy, so its cost grows with the postings of its own terms.
+heading path) and in the body, packed as arrays. A query reads a term's rows and scores with
+numpy, so its cost grows with the postings of its own terms.
 
-A write adds one segment holding the postings of the passages it added, and never rewrites the
-postings of passages it did not touch: a refresh that adds a 10-page PDF to a million passages
-writes that PDF's postings, not every common term's whole list. Passage ids are never reused, so
-the postings of a removed passage can stay where they are until their segment is merged: readers
-drop ids that are no longer passages (`localqa.store.sqlite`). Segments are merged when the newest
-one grows to a quarter of the one before (so there are O(log n) of them), and a segment is
-rewritten alone once half of its passages are gone.
+Terms are counted by FTS5's own tokenizer (`TermCounter`, a TEMP scratch table on a SQLite
+connection), so they are the very terms questions are analysed into, whichever backend keeps the
+rows. The same count gives each passage's length (`lengths`).
 
-Terms are counted by FTS5's own tokenizer (a TEMP scratch table on the writer's connection), so
-they are the very terms questions are analysed into; the same count gives each passage's length.
+Two ways of keeping them: one row per term, rewritten whole by each write that touches the term
+(`PostingsWriter` over a `PostingsTable`: PostgreSQL, whose refresh is one transaction), or in
+segments, one per write, merged as they grow (`localqa.store.segments`: SQLite, refreshed in
+place, where a write never rewrites the postings of passages it did not touch).
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -32,9 +29,12 @@ from localqa.store.tokenizer import TOKENIZE
 
 Ids = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.uint16]
+Counted = tuple[str, int, int, int]  # (term, passage id, column: 0 heading or 1 body, count)
+PackedRow = tuple[str, bytes, bytes, bytes]  # (term, passage ids, heading counts, body counts)
 _MAX_COUNT = np.iinfo(np.uint16).max
-# A new segment is merged into the one before it once it holds at least this share of its passages.
-MERGE_SHARE = 0.25
+# Terms whose rows are read and rewritten together when a write finishes: one statement per term
+# costs a round trip each on a server; all of them at once could hold the whole table in memory.
+_FLUSH_BATCH = 2000
 
 
 def unpack(ids: bytes, heading: bytes, body: bytes) -> tuple[Ids, Counts, Counts]:
@@ -51,72 +51,94 @@ def pack(
     return ids.astype("<i4").tobytes(), heading.astype("<u2").tobytes(), body.astype("<u2").tobytes()
 
 
-def read(db: sqlite3.Connection, term: str) -> tuple[Ids, Counts, Counts]:
-    """A term's postings over every segment (ids of removed passages included)."""
-    rows = db.execute("SELECT passages, heading, body FROM postings WHERE term = ?", (term,)).fetchall()
-    if len(rows) == 1:
-        return unpack(*rows[0])
-    parts = [unpack(*row) for row in rows]
-    if not parts:
-        return np.zeros(0, np.int32), np.zeros(0, np.uint16), np.zeros(0, np.uint16)
-    return (
-        np.concatenate([p[0] for p in parts]),
-        np.concatenate([p[1] for p in parts]),
-        np.concatenate([p[2] for p in parts]),
-    )
+class TermCounter:
+    """Counts the terms of passages with FTS5's `TOKENIZE`, in a TEMP scratch table on `db`: the
+    SQLite index's own connection, or (None) a private in-memory database."""
+
+    def __init__(self, db: sqlite3.Connection | None = None) -> None:
+        self._db = db if db is not None else sqlite3.connect(":memory:")
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE temp.scratch USING fts5(section, body, tokenize='{TOKENIZE}')"
+        )
+        self._db.execute("CREATE VIRTUAL TABLE temp.scratch_terms USING fts5vocab(temp, scratch, 'instance')")
+
+    def count(self, passages: Sequence[tuple[int, str, str]]) -> list[Counted]:
+        """(term, passage id, column, count) of every term in (passage id, heading text, body)
+        rows: FTS5 counts a thousand passages in one statement far faster than one at a time."""
+        if not passages:
+            return []
+        self._db.executemany("INSERT INTO temp.scratch (rowid, section, body) VALUES (?, ?, ?)", passages)
+        rows: list[Counted] = self._db.execute(
+            "SELECT term, doc, col = 'body', count(*) FROM temp.scratch_terms GROUP BY term, doc, col"
+        ).fetchall()
+        self._db.execute("DELETE FROM temp.scratch")
+        return rows
+
+
+def lengths(counted: Sequence[Counted]) -> dict[int, tuple[int, int]]:
+    """Each passage's length in tokens, (heading, body), from its counted terms: what FTS5's
+    docsize record holds for it."""
+    found: dict[int, list[int]] = {}
+    for _, passage, column, count in counted:
+        found.setdefault(passage, [0, 0])[column] += count
+    return {passage: (heading, body) for passage, (heading, body) in found.items()}
+
+
+class PostingsTable(Protocol):
+    """Where a backend keeps the packed rows."""
+
+    def read(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]: ...
+
+    def write(self, rows: Sequence[PackedRow]) -> None: ...
+
+    def delete(self, terms: Sequence[str]) -> None: ...
 
 
 @dataclass(frozen=True)
-class Lengths:
-    """Token counts of passages just counted: heading text and body, by passage id."""
+class Grouped:
+    """Counted postings collapsed to one per (term, passage), terms in name order, passages in
+    id order within a term: `terms[i]` is `ids[spans[i][0]:spans[i][1]]`'s term."""
 
-    heading: dict[int, int]
-    body: dict[int, int]
+    terms: list[str]
+    spans: list[tuple[int, int]]
+    ids: Ids
+    heading: Counts
+    body: Counts
 
 
-class PostingsWriter:
-    """Counts the terms of the passages added during one write (and forgets those removed again
-    before the write ends), and writes them as a new segment when the write commits."""
+class CountedTerms:
+    """The term counts of the passages added during one write, as flat arrays (a build appends
+    ~150 entries per passage: no per-passage objects), until they are written out."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-        db.execute(f"CREATE VIRTUAL TABLE temp.scratch USING fts5(section, body, tokenize='{TOKENIZE}')")
-        db.execute("CREATE VIRTUAL TABLE temp.scratch_terms USING fts5vocab(temp, scratch, 'instance')")
-        self._reset()
-
-    def _reset(self) -> None:
+    def __init__(self) -> None:
         self._vocabulary: dict[str, int] = {}
         self._term = array("i")  # one entry per (term, passage, column): term number ...
         self._passage = array("i")  # ... passage id ...
         self._column = array("b")  # ... 0 heading, 1 body ...
         self._count = array("i")  # ... and how often
-        self._added: set[int] = set()  # the passages counted in the arrays above
+        self.added: set[int] = set()  # the passages counted in the arrays above
 
-    def add(self, passages: Sequence[tuple[int, str, str]]) -> Lengths:
-        """Count the terms of (passage id, heading text, body) rows; returns their lengths. The
-        writer hands them over in batches: FTS5 counts a thousand passages in one statement far
-        faster than one at a time."""
-        rows = self._counted(passages)
-        lengths = Lengths({pid: 0 for pid, _, _ in passages}, {pid: 0 for pid, _, _ in passages})
+    @property
+    def entries(self) -> int:
+        """(term, passage, column) entries held: what the memory holds."""
+        return len(self._term)
+
+    def add(self, rows: Sequence[Counted]) -> None:
         if not rows:
-            return lengths
+            return
         terms, ids, columns, counts = zip(*rows, strict=True)
-        for pid, column, count in zip(ids, columns, counts, strict=True):
-            side = lengths.body if column else lengths.heading
-            side[pid] += count
         vocabulary = self._vocabulary
-        # Column by column rather than row by row: a build appends ~150 entries per passage.
+        # Column by column rather than row by row.
         self._term.extend([vocabulary.setdefault(term, len(vocabulary)) for term in terms])
         self._passage.extend(ids)
         self._column.extend(columns)
         self._count.extend(counts)
-        self._added.update(ids)
-        return lengths
+        self.added.update(ids)
 
     def forget(self, ids: Iterable[int]) -> None:
-        """Drop passages counted earlier in this write that are being removed again (a passage
-        re-indexed twice in one write)."""
-        gone = self._added.intersection(ids)
+        """Drop passages counted earlier that are being removed again (a passage re-indexed twice
+        in one write)."""
+        gone = self.added.intersection(ids)
         if not gone:
             return
         keep = ~np.isin(np.frombuffer(self._passage, dtype=np.int32), np.fromiter(gone, np.int32))
@@ -127,35 +149,19 @@ class PostingsWriter:
                 name,
                 array(column.typecode, np.frombuffer(column, dtype=column.typecode)[keep].tobytes()),
             )
-        self._added -= gone
+        self.added -= gone
 
-    def _counted(self, passages: Sequence[tuple[int, str, str]]) -> list[tuple[str, int, int, int]]:
-        """(term, passage id, column: 0 heading or 1 body, count) of every term in `passages`."""
-        if not passages:
-            return []
-        self._db.executemany("INSERT INTO temp.scratch (rowid, section, body) VALUES (?, ?, ?)", passages)
-        rows: list[tuple[str, int, int, int]] = self._db.execute(
-            "SELECT term, doc, col = 'body', count(*) FROM temp.scratch_terms GROUP BY term, doc, col"
-        ).fetchall()
-        self._db.execute("DELETE FROM temp.scratch")
-        return rows
-
-    @property
-    def entries(self) -> int:
-        """(term, passage, column) entries counted and not written yet: what the memory holds."""
-        return len(self._term)
-
-    def flush(self, segment: int) -> Segment | None:
-        """Write the counted postings as `segment` (one row per term) and record it; returns it
-        (None: nothing was added, nothing written)."""
-        if not self._added:
-            self._reset()
-            return None
+    def grouped(self) -> Grouped:
         names = list(self._vocabulary)
-        terms = np.frombuffer(self._term, dtype=np.int32)
-        passages = np.frombuffer(self._passage, dtype=np.int32)
-        columns = np.frombuffer(self._column, dtype=np.int8)
-        counts = np.frombuffer(self._count, dtype=np.int32)
+        # Terms numbered in name order, so that sorting by number below writes them in that order.
+        by_name = np.zeros(len(names), dtype=np.int32)
+        by_name[np.argsort(np.array(names, dtype=object), kind="stable")] = np.arange(
+            len(names), dtype=np.int32
+        )
+        terms = by_name[np.frombuffer(self._term, dtype=np.int32)] if self._term else np.zeros(0, np.int32)
+        passages = np.frombuffer(self._passage, dtype=np.int32) if self._passage else np.zeros(0, np.int32)
+        columns = np.frombuffer(self._column, dtype=np.int8) if self._column else np.zeros(0, np.int8)
+        counts = np.frombuffer(self._count, dtype=np.int32) if self._count else np.zeros(0, np.int32)
         order = np.lexsort((passages, terms))
         terms, passages, columns, counts = terms[order], passages[order], columns[order], counts[order]
         del order
@@ -174,117 +180,76 @@ class PostingsWriter:
         new_ids, new_terms = passages[first], terms[first]
         del terms, passages, columns, counts, first, posting, heading, body
         bounds = np.flatnonzero(np.diff(new_terms)) + 1
-        starts = np.concatenate(([0], bounds)).tolist()
-        ends = np.concatenate((bounds, [len(new_terms)])).tolist()
-        self._db.executemany(
-            "INSERT INTO postings (term, segment, passages, heading, body) VALUES (?, ?, ?, ?, ?)",
-            (
-                (names[int(new_terms[s])], segment, *pack(new_ids[s:e], new_heading[s:e], new_body[s:e]))
-                for s, e in zip(starts, ends, strict=True)
-            ),
-        )
-        written = Segment(segment, min(self._added), max(self._added), len(self._added), 0)
-        self._db.execute(
-            "INSERT INTO segments (segment, first_id, last_id, passages, dead) VALUES (?, ?, ?, ?, 0)",
-            (written.number, written.first_id, written.last_id, written.passages),
-        )
-        self._reset()
-        return written
-
-
-# --- segments ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Segment:
-    number: int
-    first_id: int  # the passage ids it was written with lie in [first_id, last_id]
-    last_id: int
-    passages: int
-    dead: int  # of those, passages removed since
-
-
-def segments(db: sqlite3.Connection) -> list[Segment]:
-    return [
-        Segment(*row)
-        for row in db.execute(
-            "SELECT segment, first_id, last_id, passages, dead FROM segments ORDER BY first_id"
-        )
-    ]
-
-
-def count_removed(db: sqlite3.Connection, ids: Sequence[int]) -> None:
-    """Passages removed: each segment that holds their postings counts them as dead."""
-    if not ids:
-        return
-    found = segments(db)
-    firsts = np.array([s.first_id for s in found], dtype=np.int64)
-    where = np.searchsorted(firsts, np.asarray(ids, dtype=np.int64), side="right") - 1
-    for index, dead in zip(*np.unique(where[where >= 0], return_counts=True), strict=True):
-        db.execute(
-            "UPDATE segments SET dead = dead + ? WHERE segment = ?", (int(dead), found[int(index)].number)
+        starts = np.concatenate(([0], bounds)).tolist() if len(new_terms) else []
+        ends = np.concatenate((bounds, [len(new_terms)])).tolist() if len(new_terms) else []
+        ordered = sorted(names)
+        return Grouped(
+            [ordered[int(new_terms[s])] for s in starts],
+            list(zip(starts, ends, strict=True)),
+            new_ids,
+            new_heading,
+            new_body,
         )
 
 
-def merge(db: sqlite3.Connection, chosen: list[Segment], into: int, live: npt.NDArray[np.bool_]) -> None:
-    """Rewrite `chosen` as one segment `into`, without the postings of removed passages."""
-    _merge(db, chosen, into, live)
+class PostingsWriter:
+    """Collects the term counts of passages added and the passages removed during one write, and
+    rewrites the postings rows of every term they touch when the write finishes."""
 
+    def __init__(self, counter: TermCounter, table: PostingsTable) -> None:
+        self._counter = counter
+        self._table = table
+        self._counted = CountedTerms()
+        self._removed: set[int] = set()
+        self._removed_terms: set[str] = set()
 
-def compact(db: sqlite3.Connection, live_ids: Callable[[], npt.NDArray[np.bool_]], next_segment: int) -> int:
-    """Merge segments as the policy in the module docstring says, dropping the postings of
-    removed passages (`live_ids()[id]` is False for them: asked for only when something is to be
-    merged); returns the next free segment number."""
-    live: npt.NDArray[np.bool_] | None = None
-    while True:
-        found = segments(db)
-        alive = [s.passages - s.dead for s in found]
-        if len(found) >= 2 and alive[-1] >= MERGE_SHARE * alive[-2]:
-            chosen = found[-2:]
-        else:
-            chosen = [s for s in found if s.dead * 2 > s.passages][:1]
-        if not chosen:
-            return next_segment
-        if live is None:
-            live = live_ids()
-        _merge(db, chosen, next_segment, live)
-        next_segment += 1
+    def add(self, passages: Sequence[tuple[int, str, str]]) -> list[Counted]:
+        """Count the terms of (passage id, heading text, body) rows just indexed, and return
+        the counts. The writer hands them over in batches (see `TermCounter.count`)."""
+        rows = self._counter.count(passages)
+        self._counted.add(rows)
+        return rows
 
+    def remove(self, passages: Sequence[tuple[int, str, str]]) -> None:
+        """Forget passages about to be deleted (their id, heading text and body): in the index as
+        it was, and among those added earlier in this write (a passage re-indexed twice)."""
+        ids = {passage for passage, _, _ in passages}
+        self._counted.forget(ids)
+        self._removed |= ids
+        self._removed_terms.update(term for term, _, _, _ in self._counter.count(passages))
 
-def _merge(db: sqlite3.Connection, chosen: list[Segment], into: int, live: npt.NDArray[np.bool_]) -> None:
-    """Rewrite `chosen` as one segment `into`, term by term: each segment is read in term order
-    and the readings are merged, so a merge of the largest segments holds one term's postings at
-    a time, and a merge of small ones reads only their rows."""
-    numbers = [s.number for s in chosen]
-    readings = [
-        db.execute(
-            "SELECT term, ?, passages, heading, body FROM postings WHERE segment = ? ORDER BY term",
-            (order, number),
-        )
-        for order, number in enumerate(numbers)
-    ]
-    # Rows are written under `into`, which none of the readings selects.
-    insert = db.cursor()
-    for term, group in itertools.groupby(
-        heapq.merge(*readings, key=lambda row: (row[0], row[1])), key=lambda row: row[0]
-    ):
-        parts = [unpack(*row[2:]) for row in group]
-        ids = np.concatenate([p[0] for p in parts])
-        keep = (ids < len(live)) & live[np.minimum(ids, len(live) - 1)]
-        if keep.any():
-            heading = np.concatenate([p[1] for p in parts])
-            body = np.concatenate([p[2] for p in parts])
-            insert.execute(
-                "INSERT INTO postings (term, segment, passages, heading, body) VALUES (?, ?, ?, ?, ?)",
-                (term, into, *pack(ids[keep], heading[keep], body[keep])),
-            )
-    for number in numbers:
-        db.execute("DELETE FROM postings WHERE segment = ?", (number,))
-        db.execute("DELETE FROM segments WHERE segment = ?", (number,))
-    first, last = min(s.first_id for s in chosen), max(s.last_id for s in chosen)
-    alive = int(live[first : last + 1].sum())
-    if alive:
-        db.execute(
-            "INSERT INTO segments (segment, first_id, last_id, passages, dead) VALUES (?, ?, ?, ?, 0)",
-            (into, first, last, alive),
-        )
+    def flush(self) -> None:
+        """Rewrite the postings of every touched term: its old passages minus the removed ones,
+        plus the added ones, in passage-id order; then start over (a write may flush again)."""
+        new = self._counted.grouped()
+        added = dict(zip(new.terms, new.spans, strict=True))
+        removed = np.fromiter(self._removed, dtype=np.int32, count=len(self._removed))
+        touched = sorted(set(added) | self._removed_terms)
+        self._counted, self._removed, self._removed_terms = CountedTerms(), set(), set()
+        for start in range(0, len(touched), _FLUSH_BATCH):
+            batch = touched[start : start + _FLUSH_BATCH]
+            old_rows = self._table.read(batch)
+            written: list[PackedRow] = []
+            emptied: list[str] = []
+            for term in batch:
+                first, last = added.get(term, (0, 0))
+                ids, heading_counts, body_counts = (
+                    new.ids[first:last],
+                    new.heading[first:last],
+                    new.body[first:last],
+                )
+                old = old_rows.get(term)
+                if old:
+                    old_ids, old_heading, old_body = unpack(*old)
+                    keep = ~np.isin(old_ids, removed)
+                    ids = np.concatenate((old_ids[keep], ids))
+                    heading_counts = np.concatenate((old_heading[keep], heading_counts))
+                    body_counts = np.concatenate((old_body[keep], body_counts))
+                    order = np.argsort(ids, kind="stable")
+                    ids, heading_counts, body_counts = ids[order], heading_counts[order], body_counts[order]
+                if len(ids):
+                    written.append((term, *pack(ids, heading_counts, body_counts)))
+                elif old:
+                    emptied.append(term)
+            self._table.write(written)
+            self._table.delete(emptied)

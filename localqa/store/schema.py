@@ -138,7 +138,7 @@ def m005_postings(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m006_in_place(db: Any) -> None:
+def m007_in_place(db: Any) -> None:
     # Refreshing in place (issue 21; localqa/store/sqlite.py, postings.py, vectors.py):
     # - postings in segments: a write adds the postings of what it added, it never rewrites a
     #   common term's whole list; `segments` says which passage ids each segment was written with;

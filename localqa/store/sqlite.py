@@ -1,6 +1,6 @@
 """The SQLite index: one database file (and its vectors beside it, `localqa.store.vectors`), every
-statement localqa runs against it. BM25 reads the packed per-term postings
-(`localqa.store.postings`), counted by FTS5's own tokenizer.
+statement localqa runs against it. BM25 reads the packed per-term postings, in segments
+(`localqa.store.segments`), counted by FTS5's own tokenizer.
 
 Writing happens in place, in WAL mode: a refresh changes only what changed, in transactions, and
 commits twice or more (the lexical index as soon as extraction ends, then the vectors in batches).
@@ -14,10 +14,8 @@ Reads use a read-only connection holding one read transaction for the store's li
 
 Passage ids are SQLite rowids handed out from a counter that never goes back, so an id always
 names the same passage text: postings and vectors are keyed by it and never rewritten for
-passages a refresh did not touch; readers skip the ids of removed passages. The store numbers the
-passages it hands out in a canonical order instead (sources by file name, then OCR sidecars, each
-in extraction order: the order a full rebuild writes them in), so that rankings break ties the
-same way in an index refreshed in place as in one rebuilt from scratch.
+passages a refresh did not touch; readers skip the ids of removed passages. The store hands out
+canonical numbers instead (`localqa.store.layout`), read from one `units` row per input file.
 """
 
 from __future__ import annotations
@@ -37,38 +35,41 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from localqa.catalog import searchable_heading, searchable_title
+from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.settings import Chunking
-from localqa.store import postings as postings_table
+from localqa.store import segments as postings_segments
 from localqa.store import vectors
 from localqa.store.base import (
     IndexedFile,
     IndexedState,
     IndexStatus,
-    LexicalStatistics,
-    Postings,
     Scope,
-    Store,
     StoredPassage,
     Unembedded,
     Vectors,
     Writer,
     WriteSummary,
 )
-from localqa.store.postings import PostingsWriter
+from localqa.store.layout import LayoutStore, Unit
+from localqa.store.rows import (
+    DOCUMENT_COLUMNS,
+    PASSAGE_COLUMNS,
+    document_of,
+    document_values,
+    passage_of,
+    status_of,
+)
 from localqa.store.schema import SCHEMA_VERSION, migrate
+from localqa.store.segments import SegmentWriter
 from localqa.text import identifiers
-from localqa.types import Document, Kind, Location, Passage, Status
+from localqa.types import Document, Location, Passage
 
-CATALOG_NAME = "catalog.toml"
-_PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
 # What is embedded for a passage (embeddings.passage_text), and its id.
 _UNEMBEDDED = (
     "SELECT p.id, d.context, p.section, p.text FROM passages p JOIN documents d ON d.doc_id = p.doc_id"
 )
-_DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
-# Passages whose terms are counted for the postings together (see PostingsWriter.add): counted
+# Passages whose terms are counted for the postings together (see SegmentWriter.add): counted
 # per file, a collection of one-page files spent most of its build counting one at a time.
 _COUNT_BATCH = 1000
 # Postings counted in one write are written out as a segment of their own once they are this many
@@ -157,7 +158,7 @@ def _identity(path: Path) -> tuple[int, int]:
     return found.st_dev, found.st_ino
 
 
-class SQLiteStore(Store):
+class SQLiteStore(LayoutStore):
     def __init__(
         self,
         path: Path,
@@ -176,11 +177,6 @@ class SQLiteStore(Store):
         self._identity = identity
         self._embedded_with = embedded_with  # models the index is embedded with (vectors may still be coming)
         self._mapped = mapped
-        self._masks: dict[frozenset[str], npt.NDArray[np.bool_]] = {}
-        # The scopes last asked about, by identity: finding an equal set among the keys above
-        # compares it whole (100k document ids: milliseconds), and each term of a query asks.
-        self._recent: dict[int, tuple[frozenset[str], npt.NDArray[np.bool_]]] = {}
-        self._statistics: dict[tuple[int, Chunking], LexicalStatistics] = {}  # by id of a kept mask
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
         self._have: dict[str, npt.NDArray[np.bool_]] = {}
 
@@ -208,7 +204,7 @@ class SQLiteStore(Store):
 
     @cached_property
     def _documents(self) -> tuple[Document, ...]:
-        return tuple(_document(row) for row in self._query(f"SELECT {_DOCUMENT_COLUMNS} FROM documents"))
+        return tuple(document_of(row) for row in self._query(f"SELECT {DOCUMENT_COLUMNS} FROM documents"))
 
     def documents(self) -> tuple[Document, ...]:
         return self._documents
@@ -224,8 +220,6 @@ class SQLiteStore(Store):
             else (" WHERE doc_id IN (SELECT value FROM json_each(?))", (_ids(doc_ids),))
         )
         kinds = dict(self._query(f"SELECT kind, count(*) FROM passages{where} GROUP BY kind", *args))
-        meta = dict(self._query("SELECT key, value FROM meta"))
-        documents = [d for d in self._documents if doc_ids is None or d.doc_id in doc_ids]
         sidecars = self._query(
             f"SELECT count(DISTINCT origin) FROM passages{where}{' AND' if where else ' WHERE'} "
             "origin LIKE '%.ocr.txt'",
@@ -236,93 +230,33 @@ class SQLiteStore(Store):
         embedded = {
             model: int((self._embedded(model) & counted).sum()) for model in sorted(self._embedded_with)
         }
-        return IndexStatus(
-            path=self.path,
-            documents=len(documents),
-            passages={kind.value: kinds.get(kind.value, 0) for kind in Kind},
-            sidecars=sidecars,
-            invisible_documents=tuple(sorted(d.source for d in documents if d.access is None)),
-            # The digest covers every document: a caller who saw it change would learn that
-            # something they may not see changed. The operator's view only.
-            corpus_digest=meta.get("corpus_digest") if doc_ids is None else None,
-            embeddings=embedded,
-            schema_version=int(meta.get("schema_version", 0)),
-            built=meta.get("built") if doc_ids is None else None,  # like the digest
-        )
+        meta = dict(self._query("SELECT key, value FROM meta"))
+        return status_of(self.path, self._documents, doc_ids, kinds, sidecars, embedded, meta)
 
     # --- retrieval ------------------------------------------------------------------------
 
-    def terms(self, text: str) -> list[str]:
-        from localqa.store.tokenizer import tokenizer
-
-        return tokenizer().terms(text)
-
-    @cached_property
-    def _layout(self) -> _Layout:
-        """Every passage's lengths and document, as arrays in canonical order: what scoping and
-        BM25 need, read once per snapshot from one row per input file."""
-        rows = self._query(
+    def _layout_units(self) -> list[Unit]:
+        return self._query(
             "SELECT u.name, u.source, u.ids, u.heading, u.body, d.doc_id FROM units u "
             "LEFT JOIN documents d ON d.source = u.source"
         )
-        return _Layout.of(rows)
 
-    def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
-        """Which passages are in `scope`, by canonical number (cached: a scope is reused for every
-        part and, in a long-lived process, every question of the same caller and date)."""
-        recent = self._recent.get(id(scope.doc_ids))
-        if recent is not None and recent[0] is scope.doc_ids:
-            return recent[1]
-        mask = self._masks.get(scope.doc_ids)
-        if mask is None:
-            mask = self._layout.mask(scope.doc_ids)
-            self._masks[scope.doc_ids] = mask
-        if len(self._recent) >= 16:  # the set is held here so its id stays its own; keep few
-            del self._recent[next(iter(self._recent))]
-        self._recent[id(scope.doc_ids)] = (scope.doc_ids, mask)
-        return mask
+    def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        found = {}
+        for term in terms:  # in-process: one statement per term costs nothing extra
+            rows = self._query("SELECT passages, heading, body FROM postings WHERE term = ?", term)
+            if rows:  # a term's segments, one after another
+                ids, heading, body = (b"".join(column) for column in zip(*rows, strict=True))
+                found[term] = (ids, heading, body)
+        return found
 
-    def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
-        mask = self._mask(scope)
-        key = (id(mask), chunking)  # masks are kept for the store's life: their ids stay theirs
-        cached = self._statistics.get(key)
-        if cached is None:
-            lengths = self._layout.lengths(chunking)[mask]
-            count = int(lengths.size)
-            cached = LexicalStatistics(count, float(lengths.mean()) if count else 1.0)
-            self._statistics[key] = cached
-        return cached
-
-    def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings:
-        rows = self._query("SELECT passages, heading, body FROM postings WHERE term = ?", term)
-        if not rows:
-            return Postings.empty()
-        parts = [postings_table.unpack(*row) for row in rows]
-        ids, heading, body = (
-            np.concatenate([p[i] for p in parts]) if len(parts) > 1 else parts[0][i] for i in range(3)
-        )
-        counts = body.astype(np.float64) + (heading if chunking == "heading" else 0)
-        numbers = self._layout.numbers(ids)
-        keep = self._mask(scope)[numbers] & (counts > 0)
-        chosen = numbers[keep]
-        return Postings(chosen.astype(np.int32), counts[keep], self._layout.lengths(chunking)[chosen])
-
-    def carriers(self, scope: Scope, codes: Sequence[str], chunking: Chunking) -> dict[int, set[str]]:
-        rows = self._query(
+    def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> list[tuple[int, str]]:
+        return self._query(
             "SELECT passage_id, identifier FROM identifiers "
             "WHERE identifier IN (SELECT value FROM json_each(?)) AND (col = 'body' OR ?)",
             json.dumps(list(codes)),
             chunking == "heading",
         )
-        if not rows:
-            return {}
-        numbers = self._layout.numbers(np.array([pid for pid, _ in rows], dtype=np.int64)).tolist()
-        mask = self._mask(scope)
-        found: dict[int, set[str]] = {}
-        for number, (_, code) in zip(numbers, rows, strict=True):
-            if mask[number]:
-                found.setdefault(number, set()).add(code)
-        return found
 
     def has_vectors(self, model: str) -> bool:
         return model in self._embedded_with
@@ -360,8 +294,9 @@ class SQLiteStore(Store):
         return have
 
     def similarities(
-        self, scope: Scope, model: str, vector: Vectors
+        self, scope: Scope, model: str, vector: Vectors, limit: int | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        # Every one: ranking them all in numpy costs less than choosing the best `limit` here.
         ids, matrix = self._vectors(model)
         if not len(ids):
             return ids, np.zeros(0, dtype=np.float32)
@@ -381,25 +316,15 @@ class SQLiteStore(Store):
         number_of = dict(zip(internal, wanted, strict=True))
         return sorted((Unembedded(number_of[pid], *rest) for pid, *rest in rows), key=lambda u: u.id)
 
-    def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
-        numbers = np.fromiter(ids, dtype=np.int64)
-        if not len(numbers):
-            return {}
-        internal = self._layout.internal[numbers].tolist()
-        rows = self._query(
-            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE id IN (SELECT value FROM json_each(?))",
-            json.dumps(internal),
+    def _passage_rows(self, stored: Sequence[int]) -> list[Any]:
+        return self._query(
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE id IN (SELECT value FROM json_each(?))",
+            json.dumps(list(stored)),
         )
-        number_of = dict(zip(internal, numbers.tolist(), strict=True))
-        return {number_of[row[0]]: _passage(row, number_of[row[0]]) for row in rows}
-
-    def _numbered(self, rows: list[Any]) -> list[StoredPassage]:
-        numbers = self._layout.numbers(np.array([row[0] for row in rows], dtype=np.int64)).tolist()
-        return [_passage(row, number) for row, number in zip(rows, numbers, strict=True)]
 
     def passage_at(self, location: Location) -> StoredPassage | None:
         rows = self._query(
-            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? AND kind = ? "
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? AND kind = ? "
             "AND table_no IS ? AND row_no IS ? AND paragraph IS ? LIMIT 1",
             location.source,
             location.page,
@@ -416,122 +341,15 @@ class SQLiteStore(Store):
 
     def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
         rows = self._query(
-            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id",
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id",
             source,
             page,
         )
         return self._numbered(rows)
 
 
-class _Layout:
-    """Passages in canonical order (sources by file name, then sidecars, each in extraction
-    order), numbered 0..size-1: their rowids, lengths and documents as arrays. One slot more at
-    the end stands for "no passage" (a removed one): no document, length 0."""
-
-    def __init__(
-        self,
-        internal: npt.NDArray[np.int64],
-        documents: npt.NDArray[np.int32],
-        heading: npt.NDArray[np.int32],
-        body: npt.NDArray[np.int32],
-        names: list[str],
-    ) -> None:
-        self.size = len(internal)
-        self.internal = internal  # rowid of each number
-        # number of each rowid (size for a rowid that is no passage), with one slot past the last
-        self._number = np.full(int(internal.max(initial=-1)) + 2, self.size, dtype=np.int64)
-        self._number[internal] = np.arange(self.size)
-        self.documents = np.append(documents, -1).astype(np.int32)  # document number; -1: none
-        self.body = np.append(body, 0).astype(np.int32)
-        # Summed once: every posting list of a query is looked up in it.
-        self.heading_and_body = self.body + np.append(heading, 0).astype(np.int32)
-        self.names = {name: number for number, name in enumerate(names)}
-
-    @classmethod
-    def of(cls, rows: list[tuple[str, str, bytes, bytes, bytes, str | None]]) -> _Layout:
-        """From the `units` rows: (name, source, ids, heading lengths, body lengths, doc_id)."""
-        rows = sorted(rows, key=lambda row: (row[0] != row[1], row[0]))  # sources first, by name
-        names: dict[str, int] = {}
-        numbers = [-1 if row[5] is None else names.setdefault(row[5], len(names)) for row in rows]
-
-        def joined(column: int) -> npt.NDArray[np.int32]:
-            # One buffer for all files (a million passages in a thousand rows, or a hundred
-            # thousand one-passage files: no per-file arrays).
-            blobs: list[bytes] = [row[column] for row in rows]  # type: ignore[misc]
-            return np.frombuffer(b"".join(blobs), dtype="<i4")
-
-        counts = [len(row[2]) // 4 for row in rows]
-        documents = np.repeat(np.array(numbers, dtype=np.int32), counts)
-        return cls(joined(2).astype(np.int64), documents, joined(3), joined(4), list(names))
-
-    def numbers(self, rowids: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
-        """The canonical number of each rowid (`size` for one that is no passage any more)."""
-        found: npt.NDArray[np.int64] = self._number[np.minimum(rowids, len(self._number) - 1)]
-        return found
-
-    def lengths(self, chunking: Chunking) -> npt.NDArray[np.int32]:
-        return self.heading_and_body if chunking == "heading" else self.body
-
-    def mask(self, doc_ids: frozenset[str]) -> npt.NDArray[np.bool_]:
-        wanted = np.zeros(len(self.names) + 1, dtype=bool)  # the last slot stands for "no document"
-        for doc_id in doc_ids:
-            number = self.names.get(doc_id)
-            if number is not None:
-                wanted[number] = True
-        return wanted[self.documents]
-
-
 def _ids(doc_ids: frozenset[str]) -> str:
     return json.dumps(sorted(doc_ids))
-
-
-def _document(row: Sequence[Any]) -> Document:
-    doc_id, source, series, version, effective, status, access, tenant, title = row
-    # Rows this module wrote from validated documents: rebuilt without validating them again
-    # (an index of 100k documents would otherwise spend most of a second on it).
-    return Document.model_construct(
-        doc_id=doc_id,
-        source=source,
-        series=series,
-        version=version,
-        effective=date.fromisoformat(effective) if effective else None,
-        status=Status(status),
-        access=access,
-        tenant=tenant,
-        title=title,
-    )
-
-
-def _document_row(document: Document) -> tuple[Any, ...]:
-    """A document as the `documents` table holds it (`_DOCUMENT_COLUMNS`)."""
-    return (
-        document.doc_id,
-        document.source,
-        document.series,
-        document.version,
-        document.effective.isoformat() if document.effective else None,
-        document.status.value,
-        document.access,
-        document.tenant,
-        document.title,
-    )
-
-
-def _passage(row: Sequence[Any], number: int) -> StoredPassage:
-    _, doc_id, kind, source, page, section, paragraph, table, row_no, text, boxes = row
-    return StoredPassage(
-        id=number,
-        doc_id=doc_id,
-        kind=Kind(kind),
-        source=source,
-        page=page,
-        section=section,
-        paragraph=paragraph,
-        table=table,
-        row=row_no,
-        text=text,
-        boxes=tuple(tuple(box) for box in json.loads(boxes)),
-    )
 
 
 # --- writing -------------------------------------------------------------------------------------
@@ -660,7 +478,7 @@ def _read_state(path: Path, rebuild: bool) -> IndexedState:
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
-            documents = db.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents").fetchall()
+            documents = db.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents").fetchall()
     except sqlite3.DatabaseError:
         if rebuild:
             return IndexedState()
@@ -671,7 +489,7 @@ def _read_state(path: Path, rebuild: bool) -> IndexedState:
         files={
             name: IndexedFile(sha, tuple(int(p) for p in pages.split(",") if p)) for name, sha, pages in files
         },
-        documents={row[1]: _document(row) for row in documents},
+        documents={row[1]: document_of(row) for row in documents},
     )
 
 
@@ -682,7 +500,7 @@ class SQLiteWriter(Writer):
         self._previous = previous
         self.commits = 0
         db.execute("BEGIN IMMEDIATE")
-        self._postings = PostingsWriter(db)
+        self._postings = SegmentWriter(db)
         self._added: list[tuple[int, str, str]] = []  # (id, heading, body) waiting to be counted
         self._units: dict[str, tuple[str, list[int]]] = {}  # written, waiting for their lengths
         self._lengths: dict[int, tuple[int, int]] = {}  # counted, waiting for their unit's row
@@ -692,7 +510,7 @@ class SQLiteWriter(Writer):
         self._first_new = self._next_id  # ids from here on are this write's (in no segment yet)
         top = db.execute("SELECT coalesce(max(segment), 0) + 1 FROM segments").fetchone()[0]
         self._next_segment = int(top)
-        self._written: list[postings_table.Segment] = []  # this write's segments, not committed
+        self._written: list[postings_segments.Segment] = []  # this write's segments, not committed
         self._committed = {
             key.removeprefix(vectors.META_PREFIX): vectors.VectorFile.parse(value)
             for key, value in meta.items()
@@ -753,12 +571,12 @@ class SQLiteWriter(Writer):
         self._count_added()
         self._flush_postings()
         if len(self._written) > 1:  # a large write, flushed in parts: one segment again
-            postings_table.merge(self._db, self._written, self._next_segment, self._live_ids())
+            postings_segments.merge(self._db, self._written, self._next_segment, self._live_ids())
             self._next_segment += 1
         if self._written:
             self._first_new = self._next_id
             self._written = []
-        self._next_segment = postings_table.compact(self._db, self._live_ids, self._next_segment)
+        self._next_segment = postings_segments.compact(self._db, self._live_ids, self._next_segment)
         self._db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('next_passage_id', ?)", (str(self._next_id),)
         )
@@ -821,7 +639,7 @@ class SQLiteWriter(Writer):
         )
         self._db.execute("DELETE FROM passages WHERE origin = ?", (origin,))
         self._db.execute("DELETE FROM units WHERE name = ?", (origin,))
-        postings_table.count_removed(self._db, [pid for pid in ids if pid < self._first_new])
+        postings_segments.count_removed(self._db, [pid for pid in ids if pid < self._first_new])
 
     def put_documents(self, documents: Iterable[Document], blocked: Iterable[str]) -> None:
         documents = list(documents)
@@ -830,14 +648,14 @@ class SQLiteWriter(Writer):
         stored = {
             row[1]: row
             for row in self._db.execute(
-                f"SELECT {_DOCUMENT_COLUMNS}, found_title, context FROM documents "
+                f"SELECT {DOCUMENT_COLUMNS}, found_title, context FROM documents "
                 "WHERE source IN (SELECT value FROM json_each(?))",
                 (json.dumps([d.source for d in documents]),),
             )
         }
         # A document whose row says what it says already is left alone: a refresh that changes
         # nothing writes nothing (and a million passages are not walked for their document ids).
-        documents = [d for d in documents if stored.get(d.source, ())[:9] != _document_row(d)]
+        documents = [d for d in documents if stored.get(d.source, ())[:9] != document_values(d)]
         # Forget the rows being rewritten first, so that ids can move between documents (a swap).
         self._db.executemany("DELETE FROM documents WHERE source = ?", ((d.source,) for d in documents))
         for document in documents:
@@ -863,9 +681,9 @@ class SQLiteWriter(Writer):
 
     def _insert_document(self, document: Document, found_title: str | None, context: str) -> None:
         self._db.execute(
-            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, found_title, context) "
+            f"INSERT INTO documents ({DOCUMENT_COLUMNS}, found_title, context) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*_document_row(document), found_title, context),
+            (*document_values(document), found_title, context),
         )
 
     def _context(self, doc_id: str) -> tuple[str, str, str]:
@@ -885,11 +703,11 @@ class SQLiteWriter(Writer):
             return
         self._db.execute("UPDATE documents SET context = ? WHERE doc_id = ?", (wanted, doc_id))
         rows = self._db.execute(
-            f"SELECT origin, {_PASSAGE_COLUMNS} FROM passages WHERE doc_id = ? ORDER BY origin, id", (doc_id,)
+            f"SELECT origin, {PASSAGE_COLUMNS} FROM passages WHERE doc_id = ? ORDER BY origin, id", (doc_id,)
         ).fetchall()
         by_origin: dict[str, list[Passage]] = {}
         for origin, *row in rows:
-            stored = _passage(row, row[0])
+            stored = passage_of(row)
             by_origin.setdefault(origin, []).append(
                 Passage.model_construct(**stored.model_dump(exclude={"id", "doc_id"}))
             )
@@ -960,10 +778,8 @@ class SQLiteWriter(Writer):
         """Count the terms of the passages written since the last count (their postings, and
         the lengths BM25 needs), and write the rows of the units now fully counted."""
         if self._added:
-            counted = self._postings.add(self._added)
+            self._lengths.update(self._postings.add(self._added))
             self._added = []
-            for pid, heading in counted.heading.items():
-                self._lengths[pid] = (heading, counted.body[pid])
             if self._postings.entries >= _FLUSH_ENTRIES:
                 self._flush_postings()
         self._write_units()
