@@ -10,25 +10,18 @@ a date): a backend must never let a passage outside the scope contribute to a nu
 A refresh writes in place (issue 21): a `Writer` commits the lexical index as soon as extraction
 ends (`Writer.commit`), then the vectors in batches, each batch its own commit, so that questions
 can be asked while it embeds and an interrupted run resumes where it stopped. A `Store` reads one
-committed snapshot for its whole life and says when a newer one exists (`Store.changed`); until a
-passage has its vector, retrieval embeds it at question time (`Store.missing_vectors`).
-
-Interface changes for issue 21 (a backend implements all of them):
-- `Store.changed()`: has a commit happened since this store was opened? (cheap: once per question)
-- `Store.missing_vectors(model, ids)`: which of these passages have no vector yet, with their text
-- `Store.has_vectors` / `Writer.has_vectors`: true once the index is embedded with the model, also
-  while some vectors are still being computed (`Writer.expect_vectors` records it)
-- `Writer.expect_vectors(model)`: from the next commit, the index is embedded with `model`
-- `Writer.commit()`: make everything written so far visible to readers, atomically
-- `Writer.passages_without_vectors(model, limit)`: at most `limit` of them, in id order
-- a passage id is never reused, and a passage's searchable text never changes under its id (a
-  changed passage, or one whose document context changed, is a new passage with a new id): a
-  backend may keep per-passage data (postings, vectors) keyed by id without rewriting it
+committed version and says when a newer one exists (`Store.changed`); until a passage has its
+vector, retrieval embeds it at question time (`Store.missing_vectors`). Further:
+- `has_vectors` is true once the index is embedded with the model, also while some vectors are
+  still being computed (`Writer.expect_vectors` records it);
 - the ids a `Store` hands out (postings, carriers, similarities, passages) are its own, for the
   life of the store: retrieval breaks ties in score to the lower id, so a store numbers passages
-  in one canonical order, whatever order they were written in: sources by file name, then OCR
-  sidecars by file name, each file's passages in extraction order (the order a rebuild writes
-  them). Then an index refreshed in place ranks exactly as one rebuilt, and two backends agree.
+  in one canonical order, whatever order they were written in and whatever ids it keeps them
+  under (`localqa.store.layout`). Then an index refreshed in place ranks exactly as one rebuilt,
+  and two backends agree;
+- a backend that keeps per-passage data (postings, vectors) across commits without rewriting it
+  (SQLite) never reuses a stored id, and a passage's searchable text never changes under its id:
+  a changed passage, or one whose document context changed, is a new passage with a new id.
 """
 
 from __future__ import annotations
@@ -156,9 +149,9 @@ class WriteSummary:
 
 
 class Store(ABC):
-    """Read access to one committed index snapshot, kept for the life of the object (a refresh
-    committing meanwhile does not change what it reads: see `changed`). Cheap derived data
-    (documents, scopes) may be cached for the life of the object."""
+    """Read access to one committed version of an index at a time: a refresh committing meanwhile
+    does not change what it reads until `changed()` is asked (which reopens or, on a server, moves
+    to the new version). Cheap derived data (documents, scopes) may be cached for a version."""
 
     path: str
 
