@@ -240,8 +240,7 @@ class Library:
                 store.release()
 
     def _current(self) -> Store:
-        """The open store; reopened when a refresh has committed since it was opened (it reads
-        the snapshot it opened). Call with the lock held."""
+        """The open store; reopened when a refresh has committed since. Call with the lock held."""
         if self._store is not None and self._store.changed():
             self._store.close()
             self._store = None
