@@ -186,7 +186,7 @@ def test_unknown_field_is_a_problem_listing_the_known_ones() -> None:
         Problem(
             "a.pdf",
             "catalog.toml: unknown field(s) colour; known fields are "
-            "id, series, version, effective, status, access, tenant, title",
+            "id, series, version, effective, status, access, tenant, title, period",
         )
     ]
 

@@ -49,11 +49,13 @@ from localqa.store.postings import PostingsWriter, unpack
 from localqa.store.schema import SCHEMA_VERSION, migrate
 from localqa.store.tokenizer import tokenizer
 from localqa.text import identifiers
-from localqa.types import Document, Kind, Location, Passage, Status
+from localqa.types import Document, Found, Kind, Location, Passage, Period, Status
 
 CATALOG_NAME = "catalog.toml"
 _PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
-_DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
+_DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title, period"
+# What extraction read on a source's first page (`Found`), kept with the document row.
+_FOUND_COLUMNS = "found_title, found_name, found_period"
 # Passages whose terms are counted for the postings together (see PostingsWriter.add): counted
 # per file, a collection of one-page files spent most of its build counting one at a time.
 _COUNT_BATCH = 1000
@@ -121,6 +123,14 @@ class SQLiteStore(Store):
 
     def documents(self) -> tuple[Document, ...]:
         return self._documents
+
+    @cached_property
+    def _found(self) -> dict[str, Found]:
+        rows = self._query(f"SELECT doc_id, {_FOUND_COLUMNS} FROM documents")
+        return {doc_id: _found(title, name, period) for doc_id, title, name, period in rows}
+
+    def found(self) -> dict[str, Found]:
+        return self._found
 
     def corpus_digest(self) -> str:
         row = self._query("SELECT value FROM meta WHERE key = 'corpus_digest'")
@@ -343,7 +353,7 @@ def _ids(doc_ids: frozenset[str]) -> str:
 
 
 def _document(row: Sequence[Any]) -> Document:
-    doc_id, source, series, version, effective, status, access, tenant, title = row
+    doc_id, source, series, version, effective, status, access, tenant, title, period = row
     # Rows this module wrote from validated documents: rebuilt without validating them again
     # (an index of 100k documents would otherwise spend most of a second on it).
     return Document.model_construct(
@@ -356,7 +366,20 @@ def _document(row: Sequence[Any]) -> Document:
         access=access,
         tenant=tenant,
         title=title,
+        period=_period(period),
     )
+
+
+def _period(stored: str | None) -> Period | None:
+    return Period.model_validate_json(stored) if stored else None
+
+
+def _period_json(period: Period | None) -> str | None:
+    return period.model_dump_json(exclude_none=True) if period else None
+
+
+def _found(title: str | None, name: str | None, period: str | None) -> Found:
+    return Found(title=title, name=name, period=_period(period))
 
 
 def _passage(row: Sequence[Any]) -> StoredPassage:
@@ -455,7 +478,7 @@ def _read_state(path: Path, rebuild: bool) -> IndexedState:
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
-            documents = db.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents").fetchall()
+            documents = db.execute(f"SELECT {_columns_in(db, _DOCUMENT_COLUMNS)} FROM documents").fetchall()
     except sqlite3.DatabaseError:
         if rebuild:
             return IndexedState()
@@ -468,6 +491,13 @@ def _read_state(path: Path, rebuild: bool) -> IndexedState:
         },
         documents={row[1]: _document(row) for row in documents},
     )
+
+
+def _columns_in(db: sqlite3.Connection, columns: str) -> str:
+    """`columns` of the documents table, NULL for those an index of an older schema lacks (the
+    live index is read before the copy being written is migrated)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(documents)")}
+    return ", ".join(c if c in present else "NULL" for c in columns.split(", "))
 
 
 class SQLiteWriter(Writer):
@@ -513,9 +543,9 @@ class SQLiteWriter(Writer):
         present = {name for (name,) in self._db.execute("SELECT name FROM files")}
         # What extraction found, and what the passages are indexed with, stays with the source.
         kept = {
-            source: (found_title, context)
-            for source, found_title, context in self._db.execute(
-                "SELECT source, found_title, context FROM documents "
+            source: (_found(*found), context)
+            for source, context, *found in self._db.execute(
+                f"SELECT source, context, {_FOUND_COLUMNS} FROM documents "
                 "WHERE source IN (SELECT value FROM json_each(?))",
                 (json.dumps([d.source for d in documents]),),
             )
@@ -537,14 +567,14 @@ class SQLiteWriter(Writer):
             self._db.execute(
                 "UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, document.source)
             )
-            self._insert_document(document, *kept.get(document.source, (None, "")))
+            self._insert_document(document, *kept.get(document.source, (Found(), "")))
             self._sync_context(document.doc_id)
         self._db.executemany("UPDATE documents SET access = NULL WHERE source = ?", ((s,) for s in blocked))
 
-    def _insert_document(self, document: Document, found_title: str | None, context: str) -> None:
+    def _insert_document(self, document: Document, found: Found, context: str) -> None:
         self._db.execute(
-            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, found_title, context) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, {_FOUND_COLUMNS}, context) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 document.doc_id,
                 document.source,
@@ -555,7 +585,10 @@ class SQLiteWriter(Writer):
                 document.access,
                 document.tenant,
                 document.title,
-                found_title,
+                _period_json(document.period),
+                found.title,
+                found.name,
+                _period_json(found.period),
                 context,
             ),
         )
@@ -589,11 +622,14 @@ class SQLiteWriter(Writer):
         doc_id: str,
         passages: Sequence[Passage],
         pages_without_text: Sequence[int],
-        found_title: str | None = None,
+        found: Found | None = None,
     ) -> None:
         self._drop_origin(name)
-        if found_title is not None:
-            self._db.execute("UPDATE documents SET found_title = ? WHERE doc_id = ?", (found_title, doc_id))
+        if found is not None:
+            self._db.execute(
+                "UPDATE documents SET found_title = ?, found_name = ?, found_period = ? WHERE doc_id = ?",
+                (found.title, found.name, _period_json(found.period), doc_id),
+            )
             self._sync_context(doc_id)
         context, _ = self._context(doc_id)
         for passage in passages:

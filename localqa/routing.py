@@ -1,0 +1,308 @@
+"""Which document is a question about? A document-level match between what a question part names
+and each eligible document's own names, so that "3M's FY2022 capital expenditure" is searched
+mainly in 3M's filing for fiscal 2022 rather than in every filing that mentions capital
+expenditure.
+
+What a document is called: its file name (`ACTIVISIONBLIZZARD_2019_10K.pdf`; words glued
+together or in CamelCase are read both ways), its catalog series, title and version, the title
+found on its first page and the organisation its cover names (`Found`). What it covers: its
+period (the catalog's, else its cover's; `localqa.periods`), or else the years in its names; and
+its report type (10-K, 10-Q, 8-K, an earnings release), from its names or its period.
+
+What a question names: words written as names (capitalised inside a sentence, upper case, or
+letters mixed with digits: "Lockheed Martin", "AMCOR", "3M", "JnJ"), each alone and a run of them
+glued together ("Activision Blizzard" finds `ACTIVISIONBLIZZARD`); fiscal periods ("FY2022",
+"Q2 of FY2023", "2019"); report types ("10-K", "8k", "annual report"). A word that only shares a
+topic with a title ("the Saturday opening hours" and "Opening Hours Notice") is not a name, so a
+question that names no document is ranked exactly as it would be without this module.
+
+Each document that matches a name scores the rarity of what it matches among the eligible
+documents (idf = ln(1 + N / df)), summed over names, periods (weighted by how well they fit:
+`periods.match`) and report types. The part is routed to the documents scoring at least
+`SHARE_OF_BEST` of the best, unless that is every eligible document (then nothing is decided).
+A period or report type alone never routes: they only choose among the documents a name found.
+
+Only eligible documents take part (the caller passes them): a document the caller may not see is
+never matched, counted in a rarity or named in a reason.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from localqa import periods
+from localqa.catalog import dated_name
+from localqa.store.tokenizer import STOP_WORDS
+from localqa.text import IDENTIFIER, LEGAL_FORMS
+from localqa.types import Document, Found, Period, Route
+
+# A document is routed to when it scores at least this share of the best-scoring document: the
+# documents tied on what the question names (one company's filings, when no year tells them
+# apart) stay together, and a document that matches a name but not the period asked about (at
+# idf weights, a rare name alone is about half of a name plus its period) is left out.
+SHARE_OF_BEST = 0.75
+
+# Report types, each with the ways it is written (case is ignored).
+FORMS = {
+    "10-K": r"10-?k|annual\s+report",
+    "10-Q": r"10-?q|quarterly\s+report",
+    "8-K": r"8-?k|current\s+report",
+    "20-F": r"20-?f",
+    "earnings release": r"earnings(?:\s+(?:release|report))?",
+    "proxy statement": r"def\s*14a|proxy(?:\s+statement)?",
+}
+_FORM = re.compile(
+    r"(?<![\w-])(?:" + "|".join(f"(?P<f{i}>{rx})" for i, rx in enumerate(FORMS.values())) + r")(?![\w-])",
+    re.IGNORECASE,
+)
+_FORM_NAMES = list(FORMS)
+_PERIOD_FORMS = {"year": "10-K", "quarter": "10-Q"}
+
+_APOSTROPHES = "'\u2019"
+_WORD = re.compile(rf"[^\W_]+(?:[{_APOSTROPHES}][^\W_]+)*")
+_POSSESSIVE = re.compile(rf"[{_APOSTROPHES}]s$")
+_OPENERS = " \t\n\"'([\u201c\u2018"
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@dataclass(frozen=True)
+class Name:
+    """A name a question part writes (a run of words written as names): the ways a document's
+    names may spell it (each word, and the words glued together), each with how it was written."""
+
+    spellings: tuple[tuple[str, str], ...]  # (folded key, as written)
+
+
+class Directory:
+    """The eligible documents' names, periods and report types, indexed for matching questions
+    against (built once per eligible set: see `directory`)."""
+
+    def __init__(self, documents: Iterable[Document], found: Mapping[str, Found]) -> None:
+        self.sources: dict[str, str] = {}
+        self.names: dict[str, set[str]] = defaultdict(set)
+        self.facts: dict[str, set[periods.Fact]] = {}
+        self.forms: dict[str, set[str]] = {}
+        for document in documents:
+            seen = found.get(document.doc_id) or Found()
+            self.sources[document.doc_id] = document.source
+            texts = _name_texts(document, seen)
+            for text in texts:
+                for word in document_words(text):
+                    self.names[word].add(document.doc_id)
+            period = document.period or seen.period
+            self.facts[document.doc_id] = (
+                periods.facts(period) if period else _named_facts(t for t in texts if t != seen.name)
+            )
+            self.forms[document.doc_id] = _forms(" ".join(map(_spaced, texts))) | _period_form(period)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def route(self, part: str) -> tuple[frozenset[str], Route] | None:
+        """The documents `part` names decisively (by id), and the route saying so; None when it
+        names none, or names every eligible document alike."""
+        total = len(self.sources)
+        scores: dict[str, float] = defaultdict(float)
+        named: dict[str, list[str]] = defaultdict(list)
+        for name in question_names(part):
+            # A name counts once however many of its spellings a document has ("General Mills":
+            # general, mills, generalmills): its rarest one.
+            strongest: dict[str, tuple[float, str]] = {}
+            for key, written in name.spellings:
+                holders = self.names.get(key, set())
+                weight = _idf(total, len(holders)) if holders else 0.0
+                for doc_id in holders:
+                    if weight > strongest.get(doc_id, (0.0, ""))[0] or (
+                        weight == strongest[doc_id][0] and len(written) > len(strongest[doc_id][1])
+                    ):
+                        strongest[doc_id] = (weight, written)
+            for doc_id, (weight, written) in strongest.items():
+                scores[doc_id] += weight
+                named[doc_id].append(written)
+        if not scores:
+            return None
+        for mention in periods.mentions(part):
+            fits = {d: _fit(mention, facts) for d, facts in self.facts.items()}
+            holders = {d for d, fit in fits.items() if fit > 0}
+            for doc_id in holders & scores.keys():
+                scores[doc_id] += _idf(total, len(holders)) * fits[doc_id] / 2
+                named[doc_id].append(mention.text)
+        for form, written in question_forms(part).items():
+            holders = {d for d, forms in self.forms.items() if form in forms}
+            for doc_id in holders & scores.keys():
+                scores[doc_id] += _idf(total, len(holders))
+                named[doc_id].append(written)
+        best = max(scores.values())
+        chosen = frozenset(d for d, score in scores.items() if score >= SHARE_OF_BEST * best)
+        if len(chosen) == total:
+            return None
+        sources = tuple(sorted(self.sources[d] for d in chosen))
+        names = _distinct(w for d in sorted(chosen, key=lambda d: self.sources[d]) for w in named[d])
+        return chosen, Route(sources=sources, names=names)
+
+
+def _fit(mention: periods.Mention, facts: set[periods.Fact]) -> float:
+    return max((periods.match(mention, fact) for fact in facts), default=0.0)
+
+
+def _idf(total: int, holders: int) -> float:
+    """How much matching a feature that `holders` of `total` documents have says (> 0 always:
+    a name every eligible document has still tells them from nothing)."""
+    return math.log(1 + total / holders)
+
+
+def _distinct(written: Iterable[str]) -> tuple[str, ...]:
+    """Each thing named once, longest first where one contains another ("Foot Locker", not also
+    "Foot"), in the order the question names them."""
+    kept: list[str] = []
+    for text in dict.fromkeys(written):
+        folded = text.casefold()
+        if any(folded in k.casefold() for k in kept):
+            continue
+        kept = [k for k in kept if k.casefold() not in folded] + [text]
+    return tuple(kept)
+
+
+# --- the names of a document --------------------------------------------------------------------
+
+
+def _name_texts(document: Document, found: Found) -> list[str]:
+    """The texts that name a document. A trailing date in the file name is its effective date,
+    not a name."""
+    stem = Path(document.source).stem
+    dated = dated_name(stem)
+    texts = [dated[0] if dated else stem, document.series, document.title, document.version]
+    texts += [found.title, found.name]
+    return list(dict.fromkeys(t for t in texts if t))
+
+
+def document_words(text: str) -> set[str]:
+    """The name words of one of a document's names: each word folded, a CamelCase word also in
+    its parts ("ActivisionBlizzard"); numbers, legal forms and stop words are not names."""
+    words: set[str] = set()
+    for raw in _WORD.findall(text):
+        for word in {raw, *_CAMEL.findall(raw)}:
+            key = _fold(word)
+            if _is_name_word(key):
+                words.add(key)
+    return words
+
+
+def _named_facts(texts: Iterable[str]) -> set[periods.Fact]:
+    """The periods a document's names give (`AMCOR_2023Q4_EARNINGS`), for a document whose period
+    is not known otherwise. A year alone in a name may be when it was filed as well as the year it
+    covers: it counts as some part of that year, never as the fiscal year itself."""
+    return {
+        (m.year, periods.UNKNOWN_QUARTER if m.quarter is None else m.quarter)
+        for m in periods.mentions(" ".join(_spaced(text) for text in texts))
+    }
+
+
+def _spaced(text: str) -> str:
+    """A name with its separators as spaces (`AMCOR_2023Q4_EARNINGS`: "AMCOR 2023Q4 EARNINGS")."""
+    return re.sub(r"[_\W]+", " ", text)
+
+
+def _forms(text: str) -> set[str]:
+    return {_FORM_NAMES[int(key[1:])] for m in _FORM.finditer(text) for key, v in m.groupdict().items() if v}
+
+
+def _period_form(period: Period | None) -> set[str]:
+    kind = periods.span(period) if period else None
+    return {_PERIOD_FORMS[kind]} if kind else set()
+
+
+# --- what a question names ----------------------------------------------------------------------
+
+
+def question_names(part: str) -> list[Name]:
+    """The names a question part writes: words written as names, and each run of two or more of
+    them glued together. Identifiers (EQ-314), periods (FY2022) and report types (10-K) are not
+    names: they are matched on their own or not at all."""
+    text = _blank(part, [IDENTIFIER, periods.MENTIONS, _FORM])
+    names: list[Name] = []
+    run: list[str] = []
+    previous_end = 0
+    for found in _WORD.finditer(text):
+        word = _POSSESSIVE.sub("", found.group(0))
+        if run and not re.fullmatch(r"[\s&-]*", text[previous_end : found.start()]):
+            names += _run_names(run)
+            run = []
+        before = text[: found.start()].rstrip(_OPENERS)
+        if _written_as_name(word, not before or before[-1] in ".?!:;") and _is_name_word(_fold(word)):
+            run.append(word)
+        else:
+            names += _run_names(run)
+            run = []
+        previous_end = found.end()
+    names += _run_names(run)
+    return list(dict.fromkeys(names))
+
+
+def question_forms(part: str) -> dict[str, str]:
+    """The report types a question part names: form -> as written."""
+    found: dict[str, str] = {}
+    for match in _FORM.finditer(part):
+        for key, value in match.groupdict().items():
+            if value:
+                found.setdefault(_FORM_NAMES[int(key[1:])], value)
+    return found
+
+
+def _run_names(run: list[str]) -> list[Name]:
+    if not run:
+        return []
+    spellings = [(_fold(word), word) for word in run]
+    if len(run) > 1:
+        spellings.append(("".join(_fold(word) for word in run), " ".join(run)))
+    return [Name(tuple(spellings))]
+
+
+def _written_as_name(word: str, sentence_start: bool) -> bool:
+    """Upper case (two capitals or more: "ADBE", "JnJ"), letters mixed with digits ("3M"), or
+    capitalised where a sentence does not start."""
+    capitals = sum(c.isupper() for c in word)
+    if capitals >= 2 or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)):
+        return True
+    return capitals == 1 and word[0].isupper() and not sentence_start
+
+
+def _is_name_word(key: str) -> bool:
+    return len(key) >= 2 and not key.isdigit() and key not in LEGAL_FORMS and key not in STOP_WORDS
+
+
+def _fold(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _blank(text: str, patterns: list[re.Pattern[str]]) -> str:
+    """`text` with every match of `patterns` replaced by spaces (positions kept)."""
+    for pattern in patterns:
+        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+    return text
+
+
+# --- one directory per eligible set -------------------------------------------------------------
+
+_DIRECTORIES: weakref.WeakKeyDictionary[object, dict[int, tuple[object, Directory]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def directory(owner: object, allowed: Mapping[str, Document], found: Mapping[str, Found]) -> Directory:
+    """The directory of the documents in `allowed`, kept per `owner` (a store snapshot) and
+    eligible set: `Store.eligible` hands out the same dict for a caller and date."""
+    kept = _DIRECTORIES.setdefault(owner, {})
+    entry = kept.get(id(allowed))
+    if entry is None or entry[0] is not allowed:
+        entry = (allowed, Directory(allowed.values(), found))
+        kept[id(allowed)] = entry
+    return entry[1]
