@@ -32,7 +32,7 @@ import math
 import re
 import unicodedata
 import weakref
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,8 +89,15 @@ class Directory:
         self.names: dict[str, set[str]] = defaultdict(set)
         self.facts: dict[str, set[periods.Fact]] = {}
         self.forms: dict[str, set[str]] = {}
+        documents = list(documents)
+        seen_on = {d.doc_id: found.get(d.doc_id) or Found() for d in documents}
+        # A first-page title that several documents share is the kind of document they are
+        # ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Annual Report"), not a name.
+        titles = Counter(_fold(f.title) for f in seen_on.values() if f.title)
         for document in documents:
-            seen = found.get(document.doc_id) or Found()
+            seen = seen_on[document.doc_id]
+            if seen.title and titles[_fold(seen.title)] > 1:
+                seen = seen.model_copy(update={"title": None})
             self.sources[document.doc_id] = document.source
             texts = _name_texts(document, seen)
             for text in texts:

@@ -18,8 +18,10 @@ import hashlib
 import json
 import os
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
 from pathlib import Path
@@ -99,11 +101,13 @@ class SQLiteStore(Store):
         super().__init__()
         self.path = str(path)
         self._db = db
-        self._masks: dict[frozenset[str], npt.NDArray[np.bool_]] = {}
+        # Per scope, which passages it holds and its BM25 statistics; the least recently used
+        # scope goes first once there are _SCOPES (a long-lived process sees one scope per caller
+        # and date, and one per set of documents named or routed to).
+        self._scopes: OrderedDict[frozenset[str], _ScopeData] = OrderedDict()
         # The scopes last asked about, by identity: finding an equal set among the keys above
         # compares it whole (100k document ids: milliseconds), and each term of a query asks.
-        self._recent: dict[int, tuple[frozenset[str], npt.NDArray[np.bool_]]] = {}
-        self._statistics: dict[tuple[int, Chunking], LexicalStatistics] = {}  # by id of a kept mask
+        self._recent: dict[int, tuple[frozenset[str], _ScopeData]] = {}
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
 
     def close(self) -> None:
@@ -181,30 +185,33 @@ class SQLiteStore(Store):
         rows = self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
         return _Layout.of(rows)
 
-    def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
-        """Which passage ids are in `scope` (cached: a scope is reused for every part and, in a
-        long-lived process, every question of the same caller and date)."""
+    def _scope(self, scope: Scope) -> _ScopeData:
+        """What is kept about `scope` (a scope is reused for every part and, in a long-lived
+        process, every question of the same caller and date)."""
         recent = self._recent.get(id(scope.doc_ids))
         if recent is not None and recent[0] is scope.doc_ids:
             return recent[1]
-        mask = self._masks.get(scope.doc_ids)
-        if mask is None:
-            mask = self._layout.mask(scope.doc_ids)
-            self._masks[scope.doc_ids] = mask
+        data = self._scopes.pop(scope.doc_ids, None) or _ScopeData(self._layout.mask(scope.doc_ids))
+        self._scopes[scope.doc_ids] = data
+        if len(self._scopes) > _SCOPES:
+            self._scopes.popitem(last=False)
         if len(self._recent) >= 16:  # the set is held here so its id stays its own; keep few
             del self._recent[next(iter(self._recent))]
-        self._recent[id(scope.doc_ids)] = (scope.doc_ids, mask)
-        return mask
+        self._recent[id(scope.doc_ids)] = (scope.doc_ids, data)
+        return data
+
+    def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
+        """Which passage ids are in `scope`."""
+        return self._scope(scope).mask
 
     def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
-        mask = self._mask(scope)
-        key = (id(mask), chunking)  # masks are kept for the store's life: their ids stay theirs
-        cached = self._statistics.get(key)
+        data = self._scope(scope)
+        cached = data.statistics.get(chunking)
         if cached is None:
-            lengths = self._layout.lengths(chunking)[mask]
+            lengths = self._layout.lengths(chunking)[data.mask]
             count = int(lengths.size)
             cached = LexicalStatistics(count, float(lengths.mean()) if count else 1.0)
-            self._statistics[key] = cached
+            data.statistics[chunking] = cached
         return cached
 
     def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings:
@@ -292,6 +299,15 @@ class SQLiteStore(Store):
             page,
         )
         return [_passage(row) for row in rows]
+
+
+_SCOPES = 64
+
+
+@dataclass
+class _ScopeData:
+    mask: npt.NDArray[np.bool_]  # by passage id
+    statistics: dict[Chunking, LexicalStatistics] = field(default_factory=dict)
 
 
 class _Layout:
