@@ -47,9 +47,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from localqa.answering import answer_part  # noqa: E402
-from localqa.api import search_parts  # noqa: E402
 from localqa.evaluate.suite import load_suite  # noqa: E402
 from localqa.index import refresh_index  # noqa: E402
+from localqa.library import search_parts  # noqa: E402
 from localqa.models import embedded  # noqa: E402
 from localqa.models.embedded import EmbeddedModel  # noqa: E402
 from localqa.retrieve import question_parts  # noqa: E402

@@ -10,17 +10,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from localqa.api import Asked, PartAnswer, answer, search_parts
+    from localqa.library import Asked, Library, PartAnswer, answer, search_parts
 
 # Each public name and the module that defines it.
 _EXPORTS = {
-    "Asked": "localqa.api",
-    "PartAnswer": "localqa.api",
-    "answer": "localqa.api",
-    "search_parts": "localqa.api",
+    "Asked": "localqa.library",
+    "Library": "localqa.library",
+    "PartAnswer": "localqa.library",
+    "answer": "localqa.library",
+    "search_parts": "localqa.library",
 }
 
-__all__ = ["Asked", "PartAnswer", "answer", "search_parts"]
+__all__ = ["Asked", "Library", "PartAnswer", "answer", "search_parts"]
 
 
 def __getattr__(name: str) -> Any:

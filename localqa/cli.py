@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
@@ -20,6 +20,9 @@ from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, 
 from localqa.shapes import ask_json, parse_as_of, search_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
+
+if TYPE_CHECKING:
+    from localqa.library import Asked, Library
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -335,10 +338,11 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
     Counts cover only the documents the caller may see (their tenant and an access label their
     role may see, every version and status), unless --all, which also shows the corpus digest.
     """
-    from localqa.index import index_status
+    from localqa.library import Library
 
     caller = None if everything else Caller(role=role, tenant=tenant)
-    info = index_status(db, caller)
+    with Library(db) as library:
+        info = library.status(caller)
     if as_json:
         payload: dict[str, Any] = {"db": info.path, **{k: v for k, v in vars(info).items() if k != "path"}}
         payload["caller"] = None if caller is None else {"role": caller.role, "tenant": caller.tenant}
@@ -394,11 +398,12 @@ def search(
     A compound question is split on clause boundaries, or give the parts with --part. Only
     documents the caller may see, in force on the --as-of date, are searched.
     """
-    from localqa.api import search_parts
+    from localqa.library import Library
 
     caller = Caller(role=role, tenant=tenant)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
-    results = search_parts(question, as_of=as_of, caller=caller, parts=parts, db=db, settings=settings)
+    with Library(db) as library:
+        results = library.search(question, as_of=as_of, caller=caller, parts=parts, settings=settings)
     if as_json:
         click.echo(json.dumps(search_json(results, as_of, caller), indent=2))
         return
@@ -471,14 +476,17 @@ def ask(
     sentence (or table row) of the cited passage before showing it. Otherwise it prints
     'No quote verified from N candidates.' with the reason. Exit status 1 if the model failed.
     """
-    from localqa.api import answer
+    from localqa.library import Library
     from localqa.models import get_model
 
     caller = Caller(role=role, tenant=tenant)
     model = get_model(model_spec)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
-    asked = answer(question, as_of=as_of, caller=caller, parts=parts, model=model, db=db, settings=settings)
-    images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, db) if show_dir else {}
+    with Library(db) as library:
+        asked = library.answer(
+            question, as_of=as_of, caller=caller, parts=parts, model=model, settings=settings
+        )
+        images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, library) if show_dir else {}
     if as_json:
         payload = ask_json(
             [p.result for p in asked.parts],
@@ -760,12 +768,13 @@ def show(
     leave PAGE out, and the paragraph holding --quote is printed with the quote marked.
     """
     from localqa import show as showing
-    from localqa.api import page_passages
+    from localqa.library import Library
 
     if page is None and source.lower().endswith(".pdf"):
         raise click.UsageError("a PDF needs PAGE: localqa show SOURCE PAGE [--quote TEXT]")
     caller = Caller(role=role, tenant=tenant)
-    found = page_passages(source, page, as_of=as_of, caller=caller, db=db)
+    with Library(db) as library:
+        found = library.page(source, page, as_of=as_of, caller=caller)
     if page is None:
         if quote is None:
             raise click.UsageError("a text source has no page to render; give --quote to print its paragraph")
@@ -853,7 +862,7 @@ def serve(
         from localqa.serve.app import ServeConfig, create_app
     except ImportError:
         raise click.ClickException("localqa serve needs its extra: pip install 'localqa[serve]'") from None
-    from localqa.index import open_index
+    from localqa.library import Library
     from localqa.models import get_model
     from localqa.serve.auth import is_loopback, load_users
 
@@ -864,7 +873,8 @@ def serve(
             "must carry a token (anyone who can reach the port would otherwise read the library)"
         )
     users = load_users(users_file) if users_file else None
-    open_index(db).close()  # fail now, with the CLI's message, rather than on the first request
+    with Library(db) as library:
+        library.check()  # fail now, with the CLI's message, rather than on the first request
     if model_spec:
         get_model(model_spec)  # an unknown name is a usage error now (nothing is loaded yet)
     own_names = frozenset(f"{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]"))
@@ -885,14 +895,13 @@ def serve(
 
 
 def _page_images(
-    asked: Any, folder: Path, pdfs: Path, as_of: date, caller: Caller, db: Path
+    asked: Asked, folder: Path, pdfs: Path, as_of: date, caller: Caller, library: Library
 ) -> dict[int, str]:
     """One PNG per verified quote on a PDF page (`ask --show`): part index -> the file written,
     or why none was."""
     import re
 
     from localqa import show as showing
-    from localqa.api import page_passages
 
     folder.mkdir(parents=True, exist_ok=True)
     images: dict[int, str] = {}
@@ -903,7 +912,7 @@ def _page_images(
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(citation.source).stem)[:80]
         target = folder / f"{index + 1}-{stem}.page-{citation.page}.png"
         try:
-            found = page_passages(citation.source, citation.page, as_of=as_of, caller=caller, db=db)
+            found = library.page(citation.source, citation.page, as_of=as_of, caller=caller)
             target.write_bytes(showing.page_image(pdfs, found, part.answer.quote, cited=citation))
         except LocalQAError as error:
             images[index] = f"not written ({error})"

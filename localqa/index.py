@@ -26,7 +26,7 @@ from localqa.store.base import IndexedState, IndexStatus, Progress, Store
 from localqa.store.sqlite import open_store, writing
 from localqa.types import Caller, Document, Passage
 
-__all__ = ["Progress", "RefreshReport", "index_status", "open_index", "refresh_index", "write_documents"]
+__all__ = ["Progress", "RefreshReport", "open_index", "refresh_index", "status_for", "write_documents"]
 
 
 class ProgressOf:
@@ -169,15 +169,14 @@ def open_index(db_path: Path) -> Store:
     return open_store(db_path)
 
 
-def index_status(db_path: Path, caller: Caller | None = None) -> IndexStatus:
+def status_for(store: Store, caller: Caller | None) -> IndexStatus:
     """What the index holds. With a caller, only the documents that caller may see (their tenant,
     an access label their role may see; any version or status) are counted; None is the
     operator's view of everything."""
-    with open_index(db_path) as store:
-        if caller is None:
-            return store.status(None)
-        labels = visible_labels(caller.role)
-        visible = frozenset(
-            d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
-        )
-        return store.status(visible)
+    if caller is None:
+        return store.status(None)
+    labels = visible_labels(caller.role)
+    visible = frozenset(
+        d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
+    )
+    return store.status(visible)

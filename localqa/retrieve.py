@@ -17,7 +17,6 @@ cosine ranking over the eligible rows of the vector matrix (reciprocal rank fusi
 from __future__ import annotations
 
 import math
-import re
 import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
@@ -28,6 +27,7 @@ import numpy.typing as npt
 
 from localqa import embeddings, routing
 from localqa.errors import LocalQAError, QuestionError
+from localqa.parts import search_text, split_parts
 from localqa.scope import named
 from localqa.settings import RetrievalSettings
 from localqa.store.base import Scope, Store
@@ -46,40 +46,6 @@ def resolve(store: Store, settings: RetrievalSettings) -> RetrievalSettings:
 # How deep below k the ranking is read when candidates are spread over pages (RetrievalSettings.
 # per_page): deep enough for k passages from distinct pages on real documents.
 DIVERSITY_DEPTH = 4
-
-_WH = r"(?:what|when|where|which|who|whom|whose|why|how|is|are|does|do|did|can|could|may|must|should|will)"
-_CLAUSE = re.compile(rf"\s*(?:[,;]\s*(?:and\s+|or\s+)?|\s+and\s+)(?={_WH}\b)", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[?!])\s+|(?<=[a-z0-9)%][.])\s+(?=[A-Z])")
-_ASKS = re.compile(rf"^{_WH}\b", re.IGNORECASE)
-
-
-def split_parts(question: str) -> list[str]:
-    """Split a compound question on clause boundaries: "What is X, when is Y, and how Z?" gives
-    three parts. A question with one clause is one part. A sentence that asks nothing ("Give
-    the figure in USD millions.") is context: it stays with the question before it (or, when it
-    comes first, the one after it), so that each part is retrieved and answered with it."""
-    parts: list[str] = []
-    context: list[str] = []
-    for sentence in _SENTENCE.split(squash(question)):
-        if not sentence.strip(" ,;"):
-            continue
-        if not (sentence.endswith("?") or _ASKS.match(sentence)):
-            if parts:
-                parts[-1] = f"{parts[-1]} {sentence}"
-            else:
-                context.append(sentence)
-            continue
-        pieces = [p.strip(" ,;") for p in _CLAUSE.split(sentence) if p.strip(" ,;")]
-        for piece in pieces:
-            text = piece[0].upper() + piece[1:]
-            if sentence.endswith("?") and not text.endswith("?"):
-                text += "?"
-            parts.append(" ".join([*context, text]))
-            context = []
-    if context:  # nothing was asked as a question: the whole text is the one part
-        text = " ".join(context)
-        parts.append(text[0].upper() + text[1:])
-    return parts
 
 
 def question_parts(question: str, parts: Sequence[str] = ()) -> list[str]:
@@ -294,7 +260,7 @@ def _retrieve_part(store: Store, part: str, eligible: _Eligible, settings: Retri
     """The part's candidates. When it names some of the eligible documents (`localqa.routing`),
     they are searched on their own first, as if they were all there is, and the others' best
     candidates only fill the places they leave among the first k."""
-    routed = eligible.directory(store).route(part) if eligible.documents else None
+    routed = eligible.directory(store).route(search_text(part)) if eligible.documents else None
     if routed is None:
         return _ranked(store, part, eligible, settings)
     doc_ids, route = routed
@@ -316,19 +282,20 @@ def _ranked(store: Store, part: str, eligible: _Eligible, settings: RetrievalSet
             question=part, candidates=(), note="no document is eligible for this caller and date"
         )
     scope = eligible.scope
-    codes = identifiers(part)
+    query = search_text(part)  # the part without instructions about the reply
+    codes = identifiers(query)
     carriers = store.carriers(scope, codes, settings.chunking) if codes else {}
     if codes and not carriers:
         return PartResult(
             question=part, candidates=(), note=f"no eligible passage carries {', '.join(codes)}"
         )
-    ranking = _rank(store, part, scope, settings)
+    ranking = _rank(store, query, scope, settings)
     if codes:
         # The identifier decides which passages qualify; the retriever only orders them.
         known = ranking.score_of(list(carriers))
         ranked = sorted(carriers, key=lambda pid: (-len(carriers[pid]), -known[pid], pid))
     elif not len(ranking) or not ranking.relevant:
-        return PartResult(question=part, candidates=(), note=_abstention(store, part, settings))
+        return PartResult(question=part, candidates=(), note=_abstention(store, query, settings))
     else:
         depth = settings.k * DIVERSITY_DEPTH if settings.per_page else settings.k
         ranked = ranking.top(depth)[0].tolist()

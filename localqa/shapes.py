@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localqa.types import Answer, Caller, PartResult
+
+if TYPE_CHECKING:
+    from localqa.library import ListedDocument
 
 
 def parse_as_of(value: str | None) -> date:
@@ -51,3 +54,17 @@ def ask_json(
         part["answer"] = answer.as_json()
     payload["model"] = {"backend": model[0], "name": model[1]}
     return payload
+
+
+def document_json(row: ListedDocument) -> dict[str, Any]:
+    """One document as GET /api/documents lists it: only what the caller may see."""
+    d = row.document
+    return {
+        "source": d.source,
+        "title": d.title,
+        "series": d.series,
+        "version": d.version,
+        "effective": d.effective.isoformat() if d.effective else None,
+        "status": d.status.value,
+        "in_force": row.in_force,
+    }

@@ -27,13 +27,13 @@ from typing import Any
 
 import pymupdf
 
-from localqa.api import VisiblePage
 from localqa.errors import LocalQAError
 from localqa.extract import ocr
 from localqa.extract.layout import box
 from localqa.extract.pdf import PdfUnreadable, open_pdf
 from localqa.extract.tesseract import TesseractMissing
 from localqa.files import sha256_file
+from localqa.library import VisiblePage
 from localqa.text import squash
 from localqa.types import Box, Kind, Location, Passage
 

@@ -26,10 +26,10 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localqa.api import search_parts
 from localqa.catalog import visible_labels
 from localqa.cli import cli
 from localqa.index import open_index, refresh_index
+from localqa.library import search_parts
 from localqa.store.sqlite import _writer_lock
 from localqa.types import Caller, Document, Status
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from localqa import prompts
 from localqa.answering import QuoteProblem, answer_part, quote_check, verify
-from localqa.api import answer
 from localqa.errors import ModelError
+from localqa.library import answer
 from localqa.models.base import Completion, label_confidence
 from localqa.settings import AnswerSettings
 from localqa.text import squash

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from localqa import models
-from localqa.api import search_parts
 from localqa.cli import cli
+from localqa.library import search_parts
 from localqa.models import embedded
 from localqa.models.base import Availability
 from localqa.text import squash

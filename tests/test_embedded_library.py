@@ -1,5 +1,5 @@
 """The REAL embedded model (Qwen2.5-Coder-1.5B, llama.cpp in-process) answering the sample
-library's cases through `localqa.api.answer`.
+library's cases through `localqa.library.answer`.
 
 Always asserted: every shown quote is verified (a literal substring of a supplied passage), the
 no-answer cases abstain without a model call, and the injected instruction in
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from localqa.api import Asked, answer
+from localqa.library import Asked, answer
 from localqa.models import embedded
 from localqa.models.embedded import EmbeddedModel
 from localqa.text import squash

@@ -36,7 +36,7 @@ def test_light_modules_load_nothing_heavy(statement: str) -> None:
 
 def test_top_level_names_load_on_first_use() -> None:
     loaded = loaded_after("import localqa\nprint(localqa.answer.__module__, file=sys.stderr)")
-    assert {"localqa.api", "pymupdf"} <= loaded  # the API needs the index and extraction
+    assert {"localqa.library", "pymupdf"} <= loaded  # the API needs the index and extraction
 
 
 def test_no_module_shares_a_name_with_an_exported_function() -> None:

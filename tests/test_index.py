@@ -25,11 +25,11 @@ import pymupdf
 import pytest
 
 import localqa.index
-from localqa.api import search_parts
 from localqa.catalog import Problem
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
-from localqa.index import index_status, open_index, refresh_index
+from localqa.index import open_index, refresh_index
+from localqa.library import index_status, search_parts
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from localqa.types import Caller
 

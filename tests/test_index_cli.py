@@ -20,8 +20,8 @@ import pymupdf
 import pytest
 from click.testing import CliRunner
 
-from localqa.api import search_parts
 from localqa.cli import cli
+from localqa.library import search_parts
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.types import Caller
 

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from fake_ollama import free_port
 
 from localqa import prompts
-from localqa.api import answer
 from localqa.cli import cli
 from localqa.errors import ModelError, UnknownModelError
+from localqa.library import answer
 from localqa.models import backends, embedded, get_model
 from localqa.models.openai import OpenAIModel, resolve_base_url
 from localqa.settings import AnswerSettings

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from localqa.api import search_parts
 from localqa.errors import QuestionError
-from localqa.retrieve import question_parts, split_parts
+from localqa.library import search_parts
+from localqa.retrieve import question_parts
 from localqa.types import Caller, Candidate, Kind, PartResult
 
 JUNE = "equipment-policy-2026-06-01.pdf"
@@ -151,30 +151,6 @@ def test_compound_question_splits_into_three_parts_each_finding_its_record(libra
         single = one_part(library_db, alone, date(2026, 11, 14))
         assert [where(c) for c in result.candidates] == [where(c) for c in single.candidates]
         assert [c.score for c in result.candidates] == [c.score for c in single.candidates]
-
-
-@pytest.mark.parametrize(
-    ("question", "parts"),
-    [
-        (COMPOUND, [EQ314, MAPS, BOOK_LOAN]),
-        ("What is X? When is Y?", ["What is X?", "When is Y?"]),
-        ("What is X?  When is Y?\nWho is Z?", ["What is X?", "When is Y?", "Who is Z?"]),
-        ("What is X and when is Y?", ["What is X?", "When is Y?"]),
-        ("What is X; how is Y?", ["What is X?", "How is Y?"]),
-        ("What is X, or where is Y?", ["What is X?", "Where is Y?"]),
-        # One clause stays one part, even with "and" or a comma inside it.
-        (EQ314, [EQ314]),
-        ("Who can borrow and return laptops?", ["Who can borrow and return laptops?"]),
-        (
-            "Laptops, cameras and tripods: what are the limits?",
-            ["Laptops, cameras and tripods: what are the limits?"],
-        ),
-        ("loan limit EQ-314", ["Loan limit EQ-314"]),
-        ("  What   is\tX?  ", ["What is X?"]),
-    ],
-)
-def test_split_parts(question: str, parts: list[str]) -> None:
-    assert split_parts(question) == parts
 
 
 def test_explicit_parts_win_over_splitting(library_db: Path) -> None:

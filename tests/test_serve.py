@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from highlight import mask, share_inside, stray_pixels, to_pixels
 
+from localqa import library as library_module
 from localqa.cli import cli
 from localqa.index import refresh_index
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
@@ -370,18 +371,20 @@ def test_searches_share_one_open_index_until_it_is_replaced(
     db = tmp_path / "library.sqlite3"
     refresh_index(sample_pdfs, db, embed=False)
     opened: list[Path] = []
-    real_open = serve_app.open_index
+    real_open = library_module.open_index
 
     def counting_open(path: Path) -> Any:
         opened.append(path)
         return real_open(path)
 
-    monkeypatch.setattr(serve_app, "open_index", counting_open)
+    monkeypatch.setattr(library_module, "open_index", counting_open)
     question = {"question": "How long do standard book loans last?", "as_of": AS_OF}
     with TestClient(create_app(ServeConfig(db=db, pdfs=sample_pdfs, model="extractive"))) as client:
         for _ in range(3):
             assert client.post("/api/search", json=question).status_code == 200
         assert client.post("/api/ask", json=question).status_code == 200
+        assert client.get("/api/documents").status_code == 200
+        assert client.get("/library").status_code == 200
         assert len(opened) == 1
         (sample_pdfs / "fines-and-fees.md").unlink()
         refresh_index(sample_pdfs, db, embed=False)

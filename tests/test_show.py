@@ -19,10 +19,10 @@ from click.testing import CliRunner
 from highlight import highlighted, mask, share_inside, stray_pixels, to_pixels
 
 from localqa import show
-from localqa.api import VisiblePage, page_passages
 from localqa.cli import cli
 from localqa.extract import ocr
 from localqa.index import refresh_index
+from localqa.library import Library, VisiblePage
 from localqa.types import Kind, Passage
 
 REPO = Path(__file__).resolve().parent.parent
@@ -128,7 +128,8 @@ def test_an_ocr_paragraph_on_the_scanned_page_is_highlighted_word_by_word(
 
 @pytest.mark.tesseract
 def test_indexed_ocr_boxes_are_the_paragraphs_words(library_db: Path) -> None:
-    page = page_passages("library-handbook.pdf", 4, as_of=date.fromisoformat(AS_OF), db=library_db)
+    with Library(library_db) as library:
+        page = library.page("library-handbook.pdf", 4, as_of=date.fromisoformat(AS_OF))
     maps = next(p for p in page.passages if p.text == MAPS)
     assert len(maps.boxes) == len(MAPS.split())  # every word found, one box each
     lines = [pymupdf.Rect(r.x0 - 3, r.y0 - 3, r.x1 + 3, r.y1 + 3) for r in scan_rects(MAPS)]

@@ -9,10 +9,9 @@ from pydantic import BaseModel, ConfigDict
 
 from localqa.evaluate.run import embeds_for, suite_index
 from localqa.evaluate.suite import Case, Suite
-from localqa.index import open_index
-from localqa.retrieve import question_parts, search
+from localqa.library import Library
+from localqa.retrieve import question_parts
 from localqa.settings import RetrievalSettings
-from localqa.store.base import Store
 from localqa.types import Caller
 
 
@@ -30,20 +29,22 @@ def coverage(suite: Suite, db: Path | None, settings: RetrievalSettings) -> list
     rows = []
     with (
         suite_index(suite, db, embed=embeds_for(settings)) as (path, _),
-        open_index(path) as index,
+        Library(path) as library,
     ):
         for case in suite.cases:
             if len(question_parts(case.question, case.parts)) >= 2 and case.expect:
-                rows += _case_rows(index, case, settings)
+                rows += _case_rows(library, case, settings)
     return rows
 
 
-def _case_rows(db: Store, case: Case, settings: RetrievalSettings) -> list[CoverageRow]:
+def _case_rows(library: Library, case: Case, settings: RetrievalSettings) -> list[CoverageRow]:
     caller = Caller(role=case.role, tenant=case.tenant)
-    whole = search(
-        db, case.question, as_of=case.as_of, caller=caller, parts=[case.question], settings=settings
+    whole = library.search(
+        case.question, as_of=case.as_of, caller=caller, parts=[case.question], settings=settings
     )
-    split = search(db, case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings)
+    split = library.search(
+        case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings
+    )
     one = [c for part in whole for c in part.candidates]
     each = [c for part in split for c in part.candidates]
     return [

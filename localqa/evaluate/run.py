@@ -12,7 +12,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localqa.answering import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import SuiteError
 from localqa.evaluate.records import CaseRecord, PartRecord, RecordedCandidate, Run, RunConfig, Totals
@@ -26,11 +25,12 @@ from localqa.evaluate.score import (
     score_retrieval,
 )
 from localqa.evaluate.suite import Case, Suite
-from localqa.index import Progress, open_index, refresh_index
+from localqa.index import Progress, refresh_index
+from localqa.library import Library
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
-from localqa.retrieve import resolve, search
-from localqa.settings import AnswerSettings, RetrievalSettings, Settings
+from localqa.retrieve import resolve
+from localqa.settings import RetrievalSettings, Settings
 from localqa.store.base import Store
 from localqa.types import Caller, Candidate, Kind, Location, PartResult
 
@@ -143,7 +143,8 @@ def _run(
     answers_file: str | None,
     progress: Progress | None,
 ) -> Run:
-    with open_index(db_path) as db:
+    with Library(db_path, chosen) as library:
+        db = library.store
         settings = resolve(db, chosen.retrieval)  # the run records the retriever that ran
         documents = db.documents()
         owners = {d.doc_id: d for d in documents}
@@ -153,8 +154,8 @@ def _run(
             if progress:
                 progress(done, len(suite.cases), case.id)
             caller = Caller(role=case.role, tenant=case.tenant)
-            parts = search(
-                db, case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings
+            parts = library.search(
+                case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings
             )
             visible = {d.doc_id for d in eligible(documents, case.as_of, caller)}
             leaks = find_leaks(parts, owners, visible, caller, case.as_of)
@@ -163,15 +164,14 @@ def _run(
             if model is not None:
                 # The model is shown what `ask` shows it (Settings.for_answering); retrieval is
                 # scored on the k candidates above.
-                shown_to_model = search(
-                    db,
+                shown_to_model = library.search(
                     case.question,
                     as_of=case.as_of,
                     caller=caller,
                     parts=case.parts,
                     settings=Settings(retrieval=settings, answering=chosen.answering).for_answering(),
                 )
-                answer = _answer_with_model(case, shown_to_model, model, chosen.answering)
+                answer = _answer_with_model(library, case, shown_to_model, model)
             elif answers is not None:
                 answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
                 owner = owners.get(cited_doc) if cited_doc else None
@@ -218,12 +218,12 @@ def _run(
 
 
 def _answer_with_model(
-    case: Case, parts: list[PartResult], model: AnswerModel, settings: AnswerSettings
+    library: Library, case: Case, parts: list[PartResult], model: AnswerModel
 ) -> AnswerScore:
     """Answer each part; a case's answer is its first shown quote (most cases have one part)."""
     scored: AnswerScore | None = None
     for part in parts:
-        answer = answer_part(part.question, part.candidates, model, settings)
+        answer = library.answer_part(part, model)
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
             case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed

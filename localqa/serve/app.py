@@ -4,9 +4,9 @@ Rules this module keeps:
 
 - the caller comes from the server's configuration (`auth`), never from a request's fields;
 - every lookup filters by what that caller may see on the as-of date before anything is read
-  (`localqa.retrieve`, `localqa.api`): a hidden page image answers 404 exactly like a missing one;
-- searches share one open index (`SharedIndex`), reopened when the file's identity changes, so an
-  `index` run while serving (which replaces the file atomically) is picked up by the next request;
+  (`localqa.retrieve`, `localqa.library`): a hidden page image answers 404 exactly like a missing one;
+- every request reads through one `Library` (one open index, reopened when a refresh replaced it,
+  so an `index` run while serving is picked up by the next request);
 - one model call at a time (a lock: the model is the expensive, single-threaded part), any number
   of searches; each backend is constructed once and stays loaded;
 - all document text reaches the page with controls and bidi overrides shown as escapes, then
@@ -17,7 +17,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -34,9 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from localqa import api, show
-from localqa.answering import answer_part
-from localqa.eligibility import eligible
+from localqa import show
 from localqa.errors import (
     IndexMissingError,
     LocalQAError,
@@ -45,17 +43,15 @@ from localqa.errors import (
     SuiteError,
     UnknownModelError,
 )
-from localqa.index import open_index
+from localqa.library import Library, PageNotFoundError
 from localqa.models import backends, default_spec, get_model
 from localqa.models.base import AnswerModel
-from localqa.retrieve import search
 from localqa.serve.auth import User, authenticate
-from localqa.settings import RetrievalSettings, Settings
-from localqa.shapes import ask_json, parse_as_of, search_json
-from localqa.store.base import Store
+from localqa.settings import Settings
+from localqa.shapes import ask_json, document_json, parse_as_of, search_json
 from localqa.terminal import visible_in_page
 from localqa.text import squash
-from localqa.types import Answer, Caller, Candidate, Document, Location, PartResult
+from localqa.types import Answer, Caller, Candidate, Location, PartResult
 
 MAX_QUESTION_BYTES = 4096
 MAX_BODY_BYTES = 64 * 1024
@@ -93,7 +89,7 @@ class HttpError(Exception):
 
 def status_of(error: LocalQAError) -> int:
     """The HTTP status that fits a domain error."""
-    if isinstance(error, api.PageNotFoundError):
+    if isinstance(error, PageNotFoundError):
         return 404
     if isinstance(error, QuestionError | UnknownModelError):
         return 400
@@ -118,48 +114,6 @@ class Query(BaseModel):
     parts: list[str] = Field(default_factory=list)
     model: str | None = None
     k: int | None = Field(default=None, ge=1, le=100)
-
-
-class SharedIndex:
-    """The index, kept open between requests so that what a store caches (documents, eligible
-    sets, BM25 statistics, the vector matrix) is computed once. `localqa index` replaces the file
-    atomically, so a new file identity means a refresh: the next request reopens it. Searches
-    take turns on the one connection (milliseconds each; model calls are queued elsewhere)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._store: Store | None = None
-        self._identity: tuple[int, ...] | None = None
-
-    def search(
-        self,
-        question: str,
-        as_of: date,
-        caller: Caller,
-        parts: Sequence[str],
-        k: int | None,
-        settings: RetrievalSettings,
-    ) -> list[PartResult]:
-        if k is not None:
-            settings = settings.model_copy(update={"k": k})
-        with self._lock:
-            store = self._current()
-            return search(store, question, as_of=as_of, caller=caller, parts=parts, settings=settings)
-
-    def _current(self) -> Store:
-        try:
-            found = self.path.stat()
-        except FileNotFoundError:
-            found = None
-        identity = None if found is None else (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size)
-        if self._store is None or identity != self._identity:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
-            self._store = open_index(self.path)  # a missing index is IndexMissingError, as in the CLI
-            self._identity = identity
-        return self._store
 
 
 class Models:
@@ -190,9 +144,9 @@ class Models:
                 self._made[chosen] = get_model(chosen)
             return self._made[chosen]
 
-    def answer(self, result: PartResult, model: AnswerModel) -> Answer:
+    def answer(self, library: Library, result: PartResult, model: AnswerModel) -> Answer:
         with self.call:
-            return answer_part(result.question, result.candidates, model, self.settings)
+            return library.answer_part(result, model, self.settings)
 
 
 def create_app(config: ServeConfig) -> FastAPI:
@@ -205,7 +159,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         finalize=lambda value: visible_in_page(value) if isinstance(value, str) else value,
     )
     models = Models(config.model, config.settings)
-    index = SharedIndex(config.db)
+    library = Library(config.db, config.settings)
     answer_retrieval = config.settings.for_answering()  # a search returns retrieval.k candidates
     app.mount("/static", StaticFiles(packages=[("localqa.serve", "static")]), name="static")
 
@@ -275,9 +229,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         query = await _query(request)
         as_of = _as_of(query.as_of)
         results = await run_in_threadpool(
-            lambda: index.search(
-                query.question, as_of, caller, query.parts, query.k, config.settings.retrieval
-            )
+            lambda: library.search(query.question, as_of=as_of, caller=caller, parts=query.parts, k=query.k)
         )
         return JSONResponse(search_json(results, as_of, caller))
 
@@ -288,7 +240,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         as_of = _as_of(query.as_of)
         model = await run_in_threadpool(models.get, query.model)
         results = await run_in_threadpool(_retrieve_for_answer, query, as_of, caller)
-        answers = [await run_in_threadpool(models.answer, result, model) for result in results]
+        answers = [await run_in_threadpool(models.answer, library, result, model) for result in results]
         payload = ask_json(results, answers, as_of, caller, (model.backend, model.name))
         faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
         if faults:
@@ -297,7 +249,14 @@ def create_app(config: ServeConfig) -> FastAPI:
         return JSONResponse(payload)
 
     def _retrieve_for_answer(query: Query, as_of: date, caller: Caller) -> list[PartResult]:
-        return index.search(query.question, as_of, caller, query.parts, query.k, answer_retrieval)
+        return library.search(
+            query.question,
+            as_of=as_of,
+            caller=caller,
+            parts=query.parts,
+            k=query.k,
+            settings=answer_retrieval,
+        )
 
     @app.get("/api/documents")
     def api_documents(request: Request, as_of: str | None = None) -> JSONResponse:
@@ -308,7 +267,7 @@ def create_app(config: ServeConfig) -> FastAPI:
                 "as_of": day.isoformat(),
                 "role": caller.role,
                 "tenant": caller.tenant,
-                "documents": [row.as_json() for row in library(config.db, day, caller)],
+                "documents": [document_json(row) for row in library.documents(as_of=day, caller=caller)],
             }
         )
 
@@ -324,7 +283,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         caller, _ = who(request)
         if len((quote or "").encode("utf-8")) > MAX_QUESTION_BYTES:
             raise HttpError(413, f"the quote is over {MAX_QUESTION_BYTES} bytes")
-        found = api.page_passages(source, number, as_of=_as_of(as_of), caller=caller, db=config.db)
+        found = library.page(source, number, as_of=_as_of(as_of), caller=caller)
         png = show.page_image(config.pdfs, found, quote, dpi=IMAGE_DPI.get(size, IMAGE_DPI["page"]))
         return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})
 
@@ -346,7 +305,7 @@ def create_app(config: ServeConfig) -> FastAPI:
             return page("ask.html", request, caller, operator=operator, form=form, streaming=False)
         _check_size(question)
         answer_model = models.get(chosen)
-        results = index.search(question, day, caller, (), None, answer_retrieval)
+        results = library.search(question, as_of=day, caller=caller, settings=answer_retrieval)
 
         def stream() -> Iterator[str]:
             head = templates.get_template("ask.html")
@@ -361,7 +320,7 @@ def create_app(config: ServeConfig) -> FastAPI:
                 retriever=results[0].retriever if results else "none",
             )
             for number, result in enumerate(results, start=1):
-                answer = models.answer(result, answer_model)
+                answer = models.answer(library, result, answer_model)
                 yield templates.get_template("part.html").render(
                     part=_part_view(number, result, answer, day, len(results))
                 )
@@ -376,7 +335,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         results: list[PartResult] = []
         if question.strip():
             _check_size(question)
-            results = index.search(question, day, caller, (), None, config.settings.retrieval)
+            results = library.search(question, as_of=day, caller=caller)
         return page(
             "search.html",
             request,
@@ -397,7 +356,7 @@ def create_app(config: ServeConfig) -> FastAPI:
             caller,
             operator=operator,
             as_of=day.isoformat(),
-            documents=library(config.db, day, caller),
+            documents=library.documents(as_of=day, caller=caller),
         )
 
     @app.get("/evaluation", response_model=None)
@@ -466,38 +425,6 @@ def _default_or_none() -> str | None:
         return default_spec()
     except LocalQAError:
         return None
-
-
-@dataclass(frozen=True)
-class LibraryRow:
-    """One document of the library page: only documents the caller could ever retrieve from."""
-
-    document: Document
-    in_force: bool
-
-    def as_json(self) -> dict[str, Any]:
-        d = self.document
-        return {
-            "source": d.source,
-            "title": d.title,
-            "series": d.series,
-            "version": d.version,
-            "effective": d.effective.isoformat() if d.effective else None,
-            "status": d.status.value,
-            "in_force": self.in_force,
-        }
-
-
-def library(db: Path, as_of: date, caller: Caller) -> list[LibraryRow]:
-    """The documents `caller` may see, each marked in force on `as_of` or not. "May see" is the
-    eligibility rule itself, asked of each document on its own effective date; a draft or retired
-    document, another tenant's or a narrower access label's, is never listed."""
-    with open_index(db) as store:
-        documents = list(store.documents())
-    in_force = {d.doc_id for d in eligible(documents, as_of, caller)}
-    visible = [d for d in documents if eligible([d], d.effective or as_of, caller)]
-    visible.sort(key=lambda d: (d.series, d.effective or date.min, d.source))
-    return [LibraryRow(d, d.doc_id in in_force) for d in visible]
 
 
 @dataclass(frozen=True)

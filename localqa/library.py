@@ -1,0 +1,279 @@
+"""The library: one index, opened once and kept open, behind every command, the web app and the
+evaluation (as sqlite-utils' `Database` is behind its commands).
+
+A `Library` keeps its store open between questions, so that what a store caches (documents,
+eligible sets, BM25 statistics, the vector matrix) is computed once; it reopens the index when a
+refresh has replaced it. Searches take turns on the one connection (milliseconds each); model
+calls are the caller's to schedule (`answer_part` takes no lock).
+
+`search_parts()` and `answer()` are the one-call forms: they open a library for one question.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from types import TracebackType
+
+from pydantic import BaseModel, ConfigDict
+
+from localqa.answering import answer_part
+from localqa.eligibility import eligible
+from localqa.errors import LocalQAError
+from localqa.index import open_index, status_for
+from localqa.models import get_model
+from localqa.models.base import AnswerModel
+from localqa.retrieve import search
+from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
+from localqa.store.base import IndexStatus, Store
+from localqa.types import Answer, Caller, Document, PartResult, Passage
+
+
+class PartAnswer(BaseModel):
+    """One part of an asked question: its candidates (the evidence) and the verified answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    result: PartResult
+    answer: Answer
+
+
+class Asked(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    parts: list[PartAnswer]
+    backend: str
+    model: str
+    retrieval_seconds: float  # for all parts together (one search)
+
+
+class PageNotFoundError(LocalQAError):
+    """No such page of a document the caller may see: the same error whether the source does not
+    exist, the page does not, or the document is hidden from the caller (nothing leaks)."""
+
+
+class VisiblePage(BaseModel):
+    """The passages of one page of one source, as the caller may see them, with the sha256 the
+    source file had when it was indexed (so a changed file is never highlighted with old boxes)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    page: int | None
+    sha256: str | None
+    passages: tuple[Passage, ...]
+
+
+@dataclass(frozen=True)
+class ListedDocument:
+    """One document the caller could ever retrieve from, and whether it is in force on the date
+    asked about."""
+
+    document: Document
+    in_force: bool
+
+
+class Library:
+    """An index and the settings it is searched and answered with. Thread-safe: the web app
+    shares one between requests."""
+
+    def __init__(self, db: Path = DEFAULT_DB, settings: Settings | None = None) -> None:
+        self.db = db
+        self.settings = settings or Settings()
+        self._lock = threading.Lock()
+        self._store: Store | None = None
+        self._identity: tuple[int, ...] | None = None
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def check(self) -> None:
+        """Open the index now: a missing or unreadable one is its error here, not on first use."""
+        with self._lock:
+            self._current()
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def search(
+        self,
+        question: str,
+        *,
+        as_of: date,
+        caller: Caller | None = None,
+        parts: Sequence[str] = (),
+        k: int | None = None,
+        settings: RetrievalSettings | None = None,
+    ) -> list[PartResult]:
+        """Retrieval only: ranked candidates per question part (empty = abstain). `settings`
+        default to the library's; `k`, when given, overrides their `k`."""
+        settings = settings or self.settings.retrieval
+        if k is not None:
+            settings = settings.model_copy(update={"k": k})
+        with self._lock:
+            store = self._current()
+            return search(
+                store, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings
+            )
+
+    def answer(
+        self,
+        question: str,
+        *,
+        as_of: date,
+        caller: Caller | None = None,
+        parts: Sequence[str] = (),
+        model: AnswerModel | str | None = None,
+        k: int | None = None,
+        settings: RetrievalSettings | None = None,
+        answer_settings: AnswerSettings | None = None,
+    ) -> Asked:
+        """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
+        candidates (default: `settings.k` when settings are given, else the answering `k`)."""
+        answering = answer_settings or self.settings.answering
+        retrieval = (
+            settings or Settings(retrieval=self.settings.retrieval, answering=answering).for_answering()
+        )
+        started = time.perf_counter()
+        results = self.search(question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval)
+        retrieval_seconds = time.perf_counter() - started
+        chosen = model if isinstance(model, AnswerModel) else get_model(model)
+        answers = [PartAnswer(result=r, answer=self.answer_part(r, chosen, answering)) for r in results]
+        return Asked(
+            parts=answers, backend=chosen.backend, model=chosen.name, retrieval_seconds=retrieval_seconds
+        )
+
+    def answer_part(
+        self, result: PartResult, model: AnswerModel, settings: AnswerSettings | None = None
+    ) -> Answer:
+        """One retrieved part answered and verified (no index access: the candidates carry the
+        text)."""
+        return answer_part(result.question, result.candidates, model, settings or self.settings.answering)
+
+    def page(
+        self, source: str, page: int | None, *, as_of: date, caller: Caller | None = None
+    ) -> VisiblePage:
+        """The passages on `page` of `source` (None: a Markdown/text source, which has no pages)
+        that `caller` may see on `as_of`. `source` must be exactly an indexed source name: it is
+        compared for equality, never used as a path here."""
+        caller = caller or Caller()
+        with self._lock:
+            store = self._current()
+            allowed = store.eligible(as_of, caller)
+            found = [p for p in store.page_passages(source, page) if p.doc_id in allowed]
+            sha256 = store.file_hash(source) if found else None
+        if not found:
+            where = f"page {page} of {source!r}" if page is not None else f"{source!r}"
+            raise PageNotFoundError(
+                f"{where} is not in the index for role {caller.role}, tenant {caller.tenant} on "
+                f"{as_of.isoformat()}; check the source name and page (see 'localqa search')"
+            )
+        passages = tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
+        return VisiblePage(source=source, page=page, sha256=sha256, passages=passages)
+
+    def documents(self, *, as_of: date, caller: Caller | None = None) -> list[ListedDocument]:
+        """The documents `caller` may see, each marked in force on `as_of` or not. "May see" is
+        the eligibility rule itself, asked of each document on its own effective date; a draft or
+        retired document, another tenant's or a narrower access label's, is never listed."""
+        caller = caller or Caller()
+        with self._lock:
+            documents = list(self._current().documents())
+        in_force = {d.doc_id for d in eligible(documents, as_of, caller)}
+        visible = [d for d in documents if eligible([d], d.effective or as_of, caller)]
+        visible.sort(key=lambda d: (d.series, d.effective or date.min, d.source))
+        return [ListedDocument(d, d.doc_id in in_force) for d in visible]
+
+    def status(self, caller: Caller | None = None) -> IndexStatus:
+        """What the index holds, counting only what `caller` may see (None: the operator's view)."""
+        with self._lock:
+            return status_for(self._current(), caller)
+
+    @property
+    def store(self) -> Store:
+        """The open store, for what the methods above do not cover (evaluation reads documents,
+        the digest and recorded citations). Not locked: for one thread at a time."""
+        with self._lock:
+            return self._current()
+
+    # --- opening ---------------------------------------------------------------------------------
+
+    def _current(self) -> Store:
+        """The open store; reopened when the file was replaced (`localqa index` replaces it
+        atomically, so a new file identity means a refresh). Call with the lock held."""
+        identity = _identity(self.db)
+        if self._store is None or identity != self._identity:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            self._store = open_index(self.db)  # a missing index is IndexMissingError
+            self._identity = identity
+        return self._store
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size)
+
+
+def search_parts(
+    question: str,
+    *,
+    as_of: date,
+    caller: Caller | None = None,
+    parts: Sequence[str] = (),
+    k: int | None = None,
+    db: Path = DEFAULT_DB,
+    settings: RetrievalSettings | None = None,
+) -> list[PartResult]:
+    """`Library(db).search(...)` for one question. Keep a `Library` open to ask several."""
+    with Library(db) as library:
+        return library.search(question, as_of=as_of, caller=caller, parts=parts, k=k, settings=settings)
+
+
+def answer(
+    question: str,
+    *,
+    as_of: date,
+    caller: Caller | None = None,
+    parts: Sequence[str] = (),
+    model: AnswerModel | str | None = None,
+    k: int | None = None,
+    db: Path = DEFAULT_DB,
+    settings: RetrievalSettings | None = None,
+    answer_settings: AnswerSettings | None = None,
+) -> Asked:
+    """`Library(db).answer(...)` for one question. Keep a `Library` open to ask several."""
+    with Library(db) as library:
+        return library.answer(
+            question,
+            as_of=as_of,
+            caller=caller,
+            parts=parts,
+            model=model,
+            k=k,
+            settings=settings,
+            answer_settings=answer_settings,
+        )
+
+
+def index_status(db: Path = DEFAULT_DB, caller: Caller | None = None) -> IndexStatus:
+    """`Library(db).status(caller)`: what the index holds, as `caller` may count it."""
+    with Library(db) as library:
+        return library.status(caller)

@@ -1,0 +1,124 @@
+"""Question parts: a part is a question that stands on its own. Real questions are almost never
+compound; the table below holds the shapes real questions take (FinanceBench and MMLongBench
+phrasing), which must stay whole, and the compound ones, which must split."""
+
+from __future__ import annotations
+
+import pytest
+
+from localqa.parts import is_instruction, search_text, split_parts
+
+EQ314 = "What is the loan limit for EQ-314?"
+MAPS = "When does the desk accept maps for the community map exchange?"
+BOOK_LOAN = "How many days does a standard book loan last?"
+COMPOUND = (
+    "What is the loan limit for EQ-314, when does the desk accept maps for the community map "
+    "exchange, and how many days does a standard book loan last?"
+)
+
+WHOLE = [
+    # a leading clause stays with the question it qualifies
+    "If we exclude the impact of M&A, which segment has dragged down 3M's overall growth in 2022?",
+    "According to this report, how many people were surveyed?",
+    "Using only the information within the balance sheet, what is the year end FY2018 net PPNE for 3M?",
+    "Basing your judgments off of the balance sheet, what is the year end FY2018 amount of accounts "
+    "payable for MGM Resorts? Answer in USD millions.",
+    "As of May 26, 2023, what is the total amount Pepsico may borrow under its unsecured revolving "
+    "credit agreements?",
+    "At the Pepsico AGM held on May 3, 2023, what was the outcome of the shareholder vote?",
+    "When the policy changed in June, what was the loan limit?",
+    "In the Leadership program section, how many male are there with glasses? Please write the "
+    "answer in floqt format.",
+    # a list inside a question is not a list of questions
+    "Among operations, investing, and financing activities, which brought in the most cash flow for "
+    "Best Buy in FY2023?",
+    "Of the four missions of Indian Space Program's space mission from 2012 to 2017, which mission "
+    "includes the launch of least number of satellites?",
+    # initials and abbreviations do not end a sentence
+    "Who among Mr. R.A. Shah, Mr. S.V. Shanbhag, and Mr. C.M. Maniar attended the most board meetings?",
+    "What was the U.S. revenue of Inc. subsidiaries in Fig. 3 vs. Fig. 4?",
+    # a relative clause is not a question
+    "What is the fine for the EQ-314 camera, which was returned late?",
+    # instructions and definitions are context of the question
+    "What is FY2020 days payable outstanding (DPO) for Corning? DPO is defined as: 365 * (average "
+    "accounts payable between FY2019 and FY2020) / (FY2020 COGS + change in inventory between FY2019 "
+    "and FY2020). Round your answer to two decimal places.",
+    "We need to calculate a reasonable approximation (or exact number if possible) of a financial "
+    "metric. Basing your judgment by information plainly provided in the balance sheet and the P&L "
+    "statement, what is Lockheed Martin's FY2020 asset turnover ratio?",
+    "List the no. of chapters including research highlight. The answer shall be formatted as a list.",
+    "Who can borrow and return laptops?",
+    "Laptops, cameras and tripods: what are the limits?",
+]
+
+
+@pytest.mark.parametrize("question", WHOLE)
+def test_real_question_shapes_stay_one_part(question: str) -> None:
+    assert split_parts(question) == [" ".join(question.split())]
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (COMPOUND, [EQ314, MAPS, BOOK_LOAN]),
+        ("What is X? When is Y?", ["What is X?", "When is Y?"]),
+        ("What is X?  When is Y?\nWho is Z?", ["What is X?", "When is Y?", "Who is Z?"]),
+        ("What is X and when is Y?", ["What is X?", "When is Y?"]),
+        ("What is X; how is Y?", ["What is X?", "How is Y?"]),
+        ("What is X, or where is Y?", ["What is X?", "Where is Y?"]),
+        (
+            "How much did Nike spend on R&D in FY2022, and which segment grew fastest?",
+            ["How much did Nike spend on R&D in FY2022?", "Which segment grew fastest?"],
+        ),
+        # context goes with the question next to it
+        (
+            "What was revenue in 2022? Answer in USD millions. What was net income?",
+            ["What was revenue in 2022? Answer in USD millions.", "What was net income?"],
+        ),
+        ("Answer in USD millions. What was revenue?", ["Answer in USD millions. What was revenue?"]),
+        (EQ314, [EQ314]),
+        ("loan limit EQ-314", ["Loan limit EQ-314"]),
+        ("  What   is\tX?  ", ["What is X?"]),
+    ],
+)
+def test_compound_questions_split(question: str, parts: list[str]) -> None:
+    assert split_parts(question) == parts
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Answer in USD millions.",
+        "Round your answer to two decimal places.",
+        "Please write the answer in list format, e.g., [\"1\",\"2\"]",
+        "Give a response to the question by relying on the details shown in the cash flow statement.",
+        "Assume that you are a public equities analyst.",
+        "We need to calculate a financial metric by using information only provided in the balance sheet.",
+        "The answer shall be formatted as a list, for example, [\"Chapter 5\", \"Chapter 8\"].",
+        "Do not round.",
+    ],
+)
+def test_instructions_are_recognised(sentence: str) -> None:
+    assert is_instruction(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "DPO is defined as: 365 * (average accounts payable) / (COGS).",
+        "Define net working capital as total current assets less total current liabilities.",
+        "What is the answer to the loan question?",
+        "List the no. of chapters including research highlight.",
+        "Loan limit EQ-314",
+    ],
+)
+def test_content_is_not_an_instruction(sentence: str) -> None:
+    assert not is_instruction(sentence)
+
+
+def test_instructions_are_kept_out_of_the_search() -> None:
+    part = split_parts("What was revenue in FY2022? Answer in USD millions. Round your answer.")[0]
+    assert search_text(part) == "What was revenue in FY2022?"
+    assert search_text("Answer in USD millions.") == "Answer in USD millions."  # nothing else to search
+    definition = "What is Corning's DPO? DPO is defined as: 365 * accounts payable / COGS."
+    assert search_text(definition) == definition
