@@ -169,11 +169,15 @@ def toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def cases_toml(cases: Iterable[Case], tenants: dict[str, str] | None) -> str:
+def cases_toml(cases: Iterable[Case], tenants: dict[str, str] | None, scoped: bool = False) -> str:
+    """The suite: with `tenants`, each case asks as its document's tenant (per document); with
+    `scoped`, each case is asked within its document (`documents = [...]`) in the shared index."""
     lines = []
     for case in cases:
         lines += ["[[case]]", f"id = {toml_string(case.id)}", f"as_of = {AS_OF}"]
         lines.append(f"question = {toml_string(case.question)}")
+        if scoped:
+            lines.append(f"documents = [{toml_string(case.source)}]")
         if case.parts:
             lines.append(f"parts = [{', '.join(toml_string(p) for p in case.parts)}]")
         if tenants is not None:
@@ -416,6 +420,16 @@ def page_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     return scores
 
 
+def routed(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
+    """How many questions were searched mainly in some documents because they name them
+    (`localqa.routing`), and how many of those routes include the question's own document."""
+    by_id = {c["id"]: c for c in run["cases"]}
+    routes = {c.id: [set(p.get("routed_to", [])) for p in by_id[c.id]["parts"]] for c in cases}
+    taken = [c for c in cases if any(routes[c.id])]
+    own = [c for c in taken if any(c.source in sources for sources in routes[c.id])]
+    return {"routed": fraction(len(taken), len(cases)), "to_its_document": fraction(len(own), len(taken))}
+
+
 def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     """What a reader is shown: for answerable questions, a verified quote cited from an evidence
     page (and any verified quote); for unanswerable ones, no quote at all."""
@@ -504,6 +518,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         report["config"] = shared_run["config"]["retrieval"]
         if bench.qrels is not None:
             report["shared"] = ndcg_at_10(bench.cases, bench.qrels, shared_run)
+            report["routed"] = routed(bench.cases, shared_run)
             return report
         if args.model:
             run_path = Path(scratch) / "run-shared-model.json"
@@ -518,6 +533,13 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
                     if any(c.category == category for c in bench.cases)
                 },
             }
+        suite = Path(scratch) / "suite-scoped"
+        suite.mkdir()
+        (suite / "cases.toml").write_text(cases_toml(bench.cases, None, scoped=True), encoding="utf-8")
+        run_path = Path(scratch) / "run-scoped.json"
+        seconds = run_suite(suite, shared.path, run_path, retriever, k)
+        scoped_run = json.loads(run_path.read_text(encoding="utf-8"))
+        report["eval_seconds"]["scoped"] = round(seconds, 1)
         tenants = tenant_names(names)
         perdoc_docs = home / "docs-perdoc"
         fill_docs(perdoc_docs, bench, catalog_toml(names, tenants), shared_docs)
@@ -536,12 +558,13 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         seconds = run_suite(suite, perdoc.path, run_path, retriever, k)
         perdoc_run = json.loads(run_path.read_text(encoding="utf-8"))
         report["eval_seconds"]["per_document"] = round(seconds, 1)
-    for mode, run in (("shared", shared_run), ("per_document", perdoc_run)):
+    for mode, run in (("shared", shared_run), ("scoped", scoped_run), ("per_document", perdoc_run)):
         report[mode] = {
             category: page_scores([c for c in bench.cases if c.category == category], run)
             for category in ("answerable", "needs_visual", "unanswerable")
             if any(c.category == category for c in bench.cases)
         }
+    report["routed"] = routed(bench.cases, shared_run)
     return report
 
 
@@ -596,6 +619,9 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"   index ({mode.replace('_', ' ')}): {timing}; {len(built['problems'])} problem(s) reported")
     evals = ", ".join(f"{mode.replace('_', ' ')} {s} s" for mode, s in report["eval_seconds"].items())
     print(f"   eval: {evals}")
+    routes = report["routed"]
+    own = f", to their own document {show(routes['to_its_document'])}" if routes["routed"]["value"] else ""
+    print(f"   routed by what the question names (shared index): {show(routes['routed'])}{own}")
     if "ndcg@10" in report["shared"]:
         shared = report["shared"]
         print(f"   nDCG@10 {show(shared['ndcg@10'])}; abstained {show(shared['abstained'])}")
@@ -605,7 +631,7 @@ def print_report(report: dict[str, Any]) -> None:
         labels["answerable"] = "text/table"
     print(f"   {'questions':<26} {'index':<13} {'page hit@1':<18} {'page hit@5':<18} {'abstained':<18}")
     for category, label in labels.items():
-        for mode in ("shared", "per_document"):
+        for mode in ("shared", "scoped", "per_document"):
             scores = report[mode].get(category)
             if scores is None:
                 continue

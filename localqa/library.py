@@ -118,16 +118,24 @@ class Library:
         parts: Sequence[str] = (),
         k: int | None = None,
         settings: RetrievalSettings | None = None,
+        documents: Sequence[str] = (),
     ) -> list[PartResult]:
         """Retrieval only: ranked candidates per question part (empty = abstain). `settings`
-        default to the library's; `k`, when given, overrides their `k`."""
+        default to the library's; `k`, when given, overrides their `k`. `documents` (file names,
+        globs or series) narrows the search to the eligible documents they name."""
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
         with self._lock:
             store = self._current()
             return search(
-                store, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings
+                store,
+                question,
+                as_of=as_of,
+                caller=caller or Caller(),
+                parts=parts,
+                settings=settings,
+                documents=documents,
             )
 
     def answer(
@@ -141,6 +149,7 @@ class Library:
         k: int | None = None,
         settings: RetrievalSettings | None = None,
         answer_settings: AnswerSettings | None = None,
+        documents: Sequence[str] = (),
     ) -> Asked:
         """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
         candidates (default: `settings.k` when settings are given, else the answering `k`)."""
@@ -149,7 +158,9 @@ class Library:
             settings or Settings(retrieval=self.settings.retrieval, answering=answering).for_answering()
         )
         started = time.perf_counter()
-        results = self.search(question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval)
+        results = self.search(
+            question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval, documents=documents
+        )
         retrieval_seconds = time.perf_counter() - started
         chosen = model if isinstance(model, AnswerModel) else get_model(model)
         answers = [PartAnswer(result=r, answer=self.answer_part(r, chosen, answering)) for r in results]
@@ -241,10 +252,13 @@ def search_parts(
     k: int | None = None,
     db: Path = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
+    documents: Sequence[str] = (),
 ) -> list[PartResult]:
     """`Library(db).search(...)` for one question. Keep a `Library` open to ask several."""
     with Library(db) as library:
-        return library.search(question, as_of=as_of, caller=caller, parts=parts, k=k, settings=settings)
+        return library.search(
+            question, as_of=as_of, caller=caller, parts=parts, k=k, settings=settings, documents=documents
+        )
 
 
 def answer(
@@ -258,6 +272,7 @@ def answer(
     db: Path = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
     answer_settings: AnswerSettings | None = None,
+    documents: Sequence[str] = (),
 ) -> Asked:
     """`Library(db).answer(...)` for one question. Keep a `Library` open to ask several."""
     with Library(db) as library:
@@ -270,6 +285,7 @@ def answer(
             k=k,
             settings=settings,
             answer_settings=answer_settings,
+            documents=documents,
         )
 
 
