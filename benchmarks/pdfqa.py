@@ -29,9 +29,9 @@ Figures, each with its numerator and denominator:
 
 Indexes are cached: the key is the documents' SHA-256, the catalog, the index options and a hash
 of localqa's extraction and indexing code (`localqa/extract/*.py`, `localqa/index.py`,
-`localqa/schema.py`, `localqa/store/`; `localqa/embeddings.py` too when embeddings are computed).
-After a retrieval-only change a re-run reuses the index and only re-runs `eval`. Build times are
-printed (and marked "reused" when nothing was built).
+`localqa/periods.py`, `localqa/schema.py`, `localqa/store/`; `localqa/embeddings.py` too when
+embeddings are computed). After a retrieval-only change a re-run reuses the index and only re-runs
+`eval`. Build times are printed (and marked "reused" when nothing was built).
 
 Catalog: every document gets `series = <file stem>` and `access = "public"`. Without it, file
 names such as `PEPSICO_2023_8K_dated-2023-05-05.pdf` and `..._dated-2023-05-30.pdf` read as two
@@ -67,7 +67,13 @@ DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) /
 SETS = ("financebench", "mmlongbench", "scifact")
 AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effective date)
 # Code whose change changes what an index holds (extraction, passage writing, schema).
-INDEX_CODE = ("localqa/extract/*.py", "localqa/index.py", "localqa/schema.py", "localqa/store/**/*.py")
+INDEX_CODE = (
+    "localqa/extract/*.py",
+    "localqa/index.py",
+    "localqa/periods.py",
+    "localqa/schema.py",
+    "localqa/store/**/*.py",
+)
 EMBED_CODE = ("localqa/embeddings.py",)
 HITS_AT = (1, 5)
 SCIFACT_K = 10
