@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
+from localqa.periods import describe
 from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
-from localqa.shapes import ask_json, parse_as_of, search_json
+from localqa.shapes import ask_json, document_json, parse_as_of, search_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
 
@@ -105,6 +106,18 @@ def retriever_option(function: F) -> F:
         help="auto: hybrid when the index has embeddings, else lexical; lexical (BM25); semantic "
         "(embeddings); hybrid (reciprocal rank fusion of both). Identifiers and eligibility apply "
         "in every mode.",
+    )(function)
+
+
+def documents_option(function: F) -> F:
+    return click.option(
+        "--doc",
+        "documents",
+        multiple=True,
+        metavar="NAME",
+        help="Search only this document (repeatable): a file name, a glob (quote it: 'ADOBE_*') or a "
+        "catalog series. It narrows what the caller may see, never widens it; 'localqa status "
+        "--documents' lists the names.",
     )(function)
 
 
@@ -329,10 +342,17 @@ class _ProgressBar:
     help="The operator's view: every document of every tenant and access label, and the ones "
     "visible to nobody.",
 )
+@click.option(
+    "--documents",
+    "listing",
+    is_flag=True,
+    help="Also list the documents the caller may see: file name, series, effective date, the "
+    "period each covers (from the catalog or its cover) and whether it is in force today.",
+)
 @db_option
 @json_option
 @fail_cleanly
-def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) -> None:
+def status(role: str, tenant: str, everything: bool, listing: bool, db: Path, as_json: bool) -> None:
     """Show what the index holds: documents, passages by kind, sidecars, embeddings.
 
     Counts cover only the documents the caller may see (their tenant and an access label their
@@ -340,12 +360,17 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
     """
     from localqa.library import Library
 
+    if listing and everything:
+        raise click.UsageError("--documents lists what one caller may search; use it without --all")
     caller = None if everything else Caller(role=role, tenant=tenant)
     with Library(db) as library:
         info = library.status(caller)
+        listed = library.documents(as_of=date.today(), caller=caller) if listing else []
     if as_json:
         payload: dict[str, Any] = {"db": info.path, **{k: v for k, v in vars(info).items() if k != "path"}}
         payload["caller"] = None if caller is None else {"role": caller.role, "tenant": caller.tenant}
+        if listing:
+            payload["listed"] = [document_json(row) for row in listed]
         click.echo(json.dumps(payload, indent=2))
         return
     kinds = ", ".join(f"{count} {kind}" for kind, count in info.passages.items())
@@ -362,8 +387,23 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
             f"Schema version: {info.schema_version}",
         ]
     )
+    if listing:
+        say(["", f"Documents role {role} · tenant {tenant} may see ({len(listed)}):"])
+        say([f"  {_listed(row)}" for row in listed])
     invisible = info.invisible_documents
     say([f"Warning: {s} has no valid access label and is visible to nobody" for s in invisible], err=True)
+
+
+def _listed(row: Any) -> str:
+    """One line of `status --documents`."""
+    document = row.document
+    parts = [document.source, f"series {document.series}"]
+    if document.effective:
+        parts.append(f"effective {document.effective.isoformat()}")
+    if row.period is not None:
+        parts.append(f"period {describe(row.period)}, from its {row.period_from}")
+    parts.append("in force" if row.in_force else "not in force today")
+    return " · ".join(parts)
 
 
 @cli.command()
@@ -378,6 +418,7 @@ def status(role: str, tenant: str, everything: bool, db: Path, as_json: bool) ->
     help="Candidates per part.",
 )
 @retriever_option
+@documents_option
 @caller_options
 @db_option
 @json_option
@@ -387,6 +428,7 @@ def search(
     parts: tuple[str, ...],
     k: int,
     retriever: str,
+    documents: tuple[str, ...],
     as_of: date,
     role: str,
     tenant: str,
@@ -396,20 +438,24 @@ def search(
     """Retrieval only, no model: the ranked candidates for each part of QUESTION.
 
     A compound question is split on clause boundaries, or give the parts with --part. Only
-    documents the caller may see, in force on the --as-of date, are searched.
+    documents the caller may see, in force on the --as-of date, are searched (only those --doc
+    names, when given). A part that names documents (a company, a fiscal year, a report type) is
+    searched mainly in them, and says so.
     """
     from localqa.library import Library
 
     caller = Caller(role=role, tenant=tenant)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     with Library(db) as library:
-        results = library.search(question, as_of=as_of, caller=caller, parts=parts, settings=settings)
+        results = library.search(
+            question, as_of=as_of, caller=caller, parts=parts, settings=settings, documents=documents
+        )
     if as_json:
-        click.echo(json.dumps(search_json(results, as_of, caller), indent=2))
+        click.echo(json.dumps(search_json(results, as_of, caller, documents), indent=2))
         return
-    lines = [_header(as_of, caller, results)]
+    lines = [_header(as_of, caller, results, documents)]
     for number, result in enumerate(results, start=1):
-        lines += ["", f"{number}. {result.question}", *_format_candidates(result)]
+        lines += [*_part_head(number, result), *_format_candidates(result)]
     say(lines)
 
 
@@ -446,6 +492,7 @@ def search(
     show_default=True,
     help="The folder that was indexed (for --show).",
 )
+@documents_option
 @caller_options
 @db_option
 @json_option
@@ -463,6 +510,7 @@ def ask(
     retriever: str,
     show_dir: Path | None,
     pdfs_dir: Path,
+    documents: tuple[str, ...],
     as_of: date,
     role: str,
     tenant: str,
@@ -484,7 +532,13 @@ def ask(
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     with Library(db) as library:
         asked = library.answer(
-            question, as_of=as_of, caller=caller, parts=parts, model=model, settings=settings
+            question,
+            as_of=as_of,
+            caller=caller,
+            parts=parts,
+            model=model,
+            settings=settings,
+            documents=documents,
         )
         images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, library) if show_dir else {}
     if as_json:
@@ -494,6 +548,7 @@ def ask(
             as_of,
             caller,
             (asked.backend, asked.model),
+            documents,
         )
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
             if verbose:
@@ -505,11 +560,12 @@ def ask(
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
-        lines = [f"{_header(as_of, caller, [p.result for p in asked.parts])} · model {model.label}{baseline}"]
+        header = _header(as_of, caller, [p.result for p in asked.parts], documents)
+        lines = [f"{header} · model {model.label}{baseline}"]
         if verbose:
             lines.append(f"Retrieval: {asked.retrieval_seconds * 1000:.0f} ms for {len(asked.parts)} part(s)")
         for number, part in enumerate(asked.parts, start=1):
-            lines += ["", f"{number}. {part.result.question}", *_format_answer(part.result, part.answer)]
+            lines += [*_part_head(number, part.result), *_format_answer(part.result, part.answer)]
             if number - 1 in images:
                 lines.append(f"   page image: {images[number - 1]}")
             if verbose:
@@ -921,9 +977,18 @@ def _page_images(
     return images
 
 
-def _header(as_of: date, caller: Caller, results: list[PartResult]) -> str:
+def _header(as_of: date, caller: Caller, results: list[PartResult], documents: tuple[str, ...]) -> str:
     retriever = results[0].retriever if results else "none"
-    return f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
+    within = f" · only in {', '.join(documents)}" if documents else ""
+    return (
+        f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
+        f"{within}"
+    )
+
+
+def _part_head(number: int, result: PartResult) -> list[str]:
+    """A part's first lines: its question, and why it was searched mainly in some documents."""
+    return ["", f"{number}. {result.question}", *([f"   ({result.route.why})"] if result.route else [])]
 
 
 def _format_candidates(result: PartResult) -> list[str]:

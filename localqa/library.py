@@ -21,6 +21,7 @@ from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict
 
+from localqa import periods
 from localqa.answering import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
@@ -30,7 +31,7 @@ from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store.base import IndexStatus, Store
-from localqa.types import Answer, Caller, Document, PartResult, Passage
+from localqa.types import Answer, Caller, Document, PartResult, Passage, Period
 
 
 class PartAnswer(BaseModel):
@@ -70,11 +71,13 @@ class VisiblePage(BaseModel):
 
 @dataclass(frozen=True)
 class ListedDocument:
-    """One document the caller could ever retrieve from, and whether it is in force on the date
-    asked about."""
+    """One document the caller could ever retrieve from, whether it is in force on the date
+    asked about, and the period it covers with where that comes from ("catalog" or "cover")."""
 
     document: Document
     in_force: bool
+    period: Period | None = None
+    period_from: str | None = None
 
 
 class Library:
@@ -202,11 +205,16 @@ class Library:
         retired document, another tenant's or a narrower access label's, is never listed."""
         caller = caller or Caller()
         with self._lock:
-            documents = list(self._current().documents())
+            store = self._current()
+            documents = list(store.documents())
+            found = store.found()
         in_force = {d.doc_id for d in eligible(documents, as_of, caller)}
         visible = [d for d in documents if eligible([d], d.effective or as_of, caller)]
         visible.sort(key=lambda d: (d.series, d.effective or date.min, d.source))
-        return [ListedDocument(d, d.doc_id in in_force) for d in visible]
+        return [
+            ListedDocument(d, d.doc_id in in_force, *periods.of_document(d, found.get(d.doc_id)))
+            for d in visible
+        ]
 
     def status(self, caller: Caller | None = None) -> IndexStatus:
         """What the index holds, counting only what `caller` may see (None: the operator's view)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from localqa.types import Period
+from localqa.types import Document, Found, Period
 
 # (fiscal year, quarter): quarter 1-4, UNKNOWN_QUARTER for a quarter whose number is not known,
 # None for the whole year.
@@ -187,6 +187,16 @@ def _date(found: re.Match[str]) -> date | None:
         return date(int(found["year"] or found["year2"]), month, int(found["day"] or found["day2"]))
     except ValueError:
         return None
+
+
+def of_document(document: Document, found: Found | None) -> tuple[Period | None, str | None]:
+    """A document's period and where it comes from: its catalog entry ("catalog"), else its
+    cover ("cover"); (None, None) when neither gives one."""
+    if document.period is not None:
+        return document.period, "catalog"
+    if found is not None and found.period is not None:
+        return found.period, "cover"
+    return None, None
 
 
 def describe(period: Period) -> str:

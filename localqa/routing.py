@@ -103,7 +103,7 @@ class Directory:
             for text in texts:
                 for word in document_words(text):
                     self.names[word].add(document.doc_id)
-            period = document.period or seen.period
+            period, _ = periods.of_document(document, seen)
             self.facts[document.doc_id] = (
                 periods.facts(period) if period else _named_facts(t for t in texts if t != seen.name)
             )
