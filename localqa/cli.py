@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
-from localqa.periods import describe
 from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
 from localqa.shapes import ask_json, document_json, parse_as_of, search_json
 from localqa.terminal import visible
@@ -401,7 +400,7 @@ def _listed(row: Any) -> str:
     if document.effective:
         parts.append(f"effective {document.effective.isoformat()}")
     if row.period is not None:
-        parts.append(f"period {describe(row.period)}, from its {row.period_from}")
+        parts.append(f"period {row.shown_period}, from its {row.period_from}")
     parts.append("in force" if row.in_force else "not in force today")
     return " · ".join(parts)
 

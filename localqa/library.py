@@ -79,6 +79,11 @@ class ListedDocument:
     period: Period | None = None
     period_from: str | None = None
 
+    @property
+    def shown_period(self) -> str | None:
+        """The period as it is shown ("FY2022 (year ended 2022-12-31)"), or None."""
+        return periods.describe(self.period) if self.period else None
+
 
 class Library:
     """An index and the settings it is searched and answered with. Thread-safe: the web app

@@ -26,6 +26,7 @@ from urllib.parse import quote as url_quote
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
+from fastapi import Query as Parameter
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
@@ -43,9 +44,10 @@ from localqa.errors import (
     SuiteError,
     UnknownModelError,
 )
-from localqa.library import Library, PageNotFoundError
+from localqa.library import Library, ListedDocument, PageNotFoundError
 from localqa.models import backends, default_spec, get_model
 from localqa.models.base import AnswerModel
+from localqa.scope import UnknownDocumentError
 from localqa.serve.auth import User, authenticate
 from localqa.settings import Settings
 from localqa.shapes import ask_json, document_json, parse_as_of, search_json
@@ -89,7 +91,7 @@ class HttpError(Exception):
 
 def status_of(error: LocalQAError) -> int:
     """The HTTP status that fits a domain error."""
-    if isinstance(error, PageNotFoundError):
+    if isinstance(error, PageNotFoundError | UnknownDocumentError):
         return 404
     if isinstance(error, QuestionError | UnknownModelError):
         return 400
@@ -114,6 +116,7 @@ class Query(BaseModel):
     parts: list[str] = Field(default_factory=list)
     model: str | None = None
     k: int | None = Field(default=None, ge=1, le=100)
+    documents: list[str] = Field(default_factory=list)  # file names, globs or series (`--doc`)
 
 
 class Models:
@@ -229,9 +232,16 @@ def create_app(config: ServeConfig) -> FastAPI:
         query = await _query(request)
         as_of = _as_of(query.as_of)
         results = await run_in_threadpool(
-            lambda: library.search(query.question, as_of=as_of, caller=caller, parts=query.parts, k=query.k)
+            lambda: library.search(
+                query.question,
+                as_of=as_of,
+                caller=caller,
+                parts=query.parts,
+                k=query.k,
+                documents=query.documents,
+            )
         )
-        return JSONResponse(search_json(results, as_of, caller))
+        return JSONResponse(search_json(results, as_of, caller, query.documents))
 
     @app.post("/api/ask")
     async def api_ask(request: Request) -> JSONResponse:
@@ -241,7 +251,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         model = await run_in_threadpool(models.get, query.model)
         results = await run_in_threadpool(_retrieve_for_answer, query, as_of, caller)
         answers = [await run_in_threadpool(models.answer, library, result, model) for result in results]
-        payload = ask_json(results, answers, as_of, caller, (model.backend, model.name))
+        payload = ask_json(results, answers, as_of, caller, (model.backend, model.name), query.documents)
         faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
         if faults:
             payload["error"] = "; ".join(faults)
@@ -256,6 +266,7 @@ def create_app(config: ServeConfig) -> FastAPI:
             parts=query.parts,
             k=query.k,
             settings=answer_retrieval,
+            documents=query.documents,
         )
 
     @app.get("/api/documents")
@@ -293,19 +304,35 @@ def create_app(config: ServeConfig) -> FastAPI:
     def home() -> RedirectResponse:
         return RedirectResponse("/ask")
 
+    def picker(day: date, caller: Caller, chosen: list[str]) -> dict[str, Any]:
+        """The document picker of the ask and search pages: the documents in force for the
+        caller on the day, and the names chosen."""
+        in_force = [row for row in library.documents(as_of=day, caller=caller) if row.in_force]
+        return {"documents": [_picker_option(row) for row in in_force], "chosen": chosen}
+
     @app.get("/ask", response_model=None)
     def ask_page(
-        request: Request, question: str = "", as_of: str | None = None, model: str | None = None
+        request: Request,
+        question: str = "",
+        as_of: str | None = None,
+        model: str | None = None,
+        doc: list[str] = Parameter(default=[]),  # noqa: B008 (FastAPI's way to read a repeated field)
     ) -> Response:
         caller, operator = who(request)
         day = _as_of(as_of)
         chosen = model or models.default
-        form = {"question": question, "as_of": day.isoformat(), "model": chosen, "choices": models.choices()}
+        form = {
+            "question": question,
+            "as_of": day.isoformat(),
+            "model": chosen,
+            "choices": models.choices(),
+            "picker": picker(day, caller, doc),
+        }
         if not question.strip():
             return page("ask.html", request, caller, operator=operator, form=form, streaming=False)
-        _check_size(question)
+        _check_size(question, *doc)
         answer_model = models.get(chosen)
-        results = library.search(question, as_of=day, caller=caller, settings=answer_retrieval)
+        results = library.search(question, as_of=day, caller=caller, settings=answer_retrieval, documents=doc)
 
         def stream() -> Iterator[str]:
             head = templates.get_template("ask.html")
@@ -329,13 +356,18 @@ def create_app(config: ServeConfig) -> FastAPI:
         return StreamingResponse(stream(), media_type="text/html; charset=utf-8")
 
     @app.get("/search", response_model=None)
-    def search_page(request: Request, question: str = "", as_of: str | None = None) -> Response:
+    def search_page(
+        request: Request,
+        question: str = "",
+        as_of: str | None = None,
+        doc: list[str] = Parameter(default=[]),  # noqa: B008 (FastAPI's way to read a repeated field)
+    ) -> Response:
         caller, operator = who(request)
         day = _as_of(as_of)
         results: list[PartResult] = []
         if question.strip():
-            _check_size(question)
-            results = library.search(question, as_of=day, caller=caller)
+            _check_size(question, *doc)
+            results = library.search(question, as_of=day, caller=caller, documents=doc)
         return page(
             "search.html",
             request,
@@ -343,6 +375,7 @@ def create_app(config: ServeConfig) -> FastAPI:
             operator=operator,
             question=question,
             as_of=day.isoformat(),
+            picker=picker(day, caller, doc),
             results=[(r, [_candidate_view(c) for c in r.candidates]) for r in results],
         )
 
@@ -435,6 +468,7 @@ class PartView:
     answer: Answer
     candidates: list[dict[str, Any]]
     note: str | None
+    route: str | None = None  # why the part was searched mainly in some documents
     image: str | None = None
     large_image: str | None = None
     marked: tuple[str, str, str] | None = None  # a text source: (before, quote, after)
@@ -449,6 +483,7 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
         answer=answer,
         candidates=[_candidate_view(c) for c in result.candidates],
         note=result.note,
+        route=result.route.why if result.route else None,
         other=[location.describe() for location in answer.other_evidence],
     )
     citation = answer.citation
@@ -470,6 +505,15 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
 def page_url(location: Location, quote: str, as_of: date, size: str) -> str:
     query = urlencode({"quote": quote, "as_of": as_of.isoformat(), "size": size})
     return f"/api/pages/{url_quote(location.source, safe='')}/{location.page}.png?{query}"
+
+
+def _picker_option(row: ListedDocument) -> dict[str, str]:
+    """A document as the picker offers it: its file name, and what it is called and covers."""
+    document = row.document
+    shown = [document.source, *([document.title] if document.title else [])]
+    if row.shown_period:
+        shown.append(row.shown_period)
+    return {"source": document.source, "label": " · ".join(shown)}
 
 
 def _candidate_view(candidate: Candidate) -> dict[str, Any]:
