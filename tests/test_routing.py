@@ -291,3 +291,24 @@ def test_the_why_line_on_the_web_pages_and_the_api(db: Path) -> None:
         assert client.post("/api/ask", json=query).json()["parts"][0]["route"]["why"] == WHY
         listed = client.get("/library", params={"as_of": AS_OF.isoformat()}).text
         assert 'FY2022 (year ended 2022-12-31) <span class="hint">(from its cover)</span>' in listed
+
+
+def test_an_index_of_the_previous_schema_is_migrated_and_its_covers_read(db: Path, filings: Path) -> None:
+    """m006_document_periods: the columns are added, and every PDF is re-extracted so that its
+    cover is read (an index written before knows no period)."""
+    import shutil
+    import sqlite3
+    from contextlib import closing
+
+    old = filings.parent / "old.sqlite3"
+    shutil.copyfile(db, old)
+    with closing(sqlite3.connect(old)) as connection, connection:
+        for column in ("period", "found_period", "found_name"):
+            connection.execute(f"ALTER TABLE documents DROP COLUMN {column}")
+        connection.execute("DELETE FROM migrations WHERE name = 'm006_document_periods'")
+        connection.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    report = refresh_index(filings, old, embed=False)
+    assert not report.failed, report.problems
+    assert sorted(report.changed) == sorted(p.name for p in filings.glob("*.pdf"))
+    (part,) = search(old, QUESTION)
+    assert part.route is not None and part.route.why == WHY

@@ -180,3 +180,49 @@ def test_the_pages_offer_the_documents_in_force_and_search_the_ones_chosen(clien
     ).text
     assert " · only in opening-hours-notice.pdf</p>" in asked and "— opening-hours-notice.pdf" in asked
     assert '<select name="doc" multiple' in client.get("/ask").text
+
+
+# --- a suite case asked within its documents --------------------------------------------------
+
+
+def test_a_suite_case_is_asked_within_the_documents_it_names(
+    runner: CliRunner, library_db: Path, tmp_path: Path
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "cases.toml").write_text(
+        f'[[case]]\nid = "notice"\nas_of = {NOV}\nquestion = "{HOURS}"\ndocuments = ["{NOTICE}"]\n'
+        f'expect = [{{ source = "{NOTICE}" }}]\n\n'
+        f'[[case]]\nid = "everywhere"\nas_of = {NOV}\nquestion = "{HOURS}"\n'
+        f'expect = [{{ source = "{NOTICE}" }}, {{ source = "library-handbook.pdf" }}]\n',
+        encoding="utf-8",
+    )
+    run = tmp_path / "run.json"
+    result = runner.invoke(cli, ["eval", str(suite), "--db", str(library_db), "--save", str(run), "-k", "10"])
+    assert result.exit_code == 0, result.output
+    scoped, everywhere = json.loads(run.read_text(encoding="utf-8"))["cases"]
+    assert scoped["documents"] == [NOTICE] and everywhere["documents"] == []
+    assert {c["source"] for c in scoped["candidates"]} == {NOTICE}
+    assert {c["source"] for c in everywhere["candidates"]} > {NOTICE}
+
+
+@pytest.mark.parametrize(
+    ("documents", "complaint"),
+    [
+        ('["staff-procedures.pdf"]', "documents: no document named 'staff-procedures.pdf' can be searched"),
+        ('[" "]', "documents: Value error, a document name is blank; give a file name, a glob or a series"),
+    ],
+)
+def test_a_suite_case_naming_no_document_it_may_search_is_an_error_naming_the_case(
+    runner: CliRunner, library_db: Path, tmp_path: Path, documents: str, complaint: str
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "cases.toml").write_text(
+        f'[[case]]\nid = "hidden"\nas_of = {NOV}\nquestion = "{HOURS}"\n'
+        f"documents = {documents}\nexpect = []\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(cli, ["eval", str(suite), "--db", str(library_db)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {suite / 'cases.toml'}: case hidden: {complaint}")

@@ -440,6 +440,10 @@ def writing(path: Path, *, rebuild: bool = False, wait: Any = None) -> Iterator[
                 with closing(sqlite3.connect(path)) as live:
                     live.backup(target)
             migrate(target)
+            if not rebuild and path.exists():
+                # The copy once migrated: what the live index holds, with the files a migration
+                # marked for extraction again (their recorded hash cleared).
+                previous = _state_of(target)
             with target:
                 yield SQLiteWriter(target, previous)
         except sqlite3.Error as error:
@@ -493,14 +497,18 @@ def _read_state(path: Path, rebuild: bool) -> IndexedState:
     it is being rebuilt; otherwise it is refused, so that a wrong --db is not overwritten."""
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
-            documents = db.execute(f"SELECT {_columns_in(db, _DOCUMENT_COLUMNS)} FROM documents").fetchall()
+            return _state_of(db)
     except sqlite3.DatabaseError:
         if rebuild:
             return IndexedState()
         raise LocalQAError(
             f"{path} is not a localqa index; rebuild it with 'localqa index --rebuild' or choose another --db"
         ) from None
+
+
+def _state_of(db: sqlite3.Connection) -> IndexedState:
+    files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
+    documents = db.execute(f"SELECT {_columns_in(db, _DOCUMENT_COLUMNS)} FROM documents").fetchall()
     return IndexedState(
         files={
             name: IndexedFile(sha, tuple(int(p) for p in pages.split(",") if p)) for name, sha, pages in files
