@@ -219,6 +219,8 @@ def document_id(tenant: str, name: str) -> str:
 
 def dated_name(stem: str) -> tuple[str, str] | None:
     """(series, date) of a file stem that ends in a date (`series-YYYY-MM-DD`), else None."""
+    if len(stem) < 12 or stem[-11] != "-":  # spares the pattern most names
+        return None
     match = _DATED_NAME.match(stem)
     return (match["series"], match["date"]) if match else None
 

@@ -260,7 +260,10 @@ def _retrieve_part(store: Store, part: str, eligible: _Eligible, settings: Retri
     """The part's candidates. When it names some of the eligible documents (`localqa.routing`),
     they are searched on their own first, as if they were all there is, and the others' best
     candidates only fill the places they leave among the first k."""
-    routed = eligible.directory(store).route(search_text(part)) if eligible.documents else None
+    query = search_text(part)
+    # The directory is built on first need: a part that writes no name cannot be routed.
+    named = eligible.documents and routing.question_names(query)
+    routed = eligible.directory(store).route(query) if named else None
     if routed is None:
         return _ranked(store, part, eligible, settings)
     doc_ids, route = routed

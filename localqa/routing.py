@@ -35,7 +35,6 @@ import weakref
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from localqa import periods
 from localqa.catalog import dated_name
@@ -64,6 +63,9 @@ _FORM = re.compile(
 )
 _FORM_NAMES = list(FORMS)
 _PERIOD_FORMS = {"year": "10-K", "quarter": "10-Q"}
+_FORMISH = re.compile(r"\d-?[kqf]|annual|quarterly|current|earnings|proxy|14a", re.IGNORECASE)
+_YEARISH = re.compile(r"(?:19|20)\d\d")
+_SEPARATORS = re.compile(r"[_\W]+")
 
 _APOSTROPHES = "'\u2019"
 _WORD = re.compile(rf"[^\W_]+(?:[{_APOSTROPHES}][^\W_]+)*")
@@ -90,24 +92,23 @@ class Directory:
         self.facts: dict[str, set[periods.Fact]] = {}
         self.forms: dict[str, set[str]] = {}
         documents = list(documents)
-        seen_on = {d.doc_id: found.get(d.doc_id) or Found() for d in documents}
         # A first-page title that several documents share is the kind of document they are
         # ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Annual Report"), not a name.
-        titles = Counter(_fold(f.title) for f in seen_on.values() if f.title)
+        titles = Counter(_fold(f.title) for d in documents if (f := found.get(d.doc_id)) and f.title)
         for document in documents:
-            seen = seen_on[document.doc_id]
-            if seen.title and titles[_fold(seen.title)] > 1:
-                seen = seen.model_copy(update={"title": None})
-            self.sources[document.doc_id] = document.source
-            texts = _name_texts(document, seen)
-            for text in texts:
+            doc_id = document.doc_id
+            seen = found.get(doc_id)
+            title = seen.title if seen and seen.title and titles[_fold(seen.title)] == 1 else None
+            organisation = seen.name if seen else None
+            self.sources[doc_id] = document.source
+            texts = _name_texts(document, title)
+            for text in [*texts, *([organisation] if organisation else [])]:
                 for word in document_words(text):
-                    self.names[word].add(document.doc_id)
+                    self.names[word].add(doc_id)
             period, _ = periods.of_document(document, seen)
-            self.facts[document.doc_id] = (
-                periods.facts(period) if period else _named_facts(t for t in texts if t != seen.name)
-            )
-            self.forms[document.doc_id] = _forms(" ".join(map(_spaced, texts))) | _period_form(period)
+            spaced = " ".join(_spaced(t) for t in texts)
+            self.facts[doc_id] = periods.facts(period) if period else _named_facts(spaced)
+            self.forms[doc_id] = _forms(spaced) | _period_form(period)
 
     def __len__(self) -> int:
         return len(self.sources)
@@ -180,14 +181,17 @@ def _distinct(written: Iterable[str]) -> tuple[str, ...]:
 # --- the names of a document --------------------------------------------------------------------
 
 
-def _name_texts(document: Document, found: Found) -> list[str]:
-    """The texts that name a document. A trailing date in the file name is its effective date,
-    not a name."""
-    stem = Path(document.source).stem
+def _name_texts(document: Document, found_title: str | None) -> list[str]:
+    """The texts that name a document, besides the organisation its cover names (whose years
+    are no period). A trailing date in the file name is its effective date, not a name."""
+    source = document.source
+    stem = source[: source.rfind(".")] if "." in source else source
     dated = dated_name(stem)
-    texts = [dated[0] if dated else stem, document.series, document.title, document.version]
-    texts += [found.title, found.name]
-    return list(dict.fromkeys(t for t in texts if t))
+    texts = [dated[0] if dated else stem]
+    for text in (document.series, document.title, document.version, found_title):
+        if text and text not in texts:
+            texts.append(text)
+    return texts
 
 
 def document_words(text: str) -> set[str]:
@@ -195,29 +199,36 @@ def document_words(text: str) -> set[str]:
     its parts ("ActivisionBlizzard"); numbers, legal forms and stop words are not names."""
     words: set[str] = set()
     for raw in _WORD.findall(text):
-        for word in {raw, *_CAMEL.findall(raw)}:
+        if raw.isdigit():
+            continue
+        mixed = not (raw.islower() or raw.isupper())
+        for word in (raw, *_CAMEL.findall(raw)) if mixed else (raw,):
             key = _fold(word)
             if _is_name_word(key):
                 words.add(key)
     return words
 
 
-def _named_facts(texts: Iterable[str]) -> set[periods.Fact]:
+def _named_facts(spaced: str) -> set[periods.Fact]:
     """The periods a document's names give (`AMCOR_2023Q4_EARNINGS`), for a document whose period
     is not known otherwise. A year alone in a name may be when it was filed as well as the year it
     covers: it counts as some part of that year, never as the fiscal year itself."""
+    if not _YEARISH.search(spaced):  # most names have none: spare them the full grammar
+        return set()
     return {
         (m.year, periods.UNKNOWN_QUARTER if m.quarter is None else m.quarter)
-        for m in periods.mentions(" ".join(_spaced(text) for text in texts))
+        for m in periods.mentions(spaced)
     }
 
 
 def _spaced(text: str) -> str:
     """A name with its separators as spaces (`AMCOR_2023Q4_EARNINGS`: "AMCOR 2023Q4 EARNINGS")."""
-    return re.sub(r"[_\W]+", " ", text)
+    return _SEPARATORS.sub(" ", text)
 
 
 def _forms(text: str) -> set[str]:
+    if not _FORMISH.search(text):
+        return set()
     return {_FORM_NAMES[int(key[1:])] for m in _FORM.finditer(text) for key, v in m.groupdict().items() if v}
 
 
@@ -286,6 +297,8 @@ def _is_name_word(key: str) -> bool:
 
 
 def _fold(word: str) -> str:
+    if word.isascii():
+        return word.lower()
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
