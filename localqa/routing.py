@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-import weakref
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -84,7 +83,7 @@ class Name:
 
 class Directory:
     """The eligible documents' names, periods and report types, indexed for matching questions
-    against (built once per eligible set: see `directory`)."""
+    against (`localqa.retrieve` builds one per eligible set, on first need, and keeps it)."""
 
     def __init__(self, documents: Iterable[Document], found: Mapping[str, Found]) -> None:
         self.sources: dict[str, str] = {}
@@ -308,21 +307,3 @@ def _blank(text: str, patterns: list[re.Pattern[str]]) -> str:
     for pattern in patterns:
         text = pattern.sub(lambda m: " " * len(m.group(0)), text)
     return text
-
-
-# --- one directory per eligible set -------------------------------------------------------------
-
-_DIRECTORIES: weakref.WeakKeyDictionary[object, dict[int, tuple[object, Directory]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def directory(owner: object, allowed: Mapping[str, Document], found: Mapping[str, Found]) -> Directory:
-    """The directory of the documents in `allowed`, kept per `owner` (a store snapshot) and
-    eligible set: `Store.eligible` hands out the same dict for a caller and date."""
-    kept = _DIRECTORIES.setdefault(owner, {})
-    entry = kept.get(id(allowed))
-    if entry is None or entry[0] is not allowed:
-        entry = (allowed, Directory(allowed.values(), found))
-        kept[id(allowed)] = entry
-    return entry[1]
