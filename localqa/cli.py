@@ -438,8 +438,8 @@ def search(
 
     A compound question is split on clause boundaries, or give the parts with --part. Only
     documents the caller may see, in force on the --as-of date, are searched (only those --doc
-    names, when given). A part that names documents (a company, a fiscal year, a report type) is
-    searched mainly in them, and says so.
+    names, when given). A part that names documents (a company, with a fiscal year or a report
+    type) is searched mainly in them, and says so.
     """
     from localqa.library import Library
 
