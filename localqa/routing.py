@@ -76,9 +76,11 @@ _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 @dataclass(frozen=True)
 class Name:
     """A name a question part writes (a run of words written as names): the ways a document's
-    names may spell it (each word, and the words glued together), each with how it was written."""
+    names may spell it, each with how it was written: its `size` words, then (two or more) the
+    words glued together."""
 
     spellings: tuple[tuple[str, str], ...]  # (folded key, as written)
+    size: int
 
 
 class Directory:
@@ -119,18 +121,7 @@ class Directory:
         scores: dict[str, float] = defaultdict(float)
         named: dict[str, list[str]] = defaultdict(list)
         for name in question_names(part):
-            # A name counts once however many of its spellings a document has ("General Mills":
-            # general, mills, generalmills): its rarest one.
-            strongest: dict[str, tuple[float, str]] = {}
-            for key, written in name.spellings:
-                holders = self.names.get(key, set())
-                weight = _idf(total, len(holders)) if holders else 0.0
-                for doc_id in holders:
-                    if weight > strongest.get(doc_id, (0.0, ""))[0] or (
-                        weight == strongest[doc_id][0] and len(written) > len(strongest[doc_id][1])
-                    ):
-                        strongest[doc_id] = (weight, written)
-            for doc_id, (weight, written) in strongest.items():
+            for doc_id, (weight, written) in self._matches(name, total).items():
                 scores[doc_id] += weight
                 named[doc_id].append(written)
         if not scores:
@@ -153,6 +144,28 @@ class Directory:
         sources = tuple(sorted(self.sources[d] for d in chosen))
         names = _distinct(w for d in sorted(chosen, key=lambda d: self.sources[d]) for w in named[d])
         return chosen, Route(sources=sources, names=names)
+
+    def _matches(self, name: Name, total: int) -> dict[str, tuple[float, str]]:
+        """What each document matching `name` scores for it, and the spelling it matched. A name
+        counts once however it is spelt: its words glued together ("generalmills"), or its words
+        apart, each worth its share of the name (so another company that shares one word of a
+        three-word name, "American" Express for "American Water Works", scores a third of it)."""
+        words, glued = name.spellings[: name.size], name.spellings[name.size :]
+        found: dict[str, tuple[float, str]] = {}
+        shares: dict[str, list[tuple[float, str]]] = defaultdict(list)
+        for key, written in words:
+            holders = self.names.get(key, ())
+            for doc_id in holders:
+                shares[doc_id].append((_idf(total, len(holders)) / name.size, written))
+        for doc_id, parts in shares.items():
+            found[doc_id] = (sum(w for w, _ in parts), " ".join(t for _, t in parts))
+        for key, written in glued:
+            holders = self.names.get(key, ())
+            for doc_id in holders:
+                weight = _idf(total, len(holders))
+                if weight >= found.get(doc_id, (0.0, ""))[0]:
+                    found[doc_id] = (weight, written)
+        return found
 
 
 def _fit(mention: periods.Mention, facts: set[periods.Fact]) -> float:
@@ -279,7 +292,7 @@ def _run_names(run: list[str]) -> list[Name]:
     spellings = [(_fold(word), word) for word in run]
     if len(run) > 1:
         spellings.append(("".join(_fold(word) for word in run), " ".join(run)))
-    return [Name(tuple(spellings))]
+    return [Name(tuple(spellings), len(run))]
 
 
 def _written_as_name(word: str, sentence_start: bool) -> bool:

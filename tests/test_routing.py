@@ -312,3 +312,15 @@ def test_an_index_of_the_previous_schema_is_migrated_and_its_covers_read(db: Pat
     assert sorted(report.changed) == sorted(p.name for p in filings.glob("*.pdf"))
     (part,) = search(old, QUESTION)
     assert part.route is not None and part.route.why == WHY
+
+
+def test_a_document_sharing_one_word_of_a_longer_name_is_not_that_name() -> None:
+    names = directory(
+        ("AMERICANWATERWORKS_2020_10K.pdf", Found(name="AMERICAN WATER WORKS COMPANY, INC.")),
+        ("AMERICANEXPRESS_2022_10K.pdf", Found(name="American Express Company")),
+        ("BOEING_2018_10K.pdf", Found(name="THE BOEING COMPANY")),
+    )
+    routed = names.route("How much did American Water Works pay out in cash dividends?")
+    assert routed is not None and routed[1].sources == ("AMERICANWATERWORKS_2020_10K.pdf",)
+    routed = names.route("What were American Express's card fees?")
+    assert routed is not None and routed[1].sources == ("AMERICANEXPRESS_2022_10K.pdf",)
