@@ -15,10 +15,15 @@ Figures, each with its numerator and denominator:
 - **page hit@1 / hit@5**: a candidate ranked 1 (or within the first 5) in any question part lies
   on an evidence page. Evidence pages: FinanceBench `evidence_page_num` is 0-based (page n+1 in
   localqa), MMLongBench-Doc `evidence_pages` is 1-based. Measured in **one shared index** of all
-  the set's PDFs and **per document**. Per document uses one index whose catalog puts every
-  document in a tenant of its own, and each case asks as its document's tenant: eligibility, and
-  with it every BM25 statistic (which comes from eligible passages only), then covers that one
-  document, exactly as an index of that document alone would.
+  the set's PDFs, **scoped** (the shared index, each case asked within its own document:
+  `documents = [...]`, as `--doc` does) and **per document**. Per document uses one index whose
+  catalog puts every document in a tenant of its own, and each case asks as its document's
+  tenant: eligibility, and with it every BM25 statistic (which comes from eligible passages only),
+  then covers that one document, exactly as an index of that document alone would; scoped must
+  give the same figures.
+- **routed**: how many questions the shared index searched mainly in some documents because they
+  name them (`localqa.routing`; each part's `routed_to` in the run), and how many of those routes
+  include the question's own document. SciFact's claims name no document: 0 is the right count.
 - **abstained**: the share of answerable questions with no candidate at all, and of unanswerable
   ones (MMLongBench-Doc `unanswerable`, `expect = []`), where abstaining is right.
 - MMLongBench-Doc `needs_visual` questions (evidence is a chart or figure) are scored and reported
