@@ -1,12 +1,13 @@
 # make run  — set everything up, index the sample library, answer a sample question (embedded model)
 # make test — set everything up and run lint, types, tests and the retrieval evaluation gates
+# make test-fast — the tests that need no real model, browser or embeddings (a quick loop)
 
 VENV ?= .venv
 BIN := $(VENV)/bin
 PYTHON ?= python3
 SAMPLE_QUESTION := What is the loan limit for EQ-314, when does the desk accept maps for the community map exchange, and how many days does a standard book loan last?
 
-.PHONY: setup tesseract chromium run test lint eval-gates bench clean
+.PHONY: setup tesseract chromium run test test-fast lint eval-gates package-check bench clean
 
 setup: $(VENV)/.installed tesseract chromium
 
@@ -52,6 +53,14 @@ eval-gates: setup
 test: lint
 	$(BIN)/pytest
 	$(MAKE) --no-print-directory eval-gates
+
+test-fast: setup
+	$(BIN)/pytest -m "not embedded and not browser and not semantic"
+
+# Build the wheel as a user would install it and check that it carries every template, static
+# file and py.typed (package data is easy to lose, and nothing else would notice).
+package-check: setup
+	$(BIN)/python .ci/check_package.py
 
 bench: setup
 	$(BIN)/python benchmarks/ingest.py

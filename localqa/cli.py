@@ -16,12 +16,21 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import click
 
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
-from localqa.settings import CHUNKINGS, DEFAULT_DB, RETRIEVERS, AnswerSettings, RetrievalSettings
-from localqa.shapes import ask_json, document_json, parse_as_of, search_json
+from localqa.settings import (
+    ASK_K,
+    CHUNKINGS,
+    DEFAULT_DB,
+    RETRIEVERS,
+    SEARCH_K,
+    AnswerSettings,
+    RetrievalSettings,
+)
+from localqa.shapes import ask_json, document_json, index_json, parse_as_of, search_json, status_json
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, ModelCall, PartResult
 
 if TYPE_CHECKING:
+    from localqa.evaluate.suite import Suite
     from localqa.library import Asked, Library
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -120,22 +129,34 @@ def documents_option(function: F) -> F:
     )(function)
 
 
+def who_options(role_help: str, tenant_help: str) -> Callable[[F], F]:
+    """--role and --tenant: who is asking (or counted, or served). Never taken from a document."""
+
+    def decorate(function: F) -> F:
+        function = click.option(
+            "--tenant",
+            envvar="LOCALQA_TENANT",
+            default=DEFAULT_TENANT,
+            show_default=True,
+            help=f"{tenant_help} (env LOCALQA_TENANT).",
+        )(function)
+        return click.option(
+            "--role",
+            envvar="LOCALQA_ROLE",
+            type=click.Choice(ROLES),
+            default=DEFAULT_ROLE,
+            show_default=True,
+            help=f"{role_help} (env LOCALQA_ROLE).",
+        )(function)
+
+    return decorate
+
+
 def caller_options(function: F) -> F:
-    """--as-of, --role and --tenant: who is asking and when. Never taken from a document."""
-    function = click.option(
-        "--tenant",
-        envvar="LOCALQA_TENANT",
-        default=DEFAULT_TENANT,
-        show_default=True,
-        help="Caller's tenant (env LOCALQA_TENANT); only this tenant's documents are searched.",
-    )(function)
-    function = click.option(
-        "--role",
-        envvar="LOCALQA_ROLE",
-        type=click.Choice(ROLES),
-        default=DEFAULT_ROLE,
-        show_default=True,
-        help="Caller's role (env LOCALQA_ROLE): public sees public documents, staff also staff ones.",
+    """--as-of, --role and --tenant: who is asking and when."""
+    function = who_options(
+        "Caller's role: public sees public documents, staff also staff ones",
+        "Caller's tenant; only this tenant's documents are searched",
     )(function)
     return click.option(
         "--as-of",
@@ -241,26 +262,7 @@ def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, jobs: int | N
             jobs=jobs,
         )
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "db": str(report.db),
-                    "added": report.added,
-                    "changed": report.changed,
-                    "removed": report.removed,
-                    "unchanged": report.unchanged,
-                    "documents": report.documents,
-                    "passages": report.passages,
-                    "embedded": report.embedded,
-                    "corpus_digest": report.digest,
-                    "problems": [
-                        {"source": p.source, "page": p.page, "message": p.message, "warning": p.warning}
-                        for p in report.problems
-                    ],
-                },
-                indent=2,
-            )
-        )
+        click.echo(json.dumps(index_json(report), indent=2))
     else:
         for label, names in (
             ("added", report.added),
@@ -319,21 +321,7 @@ class _ProgressBar:
 
 
 @cli.command()
-@click.option(
-    "--role",
-    envvar="LOCALQA_ROLE",
-    type=click.Choice(ROLES),
-    default=DEFAULT_ROLE,
-    show_default=True,
-    help="Count only what this role may see (env LOCALQA_ROLE).",
-)
-@click.option(
-    "--tenant",
-    envvar="LOCALQA_TENANT",
-    default=DEFAULT_TENANT,
-    show_default=True,
-    help="Count only this tenant's documents (env LOCALQA_TENANT).",
-)
+@who_options("Count only what this role may see", "Count only this tenant's documents")
 @click.option(
     "--all",
     "everything",
@@ -366,8 +354,7 @@ def status(role: str, tenant: str, everything: bool, listing: bool, db: Path, as
         info = library.status(caller)
         listed = library.documents(as_of=date.today(), caller=caller) if listing else []
     if as_json:
-        payload: dict[str, Any] = {"db": info.path, **{k: v for k, v in vars(info).items() if k != "path"}}
-        payload["caller"] = None if caller is None else {"role": caller.role, "tenant": caller.tenant}
+        payload = status_json(info, caller)
         if listing:
             payload["listed"] = [document_json(row) for row in listed]
         click.echo(json.dumps(payload, indent=2))
@@ -411,7 +398,7 @@ def _listed(row: Any) -> str:
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",
@@ -471,7 +458,7 @@ def search(
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 20),
+    type=click.IntRange(*ASK_K),
     default=ANSWERING.k,
     show_default=True,
     help="Passages shown to the model per part.",
@@ -671,7 +658,7 @@ def models(as_json: bool) -> None:
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(1, 100),
+    type=click.IntRange(*SEARCH_K),
     default=RETRIEVAL.k,
     show_default=True,
     help="Candidates per part.",
@@ -763,7 +750,7 @@ def evaluate(
         sys.exit(1)
 
 
-def _print_coverage(suite: Any, db: Path, settings: Any) -> None:
+def _print_coverage(suite: Suite, db: Path, settings: RetrievalSettings) -> None:
     from localqa.evaluate.coverage import coverage
 
     rows = coverage(suite, db, settings)
@@ -874,21 +861,7 @@ def show(
     metavar="NAME",
     help="Default answer backend on the ask page (default: as 'localqa models' chooses).",
 )
-@click.option(
-    "--role",
-    envvar="LOCALQA_ROLE",
-    type=click.Choice(ROLES),
-    default=DEFAULT_ROLE,
-    show_default=True,
-    help="The caller every request is served as, without --users (env LOCALQA_ROLE).",
-)
-@click.option(
-    "--tenant",
-    envvar="LOCALQA_TENANT",
-    default=DEFAULT_TENANT,
-    show_default=True,
-    help="The caller's tenant without --users (env LOCALQA_TENANT).",
-)
+@who_options("The caller every request is served as, without --users", "The caller's tenant without --users")
 @pdfs_option
 @db_option
 @fail_cleanly
@@ -906,10 +879,11 @@ def serve(
     """Serve the web app and JSON API over the library (needs localqa[serve]).
 
     Pages: ask (each part's verified quote on its highlighted page, shown as it is verified),
-    search, library, evaluation. API: POST /api/ask and /api/search with {"question", "as_of",
-    "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...; the
-    same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it is
-    the --role/--tenant caller, otherwise the user whose token the request carries.
+    search, library, evaluation. API: POST /api/ask and /api/search with a JSON body {"question",
+    "as_of", "parts", "model", "k"}, GET /api/documents, GET /api/pages/SOURCE/PAGE.png?quote=...;
+    the same JSON as the CLI's --json. Who is asking never comes from the request: on loopback it
+    is the --role/--tenant caller, otherwise the user whose token the request carries. Requests
+    that another web page makes a browser send are refused.
     """
     try:
         import uvicorn

@@ -193,7 +193,10 @@ class Library:
         with self._lock:
             store = self._current()
             allowed = store.eligible(as_of, caller)
-            found = [p for p in store.page_passages(source, page) if p.doc_id in allowed]
+            # Decided from the caller's documents before any passage is read: a hidden source
+            # costs the same work as a missing one, so not even timing tells them apart.
+            visible = any(d.source == source for d in allowed.values())
+            found = [p for p in store.page_passages(source, page) if p.doc_id in allowed] if visible else []
             sha256 = store.file_hash(source) if found else None
         if not found:
             where = f"page {page} of {source!r}" if page is not None else f"{source!r}"

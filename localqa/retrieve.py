@@ -29,7 +29,7 @@ from localqa import embeddings, routing
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
 from localqa.scope import named
-from localqa.settings import RetrievalSettings
+from localqa.settings import MAX_PARTS, RetrievalSettings
 from localqa.store.base import Scope, Store
 from localqa.text import identifiers, squash
 from localqa.types import Caller, Candidate, Document, PartResult
@@ -49,16 +49,25 @@ DIVERSITY_DEPTH = 4
 
 
 def question_parts(question: str, parts: Sequence[str] = ()) -> list[str]:
-    """Explicit parts win; otherwise the question is split. Blank input is a usage error."""
+    """Explicit parts win; otherwise the question is split. Blank input, or more than
+    MAX_PARTS parts, is a usage error."""
     if parts:
         chosen = [squash(_valid_text(p)) for p in parts]
         if not all(chosen):
             raise QuestionError("a --part is blank; give each part some words")
-        return chosen
+        return _at_most_max_parts(chosen)
     found = split_parts(_valid_text(question))
     if not found:
         raise QuestionError("the question is blank; ask something, e.g. 'What is the loan limit for EQ-314?'")
-    return found
+    return _at_most_max_parts(found)
+
+
+def _at_most_max_parts(parts: list[str]) -> list[str]:
+    # Each part is a search, and a model call under `ask`: a question of 300 parts would hold the
+    # model for 300 calls.
+    if len(parts) > MAX_PARTS:
+        raise QuestionError(f"the question has {len(parts)} parts; ask at most {MAX_PARTS} at a time")
+    return parts
 
 
 def _valid_text(text: str) -> str:

@@ -13,13 +13,26 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 # Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
 # working folder, beside pdfs/).
 DEFAULT_DB = Path("index/library.sqlite3")
+
+
+class Bounds(NamedTuple):
+    least: int
+    most: int
+
+
+# Limits on one question, the same for the CLI, the JSON API and the web pages. Each part is
+# retrieved on its own and, under `ask`, is one model call: a question of 300 parts would hold the
+# model for 300 calls. 1,368 dev-set and suite questions split into at most 3 parts.
+MAX_PARTS = 10
+SEARCH_K = Bounds(1, 100)  # candidates per part (`search`, `eval`, POST /api/search)
+ASK_K = Bounds(1, 20)  # passages a model sees per part (`ask`, POST /api/ask)
 
 
 def machine_threads() -> int:

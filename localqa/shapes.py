@@ -11,7 +11,9 @@ from localqa.periods import describe
 from localqa.types import Answer, Caller, PartResult, Period
 
 if TYPE_CHECKING:
+    from localqa.index import RefreshReport
     from localqa.library import ListedDocument
+    from localqa.store.base import IndexStatus
 
 
 def parse_as_of(value: str | None) -> date:
@@ -93,4 +95,39 @@ def period_json(period: Period | None, origin: str | None) -> dict[str, Any] | N
         "end": period.end.isoformat() if period.end else None,
         "shown": describe(period),
         "from": origin,
+    }
+
+
+def index_json(report: RefreshReport) -> dict[str, Any]:
+    """`localqa index --json`: what changed, the totals, and every problem by file and page."""
+    return {
+        "db": str(report.db),
+        "added": report.added,
+        "changed": report.changed,
+        "removed": report.removed,
+        "unchanged": report.unchanged,
+        "documents": report.documents,
+        "passages": report.passages,
+        "embedded": report.embedded,
+        "corpus_digest": report.digest,
+        "problems": [
+            {"source": p.source, "page": p.page, "message": p.message, "warning": p.warning}
+            for p in report.problems
+        ],
+    }
+
+
+def status_json(info: IndexStatus, caller: Caller | None) -> dict[str, Any]:
+    """`localqa status --json`: the index as `caller` may count it (None: the operator's view)."""
+    return {
+        "db": info.path,
+        "documents": info.documents,
+        "passages": info.passages,
+        "sidecars": info.sidecars,
+        "invisible_documents": list(info.invisible_documents),
+        "corpus_digest": info.corpus_digest,
+        "embeddings": info.embeddings,
+        "schema_version": info.schema_version,
+        "built": info.built,
+        "caller": None if caller is None else {"role": caller.role, "tenant": caller.tenant},
     }

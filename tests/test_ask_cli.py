@@ -24,6 +24,7 @@ from localqa.cli import cli
 from localqa.library import search_parts
 from localqa.models import embedded
 from localqa.models.base import Availability
+from localqa.settings import ASK_K, MAX_PARTS
 from localqa.text import squash
 from localqa.types import PartResult
 
@@ -253,6 +254,25 @@ def test_ask_json_shape(
         "citation": None,
         "reason": "no eligible passage matches this part",
     }
+
+
+def test_more_parts_than_the_limit_is_a_usage_error_before_any_model_call(
+    runner: CliRunner, library_db: Path, fake_model: FakeModel
+) -> None:
+    parts = [arg for _ in range(MAX_PARTS + 1) for arg in ("--part", "Loan period?")]
+    result = ask(runner, library_db, "", *parts, "--model", "fake")
+    assert result.exit_code == 2
+    refusal = "Error: the question has 11 parts; ask at most 10 at a time"
+    assert result.stderr.strip().splitlines()[-1] == refusal
+    assert fake_model.history == []
+
+
+@pytest.mark.parametrize(("k", "valid"), [(ASK_K.most, True), (ASK_K.most + 1, False), (0, False)])
+def test_k_is_in_the_asks_range(runner: CliRunner, library_db: Path, k: int, valid: bool) -> None:
+    result = ask(runner, library_db, FINE_QUESTION, "--model", "extractive", "-k", str(k))
+    assert result.exit_code == (0 if valid else 2), result.output
+    if not valid:
+        assert f"{k} is not in the range {ASK_K.least}<=x<={ASK_K.most}" in result.output
 
 
 def test_unknown_model_is_one_error_line(runner: CliRunner, library_db: Path) -> None:

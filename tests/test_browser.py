@@ -5,19 +5,29 @@ its table row highlighted and nothing else.
 
 The answers come from the extractive backend: deterministic, and the test is about the page.
 Set LOCALQA_SCREENSHOT=docs/ask.png to write the screenshot the README embeds.
+
+A second test plays the attacker of issue 19: a page served from another loopback port probes a
+server run as staff with <img> tags and fetch() calls, and must observe the same outcome for a
+quote that is on a page and one that is not.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pymupdf
@@ -58,6 +68,12 @@ pytestmark = [
 @pytest.fixture
 def server(library_db: Path) -> Iterator[str]:
     """`localqa serve` on a free loopback port over the sample library."""
+    with serving(library_db) as url:
+        yield url
+
+
+@contextmanager
+def serving(library_db: Path, *options: str) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
@@ -74,6 +90,7 @@ def server(library_db: Path) -> Iterator[str]:
             str(library_db.parent / "pdfs"),
             "--model",
             "extractive",
+            *options,
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -166,3 +183,96 @@ def test_ask_page_in_chromium_shows_three_verified_answers_and_the_highlighted_r
     target.parent.mkdir(parents=True, exist_ok=True)
     assert driver.save_screenshot(str(target))
     assert Image.open(target).size[0] >= 1000
+
+
+# --- another web page cannot read the server ----------------------------------------------------
+
+STAFF = "staff-procedures.pdf"
+PROBES = {
+    "true": "The alarm code is changed every 90 days.",  # a whole sentence on the page
+    "false": "The alarm code is changed every 91 days.",
+    "piece": "alarm code is changed every 90 ",  # the issue's bit-by-bit oracle
+}
+ATTACKER_PAGE = """<!doctype html>
+<html><body><script>
+const probes = PROBES;
+window.results = {};
+window.pending = 3 * Object.keys(probes).length;
+function record(name, how, outcome) {
+  (window.results[name] = window.results[name] || {})[how] = outcome;
+  window.pending -= 1;
+}
+for (const [name, url] of Object.entries(probes)) {
+  const image = new Image();
+  image.onload = () => record(name, "img", "load " + image.naturalWidth);
+  image.onerror = () => record(name, "img", "error");
+  image.src = url;
+  fetch(url, {mode: "no-cors", credentials: "include"}).then(
+    (r) => record(name, "no-cors fetch", r.type + " " + r.status),
+    () => record(name, "no-cors fetch", "rejected"));
+  fetch(url, {credentials: "include"}).then(
+    (r) => record(name, "fetch", "status " + r.status),
+    () => record(name, "fetch", "rejected"));
+}
+</script></body></html>
+"""
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def attacker_site(folder: Path) -> Iterator[int]:
+    """A plain web server on another loopback port, serving `folder`."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(folder)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def probe_url(base: str, quote: str) -> str:
+    query = urllib.parse.urlencode({"quote": quote, "as_of": "2026-11-14"})
+    return f"{base}/api/pages/{STAFF}/1.png?{query}"
+
+
+def direct_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_a_page_on_another_port_cannot_learn_whether_a_quote_is_on_a_page(
+    library_db: Path, browser: object, tmp_path: Path
+) -> None:
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver: WebDriver = browser  # type: ignore[assignment]
+    site = tmp_path / "site"
+    site.mkdir()
+    Image.new("RGB", (7, 7), "white").save(site / "present.png")
+    with serving(library_db, "--role", "staff") as server, attacker_site(site) as port:
+        # The server does tell the quotes apart, for a client of its own origin.
+        statuses = {name: direct_status(probe_url(server, quote)) for name, quote in PROBES.items()}
+        assert statuses == {"true": 200, "false": 422, "piece": 422}
+        # 127.0.0.1 on another port is the same site (ports do not count); localhost is another.
+        for host in ("127.0.0.1", "localhost"):
+            probes = {name: probe_url(server, quote) for name, quote in PROBES.items()}
+            # Controls on the attacker's own origin: the page can see a difference where there is one.
+            probes["control-present"] = f"http://{host}:{port}/present.png"
+            probes["control-missing"] = f"http://{host}:{port}/missing.png"
+            page = ATTACKER_PAGE.replace("PROBES", json.dumps(probes))
+            (site / f"{host}.html").write_text(page, encoding="utf-8")
+            driver.get(f"http://{host}:{port}/{host}.html")
+            WebDriverWait(driver, 60).until(lambda d: d.execute_script("return window.pending === 0"))
+            seen = driver.execute_script("return window.results")
+            assert seen["control-present"]["img"] == "load 7" and seen["control-missing"]["img"] == "error"
+            assert seen["true"] == seen["false"] == seen["piece"], (host, seen)

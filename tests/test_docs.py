@@ -1,4 +1,4 @@
-"""The README's CLI reference is generated from --help and must not drift.
+"""The CLI reference (docs/cli.md) is generated from --help and must not drift.
 
 Regenerate it with: python tests/test_docs.py --write
 """
@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from localqa.cli import cli
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 BLOCK = re.compile(r"(<!-- cli-reference -->\n)(.*?)(<!-- /cli-reference -->)", re.S)
 
 
@@ -27,13 +27,44 @@ def reference() -> str:
 
 
 def test_every_command_is_documented_and_current() -> None:
-    match = BLOCK.search(README.read_text(encoding="utf-8"))
-    assert match, "README.md has no <!-- cli-reference --> block"
+    match = BLOCK.search(REFERENCE.read_text(encoding="utf-8"))
+    assert match, "docs/cli.md has no <!-- cli-reference --> block"
     assert match.group(2).strip() == reference().strip(), "stale: run python tests/test_docs.py --write"
 
 
+ROOT = REFERENCE.parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "evals" / "README.md"]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors for a page's headings (lower case, punctuation dropped, spaces to hyphens)."""
+    found = set()
+    fenced = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+def test_every_relative_link_in_the_docs_leads_somewhere() -> None:
+    broken = []
+    for page in PAGES:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue  # http:, mailto:
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists() or (anchor and linked.suffix == ".md" and anchor not in anchors(linked)):
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert broken == []
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
-    text = README.read_text(encoding="utf-8")
-    README.write_text(
+    text = REFERENCE.read_text(encoding="utf-8")
+    REFERENCE.write_text(
         BLOCK.sub(lambda m: m.group(1) + reference() + "\n" + m.group(3), text), encoding="utf-8"
     )

@@ -196,8 +196,17 @@ def test_is_available_loads_nothing() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_threads_follow_the_machine() -> None:
-    assert AnswerSettings().threads == len(os.sched_getaffinity(0))
+@pytest.mark.parametrize("cores", [[0], [0, 1]])
+def test_threads_follow_the_cores_the_process_may_use(cores: list[int]) -> None:
+    """A process pinned to fewer cores (taskset, a container's cpuset) computes with that many."""
+    if not set(cores) <= os.sched_getaffinity(0):
+        pytest.skip(f"this machine does not offer cores {cores}")
+    code = (
+        f"import os; os.sched_setaffinity(0, {cores}); "
+        "from localqa.settings import AnswerSettings; print(AnswerSettings().threads)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(out.stdout) == len(cores)
 
 
 @pytest.mark.skipif(embedded.missing_packages()[:1] == ["xllamacpp"], reason="xllamacpp not installed")

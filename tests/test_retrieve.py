@@ -4,6 +4,7 @@ conflicts stay visible, and no question text (FTS5 syntax included) can break a 
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -12,8 +13,10 @@ import pytest
 from localqa.errors import QuestionError
 from localqa.library import search_parts
 from localqa.retrieve import question_parts
+from localqa.settings import MAX_PARTS
 from localqa.types import Caller, Candidate, Kind, PartResult
 
+REPO = Path(__file__).resolve().parent.parent
 JUNE = "equipment-policy-2026-06-01.pdf"
 NOVEMBER = "equipment-policy-2026-11-01.pdf"
 HANDBOOK = "library-handbook.pdf"
@@ -167,6 +170,18 @@ def test_explicit_blank_part_is_a_question_error() -> None:
         question_parts(EQ314, [MAPS, "   "])
 
 
+def test_a_question_has_at_most_max_parts_parts() -> None:
+    """Each part is a search, and a model call under `ask`: one question cannot queue hundreds."""
+    assert len(question_parts("Loan period? " * MAX_PARTS)) == MAX_PARTS
+    assert len(question_parts("", ["Loan period?"] * MAX_PARTS)) == MAX_PARTS
+    with pytest.raises(QuestionError) as split:
+        question_parts("Loan period? " * 300)
+    assert str(split.value) == f"the question has 300 parts; ask at most {MAX_PARTS} at a time"
+    with pytest.raises(QuestionError) as given:
+        question_parts("", ["Loan period?"] * (MAX_PARTS + 1))
+    assert str(given.value) == f"the question has {MAX_PARTS + 1} parts; ask at most {MAX_PARTS} at a time"
+
+
 @pytest.mark.parametrize("question", ["", " ", "\t\n  "])
 def test_blank_question_is_a_question_error(library_db: Path, question: str) -> None:
     with pytest.raises(QuestionError, match="the question is blank"):
@@ -219,10 +234,31 @@ def test_later_version_is_invisible_before_its_date_even_when_it_matches_best(li
         "Must reading room visitors sign the paper register?",
     ],
 )
-def test_retired_document_never_appears(library_db: Path, as_of: date, role: str, question: str) -> None:
+def test_retired_document_never_appears(
+    library_db: Path, unretired_db: Path, as_of: date, role: str, question: str
+) -> None:
     for result in search(library_db, question, as_of, k=50, caller=Caller(role=role)):
         assert all(c.location.source != RETIRED for c in result.candidates)
         assert all("Tuesdays" not in c.text for c in result.candidates)
+    # The control: the same search finds it first, on every one of these dates, once it is current
+    # again. Its status is all that hides it.
+    (control,) = search(unretired_db, question, as_of, k=50, caller=Caller(role=role))
+    assert control.candidates[0].location.source == RETIRED
+
+
+@pytest.fixture(scope="module")
+def unretired_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample library with the retired reading-room rules marked current."""
+    from localqa.index import refresh_index
+
+    folder = tmp_path_factory.mktemp("unretired") / "pdfs"
+    shutil.copytree(REPO / "pdfs", folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    catalog = folder / "catalog.toml"
+    text = catalog.read_text(encoding="utf-8")
+    catalog.write_text(text.replace('status = "retired"', 'status = "current"'), encoding="utf-8")
+    db = folder.parent / "unretired.sqlite3"
+    refresh_index(folder, db, embed=False)
+    return db
 
 
 def test_nothing_is_eligible_before_the_library_existed(library_db: Path) -> None:
@@ -298,7 +334,7 @@ HOSTILE = [
     "loan \u200b limit \ufeff",
     "прокат ноутбуков 貸出",
     "x" * 10_000,
-    ("How many days does a standard book loan last? " * 250)[:10_240],
+    "How many days does a standard book loan last? " * MAX_PARTS,  # the most parts a question may have
     " ".join(f"word{i}" for i in range(1_500)),
 ]
 

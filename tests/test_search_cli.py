@@ -252,6 +252,13 @@ def test_blank_part_is_a_usage_error(runner: CliRunner, library_db: Path) -> Non
     no_traceback(result)
 
 
+def test_a_question_of_too_many_parts_is_a_usage_error(runner: CliRunner, library_db: Path) -> None:
+    result = search(runner, library_db, "Loan period? " * 300, "--as-of", "2026-11-14")
+    assert result.exit_code == 2
+    assert "Error: the question has 300 parts; ask at most 10 at a time" in result.output
+    no_traceback(result)
+
+
 @pytest.mark.parametrize("as_of", ["2026-13-01", "2026-02-30", "14/11/2026", "tomorrow", ""])
 def test_bad_as_of_is_a_usage_error(runner: CliRunner, library_db: Path, as_of: str) -> None:
     result = search(runner, library_db, EQ314, "--as-of", as_of)

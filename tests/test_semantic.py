@@ -96,6 +96,15 @@ def test_staff_and_retired_documents_never_appear_in_semantic_modes(
         ):
             sources = {c.location.source for c in part.candidates}
             assert not sources & {"staff-procedures.pdf", "reading-room-rules-2024.pdf"}, (question, sources)
+    # The control: staff are shown the staff document for the same question, in the same mode.
+    (staff,) = search_parts(
+        "How often is the alarm code changed?",
+        as_of=NOVEMBER,
+        caller=Caller(role="staff"),
+        db=embedded_db,
+        settings=settings(retriever, k=20),
+    )
+    assert staff.candidates[0].location.source == "staff-procedures.pdf"
 
 
 def test_semantic_scores_do_not_depend_on_ineligible_documents(tmp_path: Path, embedded_db: Path) -> None:

@@ -21,9 +21,10 @@ from localqa import library as library_module
 from localqa.cli import cli
 from localqa.index import refresh_index
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
-from localqa.serve import app as serve_app
+from localqa.serve import state as serve_state
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import User, token_hash
+from localqa.settings import ASK_K, MAX_PARTS, SEARCH_K, Bounds
 from localqa.types import Caller
 
 AS_OF = "2026-11-14"
@@ -41,7 +42,7 @@ EQ314_ROW = (
 
 
 def client_for(db: Path, **changes: Any) -> TestClient:
-    config = ServeConfig(db=db, pdfs=db.parent / "pdfs", model="extractive", **changes)
+    config = ServeConfig(db=db, pdfs=db.parent / "pdfs", **{"model": "extractive", **changes})
     return TestClient(create_app(config))
 
 
@@ -125,7 +126,7 @@ def test_api_errors_are_one_line_json(
 
 
 def test_a_body_that_is_not_json_is_a_400(client: TestClient) -> None:
-    response = client.post("/api/search", content=b"question=x", headers={"content-type": "text/plain"})
+    response = client.post("/api/search", content=b"question=x", headers={"content-type": "application/json"})
     assert response.status_code == 400
     assert response.json()["error"].startswith("body: Invalid JSON")
 
@@ -230,8 +231,41 @@ def test_questions_over_4_kb_are_refused(client: TestClient) -> None:
     assert exactly.status_code == 200
 
 
+def test_a_question_of_300_parts_is_refused_before_any_model_call(library_db: Path, fake_model: Any) -> None:
+    """The issue's reproduction: GET /ask with a part repeated 300 times ran 300 model calls under
+    the one model lock."""
+    fake_model.always(json.dumps({"source": None, "quote": None}))
+    many = "Loan period? " * 300
+    refusal = f"the question has 300 parts; ask at most {MAX_PARTS} at a time"
+    with client_for(library_db, model="fake") as client:
+        page = client.get("/ask", params={"question": many, "as_of": AS_OF})
+        assert page.status_code == 400 and f"Error: {refusal}" in page.text
+        assert client.get("/search", params={"question": many}).status_code == 400
+        for endpoint in ("/api/ask", "/api/search"):
+            assert client.post(endpoint, json={"question": many}).json() == {"error": refusal}
+            given = client.post(endpoint, json={"question": "x", "parts": ["Loan period?"] * (MAX_PARTS + 1)})
+            assert given.status_code == 400 and "has 11 parts" in given.json()["error"]
+        assert fake_model.history == []
+        most = client.post("/api/ask", json={"question": "Loan period? " * MAX_PARTS, "as_of": AS_OF})
+        assert most.status_code == 200 and len(most.json()["parts"]) == MAX_PARTS
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "bounds"), [("/api/ask", ASK_K), ("/api/search", SEARCH_K)], ids=["ask", "search"]
+)
+def test_k_has_the_clis_range(client: TestClient, endpoint: str, bounds: Bounds) -> None:
+    """`ask -k` and `search -k` take the same range as the API's `k` (settings)."""
+    for k in (bounds.least, bounds.most):
+        assert client.post(endpoint, json={"question": EQ314, "k": k}).status_code == 200
+    above = client.post(endpoint, json={"question": EQ314, "k": bounds.most + 1})
+    assert above.status_code == 400
+    assert above.json()["error"].startswith(f"k: Input should be less than or equal to {bounds.most}")
+
+
 def test_a_huge_body_is_refused_before_it_is_parsed(client: TestClient) -> None:
-    response = client.post("/api/search", content=b"{" + b" " * 70_000 + b"}")
+    response = client.post(
+        "/api/search", content=b"{" + b" " * 70_000 + b"}", headers={"content-type": "application/json"}
+    )
     assert response.status_code == 413
 
 
@@ -256,7 +290,8 @@ def test_a_quote_not_on_the_page_is_refused(client: TestClient) -> None:
     )
     assert response.status_code == 422
     assert response.json() == {
-        "error": "the quote is not in any passage on page 1 of 'library-handbook.pdf'; nothing to highlight"
+        "error": "the quote is not a whole sentence or table row on page 1 of 'library-handbook.pdf'; "
+        "nothing to highlight"
     }
 
 
@@ -427,7 +462,7 @@ def test_one_model_call_at_a_time_and_the_model_is_made_once(
         made.append(str(spec))
         return model
 
-    monkeypatch.setattr(serve_app, "get_model", get_model)
+    monkeypatch.setattr(serve_state, "get_model", get_model)
     with client_for(library_db) as client:
         results: list[int] = []
 

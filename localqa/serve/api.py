@@ -1,0 +1,171 @@
+"""The JSON API under /api: the CLI's `--json` shapes (`localqa.shapes`) for search, ask and the
+documents, and page images with a verified quote highlighted.
+
+A body is JSON, sent as `application/json` (415 otherwise): any web page may send `text/plain` to
+any address without a CORS preflight, but `application/json` only to an origin that allows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localqa import show
+from localqa.answering import quote_check
+from localqa.library import VisiblePage
+from localqa.serve.errors import HttpError
+from localqa.serve.params import MAX_QUESTION_BYTES, AsOf, as_of_date, check_size
+from localqa.serve.security import GATE, Who
+from localqa.serve.state import ConfigDep, LibraryDep, ModelsDep
+from localqa.settings import ASK_K, SEARCH_K
+from localqa.shapes import ask_json, document_json, search_json
+
+MAX_BODY_BYTES = 64 * 1024
+IMAGE_DPI = {"page": 110, "large": 200}
+
+router = APIRouter(prefix="/api", dependencies=GATE)
+
+
+class SearchQuery(BaseModel):
+    """The body of POST /api/search (the CLI's arguments)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    as_of: str | None = None
+    parts: list[str] = Field(default_factory=list)
+    model: str | None = None
+    k: int | None = Field(default=None, ge=SEARCH_K.least, le=SEARCH_K.most)
+    documents: list[str] = Field(default_factory=list)  # file names, globs or series (`--doc`)
+
+
+class AskQuery(SearchQuery):
+    """The body of POST /api/ask: `k` is the passages the model sees, as `ask -k`."""
+
+    k: int | None = Field(default=None, ge=ASK_K.least, le=ASK_K.most)
+
+
+Shape = TypeVar("Shape", bound=SearchQuery)
+
+
+def json_body(shape: type[Shape]) -> Callable[[Request], Awaitable[Shape]]:
+    """A dependency reading the body as `shape`: JSON only, at most MAX_BODY_BYTES, the question
+    at most MAX_QUESTION_BYTES."""
+
+    async def read(request: Request) -> Shape:
+        media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise HttpError(415, "send the body as JSON, with 'Content-Type: application/json'")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                raise HttpError(413, f"the request body is over {MAX_BODY_BYTES // 1024} KB")
+        try:
+            query = shape.model_validate_json(bytes(body))
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "body"
+            raise HttpError(
+                400, f'{where}: {first["msg"]}; send JSON like {{"question": "...", "as_of": "YYYY-MM-DD"}}'
+            ) from None
+        check_size(query.question, *query.parts)
+        return query
+
+    return read
+
+
+@router.post("/search")
+def search(
+    query: Annotated[SearchQuery, Depends(json_body(SearchQuery))], who: Who, library: LibraryDep
+) -> JSONResponse:
+    as_of = as_of_date(query.as_of)
+    results = library.search(
+        query.question,
+        as_of=as_of,
+        caller=who.caller,
+        parts=query.parts,
+        k=query.k,
+        documents=query.documents,
+    )
+    return JSONResponse(search_json(results, as_of, who.caller, query.documents))
+
+
+@router.post("/ask")
+def ask(
+    query: Annotated[AskQuery, Depends(json_body(AskQuery))],
+    who: Who,
+    library: LibraryDep,
+    models: ModelsDep,
+) -> JSONResponse:
+    as_of = as_of_date(query.as_of)
+    model = models.get(query.model)
+    results = library.search(
+        query.question,
+        as_of=as_of,
+        caller=who.caller,
+        parts=query.parts,
+        k=query.k,
+        settings=library.settings.for_answering(),
+        documents=query.documents,
+    )
+    answers = [models.answer(library, result, model) for result in results]
+    payload = ask_json(results, answers, as_of, who.caller, (model.backend, model.name), query.documents)
+    faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
+    if faults:
+        payload["error"] = "; ".join(faults)
+        return JSONResponse(payload, status_code=502)
+    return JSONResponse(payload)
+
+
+@router.get("/documents")
+def documents(who: Who, library: LibraryDep, as_of: AsOf) -> JSONResponse:
+    listed = library.documents(as_of=as_of, caller=who.caller)
+    return JSONResponse(
+        {
+            "as_of": as_of.isoformat(),
+            "role": who.caller.role,
+            "tenant": who.caller.tenant,
+            "documents": [document_json(row) for row in listed],
+        }
+    )
+
+
+@router.get("/pages/{source}/{number}.png")
+def page_image(
+    source: str,
+    number: int,
+    who: Who,
+    library: LibraryDep,
+    config: ConfigDep,
+    as_of: AsOf,
+    quote: str | None = None,
+    size: str = "page",
+) -> Response:
+    """A hidden document and a missing one get the same 404 after the same work (see
+    `Library.page`); the quote is looked at only on a page the caller may see."""
+    if len((quote or "").encode("utf-8")) > MAX_QUESTION_BYTES:
+        raise HttpError(413, f"the quote is over {MAX_QUESTION_BYTES} bytes")
+    found = library.page(source, number, as_of=as_of, caller=who.caller)
+    if quote is not None:
+        found = _quoting(found, quote)
+    png = show.page_image(config.pdfs, found, quote, dpi=IMAGE_DPI.get(size, IMAGE_DPI["page"]))
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})
+
+
+def _quoting(page: VisiblePage, quote: str) -> VisiblePage:
+    """`page` narrowed to the passages of which `quote` is a whole sentence or table row, the
+    rule a verified answer meets (`quote_check`). So this route highlights what an answer could
+    have quoted, and a piece of a sentence is refused like text that is not there: no request
+    learns a sentence a word at a time."""
+    quotable = tuple(p for p in page.passages if quote_check(quote, p.text, p.kind) is None)
+    if not quotable:
+        raise show.QuoteNotShownError(
+            f"the quote is not a whole sentence or table row on page {page.page} of {page.source!r}; "
+            "nothing to highlight"
+        )
+    return page.model_copy(update={"passages": quotable})

@@ -1,0 +1,34 @@
+"""Request values the pages and the API read alike: the as-of date and the question's size."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated
+
+from fastapi import Depends
+
+from localqa.serve.errors import HttpError
+from localqa.shapes import parse_as_of
+
+MAX_QUESTION_BYTES = 4096
+
+
+def as_of_date(value: str | None) -> date:
+    """The CLI's rule for --as-of: YYYY-MM-DD, default today."""
+    try:
+        return parse_as_of(value)
+    except ValueError as error:
+        raise HttpError(400, f"as_of: {error}") from None
+
+
+def _as_of_parameter(as_of: str | None = None) -> date:
+    return as_of_date(as_of)
+
+
+# `?as_of=YYYY-MM-DD`, today when absent.
+AsOf = Annotated[date, Depends(_as_of_parameter)]
+
+
+def check_size(*texts: str) -> None:
+    if sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) > MAX_QUESTION_BYTES:
+        raise HttpError(413, f"the question is over {MAX_QUESTION_BYTES // 1024} KB; ask something shorter")
