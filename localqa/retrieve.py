@@ -271,8 +271,8 @@ def _retrieve_part(store: Store, part: str, eligible: _Eligible, settings: Retri
     candidates only fill the places they leave among the first k."""
     query = search_text(part)
     # The directory is built on first need: a part that writes no name cannot be routed.
-    named = eligible.documents and routing.question_names(query)
-    routed = eligible.directory(store).route(query) if named else None
+    writes_names = eligible.documents and routing.question_names(query)
+    routed = eligible.directory(store).route(query) if writes_names else None
     if routed is None:
         return _ranked(store, part, eligible, settings)
     doc_ids, route = routed
