@@ -3,6 +3,7 @@
     python benchmarks/beir.py [--data DIR] [--k1 1.2] [--b 0.75] [--retriever lexical,semantic,hybrid]
                               [--sizes 1000,10000,100000,1000000] [--layouts document,passage]
                               [--latency-queries 100] [--repeat 3] [--keep DIR] [--json OUT]
+                              [--db postgresql://...]
 
 Quality: every SciFact abstract becomes one localqa document with one prose passage (section =
 the title, so the title is searchable under the default "heading" chunking, text = the
@@ -26,6 +27,10 @@ over `--latency-queries` SciFact claims (the median of `--repeat` passes), where
 time goes (a timing proxy around the `Store` instance, plus the question's embedding), and what
 a fresh process pays before its first answer (measured in a new process: the CLI opens the
 index once per command).
+
+With `--db postgresql://…` every index (quality and growth) is built and measured twice in the
+same run, as a SQLite file and in that PostgreSQL database (a schema of its own per index), and
+the two are printed side by side: the same scores, and each backend's build time and latency.
 
 Timings are printed, never asserted: the machine is shared and noisy. Quote ratios against the
 reference row of the same run.
@@ -62,9 +67,9 @@ from localqa import embeddings  # noqa: E402
 from localqa.index import open_index, write_documents  # noqa: E402
 from localqa.retrieve import search  # noqa: E402
 from localqa.settings import RetrievalSettings  # noqa: E402
+from localqa.store import Db, describe, postgres_url, writing  # noqa: E402
 from localqa.store.base import Store  # noqa: E402
 from localqa.store.schema import SCHEMA_VERSION  # noqa: E402
-from localqa.store.sqlite import writing  # noqa: E402
 from localqa.text import IDENTIFIER, identifiers  # noqa: E402
 from localqa.types import Caller, Document, Kind, Passage  # noqa: E402
 
@@ -87,7 +92,7 @@ TIMED_METHODS = (
     "eligible",
     "terms",
     "lexical_statistics",
-    "postings",
+    "postings_of",
     "carriers",
     "similarities",
     "passages",
@@ -193,6 +198,49 @@ def run_queries(
 
 
 # ---------------------------------------------------------------------------------------------
+# Where an index lives: a SQLite file, or a schema of its own in a PostgreSQL database
+
+
+def place(folder: Path, name: str, server: str | None) -> Db:
+    """The index called `name`: a file in `folder`, or (a server URL) the URL that works in a
+    schema of that name in the server's database (created if missing)."""
+    if server is None:
+        return folder / f"{name}.sqlite3"
+    from localqa.store.postgres import in_schema
+
+    schema = "beir_" + re.sub(r"\W+", "_", name.lower())
+    _sql(server, f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    return in_schema(server, schema)
+
+
+def remove(db: Db) -> None:
+    url = postgres_url(db)
+    if url is None:
+        Path(db).unlink(missing_ok=True)
+    else:
+        _sql(url, "DO $$ BEGIN EXECUTE format('DROP SCHEMA %I CASCADE', current_schema()); END $$")
+
+
+def exists(db: Db) -> bool:
+    url = postgres_url(db)
+    if url is None:
+        return Path(db).exists()
+    return bool(_sql(url, "SELECT to_regclass('meta') IS NOT NULL")[0][0])
+
+
+def backend_of(db: Db) -> str:
+    return "SQLite" if postgres_url(db) is None else "PostgreSQL"
+
+
+def _sql(url: str, sql: str) -> list[Any]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        cursor = connection.execute(sql)
+        return cursor.fetchall() if cursor.description else []
+
+
+# ---------------------------------------------------------------------------------------------
 # Synthetic corpora
 
 
@@ -282,7 +330,7 @@ def scifact_corpus(data: SciFact) -> Corpus:
     )
 
 
-def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
+def build(path: Db, corpus: Corpus, vectors: bool) -> dict[str, Any]:
     """Write `corpus` through the store's writer (one rebuild, as `localqa index --rebuild` does
     after extraction) with random unit vectors for every passage when `vectors`; the seconds of
     each phase, the file size and its bytes per table."""
@@ -298,7 +346,7 @@ def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
             generating += time.perf_counter() - mark
             sha = hashlib.sha256(document.source.encode()).hexdigest()
             writer.replace_unit(document.source, sha, document.doc_id, passages, ())
-        seconds["passages (FTS5, identifiers, term counts)"] = time.perf_counter() - start - generating
+        seconds["passages (text, identifiers, term counts)"] = time.perf_counter() - start - generating
         if vectors:
             mark = time.perf_counter()
             rng = np.random.default_rng(SEED)
@@ -316,8 +364,8 @@ def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
     seconds["commit and swap"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - start - generating
     peak = _memory()["VmHWM"]
-    # What every later `localqa index` pays even when nothing changed: the writer works on a
-    # copy of the whole index and swaps it in.
+    # What every later `localqa index` pays even when nothing changed (SQLite: the writer works on
+    # a copy of the whole index and swaps it in).
     mark = time.perf_counter()
     with writing(path) as writer:
         writer.finish()
@@ -329,14 +377,14 @@ def build(path: Path, corpus: Corpus, vectors: bool) -> dict[str, Any]:
         "passages": corpus.size,
         "documents": len(corpus.documents),
         "seconds": seconds,
-        "bytes": path.stat().st_size,
+        "bytes": index_bytes(path),
         "tables": table_bytes(path),
         "load": os.getloadavg()[0],
     }
 
 
 def build_in_child(
-    path: Path, data: Path, corpus: str, size: int, layout: str, vectors: bool
+    path: Db, data: Path, corpus: str, size: int, layout: str, vectors: bool
 ) -> dict[str, Any]:
     """Run `build` in a new interpreter, so that its peak memory is the build's own."""
     command = [
@@ -357,7 +405,7 @@ def build_in_child(
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
-def build_main(data_folder: Path, corpus: str, size: int, layout: str, path: Path, vectors: bool) -> int:
+def build_main(data_folder: Path, corpus: str, size: int, layout: str, path: Db, vectors: bool) -> int:
     data = load_scifact(data_folder)
     chosen = (
         scifact_corpus(data)
@@ -368,9 +416,23 @@ def build_main(data_folder: Path, corpus: str, size: int, layout: str, path: Pat
     return 0
 
 
-def table_bytes(path: Path) -> dict[str, int]:
-    """Bytes per part of the index (SQLite's dbstat), FTS5's shadow tables and every table's
-    indexes counted with it."""
+def index_bytes(db: Db) -> int:
+    """The index's size: the file, or every table of its schema with its indexes and TOAST."""
+    url = postgres_url(db)
+    if url is None:
+        return Path(db).stat().st_size
+    return int(
+        _sql(
+            url,
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'",
+        )[0][0]
+    )
+
+
+def table_bytes(path: Db) -> dict[str, int]:
+    """Bytes per part of the index (SQLite's dbstat; PostgreSQL's relation sizes), FTS5's shadow
+    tables and every table's indexes counted with it."""
     import sqlite3
 
     groups = {
@@ -380,11 +442,19 @@ def table_bytes(path: Path) -> dict[str, int]:
         "embeddings": "vectors",
         "identifiers": "identifiers",
     }
-    with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
-        rows = db.execute(
-            "SELECT s.name, m.tbl_name, sum(s.pgsize) FROM dbstat s "
-            "LEFT JOIN sqlite_schema m ON m.name = s.name GROUP BY s.name"
-        ).fetchall()
+    url = postgres_url(path)
+    if url is not None:
+        rows = _sql(
+            url,
+            "SELECT c.relname, c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'",
+        )
+    else:
+        with sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True) as db:
+            rows = db.execute(
+                "SELECT s.name, m.tbl_name, sum(s.pgsize) FROM dbstat s "
+                "LEFT JOIN sqlite_schema m ON m.name = s.name GROUP BY s.name"
+            ).fetchall()
     found: Counter[str] = Counter()
     for name, table_name, size in rows:
         owner = table_name or name
@@ -520,7 +590,7 @@ def query_embedding(queries: Sequence[str]) -> dict[str, float]:
 # A fresh process's first query
 
 
-def cold_start(path: Path, queries: Sequence[str], hybrid: bool) -> dict[str, Any]:
+def cold_start(path: Db, queries: Sequence[str], hybrid: bool) -> dict[str, Any]:
     """Run `--cold` in a new interpreter: what the CLI pays on a command's first query."""
     command = [
         sys.executable,
@@ -547,7 +617,7 @@ def _memory() -> dict[str, float]:
     return found
 
 
-def cold_main(path: Path, hybrid: bool) -> int:
+def cold_main(path: Db, hybrid: bool) -> int:
     """The child side of `cold_start` (seconds per stage, in the order a command meets them)."""
     queries = json.loads(sys.stdin.read())
     stages: dict[str, float] = {}
@@ -563,7 +633,7 @@ def cold_main(path: Path, hybrid: bool) -> int:
     store = stage("open the index", lambda: open_index(path))
     stage("documents (every row, once)", store.documents)
     stage("eligibility (once per caller and date)", lambda: store.eligible(AS_OF, Caller()))
-    # The SQLite backend's per-snapshot arrays (passage lengths and documents by id).
+    # The per-snapshot arrays (passage lengths and documents by id).
     stage("layout arrays (lengths, documents)", lambda: getattr(store, "_layout", None))
     lexical = RetrievalSettings(retriever="lexical", k=10)
 
@@ -614,11 +684,11 @@ def load_now() -> str:
 # Quality
 
 
-def quality(data: SciFact, test_ids: list[str], db_path: Path, args: Any) -> tuple[dict[str, Any], Run]:
+def quality(data: SciFact, test_ids: list[str], db_path: Db, args: Any) -> tuple[dict[str, Any], Run]:
     start = time.perf_counter()
     write_documents(db_path, scifact_documents(data.corpus))
     built = time.perf_counter() - start
-    size = db_path.stat().st_size
+    size = index_bytes(db_path)
     print(
         f"index: built in {built:.1f} s ({len(data.corpus) / built:.0f} passages/s), "
         f"{size / 1e6:.1f} MB ({size / len(data.corpus) / 1e3:.1f} kB/passage)\n"
@@ -688,7 +758,13 @@ def quality(data: SciFact, test_ids: list[str], db_path: Path, args: Any) -> tup
 
 
 def compare_retrievers(
-    data: SciFact, test_ids: list[str], retrievers: list[str], lexical_db: Path, lexical_run: Run, args: Any
+    data: SciFact,
+    test_ids: list[str],
+    retrievers: list[str],
+    lexical_db: Db,
+    embedded_db: Db,
+    lexical_run: Run,
+    args: Any,
 ) -> list[dict[str, Any]]:
     """nDCG@10 and recall@100 per retriever on the same claims, with each one's index cost."""
     if not embeddings.is_available():
@@ -697,7 +773,6 @@ def compare_retrievers(
             "(pip install 'localqa[semantic]')"
         )
         return []
-    embedded_db = lexical_db.with_name("scifact-embedded.sqlite3")
     start = time.perf_counter()
     write_documents(embedded_db, scifact_documents(data.corpus), embed=True)
     embedded_build = time.perf_counter() - start
@@ -715,7 +790,7 @@ def compare_retrievers(
                 )
             s = run.scores(data.qrels)
             latency = statistics.median(run.seconds.values())
-            size = path.stat().st_size
+            size = index_bytes(path)
             empty = sum(run.notes.values())
             rows.append(
                 [
@@ -773,18 +848,28 @@ class Spec:
 
 
 def corpus_figures(
-    corpus: Spec, folder: Path, keep: bool, queries: Sequence[str], args: Any, hybrid: bool
+    corpus: Spec,
+    folder: Path,
+    keep: bool,
+    queries: Sequence[str],
+    args: Any,
+    hybrid: bool,
+    server: str | None = None,
 ) -> dict[str, Any]:
-    """Build (or reuse a kept build of) one corpus, then time it."""
+    """Build (or reuse a kept build of) one corpus, in a SQLite file or (`server`) a schema of the
+    PostgreSQL database, then time it."""
     slug = re.sub(r"\W+", "-", corpus.name.lower()).strip("-")
-    path = folder / f"{slug}-{corpus.layout}-g{GENERATOR}-s{SCHEMA_VERSION}.sqlite3"
-    stamp = path.with_suffix(".json")
-    if keep and path.exists() and stamp.exists():
+    name = f"{slug}-{corpus.layout}-g{GENERATOR}-s{SCHEMA_VERSION}"
+    path = place(folder, name, server)
+    backend = backend_of(path)
+    stamp = folder / f"{name}{'' if server is None else '.postgresql'}.json"
+    if keep and exists(path) and stamp.exists():
         built = json.loads(stamp.read_text())
         built["reused"] = True
-        print(f"{corpus.name} / {corpus.layout}: reusing {path} (built {built['built_on']})", flush=True)
+        where = f"{corpus.name} / {corpus.layout} / {backend}"
+        print(f"{where}: reusing {describe(path)} (built {built['built_on']})", flush=True)
     else:
-        print(f"{corpus.name} / {corpus.layout}: building ({load_now()}) ...", flush=True)
+        print(f"{corpus.name} / {corpus.layout} / {backend}: building ({load_now()}) ...", flush=True)
         built = build_in_child(path, args.data, corpus.kind, corpus.size, corpus.layout, hybrid)
         built["built_on"] = time.strftime("%Y-%m-%d %H:%M")
         built["reused"] = False
@@ -795,7 +880,12 @@ def corpus_figures(
             f"(drawing the text took {built['generating_s']:.1f} s more, not counted)",
             flush=True,
         )
-    figures: dict[str, Any] = {"corpus": corpus.name, "layout": corpus.layout, "build": built}
+    figures: dict[str, Any] = {
+        "corpus": corpus.name,
+        "layout": corpus.layout,
+        "backend": backend,
+        "build": built,
+    }
     figures["cold"] = cold_start(path, queries, hybrid)
     lexical = RetrievalSettings(retriever="lexical", k=10, k1=args.k1, b=args.b)
     mixed = RetrievalSettings(retriever="hybrid", k=10, k1=args.k1, b=args.b)
@@ -810,7 +900,7 @@ def corpus_figures(
             figures["hybrid"] = latencies(store, queries, mixed, args.repeat, args.latency_budget)
             figures["hybrid_stages"] = breakdown(store, queries[: args.profile_queries], mixed)
     if not keep:
-        path.unlink()
+        remove(path)
         stamp.unlink()
     line = f"  lexical p50 {figures['lexical']['p50']:.1f} ms, p95 {figures['lexical']['p95']:.1f} ms"
     if hybrid:
@@ -830,7 +920,18 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         f"percentile; 'x ref' = p50 / the reference row's p50; layout 'document' = "
         f"{PASSAGES_PER_DOCUMENT:,} passages per document, 'passage' = one document per passage)"
     )
-    headers = ["corpus", "layout", "passages", "claims", "lex p50", "lex p90", "lex p95", "x ref", "cpu p50"]
+    headers = [
+        "corpus",
+        "layout",
+        "backend",
+        "passages",
+        "claims",
+        "lex p50",
+        "lex p90",
+        "lex p95",
+        "x ref",
+        "cpu p50",
+    ]
     if hybrid:
         headers += ["hyb p50", "hyb p90", "hyb p95", "x ref", "cpu p50"]
     rows = []
@@ -838,6 +939,7 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         row = [
             g["corpus"],
             g["layout"],
+            g.get("backend", "SQLite"),
             f"{g['build']['passages']:,}",
             g["lexical"]["claims"],
             *(f"{g['lexical'][p]:.1f}" for p in ("p50", "p90", "p95")),
@@ -855,13 +957,13 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
 
     print("\nBuild (seconds per phase, through the store's writer; MB per part of the file)")
     phases = list(dict.fromkeys(p for g in growth for p in g["build"]["seconds"]))
-    parts = ["FTS5", "postings", "passages", "identifiers", "vectors", "other"]
+    parts = ["FTS5", "postings", "passages", "identifiers", "vectors", "other"]  # PostgreSQL: no FTS5
     rows = []
     for g in growth:
         b = g["build"]
         rows.append(
             [
-                f"{g['corpus']} / {g['layout']}",
+                _label(g),
                 *(f"{b['seconds'].get(p, 0.0):.1f}" for p in phases),
                 f"{b['passages'] / b['seconds']['total']:.0f}",
                 f"{b['bytes'] / 1e6:.0f}",
@@ -893,7 +995,7 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         labels.sort(key=lambda label: (label == "total", label.startswith("retrieve"), label))
         print(
             table(
-                ["stage", *(f"{g['corpus']} / {g['layout']}" for g in growth)],
+                ["stage", *(_label(g) for g in growth)],
                 [[label, *(f"{g[key].get(label, 0.0):.1f}" for g in growth)] for label in labels],
             )
         )
@@ -908,10 +1010,39 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         for label in labels
     ]
     rows.append(["peak RSS MB", *(f"{_peak(g['cold']):.0f}" for g in growth)])
-    print(table(["stage", *(f"{g['corpus']} / {g['layout']}" for g in growth)], rows))
+    print(table(["stage", *(_label(g) for g in growth)], rows))
     for g in growth:
         if "error" in g["cold"]:
-            print(f"  {g['corpus']} / {g['layout']}: the fresh process failed: {g['cold']['error']}")
+            print(f"  {_label(g)}: the fresh process failed: {g['cold']['error']}")
+    if len({g.get("backend", "SQLite") for g in growth}) > 1:
+        print_backends(growth, hybrid)
+
+
+def _label(g: dict[str, Any]) -> str:
+    return f"{g['corpus']} / {g['layout']}" + (f" / {g['backend']}" if g.get("backend") else "")
+
+
+def print_backends(growth: list[dict[str, Any]], hybrid: bool) -> None:
+    """SQLite and PostgreSQL side by side, per corpus: build seconds and latency (ms)."""
+    by_corpus: dict[tuple[str, str], dict[str, dict[str, Any]]] = defaultdict(dict)
+    for g in growth:
+        by_corpus[(g["corpus"], g["layout"])][g.get("backend", "SQLite")] = g
+    names = ("SQLite", "PostgreSQL")
+    headers = ["corpus", "layout", "passages", *(f"build s {n}" for n in names)]
+    for retriever in ("lexical", "hybrid") if hybrid else ("lexical",):
+        short = retriever[:3]
+        headers += [f"{short} {p} {n}" for p in ("p50", "p95") for n in names]
+    rows = []
+    for (corpus, layout), found in by_corpus.items():
+        if not all(n in found for n in names):
+            continue
+        row = [corpus, layout, f"{found['SQLite']['build']['passages']:,}"]
+        row += [f"{found[n]['build']['seconds']['total']:.1f}" for n in names]
+        for retriever in ("lexical", "hybrid") if hybrid else ("lexical",):
+            row += [f"{found[n][retriever][p]:.1f}" for p in ("p50", "p95") for n in names]
+        rows.append(row)
+    print("\nSQLite and PostgreSQL side by side (the same corpora and claims, in this run)")
+    print(table(headers, rows))
 
 
 def _peak(cold: dict[str, Any]) -> float:
@@ -919,6 +1050,26 @@ def _peak(cold: dict[str, Any]) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def _db(value: str) -> Db:
+    return value if postgres_url(value) else Path(value)
+
+
+def print_quality_by_backend(out: dict[str, Any]) -> None:
+    """The SciFact scores of both backends, which must be the same."""
+    rows = []
+    for name, found in (("SQLite", out), ("PostgreSQL", out["postgresql"])):
+        main_run = found["quality"]["runs"][0]
+        row = [name, f"{main_run['ndcg@10']:.4f}", f"{main_run['recall@100']:.4f}"]
+        for retriever in found.get("retrievers", []):
+            row.append(f"{retriever['retriever']} {retriever['ndcg@10']:.4f}")
+        row.append(f"{found['index']['build_s']:.1f}")
+        rows.append(row)
+    width = max(len(r) for r in rows)
+    headers = ["backend", "BM25 nDCG@10", "R@100", *[""] * (width - 4), "build s"]
+    print("\nSciFact on both backends (the same claims, the same settings)")
+    print(table(headers, [r[:-1] + [""] * (width - len(r)) + r[-1:] for r in rows]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -964,17 +1115,26 @@ def main(argv: list[str] | None = None) -> int:
         help="keep the built corpora in DIR and reuse them in later runs (outside the repository, "
         "e.g. ~/.cache/localqa-bench/beir)",
     )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="also build and measure every index in this PostgreSQL database (a schema each), side by "
+        "side with SQLite",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
-    parser.add_argument("--cold", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cold", help=argparse.SUPPRESS)
     parser.add_argument("--build-corpus", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--build-vectors", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     parser.add_argument("--cold-hybrid", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cold:
-        return cold_main(args.cold, bool(args.cold_hybrid))
+        return cold_main(_db(args.cold), bool(args.cold_hybrid))
     if args.build_corpus:
         corpus, size, layout, path = args.build_corpus
-        return build_main(args.data, corpus, int(size), layout, Path(path), bool(args.build_vectors))
+        return build_main(args.data, corpus, int(size), layout, _db(path), bool(args.build_vectors))
+    if args.db and postgres_url(args.db) is None:
+        parser.error("--db takes a postgresql:// URL (SQLite is always measured)")
+    servers: list[str | None] = [None] if args.db is None else [None, args.db]
     retrievers = [r.strip() for r in args.retriever.split(",") if r.strip()]
     if any(r not in ("lexical", "semantic", "hybrid") for r in retrievers):
         parser.error("--retriever takes lexical, semantic and/or hybrid")
@@ -990,6 +1150,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     began = time.perf_counter()
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, {load_now()}; SQLite {__import__('sqlite3').sqlite_version}")
+    if args.db:
+        print(f"PostgreSQL {describe(args.db)}: {_sql(args.db, 'SELECT version()')[0][0]}")
     out: dict[str, Any] = {"data": str(args.data), "as_of": AS_OF.isoformat(), "load_start": os.getloadavg()}
     data = load_scifact(args.data)
     test_ids = sorted(data.qrels, key=lambda q: (len(q), q))
@@ -1005,11 +1167,25 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="localqa-beir-") as tmp:
         if not args.no_quality:
-            db_path = Path(tmp) / "scifact.sqlite3"
-            found, main_run = quality(data, test_ids, db_path, args)
-            out.update(found)
-            if retrievers != ["lexical"]:
-                out["retrievers"] = compare_retrievers(data, test_ids, retrievers, db_path, main_run, args)
+            for server in servers:
+                db_path = place(Path(tmp), "scifact", server)
+                print(f"\n-- SciFact quality, {backend_of(db_path)} --")
+                found, main_run = quality(data, test_ids, db_path, args)
+                if retrievers != ["lexical"]:
+                    embedded = place(Path(tmp), "scifact-embedded", server)
+                    found["retrievers"] = compare_retrievers(
+                        data, test_ids, retrievers, db_path, embedded, main_run, args
+                    )
+                    if server is not None:
+                        remove(embedded)
+                if server is not None:
+                    remove(db_path)
+                if server is None:
+                    out.update(found)
+                else:
+                    out["postgresql"] = found
+            if args.db:
+                print_quality_by_backend(out)
 
         if sizes:
             queries = [data.queries[q] for q in test_ids[: args.latency_queries]]
@@ -1034,7 +1210,10 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
             reference = Spec("scifact", len(data.corpus), "passage")
-            growth = [corpus_figures(reference, folder, bool(args.keep), queries, args, hybrid)]
+            growth = [
+                corpus_figures(reference, folder, bool(args.keep), queries, args, hybrid, server)
+                for server in servers
+            ]
             vocabulary = Vocabulary(data.corpus)
             print(
                 f"synthetic text: {len(vocabulary.words)} SciFact words drawn by frequency, passage lengths "
@@ -1045,7 +1224,10 @@ def main(argv: list[str] | None = None) -> int:
             for size in sizes:
                 for layout in layouts:
                     spec = Spec("synthetic", size, layout)
-                    growth.append(corpus_figures(spec, folder, bool(args.keep), queries, args, hybrid))
+                    for server in servers:
+                        growth.append(
+                            corpus_figures(spec, folder, bool(args.keep), queries, args, hybrid, server)
+                        )
             print_growth(growth, hybrid, args)
             out["growth"] = growth
     out["load_end"] = os.getloadavg()

@@ -93,20 +93,23 @@ def recording_model(model_name: str) -> tuple[Any, Recorder | None]:
     return embedded.EmbeddedModel(loaded=dataclasses.replace(loaded, server=recorder)), recorder
 
 
-def answer_cases(bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path) -> list[dict[str, Any]]:
-    """Every case answered with the check off, one JSON line per case (resumes from `out`)."""
+def answer_cases(
+    bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path, only: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every case (or those in `only`) answered with the check and evidence coverage off, one JSON
+    line per case (resumes from `out`); the cases answered so far, in the set's order."""
     done = {}
     if out.exists():
         for line in out.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
             done[record["id"]] = record
     model, recorder = recording_model(model_name)
-    settings = Settings(answering=AnswerSettings(min_label_confidence=0.0))
+    settings = Settings(answering=AnswerSettings(min_label_confidence=0.0, coverage=()))
     as_of = date.fromisoformat(pdfqa.AS_OF)
     with open_index(db) as store, out.open("a", encoding="utf-8") as sink:
         retrieval = resolve(store, settings.for_answering())
         for number, case in enumerate(bench.cases, 1):
-            if case.id in done:
+            if case.id in done or (only is not None and case.id not in only):
                 continue
             started = time.perf_counter()
             parts = search(
@@ -124,6 +127,7 @@ def answer_cases(bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path) ->
                         "reason": answer.reason,
                         "question": part.question,
                         "quote": answer.quote,
+                        "citation": cited.model_dump(mode="json") if cited else None,
                         "tokens": recorder.last if recorder and answer.call else [],
                     }
                 )
@@ -136,7 +140,7 @@ def answer_cases(bench: pdfqa.BenchSet, db: Path, model_name: str, out: Path) ->
                 + ", ".join(_part_line(p) for p in answered),
                 flush=True,
             )
-    return [done[case.id] for case in bench.cases]
+    return [done[case.id] for case in bench.cases if case.id in done]
 
 
 def _part_line(part: dict[str, Any]) -> str:
@@ -223,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="indexes and answers")
     parser.add_argument("--model", default="embedded", help="the backend to calibrate (default: embedded)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    parser.add_argument("--cases", help="comma-separated case ids: answer only these (the rest later)")
     args = parser.parse_args(argv)
+    only = {c.strip() for c in args.cases.split(",") if c.strip()} if args.cases else None
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
@@ -241,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         built, _, _ = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)
         out = answers_path(args.cache, name, args.model)
         print(f"{data.title}: {len(data.cases)} questions, index {built.path.name}; answers in {out}")
-        records = answer_cases(data, built.path, args.model, out)
+        records = answer_cases(data, built.path, args.model, out, only)
         rows = table(records)
         print_table(data.title, rows)
         report["sets"][name] = {"rows": rows, "confidences": confidences(records)}

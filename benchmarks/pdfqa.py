@@ -347,23 +347,74 @@ def index_flags(retriever: str | None) -> list[str]:
 
 @dataclass
 class Built:
-    path: Path
+    path: Path | str  # the --db value: a file, or (--db) a PostgreSQL URL working in one schema
     seconds: float | None  # None: reused from the cache
     key: str
     problems: list[str]
 
 
-def ensure_index(docs: Path, db: Path, flags: list[str], seed: Path | None = None) -> Built:
-    """Index `docs` into `db` unless a finished index is there already. With `seed`, start from a
-    copy of that index: `localqa index` then re-extracts nothing whose bytes are unchanged."""
-    done = db.with_suffix(".done")
-    if db.exists() and done.exists():
-        return Built(db, None, db.stem, json.loads(done.read_text(encoding="utf-8")))
-    db.unlink(missing_ok=True)
-    if seed is not None:
-        shutil.copyfile(seed, db)
+@dataclass
+class Place:
+    """Where one cached index lives: a file under the cache, or (--db URL) a schema of its own in
+    that PostgreSQL database, with a marker file under the cache saying it was finished."""
+
+    file: Path  # the SQLite index, or (PostgreSQL) the name the marker is kept by
+    server: str | None = None  # the --db URL given to pdfqa
+
+    @property
+    def schema(self) -> str:
+        return "pdfqa_" + re.sub(r"\W", "_", self.file.stem.lower())
+
+    @property
+    def db(self) -> Path | str:
+        if self.server is None:
+            return self.file
+        from localqa.store.postgres import in_schema
+
+        return in_schema(self.server, self.schema)
+
+    @property
+    def done(self) -> Path:
+        return self.file.with_suffix(".done" if self.server is None else ".postgresql.done")
+
+    def exists(self) -> bool:
+        if self.server is None:
+            return self.file.exists()
+        return bool(self._sql(f"SELECT to_regclass('{self.schema}.meta') IS NOT NULL"))
+
+    def clear(self, seed: Place | None) -> None:
+        """Empty, or a copy of `seed`'s index: `localqa index` then re-extracts nothing whose bytes
+        are unchanged."""
+        if self.server is None:
+            self.file.unlink(missing_ok=True)
+            if seed is not None:
+                shutil.copyfile(seed.file, self.file)
+            return
+        self._sql(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE; CREATE SCHEMA "{self.schema}"')
+        if seed is not None:
+            for (table,) in self._sql(f"SELECT tablename FROM pg_tables WHERE schemaname = '{seed.schema}'"):
+                self._sql(
+                    f'CREATE TABLE "{self.schema}"."{table}" (LIKE "{seed.schema}"."{table}" INCLUDING ALL); '
+                    f'INSERT INTO "{self.schema}"."{table}" SELECT * FROM "{seed.schema}"."{table}"'
+                )
+
+    def _sql(self, sql: str) -> Any:
+        import psycopg
+
+        assert self.server is not None
+        with psycopg.connect(self.server, autocommit=True) as db:
+            cursor = db.execute(sql)
+            return cursor.fetchall() if cursor.description else None
+
+
+def ensure_index(docs: Path, place: Place, flags: list[str], seed: Place | None = None) -> Built:
+    """Index `docs` into `place` unless a finished index is there already. With `seed`, start from
+    a copy of that index: `localqa index` then re-extracts nothing whose bytes are unchanged."""
+    if place.exists() and place.done.exists():
+        return Built(place.db, None, place.file.stem, json.loads(place.done.read_text(encoding="utf-8")))
+    place.clear(seed)
     started = time.perf_counter()
-    result = localqa("index", "--pdfs", str(docs), "--db", str(db), "--json", *flags)
+    result = localqa("index", "--pdfs", str(docs), "--db", str(place.db), "--json", *flags)
     seconds = time.perf_counter() - started
     problems: list[str] = []
     try:
@@ -374,10 +425,10 @@ def ensure_index(docs: Path, db: Path, flags: list[str], seed: Path | None = Non
         ]
     except json.JSONDecodeError:
         pass
-    if not db.exists():
+    if not place.exists():
         raise SystemExit(f"Error: localqa index failed for {docs}: {result.stderr.strip() or result.stdout}")
-    done.write_text(json.dumps(problems), encoding="utf-8")
-    return Built(db, seconds, db.stem, problems)
+    place.done.write_text(json.dumps(problems), encoding="utf-8")
+    return Built(place.db, seconds, place.file.stem, problems)
 
 
 def index_key(content: str, flags: list[str]) -> str:
@@ -390,7 +441,7 @@ def index_key(content: str, flags: list[str]) -> str:
 
 
 def run_suite(
-    suite: Path, db: Path, out: Path, retriever: str | None, k: int, model: str | None = None
+    suite: Path, db: Path | str, out: Path, retriever: str | None, k: int, model: str | None = None
 ) -> float:
     """Score `suite` against `db` (answering with `model` when given) and save the run to `out`;
     returns the seconds it took."""
@@ -488,7 +539,7 @@ def ndcg_at_10(cases: list[Case], qrels: dict[str, set[str]], run: dict[str, Any
 
 
 def shared_index(
-    bench: BenchSet, cache: Path, flags: list[str], with_ocr: bool
+    bench: BenchSet, cache: Path, flags: list[str], with_ocr: bool, server: str | None = None
 ) -> tuple[Built, float | None, int]:
     """The set's documents in one index, as `localqa index` builds it (OCR sidecars first unless
     `with_ocr` is off): the index, OCR seconds and sidecars written."""
@@ -498,8 +549,8 @@ def shared_index(
     fill_docs(shared_docs, bench, catalog_toml(names, None), None)
     ocr_seconds, sidecars = ocr(shared_docs) if with_ocr and bench.documents else (None, 0)
     content = content_key(shared_docs)
-    shared = ensure_index(shared_docs, home / f"index-shared-{index_key(content, flags)}.sqlite3", flags)
-    return shared, ocr_seconds, sidecars
+    place = Place(home / f"index-shared-{index_key(content, flags)}.sqlite3", server)
+    return ensure_index(shared_docs, place, flags), ocr_seconds, sidecars
 
 
 def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -507,7 +558,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
     flags = index_flags(args.retriever)
     names = [d.name for d in bench.documents] + list(bench.markdown or {})
     shared_docs = home / "docs-shared"
-    shared, ocr_seconds, sidecars = shared_index(bench, cache, flags, args.ocr)
+    shared, ocr_seconds, sidecars = shared_index(bench, cache, flags, args.ocr, args.db)
     report: dict[str, Any] = {
         "set": bench.title,
         "documents": len(names),
@@ -554,12 +605,13 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         tenants = tenant_names(names)
         perdoc_docs = home / "docs-perdoc"
         fill_docs(perdoc_docs, bench, catalog_toml(names, tenants), shared_docs)
+        # Derived from the shared index, so keyed by it too.
+        perdoc_key = index_key(content_key(perdoc_docs) + shared.key, flags)
         perdoc = ensure_index(
             perdoc_docs,
-            # Derived from the shared index, so keyed by it too.
-            home / f"index-perdoc-{index_key(content_key(perdoc_docs) + shared.key, flags)}.sqlite3",
+            Place(home / f"index-perdoc-{perdoc_key}.sqlite3", args.db),
             flags,
-            seed=shared.path,
+            seed=Place(home / f"{shared.key}.sqlite3", args.db),
         )
         report["index"]["per_document"] = _built(perdoc)
         suite = Path(scratch) / "suite-perdoc"
@@ -592,7 +644,9 @@ def _pages(documents: list[Path]) -> int | None:
 
 
 def _built(built: Built) -> dict[str, Any]:
-    return {"path": str(built.path), "seconds": built.seconds, "problems": built.problems}
+    from localqa.store import describe
+
+    return {"path": describe(built.path), "seconds": built.seconds, "problems": built.problems}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -697,6 +751,12 @@ def main(argv: list[str] | None = None) -> int:
         help="measure the localqa of another checkout (e.g. a git worktree of an older commit, for "
         "before/after figures; give it a --cache of its own)",
     )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="build and score the indexes in this PostgreSQL database instead of SQLite files (a "
+        "schema of its own per index, kept for reuse like the files)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
     if args.checkout:
@@ -715,7 +775,10 @@ def main(argv: list[str] | None = None) -> int:
         code_hash(patterns)  # now, before anything is built
     loaders = {"financebench": load_financebench, "mmlongbench": load_mmlongbench, "scifact": load_scifact}
     path = "localqa eval (subprocess)"
-    print(f"pdfqa: {path}; cache {args.cache}")
+    from localqa.store import describe
+
+    where = f"PostgreSQL {describe(args.db)}" if args.db else "SQLite"
+    print(f"pdfqa: {path}; indexes in {where}; cache {args.cache}")
     reports = []
     for name in chosen:
         report = measure(loaders[name](bench / folders[name]), args.cache, args)

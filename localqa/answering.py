@@ -17,7 +17,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import prompts
+from localqa import coverage, prompts
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel
 from localqa.settings import AnswerSettings
@@ -122,7 +122,7 @@ def answer_part(
             f"the model was unsure which passage answers (probability {completion.label_confidence:.2f} "
             f"for the one it chose, below {settings.min_label_confidence:.2f})"
         )
-    answer = answer.model_copy(update={"call": call})
+    answer = coverage.judge(question, answer.model_copy(update={"call": call}), candidates, settings)
     if answer.citation is None:
         return answer
     other = _other_documents(candidates, answer.citation, settings)

@@ -9,8 +9,8 @@ leaves the document indexed but visible to nobody (closed world).
 from __future__ import annotations
 
 import re
-import tomllib
 import unicodedata
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from localqa.errors import CatalogError
 from localqa.periods import parse_label
+from localqa.tomlfile import TomlFileError, read_toml
 from localqa.types import ACCESS_LABELS, DEFAULT_TENANT, Document, Period, Status
 
 CATALOG_NAME = "catalog.toml"
@@ -53,10 +54,12 @@ class Catalog:
     """The entries of `catalog.toml`, keyed by file name in Unicode NFC (names on disk are
     compared the same way). `unquoted` holds file names written as bare TOML keys
     (`[report.pdf]`, which TOML reads as a table "report" holding a table "pdf"): name as meant ->
-    the key as written."""
+    the key as written. `duplicates` holds names written more than once in different Unicode
+    forms (TOML sees different keys): name -> the keys as written; such a name has no entry."""
 
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     unquoted: dict[str, str] = field(default_factory=dict)
+    duplicates: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exists: bool = False
 
 
@@ -68,8 +71,16 @@ def file_key(name: str) -> str:
 
 def load_catalog(folder: Path) -> Catalog:
     """Read `folder/catalog.toml` (absent means empty). A catalog that exists but cannot be read
-    (not valid TOML, not UTF-8, a dangling link, a link out of the folder, unreadable) is fatal for
-    the whole run: guessing metadata would risk exposing a document to the wrong caller."""
+    (not valid TOML, not UTF-8, not a regular file, a dangling link, a link out of the folder,
+    unreadable), or a file named almost like it, is fatal for the whole run: guessing metadata
+    would risk exposing a document to the wrong caller."""
+    misnamed = misnamed_catalogs(folder)
+    if misnamed:
+        raise CatalogError(
+            f"{', '.join(str(folder / name) for name in misnamed)}: named like the catalog but not "
+            f"{CATALOG_NAME}; name the catalog exactly {CATALOG_NAME}, or move this file out of the "
+            "folder (nothing is indexed until then)"
+        )
     path = folder / CATALOG_NAME
     if not path.exists() and not path.is_symlink():
         return Catalog()
@@ -78,34 +89,78 @@ def load_catalog(folder: Path) -> Catalog:
             f"{path}: a link that leads outside {folder} or nowhere; replace it with the file itself"
         )
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise CatalogError(f"{path}: not valid TOML ({error}); fix the file and run again") from None
-    except OSError as error:
-        raise CatalogError(
-            f"{path}: cannot be read ({error.strerror or error}); fix it and run again"
-        ) from None
+        data = read_toml(path)
+    except TomlFileError as error:
+        raise CatalogError(f"{path}: {error}; fix the file and run again") from None
     catalog = Catalog(exists=True)
+    written: dict[str, list[str]] = defaultdict(list)
     for name, entry in data.items():
         if not isinstance(entry, dict):
             raise CatalogError(f'{path}: "{name}" must be a table (["{name}"] followed by key = value lines)')
         if entry and not set(entry) & set(FIELDS) and all(isinstance(v, dict) for v in entry.values()):
-            for meant, written in _dotted_names(name, entry):
-                catalog.unquoted[file_key(meant)] = written
+            for meant, unquoted in _dotted_names(name, entry):
+                catalog.unquoted[file_key(meant)] = unquoted
             continue
         catalog.entries[file_key(name)] = entry
+        written[file_key(name)].append(name)
+    for key, names in written.items():
+        if len(names) > 1:
+            catalog.duplicates[key] = tuple(names)
+            del catalog.entries[key]
     return catalog
 
 
+def looks_like_catalog(name: str) -> bool:
+    """Is `name` (not `catalog.toml` itself) one a person may have meant as the catalog: any
+    `catalog.toml.*` (a `.txt` an editor added, a backup), or within two edits of `catalog.toml`
+    ignoring case (`Catalog.toml`, `catalogue.toml`, `catalog.tom`)? Such a file is never a
+    document, and it is never silently passed over."""
+    folded = file_key(name).casefold()
+    if name == CATALOG_NAME:
+        return False
+    return folded.startswith(f"{CATALOG_NAME}.") or _within_edits(folded, CATALOG_NAME, 2)
+
+
+def misnamed_catalogs(folder: Path) -> list[str]:
+    """Names in `folder` that look like the catalog but are not `catalog.toml`."""
+    try:
+        return sorted(
+            path.name for path in folder.iterdir() if looks_like_catalog(path.name) and not path.is_dir()
+        )
+    except OSError:
+        return []  # the folder itself is reported when it is scanned
+
+
+def _within_edits(a: str, b: str, limit: int) -> bool:
+    """Is the edit distance of `a` and `b` (insertions, deletions, substitutions and swaps of
+    two neighbours) at most `limit`?"""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i, char in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, other in enumerate(b, start=1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (char != other))
+            if i > 1 and j > 1 and char == b[j - 2] and a[i - 2] == other:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return row[-1] <= limit
+
+
 def _dotted_names(name: str, table: dict[str, Any]) -> list[tuple[str, str]]:
-    """`[report.pdf]` parses as {"report": {"pdf": {...}}}: the file names it was meant to be."""
+    """`[report.pdf]` parses as {"report": {"pdf": {...}}}: the file names it was meant to be.
+    Walked without recursion: a header can name thousands of levels."""
     found: list[tuple[str, str]] = []
-    for key, value in table.items():
-        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-            found += _dotted_names(f"{name}.{key}", value)
-        else:
-            found.append((f"{name}.{key}", f"[{name}.{key}]"))
-    return found
+    todo = [(name, table)]
+    while todo:
+        prefix, current = todo.pop()
+        for key, value in current.items():
+            if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+                todo.append((f"{prefix}.{key}", value))
+            else:
+                found.append((f"{prefix}.{key}", f"[{prefix}.{key}]"))
+    return sorted(found)
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -145,7 +200,7 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
             )
         )
     status = entry.get("status", Status.CURRENT.value)
-    if status not in {s.value for s in Status}:
+    if not isinstance(status, str) or status not in {s.value for s in Status}:
         problems.append(
             Problem(source, f"catalog.toml: status = {status!r} is not one of current, retired, draft")
         )

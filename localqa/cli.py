@@ -32,6 +32,7 @@ from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, M
 if TYPE_CHECKING:
     from localqa.evaluate.suite import Suite
     from localqa.library import Asked, Library
+    from localqa.store import Db
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -81,13 +82,31 @@ def _iso_date(_ctx: click.Context, _param: click.Parameter, value: str | None) -
         raise click.BadParameter(str(error)) from None
 
 
+def _index_location(ctx: click.Context, param: click.Parameter, value: str | Path) -> Path | str:
+    """A file path (SQLite; not a folder) or a postgresql:// URL, kept as given: a Path would
+    fold its //."""
+    from localqa.store import DatabaseURLError, postgres_url
+
+    try:
+        url = postgres_url(value)
+    except DatabaseURLError as error:
+        raise click.BadParameter(visible(str(error))) from None
+    if url is not None:
+        return url
+    path: Path = click.Path(path_type=Path, dir_okay=False).convert(value, param, ctx)
+    return path
+
+
 def db_option(function: F) -> F:
     return click.option(
         "--db",
-        type=click.Path(path_type=Path, dir_okay=False),
-        default=DEFAULT_DB,
+        envvar="LOCALQA_DB",
+        callback=_index_location,
+        default=str(DEFAULT_DB),
         show_default=True,
-        help="The index file.",
+        metavar="PATH|URL",
+        help="The index: a file (SQLite), or a postgresql://user@host/dbname URL for an index a team "
+        "shares (docs/postgresql.md). Env LOCALQA_DB.",
     )(function)
 
 
@@ -237,7 +256,7 @@ def _job_label(job: Any) -> str | None:
 )
 @json_option
 @fail_cleanly
-def index(pdfs: Path, db: Path, rebuild: bool, embed: bool | None, jobs: int | None, as_json: bool) -> None:
+def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | None, as_json: bool) -> None:
     """Bring the index up to date with the documents folder.
 
     Only added or changed files are extracted (by content hash); removed files are dropped. The
@@ -339,7 +358,7 @@ class _ProgressBar:
 @db_option
 @json_option
 @fail_cleanly
-def status(role: str, tenant: str, everything: bool, listing: bool, db: Path, as_json: bool) -> None:
+def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_json: bool) -> None:
     """Show what the index holds: documents, passages by kind, sidecars, embeddings.
 
     Counts cover only the documents the caller may see (their tenant and an access label their
@@ -418,7 +437,7 @@ def search(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
     as_json: bool,
 ) -> None:
     """Retrieval only, no model: the ranked candidates for each part of QUESTION.
@@ -485,7 +504,8 @@ def search(
 @click.option(
     "--verbose",
     is_flag=True,
-    help="Also print timing: retrieval, and per part model time, tokens and label probability.",
+    help="Also print timing (retrieval; per part model time, tokens, label probability) and the "
+    "evidence coverage of each quote.",
 )
 @fail_cleanly
 def ask(
@@ -500,7 +520,7 @@ def ask(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
     as_json: bool,
     verbose: bool,
 ) -> None:
@@ -556,6 +576,8 @@ def ask(
                 lines.append(f"   page image: {images[number - 1]}")
             if verbose:
                 lines.append(f"   ({_timing(part.answer.call)})")
+                if part.answer.coverage:
+                    lines.append(f"   (evidence coverage: {part.answer.coverage.describe()})")
         say(lines)
     faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:
@@ -685,7 +707,7 @@ def evaluate(
     k: int,
     chunking: str,
     retriever: str,
-    db: Path,
+    db: Db,
     as_json: bool,
 ) -> None:
     """Score a suite: retrieval, answers and authorization, each separately.
@@ -750,7 +772,7 @@ def evaluate(
         sys.exit(1)
 
 
-def _print_coverage(suite: Suite, db: Path, settings: RetrievalSettings) -> None:
+def _print_coverage(suite: Suite, db: Db, settings: RetrievalSettings) -> None:
     from localqa.evaluate.coverage import coverage
 
     rows = coverage(suite, db, settings)
@@ -800,7 +822,7 @@ def show(
     as_of: date,
     role: str,
     tenant: str,
-    db: Path,
+    db: Db,
 ) -> None:
     """Render PAGE of SOURCE as a PNG with the quote's own place highlighted.
 
@@ -825,9 +847,11 @@ def show(
         click.echo(f"{visible(source)}, {visible(where)}")
         click.echo(f"   {visible(before)}»{click.style(visible(marked), reverse=True)}«{visible(after)}")
         return
+    from localqa.files import write_atomic
+
     image = showing.page_image(pdfs, found, quote, dpi=dpi)
     output = output or Path(f"{Path(source).stem}.page-{page}.png")
-    output.write_bytes(image)
+    write_atomic(output, image)
     say(f"wrote {output}" + ("" if quote else " (no --quote: nothing highlighted)"))
 
 
@@ -874,7 +898,7 @@ def serve(
     role: str,
     tenant: str,
     pdfs: Path,
-    db: Path,
+    db: Db,
 ) -> None:
     """Serve the web app and JSON API over the library (needs localqa[serve]).
 

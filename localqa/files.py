@@ -12,9 +12,13 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     """Write `data` to a temporary file beside `path`, then move it over `path`. A full disk or a
     kill mid-write leaves the previous file as it was (and at most a hidden `.tmp` file). The file
     gets the mode a plain `open()` would give it (mkstemp's own 0600 would surprise a user), or the
-    mode of the file it replaces."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    mode of the file it replaces. Any failure is reported as an `OSError` naming `path`, the file
+    the caller asked for, never the temporary one."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=_temporary_prefix(path), suffix=".tmp")
+    except OSError as error:  # e.g. a read-only folder, or /proc
+        raise OSError(error.errno, f"cannot be written ({error.strerror})", str(path)) from None
     try:
         os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
@@ -22,9 +26,18 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _temporary_prefix(path: Path) -> str:
+    """`.<name>.`, the name cut so that the temporary file's name (plus mkstemp's eight random
+    characters and `.tmp`) stays within the 255 bytes a file name may have."""
+    return f".{os.fsdecode(os.fsencode(path.name)[:200])}."
 
 
 def sha256_file(path: Path | str) -> str:

@@ -22,8 +22,8 @@ from localqa.catalog import Problem, load_catalog, visible_labels
 from localqa.extract import Unreadable, extract_file
 from localqa.extract.pool import Job, default_jobs, extract_many
 from localqa.plan import outcome, plan_refresh, scan_folder
+from localqa.store import Db, describe, open_store, writing
 from localqa.store.base import IndexedState, IndexStatus, Progress, Store
-from localqa.store.sqlite import open_store, writing
 from localqa.types import Caller, Document, Passage
 
 __all__ = ["Progress", "RefreshReport", "open_index", "refresh_index", "status_for", "write_documents"]
@@ -49,7 +49,7 @@ class ProgressOf:
 
 @dataclass
 class RefreshReport:
-    db: Path
+    db: str  # the index as it may be shown (`localqa.store.describe`)
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -67,7 +67,7 @@ class RefreshReport:
 
 def refresh_index(
     folder: Path,
-    db_path: Path,
+    db: Db,
     *,
     rebuild: bool = False,
     progress: Progress | None = None,
@@ -76,7 +76,8 @@ def refresh_index(
     wait: Callable[[str], None] | None = None,
     jobs: int | None = None,
 ) -> RefreshReport:
-    """Bring the index at `db_path` up to date with `folder`. See the module docstring.
+    """Bring the index `db` (a file, or a postgresql:// URL) up to date with `folder`. See the
+    module docstring.
 
     `embed`: compute sentence embeddings for passages that lack them (needs the `semantic`
     extra); None: when the extra is installed (`embeddings.enabled_by_default`). An index that
@@ -84,7 +85,7 @@ def refresh_index(
     some passages would hide them from semantic ranking. `wait` is told when another run holds
     the index and this one waits for it. `jobs`: worker processes for extraction (default: the
     cores this process may use)."""
-    with writing(db_path, rebuild=rebuild, wait=wait) as writer:
+    with writing(db, rebuild=rebuild, wait=wait) as writer:
         # Everything the run writes is read while it holds the writer lock.
         catalog = load_catalog(folder)
         scan = scan_folder(folder)
@@ -95,6 +96,7 @@ def refresh_index(
         writer.remove_files(plan.remove)
         writer.put_documents(plan.documents.values(), plan.blocked)
         extracted: dict[str, tuple[int, ...]] = {}
+        empty: set[str] = set()
         failed: set[str] = set()
         problems: list[Problem] = []
         units = {unit.name: unit for unit in plan.extract}
@@ -118,6 +120,8 @@ def refresh_index(
                     unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.found
                 )
                 extracted[unit.name] = result.pages_without_text
+                if not result.passages:
+                    empty.add(unit.name)
         writer.record_catalog(scan.catalog_sha256)
         embedded = 0
         if embedding:
@@ -126,16 +130,16 @@ def refresh_index(
             writer.drop_vectors(embeddings.MODEL_NAME)
             problems.append(
                 Problem(
-                    db_path.name,
+                    describe(db),
                     "embeddings were not computed this time, so the ones it had were removed "
                     "(semantic and hybrid retrieval need every passage's); run 'localqa index --embed'",
                     warning=True,
                 )
             )
         summary = writer.finish()
-    changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems)
+    changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems, empty)
     return RefreshReport(
-        db=db_path,
+        db=describe(db),
         added=changes.added,
         changed=changes.changed,
         removed=changes.removed,
@@ -149,12 +153,12 @@ def refresh_index(
 
 
 def write_documents(
-    db_path: Path, documents: Iterable[tuple[Document, Iterable[Passage]]], *, embed: bool = False
+    db: Db, documents: Iterable[tuple[Document, Iterable[Passage]]], *, embed: bool = False
 ) -> None:
     """Build an index straight from documents and passages, skipping extraction: for benchmarks
-    and synthetic corpora. Replaces any index at `db_path`, atomically like `refresh_index`."""
+    and synthetic corpora. Replaces the index `db`, atomically like `refresh_index`."""
     pairs = [(document, list(passages)) for document, passages in documents]
-    with writing(db_path, rebuild=True) as writer:
+    with writing(db, rebuild=True) as writer:
         writer.put_documents([document for document, _ in pairs], ())
         for document, passages in pairs:
             sha = hashlib.sha256(document.source.encode()).hexdigest()
@@ -164,9 +168,9 @@ def write_documents(
         writer.finish()
 
 
-def open_index(db_path: Path) -> Store:
+def open_index(db: Db) -> Store:
     """Open an existing index for reading (read-only, so a query can never modify it)."""
-    return open_store(db_path)
+    return open_store(db)
 
 
 def status_for(store: Store, caller: Caller | None) -> IndexStatus:

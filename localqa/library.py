@@ -3,8 +3,10 @@ evaluation (as sqlite-utils' `Database` is behind its commands).
 
 A `Library` keeps its store open between questions, so that what a store caches (documents,
 eligible sets, BM25 statistics, the vector matrix) is computed once; it reopens the index when a
-refresh has replaced it. Searches take turns on the one connection (milliseconds each); model
-calls are the caller's to schedule (`answer_part` takes no lock).
+refresh has changed it (`Store.changed`), and releases the store after each read
+(`Store.release`: an idle process then holds no transaction open on a PostgreSQL index).
+Searches take turns on the one connection (milliseconds each); model calls are the caller's to
+schedule (`answer_part` takes no lock).
 
 `search_parts()` and `answer()` are the one-call forms: they open a library for one question.
 """
@@ -13,10 +15,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict
@@ -30,8 +32,9 @@ from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
+from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
-from localqa.types import Answer, Caller, Document, PartResult, Passage, Period
+from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage, Period
 
 
 class PartAnswer(BaseModel):
@@ -89,12 +92,11 @@ class Library:
     """An index and the settings it is searched and answered with. Thread-safe: the web app
     shares one between requests."""
 
-    def __init__(self, db: Path = DEFAULT_DB, settings: Settings | None = None) -> None:
+    def __init__(self, db: Db = DEFAULT_DB, settings: Settings | None = None) -> None:
         self.db = db
         self.settings = settings or Settings()
         self._lock = threading.Lock()
         self._store: Store | None = None
-        self._identity: tuple[int, ...] | None = None
 
     def __enter__(self) -> Library:
         return self
@@ -134,8 +136,7 @@ class Library:
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
-        with self._lock:
-            store = self._current()
+        with self._reading() as store:
             return search(
                 store,
                 question,
@@ -190,13 +191,18 @@ class Library:
         that `caller` may see on `as_of`. `source` must be exactly an indexed source name: it is
         compared for equality, never used as a path here."""
         caller = caller or Caller()
-        with self._lock:
-            store = self._current()
+        with self._reading() as store:
             allowed = store.eligible(as_of, caller)
             # Decided from the caller's documents before any passage is read: a hidden source
-            # costs the same work as a missing one, so not even timing tells them apart.
+            # costs the same work as a missing one, so not even timing tells them apart. A page
+            # beyond any document's (2**63, say) is not found either, never an overflow.
             visible = any(d.source == source for d in allowed.values())
-            found = [p for p in store.page_passages(source, page) if p.doc_id in allowed] if visible else []
+            in_range = page is None or 1 <= page <= MAX_NUMBER
+            found = (
+                [p for p in store.page_passages(source, page) if p.doc_id in allowed]
+                if visible and in_range
+                else []
+            )
             sha256 = store.file_hash(source) if found else None
         if not found:
             where = f"page {page} of {source!r}" if page is not None else f"{source!r}"
@@ -212,8 +218,7 @@ class Library:
         the eligibility rule itself, asked of each document on its own effective date; a draft or
         retired document, another tenant's or a narrower access label's, is never listed."""
         caller = caller or Caller()
-        with self._lock:
-            store = self._current()
+        with self._reading() as store:
             documents = list(store.documents())
             found = store.found()
         in_force = {d.doc_id for d in eligible(documents, as_of, caller)}
@@ -226,8 +231,8 @@ class Library:
 
     def status(self, caller: Caller | None = None) -> IndexStatus:
         """What the index holds, counting only what `caller` may see (None: the operator's view)."""
-        with self._lock:
-            return status_for(self._current(), caller)
+        with self._reading() as store:
+            return status_for(store, caller)
 
     @property
     def store(self) -> Store:
@@ -238,25 +243,24 @@ class Library:
 
     # --- opening ---------------------------------------------------------------------------------
 
+    @contextmanager
+    def _reading(self) -> Iterator[Store]:
+        """The store, for one read under the lock, released afterwards."""
+        with self._lock:
+            store = self._current()
+            try:
+                yield store
+            finally:
+                store.release()
+
     def _current(self) -> Store:
-        """The open store; reopened when the file was replaced (`localqa index` replaces it
-        atomically, so a new file identity means a refresh). Call with the lock held."""
-        identity = _identity(self.db)
-        if self._store is None or identity != self._identity:
-            if self._store is not None:
-                self._store.close()
-                self._store = None
+        """The open store; reopened when a refresh changed the index. Call with the lock held."""
+        if self._store is not None and self._store.changed():
+            self._store.close()
+            self._store = None
+        if self._store is None:
             self._store = open_index(self.db)  # a missing index is IndexMissingError
-            self._identity = identity
         return self._store
-
-
-def _identity(path: Path) -> tuple[int, ...] | None:
-    try:
-        found = path.stat()
-    except FileNotFoundError:
-        return None
-    return (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size)
 
 
 def search_parts(
@@ -266,7 +270,7 @@ def search_parts(
     caller: Caller | None = None,
     parts: Sequence[str] = (),
     k: int | None = None,
-    db: Path = DEFAULT_DB,
+    db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
     documents: Sequence[str] = (),
 ) -> list[PartResult]:
@@ -285,7 +289,7 @@ def answer(
     parts: Sequence[str] = (),
     model: AnswerModel | str | None = None,
     k: int | None = None,
-    db: Path = DEFAULT_DB,
+    db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
     answer_settings: AnswerSettings | None = None,
     documents: Sequence[str] = (),
@@ -305,7 +309,7 @@ def answer(
         )
 
 
-def index_status(db: Path = DEFAULT_DB, caller: Caller | None = None) -> IndexStatus:
+def index_status(db: Db = DEFAULT_DB, caller: Caller | None = None) -> IndexStatus:
     """`Library(db).status(caller)`: what the index holds, as `caller` may count it."""
     with Library(db) as library:
         return library.status(caller)

@@ -4,27 +4,35 @@ given what the index holds), so every rule here is testable without SQLite.
 
 A source that cannot be indexed now (bad catalog entry, a document id claimed twice) is
 `blocked`: it keeps its previously indexed passages, if any, but is visible to nobody until it is
-fixed. A file that fails to extract keeps its previous version too (see `Outcome`).
+fixed. A file that fails to extract keeps its previous version too (see `Outcome`). A catalog
+whose entries and files do not match up (a file without an entry beside an entry without a file)
+stops the whole refresh: which entry was meant for which file cannot be known.
 """
 
 from __future__ import annotations
 
-import difflib
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localqa.catalog import CATALOG_NAME, Catalog, Problem, document_for, file_key
-from localqa.errors import LocalQAError
+from localqa.catalog import (
+    CATALOG_NAME,
+    Catalog,
+    Problem,
+    document_for,
+    document_id,
+    file_key,
+    looks_like_catalog,
+    visible_labels,
+)
+from localqa.errors import CatalogError, LocalQAError
 from localqa.extract.ocr import parse_sidecar_name
 from localqa.files import sha256_file
 from localqa.store.base import IndexedFile, IndexedState
-from localqa.types import Document
+from localqa.types import ROLES, Document, Status
 
 SOURCE_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
-# Similarity (difflib ratio, case folded) above which a catalog key that matches no file is taken
-# for a misspelling of a file name: one or two characters off in a typical name.
-NEAR_MISS = 0.85
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,8 @@ def scan_folder(folder: Path) -> Scan:
 
 
 def _is_input(name: str) -> bool:
+    if looks_like_catalog(name):  # never a document (`load_catalog` refuses to run beside one)
+        return False
     return parse_sidecar_name(name) is not None or Path(name).suffix.lower() in SOURCE_SUFFIXES
 
 
@@ -153,7 +163,9 @@ def _documents(
     old_ids: dict[str, str],
 ) -> tuple[dict[str, Document], set[str]]:
     """Metadata per source; `blocked` holds sources that cannot be indexed now. A blocked source
-    keeps its previous id (`old_ids`: source -> id), so nobody else may claim that id meanwhile."""
+    keeps its previous id (`old_ids`: source -> id), so nobody else may claim that id meanwhile.
+    Sources with a catalog entry are decided first: a source without one may have the same
+    content as one of them (see `_same_content`)."""
     sources = [u.name for u in scan.units if u.is_source]
     documents: dict[str, Document] = {}
     blocked: set[str] = set()
@@ -161,30 +173,108 @@ def _documents(
         problems.append(problem)
         if not problem.warning:
             blocked.add(source)
+    without_entry = []
     for source in sources:
         if source in blocked:
             continue
         entry = catalog.entries.get(file_key(source))
-        previous = indexed.documents.get(source)
-        document: Document | None
-        if entry is None and previous is not None:
-            document, found = _kept(previous)
-        else:
-            document, found = document_for(source, entry)
+        if entry is None:
+            without_entry.append(source)
+            continue
+        document, found = document_for(source, entry)
         problems.extend(found)
         if document is None:
             blocked.add(source)
         else:
             documents[source] = document
+    contents = _contents(scan, indexed, documents, blocked)
+    hashes = {u.name: u.sha256 for u in scan.units}
+    for source in without_entry:
+        previous = indexed.documents.get(source)
+        if previous is not None:
+            document, found = _kept(previous)
+        else:
+            document, found = document_for(source, None)
+        problems.extend(found)
+        if document is None:
+            blocked.add(source)
+            continue
+        same = [c for c in contents.get(hashes[source], []) if c[0] != source]
+        narrowed = _same_content(document, same, kept=previous is not None)
+        if narrowed != document:
+            holders = ", ".join(sorted({name for name, _ in same}))
+            label = narrowed.access or "visible to nobody"
+            problems.append(
+                Problem(
+                    source,
+                    f"has the same content as {holders}, so it is indexed as narrowly (access {label}, "
+                    f"status {narrowed.status.value}, tenant {narrowed.tenant}) until catalog.toml has an "
+                    "entry for it",
+                    warning=True,
+                )
+            )
+        documents[source] = narrowed
     _block_contested_ids(documents, blocked, problems, old_ids)
     return documents, blocked
 
 
+def _contents(
+    scan: Scan, indexed: IndexedState, documents: dict[str, Document], blocked: set[str]
+) -> dict[str, list[tuple[str, Document | None]]]:
+    """The metadata each content hash carries, in the index and in this run's catalog entries:
+    sha256 -> [(source, its document, None for one blocked now)]."""
+    found: dict[str, list[tuple[str, Document | None]]] = defaultdict(list)
+    for source, document in indexed.documents.items():
+        if source in indexed.files:
+            found[indexed.files[source].sha256].append((source, document))
+    for unit in scan.units:
+        if unit.is_source and (unit.name in documents or unit.name in blocked):
+            found[unit.sha256].append((unit.name, documents.get(unit.name)))
+    return found
+
+
+def _same_content(document: Document, same: list[tuple[str, Document | None]], *, kept: bool) -> Document:
+    """Content keeps its access: a source without a catalog entry whose bytes the index (or this
+    run's catalog) holds under another name, with a narrower access or status or in another
+    tenant, takes the narrowest of them. A renamed or copied staff file stays staff. A new file
+    goes to the tenant that holds its content; content held by several tenants is visible to
+    nobody (a file kept from before stays in its own tenant)."""
+    if not same:
+        return document
+    others = [d for _, d in same]
+    access = min([document.access, *(d.access if d else None for d in others)], key=_width)
+    status = max([document.status, *(d.status if d else Status.DRAFT for d in others)], key=_hiding)
+    tenant = document.tenant
+    if not kept:
+        tenants = {d.tenant for d in others if d is not None} or {document.tenant}
+        if len(tenants) > 1 or None in others:
+            access = None
+        elif tenants != {document.tenant}:
+            (tenant,) = tenants
+    if (access, status, tenant) == (document.access, document.status, document.tenant):
+        return document
+    update: dict[str, object] = {"access": access, "status": status, "tenant": tenant}
+    if tenant != document.tenant:
+        update["doc_id"] = document_id(tenant, document.doc_id.partition("/")[2])
+    return document.model_copy(update=update)
+
+
+def _width(access: str | None) -> int:
+    """How many roles see a document with this access label."""
+    return sum(access in visible_labels(role) for role in ROLES)
+
+
+def _hiding(status: Status) -> int:
+    return (Status.CURRENT, Status.DRAFT, Status.RETIRED).index(status)
+
+
 def _unmatched_entries(sources: list[str], catalog: Catalog, folder: Path) -> dict[str, Problem]:
-    """Problems with catalog keys that match no file, by the name they concern. A key that is a
-    near miss for a file without an entry (another case or Unicode form, a small edit, a name
-    written without quotes) is an error blocking that file: the entry was surely meant for it, and
-    the file must not fall back to the defaults (public). Any other orphaned key is a warning."""
+    """Problems with catalog keys that match no file, by the name they concern: a name written
+    without quotes or twice (in two Unicode forms), or a key naming a file with its folder, is an
+    error that blocks that file. Otherwise, while some file has no entry and some entry matches
+    no file, the refresh stops (`CatalogError`): a renamed or misnamed file would fall back to
+    the defaults (public), and which entry was meant for it cannot be known. An entry that
+    matches no file while every file has one is a warning."""
     keys = {file_key(s): s for s in sources}
     if len(keys) < len(sources):
         clashes = sorted(s for s in sources if sum(file_key(o) == file_key(s) for o in sources) > 1)
@@ -200,34 +290,43 @@ def _unmatched_entries(sources: list[str], catalog: Catalog, folder: Path) -> di
             f"catalog.toml: {written} is read by TOML as nested tables, not as this file name; write it "
             f'in quotes: ["{meant}"]',
         )
-    without_entry = [s for k, s in keys.items() if k not in catalog.entries and s not in found]
+    for key, forms in catalog.duplicates.items():
+        source = keys.get(key, key)
+        found[source] = Problem(
+            source,
+            f"catalog.toml has {len(forms)} entries for this name, written in different Unicode forms "
+            f"({' and '.join(ascii(form) for form in forms)}); keep one (the file is not indexed until then)",
+        )
+    orphans = []
     for key in sorted(set(catalog.entries) - set(keys)):
-        near = _near_miss(key, without_entry)
-        if near is None:
-            found[key] = Problem(
-                key,
-                f"catalog.toml has an entry for a file that is not in {folder}; "
-                "remove the entry or add the file",
-                warning=True,
+        base = file_key(re.split(r"[/\\]", key)[-1])
+        if base != key and base in keys:
+            found[keys[base]] = Problem(
+                keys[base],
+                f'catalog.toml names this file with a folder ("{key}"); a key is the file name alone: '
+                f'["{base}"] (the file is not indexed until then)',
             )
         else:
-            found[near] = Problem(
-                near,
-                f'has no catalog entry, but catalog.toml has one for "{key}", which matches no file; '
-                f"name the entry exactly as the file (this file is not indexed until then)",
-            )
+            orphans.append(key)
+    without_entry = sorted(s for k, s in keys.items() if k not in catalog.entries and s not in found)
+    if orphans and without_entry:
+        raise CatalogError(
+            f"{folder / CATALOG_NAME}: {_count(without_entry, 'file has', 'files have')} no entry "
+            f"({', '.join(without_entry)}) while {_count(orphans, 'entry matches', 'entries match')} no "
+            f"file ({', '.join(orphans)}); was a file renamed? Name each entry exactly as its file, give "
+            "every file an entry, or remove the entries that match no file (the index was not changed)"
+        )
+    for key in orphans:
+        found[key] = Problem(
+            key,
+            f"catalog.toml has an entry for a file that is not in {folder}; remove the entry or add the file",
+            warning=True,
+        )
     return found
 
 
-def _near_miss(key: str, names: list[str]) -> str | None:
-    folded = key.casefold()
-    for name in names:
-        if (
-            name.casefold() == folded
-            or difflib.SequenceMatcher(None, folded, name.casefold()).ratio() >= NEAR_MISS
-        ):
-            return name
-    return None
+def _count(names: list[str], one: str, many: str) -> str:
+    return f"1 {one}" if len(names) == 1 else f"{len(names)} {many}"
 
 
 def _kept(previous: Document) -> tuple[Document, list[Problem]]:
@@ -289,10 +388,12 @@ def outcome(
     extracted: dict[str, tuple[int, ...]],
     failed: set[str],
     problems: list[Problem],
+    empty: set[str],
 ) -> Outcome:
     """Sort the units into added / changed / unchanged, and warn about pages that still need
-    OCR. `extracted`: unit name -> its pages without a text layer; `failed`: units that could
-    not be read (they keep their previous version)."""
+    OCR and about documents in which nothing can be found. `extracted`: unit name -> its pages
+    without a text layer; `failed`: units that could not be read (they keep their previous
+    version); `empty`: extracted units that gave no passage."""
     keep_previous = plan.blocked | failed
     result = Outcome(removed=plan.remove, problems=plan.problems + problems)
     for unit in scan.units:
@@ -300,15 +401,36 @@ def outcome(
             (result.changed if unit.name in indexed.files else result.added).append(unit.name)
         elif unit.name in indexed.files and unit.doc_source not in keep_previous:
             result.unchanged += 1
-    result.problems += _pages_needing_ocr(scan.units, extracted, indexed, keep_previous)
+    needing_ocr = _pages_needing_ocr(scan.units, extracted, indexed, keep_previous)
+    result.problems += needing_ocr
+    result.problems += _without_passages(scan.units, empty, {p.source for p in needing_ocr})
     return result
+
+
+def _without_passages(units: list[Unit], empty: set[str], needing_ocr: set[str]) -> list[Problem]:
+    """A source extracted just now that gave no passage, with no sidecar to give it any: nothing
+    in it can be found, which is worth a word (a PDF whose pages lack text is already named)."""
+    with_sidecars = {u.doc_source for u in units if not u.is_source}
+    return [
+        Problem(
+            unit.name,
+            "no passage was found in it, so no search can find it; check that the file has text",
+            warning=True,
+        )
+        for unit in units
+        if unit.is_source
+        and unit.name in empty
+        and unit.name not in with_sidecars
+        and unit.name not in needing_ocr
+    ]
 
 
 def _pages_needing_ocr(
     units: list[Unit], extracted: dict[str, tuple[int, ...]], indexed: IndexedState, skipped: set[str]
 ) -> list[Problem]:
     """Pages without a text layer or a sidecar, from this run's extraction or the stored record,
-    so that deleting a sidecar is warned about although its PDF is not re-extracted."""
+    so that deleting a sidecar is warned about although its PDF is not re-extracted. One warning
+    per file: a scanned book is one problem, not one per page."""
     present = {u.name for u in units}
     problems = []
     for unit in units:
@@ -319,14 +441,35 @@ def _pages_needing_ocr(
         else:
             pages = indexed.files[unit.name].pages_without_text if unit.name in indexed.files else ()
         stem = Path(unit.name).stem
-        problems += [
-            Problem(
-                unit.name,
-                "no text layer and no OCR sidecar; run 'localqa ocr' to add one",
-                page=page,
-                warning=True,
+        missing = [page for page in pages if f"{stem}.page-{page}.ocr.txt" not in present]
+        if len(missing) == 1:
+            problems.append(
+                Problem(
+                    unit.name,
+                    "no text layer and no OCR sidecar; run 'localqa ocr' to add one",
+                    page=missing[0],
+                    warning=True,
+                )
             )
-            for page in pages
-            if f"{stem}.page-{page}.ocr.txt" not in present
-        ]
+        elif missing:
+            problems.append(
+                Problem(
+                    unit.name,
+                    f"pages {_page_ranges(missing)} ({len(missing)} pages) have no text layer and no OCR "
+                    "sidecar; run 'localqa ocr' to add them",
+                    warning=True,
+                )
+            )
     return problems
+
+
+def _page_ranges(pages: list[int], shown: int = 10) -> str:
+    """`1-3, 7, 9-12`: runs of consecutive pages, the first `shown` of them."""
+    runs: list[list[int]] = []
+    for page in sorted(pages):
+        if runs and page == runs[-1][-1] + 1:
+            runs[-1].append(page)
+        else:
+            runs.append([page])
+    text = ", ".join(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]) for run in runs[:shown])
+    return text if len(runs) <= shown else f"{text}, …"

@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from localqa import embeddings, routing
+from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
 from localqa.scope import named
@@ -355,7 +356,9 @@ def _rank(store: Store, part: str, scope: Scope, settings: RetrievalSettings) ->
         return _lexical(store, part, scope, settings)
     if settings.retriever == "semantic":
         return _semantic(store, part, scope, settings)
-    return _fuse(_lexical(store, part, scope, settings), _semantic(store, part, scope, settings), settings)
+    # Fusion reads only the best `semantic_depth` semantic ranks.
+    semantic = _semantic(store, part, scope, settings, limit=settings.semantic_depth)
+    return _fuse(_lexical(store, part, scope, settings), semantic, settings)
 
 
 def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
@@ -366,10 +369,13 @@ def _lexical(store: Store, part: str, scope: Scope, settings: RetrievalSettings)
     return _Ranking(ids, scores, bool(len(ids)))
 
 
-def _semantic(store: Store, part: str, scope: Scope, settings: RetrievalSettings) -> _Ranking:
-    """Cosine similarity of the part to every eligible passage (statistics-free, so nothing
-    ineligible can influence it)."""
-    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, embeddings.embed([part])[0])
+def _semantic(
+    store: Store, part: str, scope: Scope, settings: RetrievalSettings, limit: int | None = None
+) -> _Ranking:
+    """Cosine similarity of the part to every eligible passage, or (a `limit`) to at least the
+    `limit` closest ones (statistics-free, so nothing ineligible can influence it)."""
+    vector = embeddings.embed([part])[0]
+    ids, similarities = store.similarities(scope, embeddings.MODEL_NAME, vector, limit)
     relevant = bool(len(ids)) and float(similarities.max()) >= settings.neighbour
     return _Ranking(ids, similarities, relevant)
 
@@ -393,8 +399,7 @@ def _bm25(
     statistics = store.lexical_statistics(scope, settings.chunking)
     ids: list[npt.NDArray[np.int32]] = []
     gains: list[npt.NDArray[np.float64]] = []
-    for term in terms:
-        postings = store.postings(scope, term, settings.chunking)
+    for postings in store.postings_of(scope, terms, settings.chunking):
         found = len(postings.ids)
         idf = bm25_idf(statistics.passages, found)
         norm = settings.k1 * (1 - settings.b + settings.b * postings.lengths / statistics.average_length)
@@ -434,6 +439,7 @@ def _candidates(
                 doc_id=passage.doc_id,
                 tenant=document.tenant,
                 boxes=passage.boxes,
+                title=searchable_title(document.source, document.title),
             )
         )
     return candidates

@@ -17,6 +17,8 @@ from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from localqa.types import TERM_KINDS, TermKind
+
 # Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
 # working folder, beside pdfs/).
 DEFAULT_DB = Path("index/library.sqlite3")
@@ -121,6 +123,14 @@ class AnswerSettings(BaseModel):
     # unanswerable questions from answerable ones beyond that (benchmarks/README.md); 0 turns the
     # check off.
     min_label_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
+
+    # Evidence coverage (localqa/coverage.py): the kinds of question term a verified quote's
+    # evidence must mention, else the quote is withheld with the missing term as the reason; ()
+    # turns the check off. A "word" (one no quotable unit carries) passes when a unit is at least
+    # `coverage_neighbour` close to it in meaning (MiniLM cosine of the word and the unit).
+    # Measured on the dev sets with benchmarks/coverage.py (benchmarks/README.md).
+    coverage: tuple[TermKind, ...] = TERM_KINDS
+    coverage_neighbour: float = Field(default=0.35, ge=-1.0, le=1.0)
 
     # Another document's candidate is listed as other evidence under a quote when it is among the
     # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate

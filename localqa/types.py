@@ -25,6 +25,9 @@ ACCESS_LABELS = ("public", "staff")
 ROLES = ACCESS_LABELS
 DEFAULT_ROLE = "public"
 DEFAULT_TENANT = "default"
+# The largest page, table, row or paragraph number anything accepts: beyond it a number is bad
+# input, never an overflow deep in a query (SQLite integers are 64-bit).
+MAX_NUMBER = 2**31 - 1
 
 
 class Frozen(BaseModel):
@@ -145,6 +148,9 @@ class Candidate(Frozen):
     doc_id: str
     tenant: str
     boxes: tuple[Box, ...] = ()  # where the passage is drawn on its page (PDF sources)
+    # The document context searched with the passage (its title and file-name words,
+    # `catalog.searchable_title`): evidence coverage reads it (`localqa.coverage`).
+    title: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -214,6 +220,63 @@ class ModelCall(Frozen):
     label_confidence: float | None = None
 
 
+TermKind = Literal["name", "identifier", "year", "figure", "word"]
+TERM_KINDS: tuple[TermKind, ...] = ("name", "identifier", "year", "figure", "word")
+
+
+class TermCheck(Frozen):
+    """One term of a question part and where the quote's evidence mentions it (`localqa.coverage`).
+
+    `found` is "quote", "passage", "heading", "title" or "effective date"; "evidence" for a name
+    whose words sit in different ones; for a word, "meaning" when a quotable unit is `similarity`
+    close to it; None when it is missing. `elsewhere`: another of the caller's candidates mentions
+    it. `judged` is False for a word that could not be judged by meaning (no embeddings)."""
+
+    term: str
+    kind: TermKind
+    found: str | None
+    elsewhere: bool = False
+    similarity: float | None = None
+    judged: bool = True
+
+    @property
+    def missing(self) -> bool:
+        return self.found is None and self.judged
+
+    def reason(self) -> str:
+        """Why a quote was withheld for this term, in the question's own words only."""
+        if self.kind == "word":
+            return f'no passage mentions "{self.term}" or anything close to it in meaning'
+        if self.elsewhere:
+            return f'the quoted passage never mentions "{self.term}"'
+        return f'the evidence never mentions "{self.term}"'
+
+    def describe(self) -> str:
+        if self.found == "meaning":
+            return f'"{self.term}" ({self.kind}): close in meaning ({self.similarity:.2f})'
+        if self.found:
+            return f'"{self.term}" ({self.kind}): in the {self.found}'
+        if not self.judged:
+            return f'"{self.term}" ({self.kind}): not judged'
+        near = f", closest {self.similarity:.2f}" if self.similarity is not None else ""
+        return f'"{self.term}" ({self.kind}): missing{near}'
+
+
+class Coverage(Frozen):
+    """The evidence-coverage verdict on a quote: every term checked, in question order."""
+
+    terms: tuple[TermCheck, ...] = ()
+    note: str | None = None
+
+    @property
+    def missing(self) -> TermCheck | None:
+        return next((t for t in self.terms if t.missing), None)
+
+    def describe(self) -> str:
+        checked = "; ".join(t.describe() for t in self.terms) or "no names, years, figures or words to check"
+        return f"{checked}{f' ({self.note})' if self.note else ''}"
+
+
 class Answer(Frozen):
     """The outcome of answering one part. A verified answer has a quote and its citation and no
     reason; a refused or failed one has a reason and no quote, citation or other evidence. Build
@@ -225,6 +288,7 @@ class Answer(Frozen):
     reason: str | None = None
     other_evidence: tuple[Location, ...] = Field(default=())
     call: ModelCall | None = None  # None when no model was asked
+    coverage: Coverage | None = None  # None when no quote was checked (localqa.coverage)
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
@@ -266,4 +330,5 @@ class Answer(Frozen):
             "citation": self.citation.model_dump(mode="json") if self.citation else None,
             "reason": self.reason,
             "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
+            "coverage": self.coverage.model_dump(mode="json") if self.coverage else None,
         }

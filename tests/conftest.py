@@ -1,4 +1,5 @@
-"""Shared fixtures: a private copy of the sample library, its index, a CLI runner, a fake model."""
+"""Shared fixtures: a private copy of the sample library, a CLI runner, a fake model; the index
+backends and the sample library's index are in backends.py."""
 
 from __future__ import annotations
 
@@ -13,17 +14,23 @@ from click.testing import CliRunner
 
 from localqa import models
 from localqa.errors import ModelError
-from localqa.index import refresh_index
 from localqa.models.base import AnswerModel, AnswerRequest, Availability, Backend, Completion
+from localqa.store import Db
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_PDFS = REPO / "pdfs"
 
-pytest_plugins = ["fake_ollama"]
+pytest_plugins = ["fake_ollama", "backends"]
 
 
 # Settings a developer's shell may carry that would change what a test sees.
 _CALLER_AND_MODEL_ENV = (
+    "LOCALQA_DB",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGSERVICE",
+    "PGSERVICEFILE",
+    "PGOPTIONS",
     "LOCALQA_MODEL",
     "LOCALQA_ROLE",
     "LOCALQA_TENANT",
@@ -62,15 +69,11 @@ def sample_pdfs(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture(scope="session")
-def library_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample library indexed once per test session (read-only: do not modify)."""
-    folder = tmp_path_factory.mktemp("library")
-    shutil.copytree(SAMPLE_PDFS, folder / "pdfs", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    db = folder / "library.sqlite3"
-    report = refresh_index(folder / "pdfs", db, embed=False)
-    assert not report.failed, report.problems
-    return db
+@pytest.fixture
+def indexed(sample_pdfs: Path, library_copy: Db) -> tuple[Path, Db]:
+    """The sample folder and a private copy of its index (staff-procedures.pdf indexed as staff),
+    on the test's backend."""
+    return sample_pdfs, library_copy
 
 
 @pytest.fixture

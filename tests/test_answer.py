@@ -389,6 +389,7 @@ def test_the_json_of_each_outcome() -> None:
         "citation": FRAGILE.location.model_dump(mode="json"),
         "reason": None,
         "other_evidence": [STANDARD.location.model_dump(mode="json")],
+        "coverage": None,
     }
     for made, kind in ((Answer.refused("why"), "refused"), (Answer.failed("down"), "model_error")):
         shown = made.as_json()
@@ -705,16 +706,23 @@ REFUSAL_REASON = re.compile(
     r"|the model's quote from (?P<blank>P[0-9]+) is blank"
     r"|the model's quote is not in (?P<absent>P[0-9]+)'s text"
     r"|the model's quote is only part of a sentence of (?P<part>P[0-9]+)"
+    # Evidence coverage (localqa/coverage.py): a verified quote withheld, naming a question's term.
+    r'|(?:the evidence|the quoted passage) never mentions "(?P<term>[^"]+)"'
+    r'|no passage mentions "(?P<word>[^"]+)" or anything close to it in meaning'
 )
 
 
-def check_answer(result: Answer, text: str, passages: dict[str, Candidate]) -> None:
+def check_answer(result: Answer, text: str, passages: dict[str, Candidate], question: str = "") -> None:
     """The contract, restated independently of the implementation."""
     if not result.verified:
         assert result.quote is None and result.citation is None
         assert result.reason
         match = REFUSAL_REASON.fullmatch(result.reason)
         assert match, f"not one of the fixed refusal reasons: {result.reason!r}"
+        term = match["term"] or match["word"]
+        assert term is None or term.casefold() in question.casefold(), (
+            "a coverage reason names the question's words only"
+        )
         named = match["blank"] or match["absent"] or match["part"]
         assert named is None or named in passages, "a quote's passage is named only when supplied"
         return
@@ -783,7 +791,8 @@ def test_answer_part_only_ever_shows_literal_quotes_of_supplied_passages(
     )
     calls: list[str] = []
     model = scripted(data, calls)
-    result = answer_part("What does it say?", candidates, model)
+    question = "What does it say?"
+    result = answer_part(question, candidates, model)
     if not candidates:
         assert calls == [] and not result.verified
         return
@@ -791,7 +800,7 @@ def test_answer_part_only_ever_shows_literal_quotes_of_supplied_passages(
     [request] = model.history
     passages = prompts.labels(list(candidates))
     assert len(request.schema["anyOf"]) == len(candidates) + 1
-    check_answer(result, text, passages)
+    check_answer(result, text, passages, question)
     if result.verified:
         assert result.citation is not None
         assert all(loc.source != result.citation.source for loc in result.other_evidence)

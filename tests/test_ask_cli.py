@@ -228,7 +228,16 @@ def test_ask_json_shape(
     assert payload["model"] == {"backend": "fake", "name": "fake"}
     assert (payload["as_of"], payload["role"], payload["tenant"]) == (NOV, "public", "default")
     verified, refused = payload["parts"]
-    assert set(verified["answer"]) == {"outcome", "verified", "quote", "citation", "reason", "other_evidence"}
+    assert set(verified["answer"]) == {
+        "outcome",
+        "verified",
+        "quote",
+        "citation",
+        "reason",
+        "other_evidence",
+        "coverage",
+    }
+    assert set(verified["answer"]["coverage"]) == {"terms", "note"}
     assert verified["answer"]["outcome"] == "verified"
     assert verified["answer"]["verified"] is True
     assert verified["answer"]["quote"] == FINE_SENTENCE
@@ -644,3 +653,32 @@ def test_verbose_json_adds_timing_fields(
     }
     plain = json.loads(ask(runner, library_db, FINE_QUESTION, "--json").stdout)
     assert "retrieval_seconds" not in plain and "timing" not in plain["parts"][0]
+
+
+def test_ask_withholds_a_quote_whose_evidence_never_mentions_a_name_of_the_question(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Evidence coverage end to end: the fake model quotes the fines sentence, verified, for a
+    question about a name no passage mentions. Fails on the code before the check (the quote was
+    shown)."""
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(reply("P1", FINE_SENTENCE))
+    result = ask(runner, library_db, "How much is the fine for an overdue book at Hogwarts?", "--verbose")
+    assert result.exit_code == 0, result.output
+    assert FINE_SENTENCE not in result.output.split("Evidence retrieved:")[0]
+    reason = 'Reason: the evidence never mentions "Hogwarts".'
+    assert f"No quote verified from 4 candidates. {reason}" in result.output
+    assert '(evidence coverage: "Hogwarts" (name): missing' in result.output
+
+
+def test_ask_verbose_prints_where_each_term_was_found(
+    runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = "What is the loan limit for EQ-314?"
+    [part] = search_parts(question, as_of=date(2026, 11, 14), k=4, db=library_db)
+    row = part.candidates[0].text  # the EQ-314 table row: a row is quoted whole
+    inject(monkeypatch, fake_model)
+    fake_model.enqueue(reply("P1", row))
+    result = ask(runner, library_db, question, "--verbose")
+    assert result.exit_code == 0, result.output
+    assert '   (evidence coverage: "EQ-314" (identifier): in the quote)' in result.output.splitlines()

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from localqa.catalog import Catalog, Problem, document_for, document_id, load_catalog, visible_labels
+from localqa.catalog import (
+    Catalog,
+    Problem,
+    document_for,
+    document_id,
+    load_catalog,
+    looks_like_catalog,
+    visible_labels,
+)
 from localqa.errors import CatalogError
 from localqa.types import Document, Period, Status
 
@@ -343,3 +351,25 @@ def test_top_level_value_instead_of_a_table_is_a_fatal_error(tmp_path: Path) -> 
     assert str(error.value) == (
         f'{tmp_path / "catalog.toml"}: "title" must be a table (["title"] followed by key = value lines)'
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "looks"),
+    [
+        ("catalog.toml", False),  # the catalog itself
+        ("Catalog.toml", True),
+        ("CATALOG.TOML", True),
+        ("catalogue.toml", True),
+        ("catalogs.toml", True),
+        ("catalog.tmol", True),
+        ("catalog.toml.txt", True),
+        ("catalog.toml.bak", True),
+        ("catalog.toml\u200b", True),
+        ("catalog.pdf", False),  # a library's catalogue of holdings is a document
+        ("catalog.md", False),
+        ("catalog-2024.pdf", False),
+        ("dialog.toml", False),
+    ],
+)
+def test_a_name_that_looks_like_the_catalog(name: str, looks: bool) -> None:
+    assert looks_like_catalog(name) is looks

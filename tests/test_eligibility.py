@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import BOTH, NewIndex, query
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +26,10 @@ from localqa.eligibility import eligible
 from localqa.index import open_index, refresh_index, write_documents
 from localqa.retrieve import search
 from localqa.settings import RetrievalSettings
+from localqa.store import Db
 from localqa.types import Caller, Candidate, Document, Kind, PartResult, Passage, Status
 
+BACKENDS = BOTH
 SAMPLE_PDFS = Path(__file__).resolve().parent.parent / "pdfs"
 # Building an index commits once per schema statement: on a RAM disk that costs nothing, on a
 # real disk fsync makes it ~0.2 s per index, which adds up over generated examples.
@@ -107,15 +109,14 @@ def read_catalog(folder: Path) -> dict[str, dict[str, Any]]:
 Edit = Callable[[Path, dict[str, dict[str, Any]]], None]
 
 
-def build_library(root: Path, edit: Edit | None = None) -> tuple[Path, Any]:
-    """A copy of the sample library under `root`, edited, then indexed: (db path, report)."""
+def build_library(root: Path, db: Db, edit: Edit | None = None) -> tuple[Db, Any]:
+    """A copy of the sample library under `root`, edited, then indexed into `db`: (db, report)."""
     folder = root / "pdfs"
     shutil.copytree(SAMPLE_PDFS, folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     if edit is not None:
         catalog = read_catalog(folder)
         edit(folder, catalog)
         write_catalog(folder, catalog)
-    db = root / "library.sqlite3"
     return db, refresh_index(folder, db, embed=False)
 
 
@@ -129,7 +130,7 @@ def with_globex(folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
     catalog[GLOBEX_DOC] = dict(GLOBEX_ENTRY)
 
 
-def run(db: Path, question: str, as_of: date = AS_OF, *, k: int = 100, **caller: str) -> list[PartResult]:
+def run(db: Db, question: str, as_of: date = AS_OF, *, k: int = 100, **caller: str) -> list[PartResult]:
     with open_index(db) as connection:
         return search(
             connection, question, as_of=as_of, caller=Caller(**caller), settings=RetrievalSettings(k=k)
@@ -164,13 +165,16 @@ def fast_tmp() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def libraries() -> Iterator[dict[str, Path]]:
+def libraries(backend: str, request: pytest.FixtureRequest) -> Iterator[dict[str, Db]]:
     """The sample library indexed three ways: as is, without the staff document, and with a
     document of another tenant added."""
     with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder:
-        built = {}
+        built: dict[str, Db] = {}
         for name, edit in (("full", None), ("no-staff", without_staff), ("globex", with_globex)):
-            db, report = build_library(Path(folder) / name, edit)
+            place: Db = Path(folder) / name / "library.sqlite3"
+            if backend == "postgresql":
+                place = request.getfixturevalue("postgres").create_database()
+            db, report = build_library(Path(folder) / name, place, edit)
             assert not report.failed, [str(p) for p in report.problems]
             built[name] = db
         yield built
@@ -181,26 +185,26 @@ def libraries() -> Iterator[dict[str, Path]]:
 
 
 @pytest.mark.parametrize("question", STAFF_QUESTIONS)
-def test_public_caller_never_gets_the_staff_document(library_db: Path, question: str) -> None:
+def test_public_caller_never_gets_the_staff_document(library_db: Db, question: str) -> None:
     results = run(library_db, question)
     assert STAFF_DOC not in sources(results)
     assert all(c.tenant == "default" for r in results for c in r.candidates)
 
 
 @pytest.mark.parametrize("question", STAFF_QUESTIONS[:3])
-def test_staff_caller_gets_the_staff_document_first(library_db: Path, question: str) -> None:
+def test_staff_caller_gets_the_staff_document_first(library_db: Db, question: str) -> None:
     (result,) = run(library_db, question, role="staff")
     assert result.candidates, result.note
     assert result.candidates[0].location.source == STAFF_DOC
 
 
-def test_staff_also_sees_public_documents(library_db: Path) -> None:
+def test_staff_also_sees_public_documents(library_db: Db) -> None:
     (result,) = run(library_db, "How many days does a standard book loan last?", role="staff")
     assert result.candidates[0].location.source == "library-handbook.pdf"
 
 
 @pytest.mark.parametrize("question", SHARED_QUESTIONS + STAFF_QUESTIONS)
-def test_public_scores_do_not_depend_on_the_staff_document(libraries: dict[str, Path], question: str) -> None:
+def test_public_scores_do_not_depend_on_the_staff_document(libraries: dict[str, Db], question: str) -> None:
     """Same candidates, same scores, same counts and notes, to the last bit, whether or not
     the staff document is in the index: BM25 statistics come from eligible passages only."""
     with_it = run(libraries["full"], question)
@@ -210,7 +214,7 @@ def test_public_scores_do_not_depend_on_the_staff_document(libraries: dict[str, 
 
 @pytest.mark.parametrize("question", SHARED_QUESTIONS + STAFF_QUESTIONS)
 def test_default_scores_do_not_depend_on_another_tenants_document(
-    libraries: dict[str, Path], question: str
+    libraries: dict[str, Db], question: str
 ) -> None:
     for role in ("public", "staff"):
         alone = run(libraries["full"], question, role=role)
@@ -219,7 +223,7 @@ def test_default_scores_do_not_depend_on_another_tenants_document(
 
 
 def test_the_staff_document_really_shares_vocabulary_with_public_questions(
-    libraries: dict[str, Path],
+    libraries: dict[str, Db],
 ) -> None:
     """Guard for the two tests above: staff does see a difference, so they are not vacuous."""
     staff_view = [fingerprint(run(libraries["full"], q, role="staff")) for q in SHARED_QUESTIONS]
@@ -242,7 +246,9 @@ BAD_LABELS: list[tuple[str, Any]] = [
 
 
 @pytest.mark.parametrize(("label", "access"), BAD_LABELS, ids=[b[0] for b in BAD_LABELS])
-def test_bad_access_label_makes_a_document_visible_to_nobody(fast_tmp: Path, label: str, access: Any) -> None:
+def test_bad_access_label_makes_a_document_visible_to_nobody(
+    fast_tmp: Path, new_index: NewIndex, label: str, access: Any
+) -> None:
     targets = (STAFF_DOC, "library-handbook.pdf")
 
     def spoil(_folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
@@ -252,14 +258,13 @@ def test_bad_access_label_makes_a_document_visible_to_nobody(fast_tmp: Path, lab
             else:
                 catalog[name]["access"] = access
 
-    db, report = build_library(fast_tmp, spoil)
+    db, report = build_library(fast_tmp, new_index(), spoil)
     # Reported by name, as an error, but still indexed (with no access label).
     for name in targets:
         assert any(p.source == name and "visible to nobody" in p.message for p in report.problems), (
             report.problems
         )
-    with sqlite3.connect(db) as connection:
-        rows = dict(connection.execute("SELECT source, access FROM documents").fetchall())
+    rows = dict(query(db, "SELECT source, access FROM documents"))
     assert set(targets) <= set(rows)
     assert all(rows[name] is None for name in targets)
     assert rows["community-events.pdf"] == "public"
@@ -272,19 +277,19 @@ def test_bad_access_label_makes_a_document_visible_to_nobody(fast_tmp: Path, lab
     assert result.candidates[0].location.source == "equipment-policy-2026-11-01.pdf"
 
 
-def test_unknown_roles_see_nothing(library_db: Path) -> None:
+def test_unknown_roles_see_nothing(library_db: Db) -> None:
     for role in ("admin", "Staff", "", "public "):
         (result,) = run(library_db, "How many days does a standard book loan last?", role=role)
         assert result.candidates == ()
 
 
-def test_staff_only_newer_version_supersedes_the_public_one_for_staff_only(fast_tmp: Path) -> None:
+def test_staff_only_newer_version_supersedes_the_public_one_for_staff_only(new_index: NewIndex) -> None:
     """Supersession is decided among the versions the caller may see: a staff-only revision in
     force replaces the public version for staff, while the public caller keeps the public version
     (if it vanished on that date, the public could tell that something hidden replaced it)."""
     old = Document(doc_id="v1", source="v1.md", series="policy", effective=date(2026, 1, 1), access="public")
     new = Document(doc_id="v2", source="v2.md", series="policy", effective=date(2026, 6, 1), access="staff")
-    db = fast_tmp / "index.sqlite3"
+    db = new_index()
     write_documents(db, [(d, passages_of(d)) for d in (old, new)])
     question = f"What is the {SHARED_WORDS}?"
 
@@ -313,7 +318,7 @@ GLOBEX_QUESTIONS = [
 @pytest.mark.parametrize("question", GLOBEX_QUESTIONS)
 @pytest.mark.parametrize("role", ["public", "staff"])
 def test_another_tenants_document_never_appears_for_the_default_tenant(
-    libraries: dict[str, Path], question: str, role: str
+    libraries: dict[str, Db], question: str, role: str
 ) -> None:
     results = run(libraries["globex"], question, role=role)
     assert GLOBEX_DOC not in sources(results)
@@ -323,7 +328,7 @@ def test_another_tenants_document_never_appears_for_the_default_tenant(
     )
 
 
-def test_eq314_is_answered_per_tenant(libraries: dict[str, Path]) -> None:
+def test_eq314_is_answered_per_tenant(libraries: dict[str, Db]) -> None:
     (default,) = run(libraries["globex"], "What is the loan limit for EQ-314?")
     assert [c.location.source for c in default.candidates] == ["equipment-policy-2026-11-01.pdf"]
     assert "45 minutes" in default.candidates[0].text
@@ -337,14 +342,14 @@ def test_eq314_is_answered_per_tenant(libraries: dict[str, Path]) -> None:
 
 
 @pytest.mark.parametrize("question", GLOBEX_QUESTIONS)
-def test_globex_sees_only_globex(libraries: dict[str, Path], question: str) -> None:
+def test_globex_sees_only_globex(libraries: dict[str, Db], question: str) -> None:
     for as_of in (date(2026, 7, 15), AS_OF):
         results = run(libraries["globex"], question, as_of, tenant="globex")
         assert sources(results) <= {GLOBEX_DOC}
         assert all(c.tenant == "globex" for r in results for c in r.candidates)
 
 
-def test_another_tenants_version_is_still_dated(libraries: dict[str, Path]) -> None:
+def test_another_tenants_version_is_still_dated(libraries: dict[str, Db]) -> None:
     # Before its effective date the globex policy is invisible, and nothing of default's shows.
     (early,) = run(
         libraries["globex"], "What is the loan limit for EQ-314?", date(2026, 11, 9), tenant="globex"
@@ -353,19 +358,21 @@ def test_another_tenants_version_is_still_dated(libraries: dict[str, Path]) -> N
 
 
 @pytest.mark.parametrize("tenant", ["Default", "default ", "", "globex", "nobody"])
-def test_tenant_must_match_exactly(library_db: Path, tenant: str) -> None:
+def test_tenant_must_match_exactly(library_db: Db, tenant: str) -> None:
     (result,) = run(library_db, "How many days does a standard book loan last?", tenant=tenant)
     assert result.candidates == ()
 
 
-def test_colliding_id_in_another_tenant_does_not_change_the_default_tenants_answers(fast_tmp: Path) -> None:
+def test_colliding_id_in_another_tenant_does_not_change_the_default_tenants_answers(
+    fast_tmp: Path, new_index: NewIndex
+) -> None:
     # Another tenant's file claims the default tenant's document id: ids are scoped by tenant, so
     # the two do not collide and neither displaces the other.
     def collide(folder: Path, catalog: dict[str, dict[str, Any]]) -> None:
         with_globex(folder, catalog)
         catalog[GLOBEX_DOC]["id"] = "equipment-policy-2026-11-01"
 
-    db, report = build_library(fast_tmp, collide)
+    db, report = build_library(fast_tmp, new_index(), collide)
     assert report.problems == [] and not report.failed
     ids = {d.source: d.doc_id for d in open_index(db).documents()}
     assert (ids["equipment-policy-2026-11-01.pdf"], ids[GLOBEX_DOC]) == (
@@ -504,10 +511,17 @@ QUESTIONS = [
 COMPLETE = 3  # the first three match every passage of every document
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(catalog=catalogs(), extra_dates=st.lists(as_of_dates, min_size=1, max_size=2), data=st.data())
 def test_search_never_returns_an_ineligible_passage(
-    catalog: tuple[tuple[str, ...], list[Document]], extra_dates: list[date], data: st.DataObject
+    new_index: NewIndex,
+    catalog: tuple[tuple[str, ...], list[Document]],
+    extra_dates: list[date],
+    data: st.DataObject,
 ) -> None:
     """One generated index, searched by every role of every tenant (and a stranger) on a few
     dates, one of them a version's own effective date (the <= boundary)."""
@@ -517,7 +531,9 @@ def test_search_never_returns_an_ineligible_passage(
     question_index = data.draw(st.integers(min_value=0, max_value=len(QUESTIONS) - 1))
     question = QUESTIONS[question_index]
     with tempfile.TemporaryDirectory(dir=FAST_TMP) as folder:
-        db = Path(folder) / "index.sqlite3"
+        db = new_index()
+        if isinstance(db, Path):  # SQLite: on the RAM disk
+            db = Path(folder) / "index.sqlite3"
         write_documents(db, [(d, passages_of(d)) for d in documents])
         with open_index(db) as connection:
             for as_of in [*extra_dates, *on_a_boundary]:

@@ -1,8 +1,10 @@
-"""The committed suites in evals/ keep their shape and stay green retrieval-only.
+"""The committed suites in evals/ keep their shape and stay green retrieval-only, on both index
+backends, with identical runs.
 
 library is scored against the session index of the sample library (its documents are pdfs/);
-lab, company and tenants carry their own docs/. "Green" means exit status 0 (no gate fails) and
-every failing case is one the suite marks `known_failure`, so a new failure cannot hide.
+lab, company and tenants carry their own docs/ (with a PostgreSQL --db, indexed into a temporary
+schema in that database). "Green" means exit status 0 (no gate fails) and every failing case is
+one the suite marks `known_failure`, so a new failure cannot hide.
 """
 
 from __future__ import annotations
@@ -13,11 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import BOTH, SAMPLE_PDFS, NewIndex
 from click.testing import CliRunner
 from test_evaluate import bypass_eligibility
 
 from localqa.cli import cli
+from localqa.index import refresh_index
+from localqa.store import Db
 
+BACKENDS = BOTH
 REPO = Path(__file__).resolve().parent.parent
 EVALS = REPO / "evals"
 
@@ -65,7 +71,7 @@ def test_expected_sources_exist(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["library", "lab", "company", "tenants"])
-def test_committed_suite_is_green_retrieval_only(runner: CliRunner, library_db: Path, name: str) -> None:
+def test_committed_suite_is_green_retrieval_only(runner: CliRunner, library_db: Db, name: str) -> None:
     code, run, stderr = run_json(runner, EVALS / name, "--db", library_db)
 
     assert code == 0, stderr
@@ -78,11 +84,11 @@ def test_committed_suite_is_green_retrieval_only(runner: CliRunner, library_db: 
 
 
 def test_committed_tenants_suite_catches_a_bypassed_filter(
-    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, new_index: NewIndex
 ) -> None:
     bypass_eligibility(monkeypatch)
 
-    code, run, stderr = run_json(runner, EVALS / "tenants")
+    code, run, stderr = run_json(runner, EVALS / "tenants", "--db", new_index())
 
     assert code == 1
     assert stderr.startswith("Error: gate failed: ") and "leak" in stderr
@@ -101,3 +107,26 @@ def test_heading_chunking_beats_body_chunking(runner: CliRunner, name: str) -> N
         assert hit[chunking]["denominator"] == 10
 
     assert hit["heading"]["value"] > hit["body"]["value"]
+
+
+def test_library_and_tenants_suites_give_identical_runs_on_both_backends(
+    runner: CliRunner, postgres: Any, tmp_path: Path
+) -> None:
+    """Every case's candidates, ranks, scores and metrics, to the last bit: only the run's time
+    and the index it names differ."""
+    sqlite_db = tmp_path / "library.sqlite3"
+    postgres_db = postgres.create_database()
+    for db in (sqlite_db, postgres_db):
+        assert not refresh_index(SAMPLE_PDFS, db, embed=False).failed
+    for name in ("library", "tenants"):
+        runs = []
+        for db in (sqlite_db, postgres_db):
+            code, run, stderr = run_json(runner, EVALS / name, "--db", db)
+            assert code == 0, stderr
+            assert run["totals"]["leaks"] == 0
+            runs.append(run)
+        on_sqlite, on_postgres = runs
+        assert on_sqlite["config"].pop("index") != on_postgres["config"].pop("index")
+        for run in runs:
+            del run["config"]["created"]
+        assert on_postgres == on_sqlite

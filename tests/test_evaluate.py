@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import BOTH, NewIndex
 
 from localqa.errors import SuiteError
 from localqa.evaluate.compare import SavedRun, compare
@@ -26,9 +27,12 @@ from localqa.evaluate.suite import Case, Expect, Suite, load_suite
 from localqa.index import open_index, refresh_index
 from localqa.retrieve import search
 from localqa.settings import RetrievalSettings
+from localqa.store import Db
 from localqa.store.base import Store
 from localqa.types import Caller, Candidate, Document, Kind, Location, PartResult
 
+# The suites here index their own documents: on PostgreSQL into a temporary schema.
+BACKENDS = BOTH
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "evals" / "lab"
 SETTINGS = RetrievalSettings()
@@ -144,6 +148,13 @@ def bypass_eligibility(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Store, "eligible", everything)
 
 
+@pytest.fixture
+def beside(new_index: NewIndex) -> Db:
+    """Where a suite's own documents are indexed: a temporary SQLite file, or (PostgreSQL) a
+    temporary schema in this database."""
+    return new_index()
+
+
 def case(run: Run, case_id: str) -> Any:
     return next(c for c in run.cases if c.id == case_id)
 
@@ -165,8 +176,8 @@ def totals(run: Run) -> dict[str, Any]:
     return run.totals.model_dump(mode="json")
 
 
-def test_tenant_suite_has_no_leaks_with_the_filter_in_place(tenant_suite: Suite) -> None:
-    run = run_suite(tenant_suite, db=None, settings=SETTINGS)
+def test_tenant_suite_has_no_leaks_with_the_filter_in_place(tenant_suite: Suite, beside: Db) -> None:
+    run = run_suite(tenant_suite, db=beside, settings=SETTINGS)
 
     assert totals(run)["leaks"] == 0
     assert run.gates_failed == []
@@ -175,11 +186,11 @@ def test_tenant_suite_has_no_leaks_with_the_filter_in_place(tenant_suite: Suite)
 
 
 def test_bypassed_eligibility_filter_is_counted_as_a_tenant_leak(
-    tenant_suite: Suite, monkeypatch: pytest.MonkeyPatch
+    tenant_suite: Suite, monkeypatch: pytest.MonkeyPatch, beside: Db
 ) -> None:
     bypass_eligibility(monkeypatch)
 
-    run = run_suite(tenant_suite, db=None, settings=SETTINGS)
+    run = run_suite(tenant_suite, db=beside, settings=SETTINGS)
 
     acme = case(run, "acme-pol12")
     assert GLOBEX_POL12 in texts(acme), "the mutation should put Globex's POL-12 in Acme's candidates"
@@ -199,8 +210,8 @@ def test_bypassed_eligibility_filter_is_counted_as_a_tenant_leak(
     assert run.gates_failed and "leak" in run.gates_failed[0]
 
 
-def test_a_leak_is_never_inferred_from_an_id_prefix_or_the_text(tenant_suite: Suite) -> None:
-    run = run_suite(tenant_suite, db=None, settings=SETTINGS)
+def test_a_leak_is_never_inferred_from_an_id_prefix_or_the_text(tenant_suite: Suite, beside: Db) -> None:
+    run = run_suite(tenant_suite, db=beside, settings=SETTINGS)
 
     desk = case(run, "acme-partner-desk")
     top = candidates(desk)[0]
@@ -386,8 +397,8 @@ def reply(source: str | None, quote: str | None) -> str:
     return json.dumps({"source": source, "quote": quote})
 
 
-def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite: Suite) -> None:
-    run = run_suite(handbook_suite, db=None, settings=SETTINGS)
+def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite: Suite, beside: Db) -> None:
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS)
 
     assert {c.id: c.attribution for c in run.cases} == {
         "loan-length": None,
@@ -432,7 +443,7 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
     assert run.gates_failed == []
 
 
-def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path) -> None:
+def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path, beside: Db) -> None:
     two_parts = HANDBOOK_CASES + textwrap.dedent("""
         [[case]]
         id = "loan-and-lost-card"
@@ -446,7 +457,7 @@ def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path) -> None:
         """)
     suite = load_suite(write_suite(tmp_path / "two", HANDBOOK_DOCS, HANDBOOK_CATALOG, two_parts))
 
-    run = run_suite(suite, db=None, settings=SETTINGS)
+    run = run_suite(suite, db=beside, settings=SETTINGS)
 
     both = case(run, "loan-and-lost-card")
     assert [c["part"] for c in candidates(both)] == [1, 1]  # the second part retrieves nothing
@@ -458,7 +469,9 @@ def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path) -> None:
     assert row in markdown(run, None).splitlines()
 
 
-def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model: Any, tmp_path: Path) -> None:
+def test_model_attribution_and_answer_metrics(
+    handbook_suite: Suite, fake_model: Any, tmp_path: Path, beside: Db
+) -> None:
     folder = handbook_suite.path
     wrong = label_of(handbook_suite, folder, "How many days does a standard book loan last?", RENEWALS)
     assert wrong != "P1"
@@ -467,7 +480,7 @@ def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model:
     # a passage although the case expects nothing. The other two cases get no model call.
     fake_model.enqueue(reply(wrong, RENEWALS), reply(shown, RENEWALS))
 
-    run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
 
     assert len(fake_model.history) == 2
     assert {c.id: c.attribution for c in run.cases} == {
@@ -500,13 +513,13 @@ def test_model_attribution_and_answer_metrics(handbook_suite: Suite, fake_model:
     assert run.gates_failed == []
 
 
-def test_a_correct_model_answer_passes(handbook_suite: Suite, fake_model: Any) -> None:
+def test_a_correct_model_answer_passes(handbook_suite: Suite, fake_model: Any, beside: Db) -> None:
     right = label_of(
         handbook_suite, handbook_suite.path, "How many days does a standard book loan last?", LOAN
     )
     fake_model.enqueue(reply(right, LOAN), reply(None, None))
 
-    run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
 
     loan = case(run, "loan-length")
     assert loan.attribution is None and loan.passed
@@ -519,10 +532,12 @@ def test_a_correct_model_answer_passes(handbook_suite: Suite, fake_model: Any) -
     assert case(run, "renewals-said-absent").attribution is None
 
 
-def test_a_paraphrased_model_quote_is_refused_not_shown(handbook_suite: Suite, fake_model: Any) -> None:
+def test_a_paraphrased_model_quote_is_refused_not_shown(
+    handbook_suite: Suite, fake_model: Any, beside: Db
+) -> None:
     fake_model.enqueue(reply("P1", "Book loans last three weeks."), reply(None, None))
 
-    run = run_suite(handbook_suite, db=None, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
 
     loan = case(run, "loan-length")
     assert loan.answer.quote is None
@@ -570,7 +585,7 @@ def test_attribute_without_answer_uses_candidates() -> None:
     assert attribute(nothing, empty, None, shown_candidates=True) == "contract"
 
 
-def test_recorded_answers_on_the_lab_suite(tmp_path: Path) -> None:
+def test_recorded_answers_on_the_lab_suite(tmp_path: Path, beside: Db) -> None:
     # Only source and kind are required; the other location fields default to null.
     citation = {"source": "northstar-protocols.md", "kind": "prose", "paragraph": 6}
     suite = load_suite(LAB)
@@ -578,7 +593,8 @@ def test_recorded_answers_on_the_lab_suite(tmp_path: Path) -> None:
         file = tmp_path / f"{grounded}.jsonl"
         file.write_text(json.dumps({"id": "lab-s88-thaw", "quote": quote, "citation": citation}) + "\n")
 
-        run = run_suite(suite, db=None, settings=SETTINGS, answers=load_answers(file), answers_file=str(file))
+        answers = load_answers(file)
+        run = run_suite(suite, db=beside, settings=SETTINGS, answers=answers, answers_file=str(file))
 
         thaw = case(run, "lab-s88-thaw").answer
         assert thaw.verified is grounded
@@ -591,7 +607,9 @@ def test_recorded_answers_on_the_lab_suite(tmp_path: Path) -> None:
         assert totals(run)["unverified_shown"] == (0 if grounded else 1)
 
 
-def test_a_recorded_answer_quoting_another_tenant_is_a_leak(tenant_suite: Suite, tmp_path: Path) -> None:
+def test_a_recorded_answer_quoting_another_tenant_is_a_leak(
+    tenant_suite: Suite, tmp_path: Path, beside: Db
+) -> None:
     file = tmp_path / "answers.jsonl"
     citation = {
         "source": "globex-travel.md",
@@ -605,7 +623,7 @@ def test_a_recorded_answer_quoting_another_tenant_is_a_leak(tenant_suite: Suite,
     }
     file.write_text(json.dumps({"id": "acme-pol12", "quote": GLOBEX_POL12, "citation": citation}) + "\n")
 
-    run = run_suite(tenant_suite, db=None, settings=SETTINGS, answers=load_answers(file))
+    run = run_suite(tenant_suite, db=beside, settings=SETTINGS, answers=load_answers(file))
 
     acme = case(run, "acme-pol12")
     assert acme.answer.citation_correct is False
@@ -635,7 +653,7 @@ def test_malformed_answers_line_names_file_and_line(tmp_path: Path) -> None:
     assert "\n" not in message
 
 
-def test_recorded_citation_needs_only_the_identifying_fields(tmp_path: Path) -> None:
+def test_recorded_citation_needs_only_the_identifying_fields(tmp_path: Path, beside: Db) -> None:
     file = tmp_path / "answers.jsonl"
     citation = {"source": "northstar-protocols.md", "kind": "prose", "paragraph": 6}
     file.write_text(json.dumps({"id": "lab-s88-thaw", "quote": THAW_TEXT, "citation": citation}) + "\n")
@@ -655,7 +673,7 @@ def test_recorded_citation_needs_only_the_identifying_fields(tmp_path: Path) -> 
         paragraph=6,
         effective=None,
     )
-    run = run_suite(load_suite(LAB), db=None, settings=SETTINGS, answers=answers)
+    run = run_suite(load_suite(LAB), db=beside, settings=SETTINGS, answers=answers)
     thaw = case(run, "lab-s88-thaw").answer
     assert (thaw.verified, thaw.citation_correct, thaw.contains_phrase) == (True, True, True)
 
@@ -730,11 +748,11 @@ def test_compare_sorts_cases_by_outcome() -> None:
 
 
 def test_passed_is_dumped_with_each_case_and_is_what_compare_reads(
-    tenant_suite: Suite, monkeypatch: pytest.MonkeyPatch
+    tenant_suite: Suite, monkeypatch: pytest.MonkeyPatch, beside: Db
 ) -> None:
-    clean = run_suite(tenant_suite, db=None, settings=SETTINGS).model_dump(mode="json")
+    clean = run_suite(tenant_suite, db=beside, settings=SETTINGS).model_dump(mode="json")
     bypass_eligibility(monkeypatch)
-    leaking = run_suite(tenant_suite, db=None, settings=SETTINGS).model_dump(mode="json")
+    leaking = run_suite(tenant_suite, db=beside, settings=SETTINGS).model_dump(mode="json")
 
     for dumped in (clean, leaking):
         for record in dumped["cases"]:

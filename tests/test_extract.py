@@ -374,3 +374,21 @@ def test_a_date_inside_a_hyphenated_file_name_is_not_an_identifier() -> None:
 )
 def test_a_heading_that_governs_nothing_is_text(levels: list[int | None], governed: list[int | None]) -> None:
     assert governing(levels) == governed
+
+
+def test_a_file_that_breaks_its_extractor_is_reported_not_fatal(tmp_path: Path) -> None:
+    from localqa.extract import Extracted, Unreadable
+    from localqa.extract.pool import Job, extract_many
+
+    def extract(path: Path, name: str, doc_source: str) -> Extracted:
+        if name == "odd.md":
+            raise OverflowError("Python int too large to convert to SQLite INTEGER")
+        return Extracted([])
+
+    jobs = [Job(tmp_path / name, name, name) for name in ("odd.md", "fine.md")]
+    [(_, odd), (_, fine)] = list(extract_many(jobs, 1, extract))
+    assert isinstance(odd, Unreadable) and str(odd) == (
+        "cannot be extracted (OverflowError: Python int too large to convert to SQLite INTEGER); "
+        "check the file"
+    )
+    assert isinstance(fine, Extracted)

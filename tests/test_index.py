@@ -23,6 +23,7 @@ from typing import Any
 
 import pymupdf
 import pytest
+from backends import BOTH, NewIndex, execute, query
 
 import localqa.index
 from localqa.catalog import Problem
@@ -30,8 +31,15 @@ from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
 from localqa.index import open_index, refresh_index
 from localqa.library import index_status, search_parts
+from localqa.store import Db, postgres_url
+from localqa.store.postings import unpack
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
+from localqa.store.tokenizer import tokenizer
 from localqa.types import Caller
+
+# Every test that reads or writes an index runs on SQLite and on PostgreSQL; the ones about
+# SQLite's own file, FTS5 table, lock file and migrations in memory are marked sqlite_only.
+BACKENDS = BOTH
 
 REPO = Path(__file__).resolve().parent.parent
 HANDBOOK = "library-handbook.pdf"
@@ -52,17 +60,12 @@ Row = tuple[Any, ...]
 # --- helpers --------------------------------------------------------------------------------------
 
 
-def query(db: Path, sql: str, *args: Any) -> list[Row]:
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
-        return [tuple(r) for r in connection.execute(sql, args).fetchall()]
-
-
-def passages(db: Path) -> dict[int, Row]:
+def passages(db: Db) -> dict[int, Row]:
     """Every passage by id: (doc_id, origin, kind, source, page, section, ..., text)."""
     return {row[0]: row[1:] for row in query(db, f"SELECT {PASSAGE_COLUMNS} FROM passages")}
 
 
-def documents(db: Path) -> dict[str, Row]:
+def documents(db: Db) -> dict[str, Row]:
     return {row[1]: row for row in query(db, f"SELECT {DOCUMENT_COLUMNS} FROM documents")}
 
 
@@ -77,21 +80,39 @@ def without_access(docs: dict[str, Row], *sources: str) -> dict[str, Row]:
     }
 
 
-def fts(db: Path, word: str) -> set[int]:
-    return {r[0] for r in query(db, "SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?", f'"{word}"')}
+def fts(db: Db, word: str) -> set[int]:
+    """The passages a word is searchable in: FTS5's own answer in SQLite, the postings (which
+    must agree with it) in PostgreSQL, which has no FTS5."""
+    if postgres_url(db) is None:
+        rows = query(db, "SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?", f'"{word}"')
+        return {r[0] for r in rows}
+    (term,) = tokenizer().tokens(word)
+    rows = query(db, "SELECT passages, heading, body FROM postings WHERE term = ?", term)
+    return set(unpack(*map(bytes, rows[0]))[0].tolist()) if rows else set()
 
 
-def assert_consistent(db: Path) -> None:
-    """The side tables agree with `passages`, every passage has its document, SQLite is happy."""
-    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+def assert_consistent(db: Db) -> None:
+    """The side tables agree with `passages`, every passage has its document, the postings
+    count exactly each passage's tokens, and the database is happy."""
     ids = {r[0] for r in query(db, "SELECT id FROM passages")}
-    assert {r[0] for r in query(db, "SELECT rowid FROM passages_fts")} == ids
+    if postgres_url(db) is None:
+        assert query(db, "PRAGMA integrity_check") == [("ok",)]
+        assert {r[0] for r in query(db, "SELECT rowid FROM passages_fts")} == ids
     assert {r[0] for r in query(db, "SELECT passage_id FROM identifiers")} <= ids
+    assert {r[0] for r in query(db, "SELECT passage_id FROM embeddings")} <= ids
     orphans = query(db, "SELECT id, origin FROM passages WHERE doc_id NOT IN (SELECT doc_id FROM documents)")
     assert orphans == []
+    counted: dict[int, list[int]] = {}
+    for blobs in query(db, "SELECT passages, heading, body FROM postings"):
+        for pid, heading, body in zip(*(a.tolist() for a in unpack(*map(bytes, blobs))), strict=True):
+            counts = counted.setdefault(pid, [0, 0])
+            counts[0] += heading
+            counts[1] += body
+    lengths = {r[0]: [r[1], r[2]] for r in query(db, "SELECT id, section_len, body_len FROM passages")}
+    assert counted == {pid: length for pid, length in lengths.items() if length != [0, 0]}
 
 
-def digest_of(db: Path) -> str:
+def digest_of(db: Db) -> str:
     return str(index_status(db).corpus_digest)
 
 
@@ -129,18 +150,15 @@ def add_catalog_entry(folder: Path, name: str, **fields: str) -> None:
         handle.write(f'\n["{name}"]\n{body}')
 
 
-def sources_found(db: Path, question: str, role: str = "public", as_of: date = NOV_14) -> set[str]:
+def sources_found(db: Db, question: str, role: str = "public", as_of: date = NOV_14) -> set[str]:
     results = search_parts(question, as_of=as_of, caller=Caller(role=role), db=db)
     return {c.location.source for r in results for c in r.candidates}
 
 
 @pytest.fixture
-def indexed(sample_pdfs: Path, library_db: Path, tmp_path: Path) -> tuple[Path, Path]:
+def indexed(sample_pdfs: Path, library_copy: Db) -> tuple[Path, Db]:
     """The sample folder and a private copy of its (up-to-date) index."""
-    db = tmp_path / "index" / "library.sqlite3"
-    db.parent.mkdir()
-    shutil.copy(library_db, db)
-    return sample_pdfs, db
+    return sample_pdfs, library_copy
 
 
 @pytest.fixture
@@ -162,7 +180,7 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 # --- the starting point ---------------------------------------------------------------------------
 
 
-def test_sample_index_is_complete_and_consistent(library_db: Path) -> None:
+def test_sample_index_is_complete_and_consistent(library_db: Db) -> None:
     assert len(passages(library_db)) == SAMPLE_PASSAGES
     assert len(documents(library_db)) == 8
     assert_consistent(library_db)
@@ -170,7 +188,7 @@ def test_sample_index_is_complete_and_consistent(library_db: Path) -> None:
     assert SIDECAR in files and "catalog.toml" in files and "fines-and-fees.md" in files
 
 
-def test_unchanged_folder_extracts_nothing(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_unchanged_folder_extracts_nothing(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
     report = refresh_index(folder, db)
@@ -183,7 +201,7 @@ def test_unchanged_folder_extracts_nothing(indexed: tuple[Path, Path], extracted
 
 
 def test_rebuild_extracts_everything_and_gives_the_same_passages(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before = sorted(row[1:] for row in passages(db).values())  # without doc_id: order-free
@@ -198,7 +216,7 @@ def test_rebuild_extracts_everything_and_gives_the_same_passages(
 
 
 def test_removing_the_sidecar_removes_exactly_page_4_ocr_passages_and_restoring_brings_them_back(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
@@ -233,7 +251,7 @@ def test_removing_the_sidecar_removes_exactly_page_4_ocr_passages_and_restoring_
     assert_consistent(db)
 
 
-def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before = passages(db)
     assert fts(db, "donor") and fts(db, "cartographers") == set()
@@ -262,7 +280,7 @@ def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Path], extract
 
 
 def test_sidecar_added_for_a_pdf_without_text_on_a_page(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     (folder / "library-handbook.page-2.ocr.txt").write_text("Extra Notes\n\nThe garden is open in summer.\n")
@@ -274,7 +292,7 @@ def test_sidecar_added_for_a_pdf_without_text_on_a_page(
     ]
 
 
-def test_sidecar_without_its_pdf_is_a_warning_and_not_indexed(indexed: tuple[Path, Path]) -> None:
+def test_sidecar_without_its_pdf_is_a_warning_and_not_indexed(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "ghost.page-1.ocr.txt").write_text("Ghost text.\n", encoding="utf-8")
     report = refresh_index(folder, db)
@@ -290,12 +308,12 @@ def test_sidecar_without_its_pdf_is_a_warning_and_not_indexed(indexed: tuple[Pat
     assert len(passages(db)) == SAMPLE_PASSAGES
 
 
-def test_sidecar_of_an_upper_case_pdf_is_indexed(tmp_path: Path) -> None:
+def test_sidecar_of_an_upper_case_pdf_is_indexed(tmp_path: Path, new_index: NewIndex) -> None:
     folder = tmp_path / "pdfs"
     folder.mkdir()
     shutil.copy(REPO / "pdfs" / HANDBOOK, folder / "SCAN.PDF")
     shutil.copy(REPO / "pdfs" / SIDECAR, folder / "SCAN.page-4.ocr.txt")
-    db = tmp_path / "library.sqlite3"
+    db = new_index()
     report = refresh_index(folder, db)
     assert report.problems == []
     assert [(r[2], r[3], r[4]) for r in passages(db).values() if r[1] == "SCAN.page-4.ocr.txt"] == [
@@ -306,7 +324,7 @@ def test_sidecar_of_an_upper_case_pdf_is_indexed(tmp_path: Path) -> None:
 # --- sources --------------------------------------------------------------------------------------
 
 
-def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before = passages(db)
     name = "room-booking-2026-03-01.pdf"
@@ -360,7 +378,7 @@ def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Path], extra
     assert_consistent(db)
 
 
-def test_adding_a_markdown_file_extracts_only_it(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_adding_a_markdown_file_extracts_only_it(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\n## Parking\n\nParking is free after 18:00.\n", encoding="utf-8")
     report = refresh_index(folder, db)
@@ -370,7 +388,7 @@ def test_adding_a_markdown_file_extracts_only_it(indexed: tuple[Path, Path], ext
     ]
 
 
-def test_changed_pdf_is_re_extracted_alone(indexed: tuple[Path, Path], extracted: list[str]) -> None:
+def test_changed_pdf_is_re_extracted_alone(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before = passages(db)
     make_pdf(folder / NOTICE, "Opening Hours Notice", ["On Saturdays the library opens from 08:00 to 12:00."])
@@ -388,7 +406,7 @@ def test_changed_pdf_is_re_extracted_alone(indexed: tuple[Path, Path], extracted
 
 
 def test_removing_a_pdf_removes_its_document_and_passages(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before = passages(db)
@@ -412,7 +430,7 @@ def test_removing_a_pdf_removes_its_document_and_passages(
     assert_consistent(db)
 
 
-def test_removing_a_pdf_also_removes_its_sidecar_passages(indexed: tuple[Path, Path]) -> None:
+def test_removing_a_pdf_also_removes_its_sidecar_passages(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / HANDBOOK).unlink()
     report = refresh_index(folder, db)
@@ -428,7 +446,7 @@ def test_removing_a_pdf_also_removes_its_sidecar_passages(indexed: tuple[Path, P
 
 
 def test_catalog_status_edit_updates_the_document_without_extracting(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, docs, digest = passages(db), documents(db), digest_of(db)
@@ -446,7 +464,7 @@ def test_catalog_status_edit_updates_the_document_without_extracting(
 
 
 def test_catalog_access_edit_changes_who_sees_the_document(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     set_catalog_field(folder, NOTICE, "access", '"staff"')
@@ -457,7 +475,7 @@ def test_catalog_access_edit_changes_who_sees_the_document(
 
 
 def test_catalog_id_edit_moves_the_passages_to_the_new_id(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     set_catalog_field(folder, HANDBOOK, "id", '"handbook-2026"')
@@ -470,7 +488,7 @@ def test_catalog_id_edit_moves_the_passages_to_the_new_id(
     assert HANDBOOK in sources_found(db, "community map exchange weekdays")
 
 
-def test_swapping_two_ids_in_one_catalog_edit(indexed: tuple[Path, Path]) -> None:
+def test_swapping_two_ids_in_one_catalog_edit(indexed: tuple[Path, Db]) -> None:
     """Ids may move between documents in one edit; each file's passages follow its own source."""
     folder, db = indexed
     set_catalog_field(folder, HANDBOOK, "id", '"fines-and-fees"')
@@ -486,14 +504,13 @@ def test_swapping_two_ids_in_one_catalog_edit(indexed: tuple[Path, Path]) -> Non
 # --- corpus digest --------------------------------------------------------------------------------
 
 
-def test_corpus_digest_follows_content_only(indexed: tuple[Path, Path], tmp_path: Path) -> None:
+def test_corpus_digest_follows_content_only(indexed: tuple[Path, Db], new_index: NewIndex) -> None:
     folder, db = indexed
     digest = digest_of(db)
     assert len(digest) == 64
     assert refresh_index(folder, db).digest == digest  # nothing changed
     assert refresh_index(folder, db, rebuild=True).digest == digest  # re-extracted, same content
-    fresh = tmp_path / "fresh.sqlite3"
-    assert refresh_index(folder, fresh).digest == digest  # same folder, another index
+    assert refresh_index(folder, new_index()).digest == digest  # same folder, another index
 
     sidecar = folder / SIDECAR
     original = sidecar.read_text(encoding="utf-8")
@@ -509,7 +526,7 @@ def test_corpus_digest_follows_content_only(indexed: tuple[Path, Path], tmp_path
     assert refresh_index(folder, db).digest not in {digest, changed}
 
 
-def test_touching_a_file_without_changing_it_keeps_the_digest(indexed: tuple[Path, Path]) -> None:
+def test_touching_a_file_without_changing_it_keeps_the_digest(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     digest = digest_of(db)
     handbook = folder / HANDBOOK
@@ -521,6 +538,7 @@ def test_touching_a_file_without_changing_it_keeps_the_digest(indexed: tuple[Pat
 # --- schema ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 def test_migrating_an_empty_database_creates_the_tables() -> None:
     with closing(sqlite3.connect(":memory:")) as db:
         migrate(db)
@@ -541,6 +559,7 @@ def test_migrating_an_empty_database_creates_the_tables() -> None:
         assert db.execute("SELECT applied_at FROM migrations").fetchone()[0]
 
 
+@pytest.mark.sqlite_only
 def test_migrating_twice_changes_nothing() -> None:
     with closing(sqlite3.connect(":memory:")) as db:
         migrate(db)
@@ -549,11 +568,12 @@ def test_migrating_twice_changes_nothing() -> None:
         assert db.execute("SELECT count(*) FROM migrations").fetchone()[0] == len(MIGRATIONS)
 
 
-def test_index_records_its_migrations_and_schema_version(library_db: Path) -> None:
+def test_index_records_its_migrations_and_schema_version(library_db: Db) -> None:
     assert query(library_db, "SELECT name FROM migrations")[0] == ("m001_initial",)
     assert index_status(library_db).schema_version == SCHEMA_VERSION
 
 
+@pytest.mark.sqlite_only
 def test_database_from_a_newer_localqa_is_refused() -> None:
     with closing(sqlite3.connect(":memory:")) as db:
         migrate(db)
@@ -566,15 +586,21 @@ def test_database_from_a_newer_localqa_is_refused() -> None:
     )
 
 
-def test_refreshing_from_a_missing_folder_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
-    db = tmp_path / "library.sqlite3"
+def test_refreshing_from_a_missing_folder_is_an_error_and_writes_nothing(
+    tmp_path: Path, new_index: NewIndex
+) -> None:
+    db = new_index()
     with pytest.raises(LocalQAError) as error:
         refresh_index(tmp_path / "nowhere", db)
     assert str(error.value) == f"{tmp_path / 'nowhere'}: no such folder; pass --pdfs DIR with your documents"
-    assert [p.name for p in tmp_path.iterdir()] == ["library.sqlite3.lock"]
+    if postgres_url(db) is None:
+        assert [p.name for p in Path(db).parent.iterdir()] == ["library.sqlite3.lock"]
+    else:  # the migrations ran in the transaction that was rolled back
+        assert query(db, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'") == []
 
 
-def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
+@pytest.mark.sqlite_only
+def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Db]) -> None:
     with pytest.raises(IndexMissingError) as missing:
         open_index(tmp_path / "none.sqlite3")
     assert str(missing.value) == f"no index at {tmp_path / 'none.sqlite3'}; build it with 'localqa index'"
@@ -599,7 +625,7 @@ def test_open_index_errors(tmp_path: Path, indexed: tuple[Path, Path]) -> None:
 
 
 def test_indexed_file_that_becomes_corrupt_keeps_its_passages(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, docs, digest = passages(db), documents(db), digest_of(db)
@@ -626,7 +652,7 @@ def test_indexed_file_that_becomes_corrupt_keeps_its_passages(
     assert report.problems == [] and report.unchanged == SAMPLE_UNITS and extracted == []
 
 
-def test_indexed_file_damaged_beyond_repair_keeps_its_passages(indexed: tuple[Path, Path]) -> None:
+def test_indexed_file_damaged_beyond_repair_keeps_its_passages(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     before = passages(db)
     notice = folder / NOTICE
@@ -638,7 +664,7 @@ def test_indexed_file_damaged_beyond_repair_keeps_its_passages(indexed: tuple[Pa
 
 
 def test_catalog_entry_made_invalid_keeps_the_passages_visible_to_nobody_until_fixed(
-    indexed: tuple[Path, Path], extracted: list[str]
+    indexed: tuple[Path, Db], extracted: list[str]
 ) -> None:
     folder, db = indexed
     before, docs = passages(db), documents(db)
@@ -668,7 +694,7 @@ def test_catalog_entry_made_invalid_keeps_the_passages_visible_to_nobody_until_f
     assert HANDBOOK in sources_found(db, question)
 
 
-def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Path, Path]) -> None:
+def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "budget.md").write_text(
         "# Budget\n\nThe zeppelin budget allocation is 400 dollars.\n", encoding="utf-8"
@@ -700,7 +726,7 @@ def test_unknown_access_label_is_indexed_but_visible_to_nobody(indexed: tuple[Pa
 
 
 def test_two_sources_with_one_id_are_both_reported_and_neither_replaces_the_other(
-    indexed: tuple[Path, Path],
+    indexed: tuple[Path, Db],
 ) -> None:
     folder, db = indexed
     before, docs = passages(db), documents(db)
@@ -734,7 +760,7 @@ CASH_DRAWER = "The cash drawer is reconciled at 17:30 by two staff members."
 
 @pytest.mark.parametrize("together", [True, False], ids=["in-one-edit", "in-two-refreshes"])
 def test_staff_passages_cannot_become_public_by_id_theft(
-    indexed: tuple[Path, Path], extracted: list[str], together: bool
+    indexed: tuple[Path, Db], extracted: list[str], together: bool
 ) -> None:
     """The staff entry breaks (a typo in its status) and a public file claims its id. The staff
     passages stay under their id, visible to nobody, and the claimant is blocked: were it let in,
@@ -787,7 +813,7 @@ def test_staff_passages_cannot_become_public_by_id_theft(
     assert EVENTS in sources_found(db, "When does the book club meet?")
 
 
-def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Path]) -> None:
+def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     shutil.copy(folder / NOTICE, folder / "fines-and-fees.pdf")  # same stem as fines-and-fees.md
     add_catalog_entry(folder, "fines-and-fees.pdf", access='"public"', tenant='"globex"')
@@ -802,7 +828,7 @@ def test_one_id_in_two_tenants_is_no_collision(indexed: tuple[Path, Path]) -> No
     assert_consistent(db)
 
 
-def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Path]) -> None:
+def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "scan.pdf").write_bytes(b"%PDF-1.7\n" + b"\x00\xff garbage " * 200)
     (folder / "scan.page-1.ocr.txt").write_text("Archive\n\nThe basement archive opens on request.\n")
@@ -815,7 +841,8 @@ def test_sidecar_of_an_unreadable_new_pdf_is_not_indexed(indexed: tuple[Path, Pa
 # --- atomicity ------------------------------------------------------------------------------------
 
 
-def test_successful_refresh_leaves_no_temporary_files(indexed: tuple[Path, Path]) -> None:
+@pytest.mark.sqlite_only
+def test_successful_refresh_leaves_no_temporary_files(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     refresh_index(folder, db)
@@ -844,10 +871,10 @@ def _bulk_folder(folder: Path, pdfs: int, markdown: int) -> None:
         (folder / f"bulk-notes-{i:02d}.md").write_text(f"# Notes {i}\n\n{body}\n", encoding="utf-8")
 
 
-def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path, tmp_path: Path) -> None:
+def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path, new_index: NewIndex) -> None:
     _bulk_folder(sample_pdfs, pdfs=16, markdown=2)  # 48 pages of PDFs: enough for the pool
     (sample_pdfs / "bulk-07.pdf").write_bytes(b"%PDF-1.7 broken")  # a failure among them
-    one, two = tmp_path / "one.sqlite3", tmp_path / "two.sqlite3"
+    one, two = new_index(), new_index()
     seen: list[tuple[int, int]] = []
     by_one = refresh_index(sample_pdfs, one, jobs=1)
     by_two = refresh_index(
@@ -862,8 +889,20 @@ def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path,
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
 
 
+def _writing(db: Db, pid: int) -> bool:
+    """Whether the build in process `pid` is writing: SQLite's copy of the index exists, or the
+    PostgreSQL writer's transaction has written (it has a transaction id)."""
+    if postgres_url(db) is None:
+        return Path(db).with_name(f"{Path(db).name}.tmp-{pid}").exists()
+    rows = query(
+        db,
+        "SELECT 1 FROM pg_stat_activity WHERE application_name = 'localqa index' AND backend_xid IS NOT NULL",
+    )
+    return bool(rows)
+
+
 @pytest.mark.parametrize("phase", ["extracting", "writing"])
-def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path], phase: str) -> None:
+def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Db], phase: str) -> None:
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
     _bulk_folder(folder, pdfs=16, markdown=20)
@@ -876,12 +915,13 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path
         stderr=stderr,
     )
     os.close(stderr)
-    temporary = db.with_name(f"{db.name}.tmp-{process.pid}")
     started = time.monotonic()
     try:
         if phase == "writing":
-            # Kill the moment the copy of the index exists: the build is writing it.
-            while not temporary.exists() and process.poll() is None and time.monotonic() - started < 60:
+            # Kill the moment the build writes (SQLite: its copy of the index exists).
+            while not _writing(db, process.pid) and process.poll() is None:
+                if time.monotonic() - started > 60:
+                    break
                 time.sleep(0.002)
         else:
             # Kill while the 4th of 16 PDFs is being extracted.
@@ -897,11 +937,12 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path
         process.wait()
         os.close(terminal)
     assert process.returncode == -signal.SIGKILL, "the build finished before it could be killed"
-    # Extracted passages go straight into the copy: in both phases it is there, half-written.
-    assert temporary.exists()
+    temporary = Path(db).with_name(f"{Path(db).name}.tmp-{process.pid}")
+    if postgres_url(db) is None:
+        # Extracted passages go straight into the copy: in both phases it is there, half-written.
+        assert temporary.exists()
 
     # The live index is the previous one, complete and readable.
-    assert query(db, "PRAGMA integrity_check") == [("ok",)]
     assert passages(db) == before
     assert digest_of(db) == digest
     assert len(passages(db)) == SAMPLE_PASSAGES
@@ -917,7 +958,8 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Path
     assert not temporary.exists()
 
 
-def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Path]) -> None:
+@pytest.mark.sqlite_only
+def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
     for name in (f"{db.name}.tmp-1", f"{db.name}.tmp-1-journal", f"{db.name}.tmp-99999"):
         (db.parent / name).write_bytes(b"half-written garbage" * 100)
@@ -930,13 +972,15 @@ def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Pa
     assert sorted(p.name for p in db.parent.iterdir()) == [db.name, f"{db.name}.lock"]
 
 
-def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Path]) -> None:
+def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Db]) -> None:
     folder, db = indexed
-    with closing(sqlite3.connect(db)) as connection, connection:
-        connection.execute("INSERT INTO migrations VALUES ('m999_future', datetime('now'))")
-    live = db.read_bytes()
+    execute(db, "INSERT INTO migrations VALUES ('m999_future', '2030-01-01')")
+    before = passages(db)
+    live = Path(db).read_bytes() if postgres_url(db) is None else b""
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     with pytest.raises(SchemaError):
         refresh_index(folder, db)
-    assert db.read_bytes() == live  # the live index is untouched (this part holds)
-    assert sorted(p.name for p in db.parent.iterdir()) == [db.name, f"{db.name}.lock"]
+    assert passages(db) == before  # the live index is untouched
+    if postgres_url(db) is None:
+        assert Path(db).read_bytes() == live
+        assert sorted(p.name for p in Path(db).parent.iterdir()) == [Path(db).name, f"{Path(db).name}.lock"]

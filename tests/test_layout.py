@@ -57,6 +57,21 @@ def test_a_running_line_needs_four_pages(tmp_path: Path) -> None:
     assert sum(p.text == layout.HEADER for p in found) == 3
 
 
+def test_a_short_line_that_differs_in_more_than_the_page_number_is_text(tmp_path: Path) -> None:
+    # Both lines are short and at the page's edges on every page; with their numbers masked they
+    # read alike on every page. The footer differs only by the page number: a running footer.
+    # The other differs in two numbers: it says something else on each page.
+    path = tmp_path / "codes.pdf"
+    with pymupdf.open() as document:
+        for number in range(1, 13):
+            page = document.new_page()
+            page.insert_text((72, 72), f"Page {number} says code Z-{number}.")
+            page.insert_text((72, 760), f"Annual report, page {number} of 12")
+        document.save(path)
+    found = extract_pdf(path, "codes.pdf").passages
+    assert [(p.page, p.text) for p in found] == [(n, f"Page {n} says code Z-{n}.") for n in range(1, 13)]
+
+
 def test_a_statement_without_rules_gives_one_table_row_per_line_item(drawn: Path) -> None:
     found = passages(drawn, "statement")
     rows = [p for p in found if p.kind is Kind.TABLE]

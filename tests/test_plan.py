@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from localqa.catalog import CATALOG_NAME, Catalog
+from localqa.errors import CatalogError
 from localqa.plan import Plan, Scan, Unit, plan_refresh
 from localqa.store.base import IndexedFile, IndexedState
-from localqa.types import Document
+from localqa.types import Document, Status
 
 FOLDER = Path("/library")
 
@@ -60,22 +63,105 @@ def test_a_vanished_entry_keeps_the_narrower_access_it_was_indexed_with() -> Non
         assert problem.warning and "keeps the metadata it was indexed with (access staff" in problem.message
 
 
-def test_a_key_that_nearly_names_a_file_blocks_that_file() -> None:
-    catalog = Catalog(entries={"Handbook.pdf": {"access": "staff"}}, exists=True)
-    result = plan(scan(unit("handbook.pdf"), catalog=True), catalog)
-    assert (
-        result.blocked == {"handbook.pdf"} and result.extract == [] and "handbook.pdf" not in result.documents
+@pytest.mark.parametrize(
+    "key", ["Handbook.pdf", "handbok.pdf", "staff-handbook.pdf", "Handbook (2026).pdf", "pdfs/Handbook.pdf"]
+)
+def test_a_key_that_matches_no_file_while_a_file_has_no_entry_stops_the_refresh(key: str) -> None:
+    # Near or far from the file's name: which entry was meant for which file cannot be known.
+    catalog = Catalog(entries={key: {"access": "staff"}}, exists=True)
+    with pytest.raises(CatalogError) as error:
+        plan(scan(unit("handbook.pdf"), unit("rules.pdf"), catalog=True), catalog)
+    assert str(error.value) == (
+        f"/library/catalog.toml: 2 files have no entry (handbook.pdf, rules.pdf) while 1 entry matches no "
+        f"file ({key}); was a file renamed? Name each entry exactly as its file, give every file an "
+        "entry, or remove the entries that match no file (the index was not changed)"
     )
-    [problem] = result.problems
-    assert not problem.warning and '"Handbook.pdf", which matches no file' in problem.message
 
 
-def test_an_unrelated_orphan_key_is_only_a_warning() -> None:
-    catalog = Catalog(entries={"minutes-1999.pdf": {"access": "staff"}}, exists=True)
+def test_a_key_that_matches_no_file_is_only_a_warning_when_every_file_has_an_entry() -> None:
+    catalog = Catalog(
+        entries={"minutes-1999.pdf": {"access": "staff"}, "handbook.pdf": {"access": "public"}}, exists=True
+    )
     result = plan(scan(unit("handbook.pdf"), catalog=True), catalog)
     assert result.blocked == set() and result.documents["handbook.pdf"].access == "public"
     [problem] = result.problems
     assert problem.warning and problem.source == "minutes-1999.pdf"
+
+
+def test_a_key_with_a_folder_is_an_error_that_blocks_the_file_it_names() -> None:
+    catalog = Catalog(entries={"/srv/library/pdfs/handbook.pdf": {"access": "public"}}, exists=True)
+    result = plan(scan(unit("handbook.pdf"), catalog=True), catalog)
+    assert result.blocked == {"handbook.pdf"} and result.extract == []
+    [problem] = result.problems
+    assert str(problem) == (
+        'handbook.pdf: catalog.toml names this file with a folder ("/srv/library/pdfs/handbook.pdf"); a key '
+        'is the file name alone: ["handbook.pdf"] (the file is not indexed until then)'
+    )
+
+
+def test_a_name_written_twice_in_two_unicode_forms_blocks_the_file() -> None:
+    nfc, nfd = "caf\u00e9.md", "cafe\u0301.md"
+    catalog = Catalog(duplicates={nfc: (nfc, nfd)}, exists=True)
+    result = plan(scan(unit(nfc), catalog=True), catalog)
+    assert result.blocked == {nfc} and nfc not in result.documents
+    [problem] = result.problems
+    assert problem.message == (
+        "catalog.toml has 2 entries for this name, written in different Unicode forms ('caf\\xe9.md' and "
+        "'cafe\\u0301.md'); keep one (the file is not indexed until then)"
+    )
+
+
+def indexed_staff_handbook(sha256: str = "h") -> IndexedState:
+    return IndexedState(
+        files={"handbook.pdf": IndexedFile(sha256)}, documents={"handbook.pdf": staff_handbook()}
+    )
+
+
+def test_a_renamed_file_keeps_the_access_its_content_had() -> None:
+    result = plan(
+        scan(unit("keys.pdf", sha256="h"), catalog=True), Catalog(exists=True), indexed_staff_handbook()
+    )
+    keys = result.documents["keys.pdf"]
+    assert (keys.access, keys.status, keys.tenant, keys.doc_id) == (
+        "staff",
+        Status.CURRENT,
+        "default",
+        "default/keys",
+    )
+    [problem] = result.problems
+    assert problem.warning and str(problem) == (
+        "keys.pdf: has the same content as handbook.pdf, so it is indexed as narrowly (access staff, "
+        "status current, tenant default) until catalog.toml has an entry for it"
+    )
+    # Another content is a new document, public by default; an explicit entry decides.
+    other = plan(scan(unit("keys.pdf", sha256="k")), Catalog(), indexed_staff_handbook())
+    assert other.documents["keys.pdf"].access == "public"
+    named = Catalog(entries={"keys.pdf": {"access": "public"}}, exists=True)
+    assert (
+        plan(scan(unit("keys.pdf", sha256="h")), named, indexed_staff_handbook()).documents["keys.pdf"].access
+        == "public"
+    )
+
+
+def test_a_copy_takes_the_narrowest_of_every_holder_of_its_content() -> None:
+    retired = Document(
+        doc_id="acme/old", source="old.pdf", series="old", status=Status.RETIRED, tenant="acme"
+    )
+    indexed = IndexedState(files={"old.pdf": IndexedFile("h")}, documents={"old.pdf": retired})
+    catalog = Catalog(entries={"new.pdf": {"access": "staff", "tenant": "acme"}}, exists=True)
+    result = plan(scan(unit("new.pdf", sha256="h"), unit("copy.pdf", sha256="h")), catalog, indexed)
+    copy = result.documents["copy.pdf"]
+    # staff from this run's entry, retired and tenant acme from the index
+    assert (copy.access, copy.status, copy.tenant, copy.doc_id) == (
+        "staff",
+        Status.RETIRED,
+        "acme",
+        "acme/copy",
+    )
+    # Held by two tenants: visible to nobody.
+    catalog = Catalog(entries={"new.pdf": {"access": "public", "tenant": "globex"}}, exists=True)
+    result = plan(scan(unit("new.pdf", sha256="h"), unit("copy.pdf", sha256="h")), catalog, indexed)
+    assert result.documents["copy.pdf"].access is None
 
 
 def test_a_removed_catalog_is_reported() -> None:

@@ -5,6 +5,9 @@ with its passage and column): after any sequence of writes, every term's posting
 exactly its per-passage, per-column counts there. The writes below cross the writer's counting
 batches, replace and remove files (so that rowids are reused), re-index a document's passages
 when its title changes, and drop a passage added earlier in the same write.
+
+PostgreSQL has no FTS5: the same writes made to both backends must leave it the very postings,
+passage ids and lengths of the SQLite index, which holds what FTS5 holds.
 """
 
 from __future__ import annotations
@@ -14,12 +17,16 @@ import sqlite3
 from collections import defaultdict
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
+from backends import query
 
+from localqa.store import Db, writing
+from localqa.store import postgres as store_postgres
 from localqa.store import sqlite as store_sqlite
+from localqa.store.base import Writer
 from localqa.store.postings import unpack
-from localqa.store.sqlite import writing
 from localqa.types import Document, Kind, Passage
 
 WORDS = "alpha beta gamma delta epsilon loan limit deposit scanner drawer cash staff desk".split()
@@ -41,18 +48,17 @@ def document(name: str, title: str | None = None) -> Document:
     return Document(doc_id=name, source=f"{name}.txt", series=name, title=title)
 
 
-def put(writer: store_sqlite.SQLiteWriter, name: str, count: int, salt: int = 0) -> None:
+def put(writer: Writer, name: str, count: int, salt: int = 0) -> None:
     source = f"{name}.txt"
     sha = hashlib.sha256(f"{name}{count}{salt}".encode()).hexdigest()
     writer.replace_unit(source, sha, name, [passage(source, i, salt) for i in range(count)], ())
 
 
-def postings(db: Path) -> dict[str, dict[int, tuple[int, int]]]:
-    with closing(sqlite3.connect(db)) as connection:
-        rows = connection.execute("SELECT term, passages, heading, body FROM postings").fetchall()
+def postings(db: Db) -> dict[str, dict[int, tuple[int, int]]]:
+    rows = query(db, "SELECT term, passages, heading, body FROM postings")
     found: dict[str, dict[int, tuple[int, int]]] = {}
     for term, *blobs in rows:
-        ids, heading, body = unpack(*blobs)
+        ids, heading, body = unpack(*map(bytes, blobs))
         found[term] = {
             pid: (h, b) for pid, h, b in zip(ids.tolist(), heading.tolist(), body.tolist(), strict=True)
         }
@@ -70,12 +76,20 @@ def oracle(db: Path) -> dict[str, dict[int, tuple[int, int]]]:
     return {term: {pid: (h, b) for pid, (h, b) in by_id.items()} for term, by_id in counts.items()}
 
 
-def test_postings_match_fts5_after_builds_replacements_removals_and_reindexing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    db = tmp_path / "index.sqlite3"
-    # Small batches, so that every write below spans several of them.
-    monkeypatch.setattr(store_sqlite, "_COUNT_BATCH", 7)
+Seen = tuple[dict[str, dict[int, tuple[int, int]]], list[tuple[int, ...]]]
+
+
+def write_the_sequence(db: Db, check: bool = True) -> list[Seen]:
+    """The writes; after each, the postings and every passage's id and lengths. `check`: each
+    time, the postings are what FTS5 holds (SQLite)."""
+    seen: list[Seen] = []
+
+    def look() -> None:
+        found = postings(db)
+        if check:
+            assert found == oracle(db)
+        seen.append((found, query(db, "SELECT id, section_len, body_len FROM passages ORDER BY id")))
+
     with writing(db, rebuild=True) as writer:
         writer.put_documents([document("a"), document("b"), document("c"), document("one")], ())
         put(writer, "a", 30)
@@ -84,8 +98,7 @@ def test_postings_match_fts5_after_builds_replacements_removals_and_reindexing(
         put(writer, "one", 2, salt=1)  # the same file twice in one write: the first is dropped
         put(writer, "c", 5)
         writer.finish()
-    assert postings(db) == oracle(db)
-    first = postings(db)
+    look()
 
     with writing(db) as writer:
         # A new title re-indexes every passage of "a" (its heading text changes).
@@ -94,11 +107,32 @@ def test_postings_match_fts5_after_builds_replacements_removals_and_reindexing(
         put(writer, "b", 4, salt=2)
         put(writer, "d", 12, salt=3)
         writer.finish()
-    assert postings(db) == oracle(db)
-    assert postings(db) != first
-    assert "handbook" in postings(db)
+    look()
 
     with writing(db) as writer:
         writer.remove_files(["a.txt", "b.txt", "d.txt", "one.txt"])
         writer.finish()
-    assert postings(db) == oracle(db) == {}
+    look()
+    return seen
+
+
+def test_postings_match_fts5_after_builds_replacements_removals_and_reindexing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Small batches, so that every write below spans several of them.
+    monkeypatch.setattr(store_sqlite, "_COUNT_BATCH", 7)
+    first, second, third = write_the_sequence(tmp_path / "index.sqlite3")
+    assert first[0] != second[0]
+    assert "handbook" in second[0]
+    assert third[0] == {}
+
+
+def test_postgresql_holds_the_postings_and_lengths_sqlite_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres: Any
+) -> None:
+    """The same writes on both backends: after each, the same postings (FTS5's), the same
+    passage ids (PostgreSQL numbers them as SQLite gives rowids) and the same token counts."""
+    monkeypatch.setattr(store_sqlite, "_COUNT_BATCH", 7)
+    monkeypatch.setattr(store_postgres, "_WRITE_BATCH", 7)
+    expected = write_the_sequence(tmp_path / "index.sqlite3")
+    assert write_the_sequence(postgres.create_database(), check=False) == expected

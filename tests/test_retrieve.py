@@ -9,13 +9,16 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from backends import BOTH, NewIndex
 
 from localqa.errors import QuestionError
 from localqa.library import search_parts
 from localqa.retrieve import question_parts
 from localqa.settings import MAX_PARTS
+from localqa.store import Db
 from localqa.types import Caller, Candidate, Kind, PartResult
 
+BACKENDS = BOTH
 REPO = Path(__file__).resolve().parent.parent
 JUNE = "equipment-policy-2026-06-01.pdf"
 NOVEMBER = "equipment-policy-2026-11-01.pdf"
@@ -32,11 +35,11 @@ COMPOUND = (
 )
 
 
-def search(db: Path, question: str, as_of: date, *, k: int = 5, **kwargs: object) -> list[PartResult]:
+def search(db: Db, question: str, as_of: date, *, k: int = 5, **kwargs: object) -> list[PartResult]:
     return search_parts(question, as_of=as_of, db=db, k=k, **kwargs)  # type: ignore[arg-type]
 
 
-def one_part(db: Path, question: str, as_of: date, **kwargs: object) -> PartResult:
+def one_part(db: Db, question: str, as_of: date, **kwargs: object) -> PartResult:
     results = search(db, question, as_of, **kwargs)
     assert len(results) == 1, [r.question for r in results]
     return results[0]
@@ -62,7 +65,7 @@ def where(candidate: Candidate) -> tuple[str, int | None, str, int | None]:
     ids=["eq314-june", "eq314-november", "maps-ocr", "book-loan-prose"],
 )
 def test_expected_record_is_ranked_first(
-    library_db: Path,
+    library_db: Db,
     as_of: date,
     question: str,
     source: str,
@@ -84,7 +87,7 @@ def test_expected_record_is_ranked_first(
     assert [c.rank for c in result.candidates] == list(range(1, len(result.candidates) + 1))
 
 
-def test_identifier_channel_returns_only_the_row_in_force(library_db: Path) -> None:
+def test_identifier_channel_returns_only_the_row_in_force(library_db: Db) -> None:
     june = one_part(library_db, EQ314, date(2026, 7, 15))
     november = one_part(library_db, EQ314, date(2026, 11, 14))
     assert {c.location.source for c in june.candidates} == {JUNE}
@@ -94,7 +97,7 @@ def test_identifier_channel_returns_only_the_row_in_force(library_db: Path) -> N
     assert "30 minutes" not in " ".join(c.text for c in november.candidates)
 
 
-def test_supersession_switches_exactly_on_the_effective_date(library_db: Path) -> None:
+def test_supersession_switches_exactly_on_the_effective_date(library_db: Db) -> None:
     day_before = one_part(library_db, EQ314, date(2026, 10, 31))
     on_the_day = one_part(library_db, EQ314, date(2026, 11, 1))
     assert where(day_before.candidates[0]) == (JUNE, 1, "table", 2)
@@ -111,13 +114,13 @@ def test_supersession_switches_exactly_on_the_effective_date(library_db: Path) -
         ("What is the?", "the question has no searchable words"),
     ],
 )
-def test_retrieval_abstains_on_evidence_of_absence(library_db: Path, question: str, note: str) -> None:
+def test_retrieval_abstains_on_evidence_of_absence(library_db: Db, question: str, note: str) -> None:
     result = one_part(library_db, question, date(2026, 11, 14))
     assert result.candidates == ()
     assert result.note == note
 
 
-def test_a_question_the_library_does_not_answer_still_gets_its_nearest_passages(library_db: Path) -> None:
+def test_a_question_the_library_does_not_answer_still_gets_its_nearest_passages(library_db: Db) -> None:
     # "Who founded the library?" shares "library" with many passages. Whether any of them answers
     # it is the answer stage's call (the model may pick none); retrieval does not guess from how
     # many words a passage shares with the question, which on real documents says little.
@@ -125,7 +128,7 @@ def test_a_question_the_library_does_not_answer_still_gets_its_nearest_passages(
     assert result.candidates and result.note is None
 
 
-def test_withdrawn_identifier_is_not_answered_by_a_lookalike(library_db: Path) -> None:
+def test_withdrawn_identifier_is_not_answered_by_a_lookalike(library_db: Db) -> None:
     result = one_part(library_db, "What is the loan limit for EQ-073?", date(2026, 11, 14))
     assert result.candidates == ()
     assert "EQ-073" in (result.note or "")
@@ -134,7 +137,7 @@ def test_withdrawn_identifier_is_not_answered_by_a_lookalike(library_db: Path) -
     assert where(june.candidates[0]) == (JUNE, 1, "table", 3)
 
 
-def test_identifier_match_is_case_insensitive(library_db: Path) -> None:
+def test_identifier_match_is_case_insensitive(library_db: Db) -> None:
     result = one_part(library_db, "what is the loan limit for eq-314?", date(2026, 11, 14))
     assert where(result.candidates[0]) == (NOVEMBER, 1, "table", 2)
 
@@ -143,7 +146,7 @@ def test_identifier_match_is_case_insensitive(library_db: Path) -> None:
 # Question parts
 
 
-def test_compound_question_splits_into_three_parts_each_finding_its_record(library_db: Path) -> None:
+def test_compound_question_splits_into_three_parts_each_finding_its_record(library_db: Db) -> None:
     results = search(library_db, COMPOUND, date(2026, 11, 14))
     assert [r.question for r in results] == [EQ314, MAPS, BOOK_LOAN]
     assert where(results[0].candidates[0]) == (NOVEMBER, 1, "table", 2)
@@ -156,7 +159,7 @@ def test_compound_question_splits_into_three_parts_each_finding_its_record(libra
         assert [c.score for c in result.candidates] == [c.score for c in single.candidates]
 
 
-def test_explicit_parts_win_over_splitting(library_db: Path) -> None:
+def test_explicit_parts_win_over_splitting(library_db: Db) -> None:
     assert question_parts(COMPOUND, [MAPS]) == [MAPS]
     assert question_parts("", ["  What is  X? "]) == ["What is X?"]
     results = search(library_db, COMPOUND, date(2026, 11, 14), parts=[MAPS, "EQ-314 loan limit"])
@@ -183,13 +186,13 @@ def test_a_question_has_at_most_max_parts_parts() -> None:
 
 
 @pytest.mark.parametrize("question", ["", " ", "\t\n  "])
-def test_blank_question_is_a_question_error(library_db: Path, question: str) -> None:
+def test_blank_question_is_a_question_error(library_db: Db, question: str) -> None:
     with pytest.raises(QuestionError, match="the question is blank"):
         search(library_db, question, date(2026, 11, 14))
 
 
 @pytest.mark.parametrize("question", [",", " ; ", ", ,"])
-def test_question_without_words_is_a_question_error(library_db: Path, question: str) -> None:
+def test_question_without_words_is_a_question_error(library_db: Db, question: str) -> None:
     # Punctuation only splits into zero parts: that is a blank question, not an empty result.
     message = "the question is blank; ask something, e.g. 'What is the loan limit for EQ-314?'"
     with pytest.raises(QuestionError) as raised:
@@ -204,7 +207,7 @@ def test_question_without_words_is_a_question_error(library_db: Path, question: 
 # Supersession and retirement
 
 
-def test_later_version_is_invisible_before_its_date_even_when_it_matches_best(library_db: Path) -> None:
+def test_later_version_is_invisible_before_its_date_even_when_it_matches_best(library_db: Db) -> None:
     # EQ-502 (audio recorder) exists only in the November policy.
     before = one_part(library_db, "What is the loan limit for EQ-502?", date(2026, 10, 31))
     assert before.candidates == ()
@@ -235,7 +238,7 @@ def test_later_version_is_invisible_before_its_date_even_when_it_matches_best(li
     ],
 )
 def test_retired_document_never_appears(
-    library_db: Path, unretired_db: Path, as_of: date, role: str, question: str
+    library_db: Db, unretired_db: Path, as_of: date, role: str, question: str
 ) -> None:
     for result in search(library_db, question, as_of, k=50, caller=Caller(role=role)):
         assert all(c.location.source != RETIRED for c in result.candidates)
@@ -261,7 +264,7 @@ def unretired_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def test_nothing_is_eligible_before_the_library_existed(library_db: Path) -> None:
+def test_nothing_is_eligible_before_the_library_existed(library_db: Db) -> None:
     result = one_part(library_db, BOOK_LOAN, date(2025, 6, 1))
     assert result.candidates == ()
     assert result.note
@@ -271,7 +274,7 @@ def test_nothing_is_eligible_before_the_library_existed(library_db: Path) -> Non
 # Conflicts and exceptions stay visible
 
 
-def test_conflicting_current_passages_are_both_returned(library_db: Path) -> None:
+def test_conflicting_current_passages_are_both_returned(library_db: Db) -> None:
     result = one_part(library_db, "When does the library open on Saturdays?", date(2026, 11, 14))
     texts = [c.text for c in result.candidates]
     assert any(c.location.source == NOTICE and "09:00 to 13:00" in c.text for c in result.candidates), texts
@@ -280,7 +283,7 @@ def test_conflicting_current_passages_are_both_returned(library_db: Path) -> Non
     assert top_two == {NOTICE, HANDBOOK}
 
 
-def test_rule_and_its_exception_are_both_within_k3(library_db: Path) -> None:
+def test_rule_and_its_exception_are_both_within_k3(library_db: Db) -> None:
     result = one_part(library_db, "How long can fragile equipment be borrowed?", date(2026, 11, 14), k=3)
     assert len(result.candidates) <= 3
     texts = [c.text for c in result.candidates]
@@ -289,7 +292,7 @@ def test_rule_and_its_exception_are_both_within_k3(library_db: Path) -> None:
     assert "two calendar days" in texts[0]  # the exception answers the question; it comes first
 
 
-def test_k_caps_the_number_of_candidates(library_db: Path) -> None:
+def test_k_caps_the_number_of_candidates(library_db: Db) -> None:
     for k in (1, 2, 5):
         result = one_part(library_db, "When does the library open on Saturdays?", date(2026, 11, 14), k=k)
         assert 1 <= len(result.candidates) <= k
@@ -340,7 +343,7 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("question", HOSTILE, ids=range(len(HOSTILE)))
-def test_fts_syntax_and_odd_questions_never_raise(library_db: Path, question: str) -> None:
+def test_fts_syntax_and_odd_questions_never_raise(library_db: Db, question: str) -> None:
     results = search(library_db, question, date(2026, 11, 14))
     for result in results:
         assert len(result.candidates) <= 5
@@ -348,7 +351,7 @@ def test_fts_syntax_and_odd_questions_never_raise(library_db: Path, question: st
             assert result.note
 
 
-def test_fts_operators_are_plain_words(library_db: Path) -> None:
+def test_fts_operators_are_plain_words(library_db: Db) -> None:
     """Quotes, stars and operators change nothing: the same terms give the same candidates."""
     plain = one_part(library_db, "standard book loan days", date(2026, 11, 14))
     for noisy in (
@@ -362,14 +365,14 @@ def test_fts_operators_are_plain_words(library_db: Path) -> None:
         assert where(result.candidates[0]) == (HANDBOOK, 1, "prose", None)
 
 
-def test_operator_words_are_not_stripped_into_a_match(library_db: Path) -> None:
+def test_operator_words_are_not_stripped_into_a_match(library_db: Db) -> None:
     """`NOT`, `OR`, `NEAR` alone are words (stop words or not), never operators matching all."""
     for question in ("NOT", "OR", "NEAR", "AND", "NOT NOT", "* OR *"):
         result = one_part(library_db, question, date(2026, 11, 14))
         assert result.candidates == (), question
 
 
-def test_question_with_a_lone_surrogate_does_not_crash(library_db: Path) -> None:
+def test_question_with_a_lone_surrogate_does_not_crash(library_db: Db) -> None:
     # A lone surrogate is what Python makes of non-UTF-8 bytes in argv; it is replaced, and the
     # words around it are still searched.
     results = search(library_db, "loan\udcff limit", date(2026, 11, 14))
@@ -395,7 +398,7 @@ def test_a_lone_surrogate_does_not_split_the_question(question: str) -> None:
 # Candidates spread over pages
 
 
-def spread_library(tmp_path: Path) -> Path:
+def spread_library(tmp_path: Path, new_index: NewIndex) -> Db:
     """One file where every paragraph matches, and a weaker match in another file."""
     from localqa.index import refresh_index
 
@@ -404,15 +407,15 @@ def spread_library(tmp_path: Path) -> Path:
     paragraphs = [f"Rule {n}: the reading room deposit for item {n} is refundable." for n in range(1, 7)]
     (folder / "rules.md").write_text("# Deposits\n\n" + "\n\n".join(paragraphs) + "\n", encoding="utf-8")
     (folder / "fees.md").write_text("# Fees\n\nA deposit is charged for some items.\n", encoding="utf-8")
-    db = tmp_path / "index.sqlite3"
+    db = new_index()
     refresh_index(folder, db, embed=False)
     return db
 
 
-def test_at_most_per_page_candidates_come_from_one_page(tmp_path: Path) -> None:
+def test_at_most_per_page_candidates_come_from_one_page(tmp_path: Path, new_index: NewIndex) -> None:
     from localqa.settings import RetrievalSettings
 
-    db = spread_library(tmp_path)
+    db = spread_library(tmp_path, new_index)
     question = "Is the reading room deposit refundable?"
     capped = one_part(db, question, date(2026, 1, 1), k=3)
     assert [c.location.source for c in capped.candidates] == ["rules.md", "rules.md", "fees.md"]
@@ -423,8 +426,8 @@ def test_at_most_per_page_candidates_come_from_one_page(tmp_path: Path) -> None:
     assert [c.location.source for c in uncapped.candidates] == ["rules.md"] * 3
 
 
-def test_the_cap_never_returns_fewer_candidates_than_there_are(tmp_path: Path) -> None:
-    db = spread_library(tmp_path)
+def test_the_cap_never_returns_fewer_candidates_than_there_are(tmp_path: Path, new_index: NewIndex) -> None:
+    db = spread_library(tmp_path, new_index)
     result = one_part(db, "Is the reading room deposit refundable?", date(2026, 1, 1), k=6)
     sources = [c.location.source for c in result.candidates]
     assert len(sources) == 6 and sources.count("fees.md") == 1

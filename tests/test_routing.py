@@ -2,7 +2,7 @@
 two years of one company's annual filings, named by the year they were filed, and another
 company's. The fiscal year a question names finds the filing covering it (read from its cover),
 not the one filed that year; the part says why; a question that names no document is ranked as
-before; a document the caller may not see is never matched."""
+before; a document the caller may not see is never matched. On both index backends."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from backends import BOTH, NewIndex, execute
 from click.testing import CliRunner
 
 from localqa.cli import cli
 from localqa.index import refresh_index
 from localqa.library import Library
 from localqa.routing import Directory, question_names
+from localqa.store import Db
 from localqa.types import Caller, Document, Found, PartResult, Period
 
+BACKENDS = BOTH
 AS_OF = date(2026, 1, 1)
 STAFF = Caller(role="staff")
 
@@ -81,15 +84,22 @@ def filings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def db(filings: Path) -> Path:
-    path = filings.parent / "filings.sqlite3"
-    report = refresh_index(filings, path, embed=False)
+def indexed(pdfs: Path, backend: str, request: pytest.FixtureRequest) -> Db:
+    """`pdfs` indexed in a new index on `backend`."""
+    db: Db = pdfs.parent / f"{pdfs.name}.sqlite3"
+    if backend == "postgresql":
+        db = request.getfixturevalue("postgres").create_database()
+    report = refresh_index(pdfs, db, embed=False)
     assert not report.failed, report.problems
-    return path
+    return db
 
 
-def search(db: Path, question: str, caller: Caller | None = None, k: int | None = None) -> list[PartResult]:
+@pytest.fixture(scope="module")
+def db(filings: Path, backend: str, request: pytest.FixtureRequest) -> Db:
+    return indexed(filings, backend, request)
+
+
+def search(db: Db, question: str, caller: Caller | None = None, k: int | None = None) -> list[PartResult]:
     with Library(db) as library:
         return library.search(question, as_of=AS_OF, caller=caller, k=k)
 
@@ -97,7 +107,7 @@ def search(db: Path, question: str, caller: Caller | None = None, k: int | None 
 # --- what the cover says ------------------------------------------------------------------------
 
 
-def test_the_period_and_the_registrant_are_read_from_the_cover(db: Path) -> None:
+def test_the_period_and_the_registrant_are_read_from_the_cover(db: Db) -> None:
     with Library(db) as library:
         listed = {row.document.source: row for row in library.documents(as_of=AS_OF, caller=STAFF)}
         found = library.store.found()
@@ -111,7 +121,7 @@ def test_the_period_and_the_registrant_are_read_from_the_cover(db: Path) -> None
 # --- routing ------------------------------------------------------------------------------------
 
 
-def test_a_company_and_fiscal_year_route_to_the_filing_covering_that_year(db: Path) -> None:
+def test_a_company_and_fiscal_year_route_to_the_filing_covering_that_year(db: Db) -> None:
     (part,) = search(db, "What was Acme's total revenue in FY2022?")
     assert part.route is not None
     assert part.route.sources == ("acme-10k-2023.pdf",)  # filed in 2023, covering fiscal 2022
@@ -120,13 +130,13 @@ def test_a_company_and_fiscal_year_route_to_the_filing_covering_that_year(db: Pa
     assert "$120 million" in part.candidates[0].text
 
 
-def test_the_next_fiscal_year_routes_to_the_next_filing(db: Path) -> None:
+def test_the_next_fiscal_year_routes_to_the_next_filing(db: Db) -> None:
     (part,) = search(db, "What was Acme's total revenue in fiscal 2023?")
     assert part.route is not None and part.route.sources == ("acme-10k-2024.pdf",)
     assert "$150 million" in part.candidates[0].text
 
 
-def test_a_company_without_a_year_routes_to_its_series_across_years(db: Path) -> None:
+def test_a_company_without_a_year_routes_to_its_series_across_years(db: Db) -> None:
     (part,) = search(db, "What was Globex's total revenue?")
     assert part.route is not None and part.route.sources == ("globex-10k-2023.pdf",)
     (part,) = search(db, "How did Acme's total revenue change?")
@@ -135,13 +145,13 @@ def test_a_company_without_a_year_routes_to_its_series_across_years(db: Path) ->
     assert {c.location.source for c in part.candidates[:2]} <= set(part.route.sources)
 
 
-def test_a_question_that_names_no_document_is_not_routed(db: Path) -> None:
+def test_a_question_that_names_no_document_is_not_routed(db: Db) -> None:
     for question in ("What was total revenue in FY2022?", "What was the total revenue for the fiscal year?"):
         (part,) = search(db, question)
         assert part.route is None, question
 
 
-def test_the_routed_documents_come_first_and_the_others_fill_the_places_left(db: Path) -> None:
+def test_the_routed_documents_come_first_and_the_others_fill_the_places_left(db: Db) -> None:
     (part,) = search(db, "What was Globex's total revenue?", k=20)
     sources = [c.location.source for c in part.candidates]
     routed = [s for s in sources if s == "globex-10k-2023.pdf"]
@@ -149,7 +159,9 @@ def test_the_routed_documents_come_first_and_the_others_fill_the_places_left(db:
     assert [c.rank for c in part.candidates] == list(range(1, len(sources) + 1))
 
 
-def test_a_document_the_caller_may_not_see_is_never_matched(db: Path, filings: Path) -> None:
+def test_a_document_the_caller_may_not_see_is_never_matched(
+    db: Db, filings: Path, backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     question = "What was Initech's total revenue in FY2022?"
     (public,) = search(db, question)
     assert public.route is None
@@ -157,16 +169,14 @@ def test_a_document_the_caller_may_not_see_is_never_matched(db: Path, filings: P
     (staff,) = search(db, question, STAFF)
     assert staff.route is not None and staff.route.sources == ("initech-10k-2023.pdf",)
     # The public answer is exactly what an index without Initech's filing gives.
-    without = filings.parent / "without"
+    without = tmp_path / "without"
     without.mkdir()
     for path in filings.iterdir():
         if not path.name.startswith("initech"):
             (without / path.name).write_bytes(path.read_bytes())
     catalog = (without / "catalog.toml").read_text(encoding="utf-8")
     (without / "catalog.toml").write_text(catalog.split('["initech')[0], encoding="utf-8")
-    other = filings.parent / "without.sqlite3"
-    refresh_index(without, other, embed=False)
-    (alone,) = search(other, question)
+    (alone,) = search(indexed(without, backend, request), question)
     assert public.model_dump() == alone.model_dump()
 
 
@@ -176,7 +186,7 @@ WHY = 'searched mainly in acme-10k-2023.pdf: the question names "Acme" and "FY20
 QUESTION = "What was Acme's total revenue in FY2022?"
 
 
-def test_the_why_line_in_the_cli_text_and_json(db: Path) -> None:
+def test_the_why_line_in_the_cli_text_and_json(db: Db) -> None:
     runner = CliRunner()
     args = ["--db", str(db), "--as-of", AS_OF.isoformat()]
     text = runner.invoke(cli, ["search", QUESTION, *args])
@@ -199,7 +209,7 @@ def test_the_why_line_in_the_cli_text_and_json(db: Path) -> None:
     assert unrouted["parts"][0]["route"] is None
 
 
-def test_the_why_line_in_an_evaluation_run(db: Path, tmp_path: Path) -> None:
+def test_the_why_line_in_an_evaluation_run(db: Db, tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "cases.toml").write_text(
@@ -275,14 +285,14 @@ def test_claims_that_name_no_document_are_not_routed() -> None:
         assert abstracts.route(claim) is None, claim
 
 
-def test_the_why_line_on_the_web_pages_and_the_api(db: Path) -> None:
+def test_the_why_line_on_the_web_pages_and_the_api(db: Db, filings: Path) -> None:
     from fastapi.testclient import TestClient
     from markupsafe import escape
 
     from localqa.serve.app import ServeConfig, create_app
 
     shown = f'<p class="route">({escape(WHY)})</p>'
-    config = ServeConfig(db=db, pdfs=db.parent / "pdfs", model="extractive")
+    config = ServeConfig(db=db, pdfs=filings, model="extractive")
     with TestClient(create_app(config)) as client:
         query = {"question": QUESTION, "as_of": AS_OF.isoformat()}
         assert shown in client.get("/search", params=query).text
@@ -293,20 +303,17 @@ def test_the_why_line_on_the_web_pages_and_the_api(db: Path) -> None:
         assert 'FY2022 (year ended 2022-12-31) <span class="hint">(from its cover)</span>' in listed
 
 
-def test_an_index_of_the_previous_schema_is_migrated_and_its_covers_read(db: Path, filings: Path) -> None:
+def test_an_index_of_the_previous_schema_is_migrated_and_its_covers_read(
+    filings: Path, new_index: NewIndex
+) -> None:
     """m006_document_periods: the columns are added, and every PDF is re-extracted so that its
     cover is read (an index written before knows no period)."""
-    import shutil
-    import sqlite3
-    from contextlib import closing
-
-    old = filings.parent / "old.sqlite3"
-    shutil.copyfile(db, old)
-    with closing(sqlite3.connect(old)) as connection, connection:
-        for column in ("period", "found_period", "found_name"):
-            connection.execute(f"ALTER TABLE documents DROP COLUMN {column}")
-        connection.execute("DELETE FROM migrations WHERE name = 'm006_document_periods'")
-        connection.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    old = new_index()
+    assert not refresh_index(filings, old, embed=False).failed
+    for column in ("period", "found_period", "found_name"):
+        execute(old, f"ALTER TABLE documents DROP COLUMN {column}")
+    execute(old, "DELETE FROM migrations WHERE name = 'm006_document_periods'")
+    execute(old, "UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     report = refresh_index(filings, old, embed=False)
     assert not report.failed, report.problems
     assert sorted(report.changed) == sorted(p.name for p in filings.glob("*.pdf"))

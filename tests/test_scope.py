@@ -1,6 +1,6 @@
 """Scope by name (localqa/scope.py): `--doc NAME` and the API's `documents` narrow a search to the
 eligible documents they name (a file name, a glob or a series), never widen it; a document the
-caller may not see answers exactly as a missing one."""
+caller may not see answers exactly as a missing one. On both index backends."""
 
 from __future__ import annotations
 
@@ -10,12 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import BOTH, SAMPLE_PDFS
 from click.testing import CliRunner, Result
 
 from localqa.cli import cli
 from localqa.library import Library
 from localqa.scope import UnknownDocumentError
+from localqa.store import Db
 from localqa.types import Caller
+
+BACKENDS = BOTH
 
 NOV = "2026-11-14"
 HOURS = "What are the Saturday opening hours?"
@@ -23,54 +27,54 @@ NOTICE = "opening-hours-notice.pdf"
 EQ314 = "What is the loan limit for EQ-314?"
 
 
-def search(runner: CliRunner, db: Path, *args: str) -> Result:
+def search(runner: CliRunner, db: Db, *args: str) -> Result:
     return runner.invoke(cli, ["search", *args, "--db", str(db), "--as-of", NOV])
 
 
-def sources(runner: CliRunner, db: Path, *args: str) -> set[str]:
+def sources(runner: CliRunner, db: Db, *args: str) -> set[str]:
     result = search(runner, db, *args, "--json", "-k", "10")
     assert result.exit_code == 0, result.output
     data: dict[str, Any] = json.loads(result.stdout)
     return {c["source"] for part in data["parts"] for c in part["candidates"]}
 
 
-def test_without_doc_every_eligible_document_is_searched(runner: CliRunner, library_db: Path) -> None:
+def test_without_doc_every_eligible_document_is_searched(runner: CliRunner, library_db: Db) -> None:
     assert {"library-handbook.pdf", "opening-hours-notice.pdf"} <= sources(runner, library_db, HOURS)
 
 
-def test_a_file_name_scopes_the_search_to_that_document(runner: CliRunner, library_db: Path) -> None:
+def test_a_file_name_scopes_the_search_to_that_document(runner: CliRunner, library_db: Db) -> None:
     assert sources(runner, library_db, HOURS, "--doc", NOTICE) == {"opening-hours-notice.pdf"}
     # Without its extension, and in another case, it is the same document.
     assert sources(runner, library_db, HOURS, "--doc", "Opening-Hours-Notice") == {NOTICE}
 
 
 def test_a_glob_scopes_the_search_to_the_eligible_documents_it_matches(
-    runner: CliRunner, library_db: Path
+    runner: CliRunner, library_db: Db
 ) -> None:
     found = sources(runner, library_db, EQ314, "--doc", "equipment-policy-*.pdf")
     # Both files match; only the version in force on the date is eligible.
     assert found == {"equipment-policy-2026-11-01.pdf"}
 
 
-def test_a_series_scopes_the_search_to_its_version_in_force(runner: CliRunner, library_db: Path) -> None:
+def test_a_series_scopes_the_search_to_its_version_in_force(runner: CliRunner, library_db: Db) -> None:
     found = sources(runner, library_db, EQ314, "--doc", "equipment-policy")
     assert found == {"equipment-policy-2026-11-01.pdf"}
 
 
-def test_several_names_add_up(runner: CliRunner, library_db: Path) -> None:
+def test_several_names_add_up(runner: CliRunner, library_db: Db) -> None:
     found = sources(
         runner, library_db, HOURS, "--doc", "opening-hours-notice.pdf", "--doc", "library-handbook"
     )
     assert found == {"opening-hours-notice.pdf", "library-handbook.pdf"}
 
 
-def test_the_text_header_says_where_the_search_was_narrowed_to(runner: CliRunner, library_db: Path) -> None:
+def test_the_text_header_says_where_the_search_was_narrowed_to(runner: CliRunner, library_db: Db) -> None:
     result = search(runner, library_db, HOURS, "--doc", NOTICE)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].endswith(" · only in opening-hours-notice.pdf")
 
 
-def test_a_name_that_matches_nothing_is_an_error_naming_the_fix(runner: CliRunner, library_db: Path) -> None:
+def test_a_name_that_matches_nothing_is_an_error_naming_the_fix(runner: CliRunner, library_db: Db) -> None:
     result = search(runner, library_db, HOURS, "--doc", "annual-report.pdf")
     assert result.exit_code == 1
     assert result.output == (
@@ -82,7 +86,7 @@ def test_a_name_that_matches_nothing_is_an_error_naming_the_fix(runner: CliRunne
 
 @pytest.mark.parametrize("hidden", ["staff-procedures.pdf", "staff-*", "staff-procedures"])
 def test_a_hidden_document_is_the_same_error_as_a_missing_one(
-    runner: CliRunner, library_db: Path, hidden: str
+    runner: CliRunner, library_db: Db, hidden: str
 ) -> None:
     missing = search(runner, library_db, HOURS, "--doc", "no-such-document.pdf")
     refused = search(runner, library_db, HOURS, "--doc", hidden)
@@ -94,7 +98,7 @@ def test_a_hidden_document_is_the_same_error_as_a_missing_one(
     ) == {"staff-procedures.pdf"}
 
 
-def test_a_document_not_in_force_is_the_same_error_as_a_missing_one(library_db: Path) -> None:
+def test_a_document_not_in_force_is_the_same_error_as_a_missing_one(library_db: Db) -> None:
     with Library(library_db) as library:
         with pytest.raises(UnknownDocumentError) as retired:
             library.search(HOURS, as_of=date(2026, 11, 14), documents=["reading-room-rules-2024.pdf"])
@@ -103,12 +107,12 @@ def test_a_document_not_in_force_is_the_same_error_as_a_missing_one(library_db: 
     assert str(retired.value).replace("2024", "2025") == str(missing.value)
 
 
-def test_naming_documents_never_widens_what_another_tenant_sees(library_db: Path) -> None:
+def test_naming_documents_never_widens_what_another_tenant_sees(library_db: Db) -> None:
     with Library(library_db) as library, pytest.raises(UnknownDocumentError):
         library.search(HOURS, as_of=date(2026, 11, 14), caller=Caller(tenant="other"), documents=["*"])
 
 
-def test_status_lists_the_documents_a_caller_may_name(runner: CliRunner, library_db: Path) -> None:
+def test_status_lists_the_documents_a_caller_may_name(runner: CliRunner, library_db: Db) -> None:
     result = runner.invoke(cli, ["status", "--db", str(library_db), "--documents"])
     assert result.exit_code == 0, result.output
     assert (
@@ -126,18 +130,16 @@ def test_status_lists_the_documents_a_caller_may_name(runner: CliRunner, library
 
 
 @pytest.fixture
-def client(library_db: Path) -> Any:
+def client(library_db: Db) -> Any:
     from fastapi.testclient import TestClient
 
     from localqa.serve.app import ServeConfig, create_app
 
-    with TestClient(
-        create_app(ServeConfig(db=library_db, pdfs=library_db.parent / "pdfs", model="extractive"))
-    ) as test:
+    with TestClient(create_app(ServeConfig(db=library_db, pdfs=SAMPLE_PDFS, model="extractive"))) as test:
         yield test
 
 
-def test_the_api_documents_field_scopes_the_search(client: Any, runner: CliRunner, library_db: Path) -> None:
+def test_the_api_documents_field_scopes_the_search(client: Any, runner: CliRunner, library_db: Db) -> None:
     body = {"question": HOURS, "as_of": NOV, "documents": ["opening-hours-notice.pdf"]}
     response = client.post("/api/search", json=body)
     assert response.status_code == 200
@@ -186,7 +188,7 @@ def test_the_pages_offer_the_documents_in_force_and_search_the_ones_chosen(clien
 
 
 def test_a_suite_case_is_asked_within_the_documents_it_names(
-    runner: CliRunner, library_db: Path, tmp_path: Path
+    runner: CliRunner, library_db: Db, tmp_path: Path
 ) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()
@@ -214,7 +216,7 @@ def test_a_suite_case_is_asked_within_the_documents_it_names(
     ],
 )
 def test_a_suite_case_naming_no_document_it_may_search_is_an_error_naming_the_case(
-    runner: CliRunner, library_db: Path, tmp_path: Path, documents: str, complaint: str
+    runner: CliRunner, library_db: Db, tmp_path: Path, documents: str, complaint: str
 ) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()

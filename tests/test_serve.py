@@ -565,3 +565,15 @@ def test_api_ask_with_the_embedded_model(library_db: Path) -> None:
     assert (
         "45 minutes" in answer["quote"] and answer["citation"]["source"] == "equipment-policy-2026-11-01.pdf"
     )
+
+
+def test_the_answer_part_shows_the_evidence_coverage(client: TestClient) -> None:
+    """The web app's answer part says what was checked: where each term was found, or which one
+    the evidence never mentions (the extractive backend always quotes its best sentence)."""
+    shown = client.get("/ask", params={"question": "What is the loan limit for EQ-314?", "as_of": AS_OF}).text
+    assert "Evidence coverage: &#34;EQ-314&#34; (identifier): in the quote" in shown
+    refused = client.get("/ask", params={"question": "Who founded the library?", "as_of": AS_OF}).text
+    assert "Reason: no passage mentions &#34;founded&#34; or anything close to it in meaning." in refused
+    api = client.post("/api/ask", json={"question": "Who founded the library?", "as_of": AS_OF}).json()
+    [part] = api["parts"]
+    assert part["answer"]["coverage"]["terms"][0]["term"] == "founded"

@@ -3,8 +3,6 @@ one search per part. One search spends its k slots on whichever clause dominates
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict
 
 from localqa.evaluate.run import embeds_for, suite_index
@@ -12,6 +10,7 @@ from localqa.evaluate.suite import Case, Suite
 from localqa.library import Library
 from localqa.retrieve import question_parts
 from localqa.settings import RetrievalSettings
+from localqa.store import Db
 from localqa.types import Caller
 
 
@@ -24,12 +23,12 @@ class CoverageRow(BaseModel):
     per_part: bool
 
 
-def coverage(suite: Suite, db: Path | None, settings: RetrievalSettings) -> list[CoverageRow]:
+def coverage(suite: Suite, db: Db | None, settings: RetrievalSettings) -> list[CoverageRow]:
     """One row per expected record of every compound case, against the suite's index."""
     rows = []
     with (
-        suite_index(suite, db, embed=embeds_for(settings)) as (path, _),
-        Library(path) as library,
+        suite_index(suite, db, embed=embeds_for(settings)) as suite_db,
+        Library(suite_db.db) as library,
     ):
         for case in suite.cases:
             if len(question_parts(case.question, case.parts)) >= 2 and case.expect:

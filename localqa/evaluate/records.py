@@ -17,6 +17,7 @@ from localqa.types import Candidate, Frozen, Kind, Location
 
 class RunConfig(Frozen):
     suite: str
+    index: str | None = None  # what was scored (`localqa.store.describe`: never a password)
     retrieval: RetrievalSettings
     answering: AnswerSettings  # recorded whole, also when no model answered (nothing hides a change)
     model: dict[str, str] | None  # {"backend", "name"}; None: retrieval only

@@ -40,8 +40,9 @@ def describe_config(run: Run) -> str:
         if c.model
         else (f"recorded answers {c.answers_file}" if c.answers_file else "none (retrieval only)")
     )
+    index = f" · index {c.index}" if c.index else ""
     return (
-        f"suite {c.suite} · retriever {r.retriever} k={r.k} chunking={r.chunking} "
+        f"suite {c.suite}{index} · retriever {r.retriever} k={r.k} chunking={r.chunking} "
         f"(k1={r.k1}, b={r.b}, neighbour={r.neighbour}) · model {model} · prompt {c.prompt_hash} · "
         f"corpus {c.corpus_digest[:12]} · localqa {c.localqa_version}"
     )

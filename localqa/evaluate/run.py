@@ -3,12 +3,12 @@ given, scores, totals with their denominators, and the gates."""
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from importlib.metadata import version
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,10 +32,9 @@ from localqa.prompts import prompt_hash
 from localqa.retrieve import resolve
 from localqa.scope import UnknownDocumentError
 from localqa.settings import RetrievalSettings, Settings
+from localqa.store import Db, describe, postgres_url, temporary
 from localqa.store.base import Store
-from localqa.types import Caller, Candidate, Kind, Location, PartResult
-
-MAX_NUMBER = 2**31 - 1
+from localqa.types import MAX_NUMBER, Caller, Candidate, Kind, Location, PartResult
 
 
 class RecordedCitation(BaseModel):
@@ -45,8 +44,6 @@ class RecordedCitation(BaseModel):
 
     source: str
     kind: Kind
-    # Numbers as the index stores them (SQLite integers are 64-bit): an absurd page is a bad
-    # line, not an overflow deep in a query.
     page: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
     section: str | None = None
     table: int | None = Field(default=None, ge=1, le=MAX_NUMBER)
@@ -98,28 +95,36 @@ def embeds_for(settings: RetrievalSettings) -> bool | None:
     return None if settings.retriever == "auto" else settings.retriever != "lexical"
 
 
+class SuiteIndex(NamedTuple):
+    db: Db
+    shown: str  # what a run records: the index without credentials, or which temporary one
+    problems: list[str]
+
+
 @contextmanager
-def suite_index(suite: Suite, db: Path | None, embed: bool | None = None) -> Iterator[tuple[Path, list[str]]]:
+def suite_index(suite: Suite, db: Db | None, embed: bool | None = None) -> Iterator[SuiteIndex]:
     """The index a suite is scored against, and the problems indexing reported: its own docs/
-    indexed into a temporary index (with embeddings when `embed`), or else `db` (the user's
-    index). Problems do not stop the run: a suite may well test that a mislabelled document is
-    invisible, which is exactly what indexing makes of it."""
+    indexed into a temporary index (with embeddings when `embed`; beside `db` when that is a
+    PostgreSQL index: a schema of its own there), or else `db` (the user's index). Problems do
+    not stop the run: a suite may well test that a mislabelled document is invisible, which is
+    exactly what indexing makes of it."""
     if suite.docs is None:
         if db is None:
             raise SuiteError(f"{suite.path} has no docs/ folder; pass --db with the index to evaluate")
-        yield db, []
+        yield SuiteIndex(db, describe(db), [])
         return
-    with tempfile.TemporaryDirectory(prefix="localqa-eval-") as folder:
-        temporary = Path(folder) / "suite.sqlite3"
-        report = refresh_index(suite.docs, temporary, embed=embed)
+    url = None if db is None else postgres_url(db)
+    shown = "a temporary SQLite file" if url is None else f"a temporary schema in {describe(url)}"
+    with temporary(db) as inside:
+        report = refresh_index(suite.docs, inside, embed=embed)
         problems = [f"{'Warning' if p.warning else 'Error'}: {p}" for p in report.problems]
-        yield temporary, problems
+        yield SuiteIndex(inside, shown, problems)
 
 
 def run_suite(
     suite: Suite,
     *,
-    db: Path | None,
+    db: Db | None,
     settings: RetrievalSettings | Settings,
     model: AnswerModel | None = None,
     answers: dict[str, RecordedAnswer] | None = None,
@@ -130,21 +135,21 @@ def run_suite(
     mean the default answering settings."""
     if isinstance(settings, RetrievalSettings):
         settings = Settings(retrieval=settings)
-    with suite_index(suite, db, embed=embeds_for(settings.retrieval)) as (path, problems):
-        run = _run(suite, path, settings, model, answers, answers_file, progress)
-        return run.model_copy(update={"index_problems": problems})
+    with suite_index(suite, db, embed=embeds_for(settings.retrieval)) as index:
+        run = _run(suite, index, settings, model, answers, answers_file, progress)
+        return run.model_copy(update={"index_problems": index.problems})
 
 
 def _run(
     suite: Suite,
-    db_path: Path,
+    index: SuiteIndex,
     chosen: Settings,
     model: AnswerModel | None,
     answers: dict[str, RecordedAnswer] | None,
     answers_file: str | None,
     progress: Progress | None,
 ) -> Run:
-    with Library(db_path, chosen) as library:
+    with Library(index.db, chosen) as library:
         db = library.store
         settings = resolve(db, chosen.retrieval)  # the run records the retriever that ran
         documents = db.documents()
@@ -200,6 +205,7 @@ def _run(
             )
     config = RunConfig(
         suite=str(suite.path),
+        index=index.shown,
         retrieval=settings,
         answering=chosen.answering,
         model={"backend": model.backend, "name": model.name} if model else None,
@@ -247,7 +253,7 @@ def _answer_with_model(
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
             case, answer.quote, answer.citation, cited_text, answer.reason, model_failed=answer.model_failed
-        )
+        ).model_copy(update={"coverage": answer.coverage})
         if scored is None or (current.quote is not None and scored.quote is None):
             scored = current
         if current.shown_unverified:

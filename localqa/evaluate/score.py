@@ -13,7 +13,7 @@ from localqa.answering import quote_check
 from localqa.catalog import visible_labels
 from localqa.evaluate.suite import Case, Expect
 from localqa.text import squash
-from localqa.types import Caller, Candidate, Document, Frozen, Location, PartResult, Status
+from localqa.types import Caller, Candidate, Coverage, Document, Frozen, Location, PartResult, Status
 
 Attribution = Literal["retrieval", "generation", "contract"]
 
@@ -36,6 +36,7 @@ class AnswerScore(Frozen):
     abstention_correct: bool | None
     reason: str | None = None
     model_failed: bool = False  # the backend itself failed: it never judged the evidence
+    coverage: Coverage | None = None  # the evidence-coverage verdict on the model's quote
 
 
 class Leak(Frozen):
@@ -170,7 +171,9 @@ def attribute(
     case: Case, retrieval: RetrievalScore, answer: AnswerScore | None, shown_candidates: bool
 ) -> Attribution | None:
     """Why a case failed: the expected evidence was absent (retrieval), present but the answer
-    missed or misquoted it (generation), or nothing was expected but something was shown (contract)."""
+    missed or misquoted it (generation), or nothing was expected but something was shown (contract).
+    A quote withheld by the evidence-coverage check on an answerable case is the answer stage's
+    miss (generation): the evidence was there, the answer stage judged it not to cover the question."""
     if not case.answerable:
         if answer is not None and answer.abstention_correct is False and answer.quote is None:
             return "generation"  # the model failed instead of judging the evidence

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -10,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localqa.errors import SuiteError
+from localqa.tomlfile import TomlFileError, read_toml
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Kind, Location
 
 
@@ -128,9 +128,9 @@ def load_suite(path: Path) -> Suite:
     if not file.is_file():
         raise SuiteError(f"{path}: no cases.toml; a suite is a folder with cases.toml (see evals/README.md)")
     try:
-        data: dict[str, Any] = tomllib.loads(file.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise SuiteError(f"{file}: not valid TOML ({error})") from None
+        data: dict[str, Any] = read_toml(file)
+    except TomlFileError as error:
+        raise SuiteError(f"{file}: {error}") from None
     raw_cases = data.get("case", [])
     if not isinstance(raw_cases, list):
         raise SuiteError(f"{file}: cases must be [[case]] tables")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localqa.catalog import Problem
-from localqa.extract.ocr import extract_sidecar, parse_sidecar_name
+from localqa.extract.ocr import SidecarWithoutPage, extract_sidecar, parse_sidecar_name
 from localqa.extract.pdf import PdfUnreadable, extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
 from localqa.types import Found, Kind, Passage
@@ -43,10 +43,10 @@ def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
             found = Found(title=pdf.title, name=pdf.organisation, period=pdf.period)
             return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems, found)
         if suffix == ".txt":
-            text = extract_plain(path.read_text(encoding="utf-8"), name, None, Kind.PROSE)
+            text = extract_plain(path.read_text(encoding="utf-8-sig"), name, None, Kind.PROSE)
             return Extracted(text, found=Found())
         return Extracted(extract_markdown(path, name), found=Found())
-    except PdfUnreadable as error:
+    except (PdfUnreadable, SidecarWithoutPage) as error:
         raise Unreadable(str(error)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise Unreadable(f"cannot be read ({error}); check the file") from None

@@ -161,12 +161,29 @@ def _edges(page: PageText) -> list[Line]:
 def running_lines(pages: list[PageText]) -> set[str]:
     """The text (numbers masked in short lines) of short lines among the first and last two of
     at least four pages and of a third of the pages with text: running headers, footers and
-    page numbers."""
+    page numbers. A running line is the same on every page but for one number (the page's); a
+    line whose numbers differ in two places ("Page 7 says code Z-7.") says something different
+    on each page, and is text."""
     counts = Counter[str]()
+    numbers: dict[str, list[set[str]]] = {}
     for page in pages:
-        counts.update({key for line in _edges(page) if (key := _edge_key(line)) is not None})
+        keys: dict[str, Line] = {}
+        for line in _edges(page):
+            key = _edge_key(line)
+            if key is not None:
+                keys[key] = line
+        counts.update(keys.keys())
+        for key, line in keys.items():
+            found = _DIGITS.findall(line.text)
+            places = numbers.setdefault(key, [set() for _ in found])
+            for place, value in zip(places, found, strict=False):
+                place.add(value)
     needed = max(_MIN_PAGES, len(pages) / 3)
-    return {key for key, count in counts.items() if count >= needed}
+    return {
+        key
+        for key, count in counts.items()
+        if count >= needed and sum(len(values) > 1 for values in numbers[key]) <= 1
+    }
 
 
 def drop_running(page: PageText, running: set[str]) -> None:

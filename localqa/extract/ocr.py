@@ -269,19 +269,30 @@ def _find(words: list[str], run: list[str], start: int) -> int | None:
     return None
 
 
+class SidecarWithoutPage(LocalQAError):
+    """A sidecar names a page its PDF does not have."""
+
+
 def extract_sidecar(path: Path, pdf: Path, source: str, page: int) -> tuple[list[Passage], str | None]:
     """The passages of one OCR sidecar with their boxes on the page image, and a warning when
     the boxes could not be found (tesseract missing or failing): the passages are indexed
-    without boxes rather than not at all."""
-    text = path.read_text(encoding="utf-8")
+    without boxes rather than not at all. A sidecar of a page the PDF does not have is refused
+    (`SidecarWithoutPage`): its passages would cite a page nobody can open. A byte-order mark
+    (an editor on Windows writes one) is not text."""
+    with open_pdf(pdf) as document:
+        if page > document.page_count:
+            raise SidecarWithoutPage(
+                f"{pdf.name} has {document.page_count} page(s), so it has no page {page}; "
+                "rename the sidecar to the page it transcribes, or remove it"
+            )
+        rect = document[page - 1].rect * document[page - 1].derotation_matrix
+    text = path.read_text(encoding="utf-8-sig")
     passages = extract_plain(text, source, page, Kind.OCR)
     if not passages:
         return passages, None
     try:
         words = page_words(pdf, page)
-        with open_pdf(pdf) as document:
-            rect = document[page - 1].rect * document[page - 1].derotation_matrix
-    except (OcrUnavailable, TesseractMissing, PdfUnreadable) as error:
+    except (OcrUnavailable, TesseractMissing) as error:
         return passages, (
             f"OCR passages have no word boxes ({error}), so their quotes cannot be highlighted; "
             "fix that and run 'localqa index --rebuild'"

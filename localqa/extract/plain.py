@@ -14,7 +14,7 @@ _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 def extract_markdown(path: Path, source: str) -> list[Passage]:
     """`#` headings become the section path; each other block between blank lines is a passage."""
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not text
     stack: list[tuple[int, str]] = []
     passages: list[Passage] = []
     for _, start, end in paragraphs(text):

@@ -66,6 +66,8 @@ def _run(extract: Callable[[Path, str, str], Extracted], job: Job) -> Outcome:
         return extract(job.path, job.name, job.doc_source)
     except Unreadable as error:
         return error
+    except Exception as error:  # one file, however strange, never ends the refresh
+        return Unreadable(f"cannot be extracted ({type(error).__name__}: {error}); check the file")
 
 
 def _run_job(job: Job) -> Outcome:

@@ -15,14 +15,15 @@ import hashlib
 import hmac
 import ipaddress
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from localqa.errors import LocalQAError
+from localqa.tomlfile import TomlFileError, read_toml
 from localqa.types import ROLES, Caller
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+USER_FIELDS = ("name", "token_sha256", "role", "tenant", "operator")
 
 
 class UsersFileError(LocalQAError):
@@ -44,9 +45,16 @@ def token_hash(token: str) -> str:
 def load_users(path: Path) -> tuple[User, ...]:
     """Read a users file: one [[user]] table per token (see README, `localqa serve`)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise UsersFileError(f"{path}: cannot be read as TOML ({error})") from None
+        data = read_toml(path)
+    except TomlFileError as error:
+        raise UsersFileError(f"{path}: {error}; fix the file and start again") from None
+    # A misspelt field would silently fall back to its default (`Tenant = "acme"` would give the
+    # token the default tenant's documents): every name must be known.
+    unknown = sorted(set(data) - {"user"})
+    if unknown:
+        raise UsersFileError(
+            f"{path}: unknown table or field {', '.join(unknown)}; write one [[user]] table per token"
+        )
     entries = data.get("user")
     if not isinstance(entries, list) or not entries:
         raise UsersFileError(f"{path}: no [[user]] entries; add one per token (token_sha256, role, tenant)")
@@ -55,6 +63,11 @@ def load_users(path: Path) -> tuple[User, ...]:
         where = f"{path}, user {number}"
         if not isinstance(entry, dict):
             raise UsersFileError(f"{where}: not a table")
+        unknown = sorted(set(entry) - set(USER_FIELDS))
+        if unknown:
+            raise UsersFileError(
+                f"{where}: unknown field(s) {', '.join(unknown)}; known fields are {', '.join(USER_FIELDS)}"
+            )
         digest = entry.get("token_sha256")
         if not isinstance(digest, str) or not _HEX64.match(digest):
             raise UsersFileError(

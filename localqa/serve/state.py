@@ -18,13 +18,14 @@ from localqa.models import backends, default_spec, get_model
 from localqa.models.base import AnswerModel
 from localqa.serve.auth import User
 from localqa.settings import Settings
+from localqa.store import Db
 from localqa.terminal import visible_in_page
 from localqa.types import Answer, Caller, PartResult
 
 
 @dataclass(frozen=True)
 class ServeConfig:
-    db: Path
+    db: Db
     pdfs: Path
     caller: Caller = field(default_factory=Caller)  # everyone's caller when there is no users file
     users: tuple[User, ...] | None = None

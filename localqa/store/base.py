@@ -145,6 +145,22 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @abstractmethod
+    def changed(self) -> bool:
+        """Whether the index was written since what this store read of it: a long-lived reader
+        (`localqa serve`) asks before each question and reopens the index when it was. When it
+        was not, the reads that follow see the version that was checked."""
+
+    def release(self) -> None:  # noqa: B027 (most stores hold nothing between reads)
+        """The reader is done for now (between two requests): a store on a database server
+        ends its snapshot here, so that an idle process holds no transaction open. Ask
+        `changed()` before reading again."""
+
+    def _forget(self) -> None:
+        """Drop everything derived from the index (a store that moved to a newer version)."""
+        self._eligible = {}
+        self._dates = None
+
     def __enter__(self) -> Store:
         return self
 
@@ -194,6 +210,11 @@ class Store(ABC):
     @abstractmethod
     def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings: ...
 
+    def postings_of(self, scope: Scope, terms: Sequence[str], chunking: Chunking) -> list[Postings]:
+        """`postings` of each of `terms`, in order; a store on a database server fetches them in
+        one round trip."""
+        return [self.postings(scope, term, chunking) for term in terms]
+
     @abstractmethod
     def carriers(self, scope: Scope, codes: Sequence[str], chunking: Chunking) -> dict[int, set[str]]:
         """Passages in scope carrying any of the identifiers exactly -> the identifiers they
@@ -208,10 +229,12 @@ class Store(ABC):
 
     @abstractmethod
     def similarities(
-        self, scope: Scope, model: str, vector: Vectors
+        self, scope: Scope, model: str, vector: Vectors, limit: int | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Passage ids in scope that have a vector for `model`, and each one's dot product with
-        `vector` (the cosine: vectors are normalised)."""
+        `vector` (the cosine: vectors are normalised). With a `limit`, the backend may return
+        only the `limit` most similar (ties to the lower id): a server searches there and sends
+        back those alone."""
 
     @abstractmethod
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]: ...

@@ -1,12 +1,13 @@
-"""Per-term postings for BM25, kept in the index beside FTS5.
+"""Per-term postings for BM25, kept in the index (beside FTS5 in SQLite; alone in PostgreSQL).
 
 For every term, the passages that hold it and how often, in the heading text (document title and
 heading path) and in the body, packed as arrays in one row. A query reads one row per term and
 scores with numpy, so its cost grows with the postings of its own terms, not with a walk of FTS5's
 instance table joined to the passages (hundreds of milliseconds at 100k passages).
 
-Terms are counted by FTS5's own tokenizer (a TEMP scratch table on the writer's connection), so
-they are the very terms questions are analysed into.
+Terms are counted by FTS5's own tokenizer (`TermCounter`, a TEMP scratch table on a SQLite
+connection), so they are the very terms questions are analysed into, whichever backend keeps the
+rows (`PostingsTable`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from array import array
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +24,12 @@ from localqa.store.tokenizer import TOKENIZE
 
 Ids = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.uint16]
+Counted = tuple[str, int, int, int]  # (term, passage id, column: 0 heading or 1 body, count)
+PackedRow = tuple[str, bytes, bytes, bytes]  # (term, passage ids, heading counts, body counts)
 _MAX_COUNT = np.iinfo(np.uint16).max
+# Terms whose rows are read and rewritten together when a write finishes: one statement per term
+# costs a round trip each on a server; all of them at once could hold the whole table in memory.
+_FLUSH_BATCH = 2000
 
 
 def unpack(ids: bytes, heading: bytes, body: bytes) -> tuple[Ids, Counts, Counts]:
@@ -33,14 +40,56 @@ def unpack(ids: bytes, heading: bytes, body: bytes) -> tuple[Ids, Counts, Counts
     )
 
 
+class TermCounter:
+    """Counts the terms of passages with FTS5's `TOKENIZE`, in a TEMP scratch table on `db`: the
+    SQLite index's own connection, or (None) a private in-memory database."""
+
+    def __init__(self, db: sqlite3.Connection | None = None) -> None:
+        self._db = db if db is not None else sqlite3.connect(":memory:")
+        self._db.execute(
+            f"CREATE VIRTUAL TABLE temp.scratch USING fts5(section, body, tokenize='{TOKENIZE}')"
+        )
+        self._db.execute("CREATE VIRTUAL TABLE temp.scratch_terms USING fts5vocab(temp, scratch, 'instance')")
+
+    def count(self, passages: Sequence[tuple[int, str, str]]) -> list[Counted]:
+        """(term, passage id, column, count) of every term in (passage id, heading text, body)
+        rows: FTS5 counts a thousand passages in one statement far faster than one at a time."""
+        if not passages:
+            return []
+        self._db.executemany("INSERT INTO temp.scratch (rowid, section, body) VALUES (?, ?, ?)", passages)
+        rows: list[Counted] = self._db.execute(
+            "SELECT term, doc, col = 'body', count(*) FROM temp.scratch_terms GROUP BY term, doc, col"
+        ).fetchall()
+        self._db.execute("DELETE FROM temp.scratch")
+        return rows
+
+
+def lengths(counted: Sequence[Counted]) -> dict[int, tuple[int, int]]:
+    """Each passage's length in tokens, (heading, body), from its counted terms: what FTS5's
+    docsize record holds for it."""
+    found: dict[int, list[int]] = {}
+    for _, passage, column, count in counted:
+        found.setdefault(passage, [0, 0])[column] += count
+    return {passage: (heading, body) for passage, (heading, body) in found.items()}
+
+
+class PostingsTable(Protocol):
+    """Where a backend keeps the packed rows."""
+
+    def read(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]: ...
+
+    def write(self, rows: Sequence[PackedRow]) -> None: ...
+
+    def delete(self, terms: Sequence[str]) -> None: ...
+
+
 class PostingsWriter:
     """Collects the term counts of passages added and the passages removed during one write, and
     rewrites the postings rows of every term they touch when the write finishes."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-        db.execute(f"CREATE VIRTUAL TABLE temp.scratch USING fts5(section, body, tokenize='{TOKENIZE}')")
-        db.execute("CREATE VIRTUAL TABLE temp.scratch_terms USING fts5vocab(temp, scratch, 'instance')")
+    def __init__(self, counter: TermCounter, table: PostingsTable) -> None:
+        self._counter = counter
+        self._table = table
         self._vocabulary: dict[str, int] = {}
         self._term = array("i")  # one entry per (term, passage, column): term number ...
         self._passage = array("i")  # ... passage id ...
@@ -50,13 +99,12 @@ class PostingsWriter:
         self._removed: set[int] = set()
         self._removed_terms: set[str] = set()
 
-    def add(self, passages: Sequence[tuple[int, str, str]]) -> None:
-        """Count the terms of (passage id, heading text, body) rows just indexed. The writer
-        hands them over in batches: FTS5 counts a thousand passages in one statement far faster
-        than one at a time."""
-        rows = self._counted(passages)
+    def add(self, passages: Sequence[tuple[int, str, str]]) -> list[Counted]:
+        """Count the terms of (passage id, heading text, body) rows just indexed, and return
+        the counts. The writer hands them over in batches (see `TermCounter.count`)."""
+        rows = self._counter.count(passages)
         if not rows:
-            return
+            return rows
         terms, ids, columns, counts = zip(*rows, strict=True)
         vocabulary = self._vocabulary
         # Column by column rather than row by row: a build appends ~150 entries per passage.
@@ -65,6 +113,7 @@ class PostingsWriter:
         self._column.extend(columns)
         self._count.extend(counts)
         self._added.update(ids)
+        return rows
 
     def remove(self, passages: Sequence[tuple[int, str, str]]) -> None:
         """Forget passages about to be deleted (their id, heading text and body): in the index as
@@ -81,18 +130,7 @@ class PostingsWriter:
                 )
             self._added -= ids
         self._removed |= ids
-        self._removed_terms.update(term for term, _, _, _ in self._counted(passages))
-
-    def _counted(self, passages: Sequence[tuple[int, str, str]]) -> list[tuple[str, int, int, int]]:
-        """(term, passage id, column: 0 heading or 1 body, count) of every term in `passages`."""
-        if not passages:
-            return []
-        self._db.executemany("INSERT INTO temp.scratch (rowid, section, body) VALUES (?, ?, ?)", passages)
-        rows: list[tuple[str, int, int, int]] = self._db.execute(
-            "SELECT term, doc, col = 'body', count(*) FROM temp.scratch_terms GROUP BY term, doc, col"
-        ).fetchall()
-        self._db.execute("DELETE FROM temp.scratch")
-        return rows
+        self._removed_terms.update(term for term, _, _, _ in self._counter.count(passages))
 
     def flush(self) -> None:
         """Rewrite the postings of every touched term: its old passages minus the removed ones,
@@ -132,29 +170,38 @@ class PostingsWriter:
             ordered[int(new_terms[s])]: (s, e) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
         }
         removed = np.fromiter(self._removed, dtype=np.int32, count=len(self._removed))
-        for term in sorted(set(added) | self._removed_terms):
-            old = self._db.execute(
-                "SELECT passages, heading, body FROM postings WHERE term = ?", (term,)
-            ).fetchone()
-            start, end = added.get(term, (0, 0))
-            ids, heading_counts, body_counts = new_ids[start:end], new_heading[start:end], new_body[start:end]
-            if old:
-                old_ids, old_heading, old_body = unpack(*old)
-                keep = ~np.isin(old_ids, removed)
-                ids = np.concatenate((old_ids[keep], ids))
-                heading_counts = np.concatenate((old_heading[keep], heading_counts))
-                body_counts = np.concatenate((old_body[keep], body_counts))
-                order = np.argsort(ids, kind="stable")
-                ids, heading_counts, body_counts = ids[order], heading_counts[order], body_counts[order]
-            if len(ids):
-                self._db.execute(
-                    "INSERT OR REPLACE INTO postings (term, passages, heading, body) VALUES (?, ?, ?, ?)",
-                    (
-                        term,
-                        ids.astype("<i4").tobytes(),
-                        heading_counts.astype("<u2").tobytes(),
-                        body_counts.astype("<u2").tobytes(),
-                    ),
+        touched = sorted(set(added) | self._removed_terms)
+        for start in range(0, len(touched), _FLUSH_BATCH):
+            batch = touched[start : start + _FLUSH_BATCH]
+            old_rows = self._table.read(batch)
+            written: list[PackedRow] = []
+            emptied: list[str] = []
+            for term in batch:
+                first, last = added.get(term, (0, 0))
+                ids, heading_counts, body_counts = (
+                    new_ids[first:last],
+                    new_heading[first:last],
+                    new_body[first:last],
                 )
-            else:
-                self._db.execute("DELETE FROM postings WHERE term = ?", (term,))
+                old = old_rows.get(term)
+                if old:
+                    old_ids, old_heading, old_body = unpack(*old)
+                    keep = ~np.isin(old_ids, removed)
+                    ids = np.concatenate((old_ids[keep], ids))
+                    heading_counts = np.concatenate((old_heading[keep], heading_counts))
+                    body_counts = np.concatenate((old_body[keep], body_counts))
+                    order = np.argsort(ids, kind="stable")
+                    ids, heading_counts, body_counts = ids[order], heading_counts[order], body_counts[order]
+                if len(ids):
+                    written.append(
+                        (
+                            term,
+                            ids.astype("<i4").tobytes(),
+                            heading_counts.astype("<u2").tobytes(),
+                            body_counts.astype("<u2").tobytes(),
+                        )
+                    )
+                elif old:
+                    emptied.append(term)
+            self._table.write(written)
+            self._table.delete(emptied)

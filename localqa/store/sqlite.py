@@ -18,10 +18,8 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
 from pathlib import Path
@@ -30,34 +28,37 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from localqa.catalog import searchable_heading, searchable_title
+from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.settings import Chunking
 from localqa.store.base import (
     IndexedFile,
     IndexedState,
     IndexStatus,
-    LexicalStatistics,
-    Postings,
     Scope,
-    Store,
     StoredPassage,
     Unembedded,
     Vectors,
     Writer,
     WriteSummary,
 )
-from localqa.store.postings import PostingsWriter, unpack
+from localqa.store.layout import LayoutStore
+from localqa.store.postings import PackedRow, PostingsWriter, TermCounter
+from localqa.store.rows import (
+    DOCUMENT_COLUMNS,
+    FOUND_COLUMNS,
+    PASSAGE_COLUMNS,
+    document_of,
+    document_values,
+    found_of,
+    found_values,
+    passage_of,
+    status_of,
+)
 from localqa.store.schema import SCHEMA_VERSION, migrate
-from localqa.store.tokenizer import tokenizer
 from localqa.text import identifiers
-from localqa.types import Document, Found, Kind, Location, Passage, Period, Status
+from localqa.types import Document, Found, Location, Passage
 
-CATALOG_NAME = "catalog.toml"
-_PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
-_DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title, period"
-# What extraction read on a source's first page (`Found`), kept with the document row.
-_FOUND_COLUMNS = "found_title, found_name, found_period"
 # Passages whose terms are counted for the postings together (see PostingsWriter.add): counted
 # per file, a collection of one-page files spent most of its build counting one at a time.
 _COUNT_BATCH = 1000
@@ -72,7 +73,8 @@ class _ReadOnly(sqlite3.Connection):
 
 def open_store(path: Path) -> SQLiteStore:
     """Open an existing index for reading (read-only: a query can never modify it)."""
-    if not path.exists():
+    identity = _identity(path)  # before connecting: a file replaced in between reads as changed
+    if identity is None:
         raise IndexMissingError(f"no index at {path}; build it with 'localqa index'")
     # An escaped URI: a '#' or '?' in the path must not be read as URI syntax.
     uri = f"{path.resolve().as_uri()}?mode=ro"
@@ -93,25 +95,23 @@ def open_store(path: Path) -> SQLiteStore:
             f"{path} has schema version {version[0] if version else '?'}, this "
             f"localqa needs {SCHEMA_VERSION}; run 'localqa index' to migrate it"
         )
-    return SQLiteStore(path, db)
+    return SQLiteStore(path, db, identity)
 
 
-class SQLiteStore(Store):
-    def __init__(self, path: Path, db: sqlite3.Connection) -> None:
+class SQLiteStore(LayoutStore):
+    def __init__(self, path: Path, db: sqlite3.Connection, identity: tuple[int, ...] | None) -> None:
         super().__init__()
         self.path = str(path)
         self._db = db
-        # Per scope, which passages it holds and its BM25 statistics; the least recently used
-        # scope goes first once there are _SCOPES (a long-lived process sees one scope per caller
-        # and date, and one per set of documents named or routed to).
-        self._scopes: OrderedDict[frozenset[str], _ScopeData] = OrderedDict()
-        # The scopes last asked about, by identity: finding an equal set among the keys above
-        # compares it whole (100k document ids: milliseconds), and each term of a query asks.
-        self._recent: dict[int, tuple[frozenset[str], _ScopeData]] = {}
+        self._identity = identity
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
 
     def close(self) -> None:
         self._db.close()
+
+    def changed(self) -> bool:
+        # A write replaces the file, so a new file (or none) is a new index.
+        return _identity(Path(self.path)) != self._identity
 
     def _query(self, sql: str, *args: Any) -> list[Any]:
         try:
@@ -123,15 +123,15 @@ class SQLiteStore(Store):
 
     @cached_property
     def _documents(self) -> tuple[Document, ...]:
-        return tuple(_document(row) for row in self._query(f"SELECT {_DOCUMENT_COLUMNS} FROM documents"))
+        return tuple(document_of(row) for row in self._query(f"SELECT {DOCUMENT_COLUMNS} FROM documents"))
 
     def documents(self) -> tuple[Document, ...]:
         return self._documents
 
     @cached_property
     def _found(self) -> dict[str, Found]:
-        rows = self._query(f"SELECT doc_id, {_FOUND_COLUMNS} FROM documents")
-        return {doc_id: _found(title, name, period) for doc_id, title, name, period in rows}
+        rows = self._query(f"SELECT doc_id, {FOUND_COLUMNS} FROM documents")
+        return {doc_id: found_of(title, name, period) for doc_id, title, name, period in rows}
 
     def found(self) -> dict[str, Found]:
         return self._found
@@ -147,8 +147,6 @@ class SQLiteStore(Store):
             else (" WHERE doc_id IN (SELECT value FROM json_each(?))", (_ids(doc_ids),))
         )
         kinds = dict(self._query(f"SELECT kind, count(*) FROM passages{where} GROUP BY kind", *args))
-        meta = dict(self._query("SELECT key, value FROM meta"))
-        documents = [d for d in self._documents if doc_ids is None or d.doc_id in doc_ids]
         sidecars = self._query(
             f"SELECT count(DISTINCT origin) FROM passages{where}{' AND' if where else ' WHERE'} "
             "origin LIKE '%.ocr.txt'",
@@ -159,83 +157,29 @@ class SQLiteStore(Store):
             f"{where.replace('doc_id', 'p.doc_id')} GROUP BY e.model",
             *args,
         )
-        return IndexStatus(
-            path=self.path,
-            documents=len(documents),
-            passages={kind.value: kinds.get(kind.value, 0) for kind in Kind},
-            sidecars=sidecars,
-            invisible_documents=tuple(sorted(d.source for d in documents if d.access is None)),
-            # The digest covers every document: a caller who saw it change would learn that
-            # something they may not see changed. The operator's view only.
-            corpus_digest=meta.get("corpus_digest") if doc_ids is None else None,
-            embeddings=dict(embedded),
-            schema_version=int(meta.get("schema_version", 0)),
-            built=meta.get("built") if doc_ids is None else None,  # like the digest
-        )
+        meta = dict(self._query("SELECT key, value FROM meta"))
+        return status_of(self.path, self._documents, doc_ids, kinds, sidecars, dict(embedded), meta)
 
     # --- retrieval ------------------------------------------------------------------------
 
-    def terms(self, text: str) -> list[str]:
-        return tokenizer().terms(text)
+    def _layout_rows(self) -> list[tuple[int, str, int, int]]:
+        return self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
 
-    @cached_property
-    def _layout(self) -> _Layout:
-        """Every passage's lengths and document, as arrays indexed by passage id: what scoping
-        and BM25 need, read once per snapshot."""
-        rows = self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
-        return _Layout.of(rows)
+    def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        found = {}
+        for term in terms:  # in-process: one statement per term costs nothing extra
+            rows = self._query("SELECT passages, heading, body FROM postings WHERE term = ?", term)
+            if rows:
+                found[term] = (rows[0][0], rows[0][1], rows[0][2])
+        return found
 
-    def _scope(self, scope: Scope) -> _ScopeData:
-        """What is kept about `scope` (a scope is reused for every part and, in a long-lived
-        process, every question of the same caller and date)."""
-        recent = self._recent.get(id(scope.doc_ids))
-        if recent is not None and recent[0] is scope.doc_ids:
-            return recent[1]
-        data = self._scopes.pop(scope.doc_ids, None) or _ScopeData(self._layout.mask(scope.doc_ids))
-        self._scopes[scope.doc_ids] = data
-        if len(self._scopes) > _SCOPES:
-            self._scopes.popitem(last=False)
-        if len(self._recent) >= 16:  # the set is held here so its id stays its own; keep few
-            del self._recent[next(iter(self._recent))]
-        self._recent[id(scope.doc_ids)] = (scope.doc_ids, data)
-        return data
-
-    def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
-        """Which passage ids are in `scope`."""
-        return self._scope(scope).mask
-
-    def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
-        data = self._scope(scope)
-        cached = data.statistics.get(chunking)
-        if cached is None:
-            lengths = self._layout.lengths(chunking)[data.mask]
-            count = int(lengths.size)
-            cached = LexicalStatistics(count, float(lengths.mean()) if count else 1.0)
-            data.statistics[chunking] = cached
-        return cached
-
-    def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings:
-        rows = self._query("SELECT passages, heading, body FROM postings WHERE term = ?", term)
-        if not rows:
-            return Postings.empty()
-        ids, heading, body = unpack(*rows[0])
-        counts = body.astype(np.float64) + (heading if chunking == "heading" else 0)
-        keep = self._mask(scope)[ids] & (counts > 0)
-        return Postings(ids[keep], counts[keep], self._layout.lengths(chunking)[ids[keep]])
-
-    def carriers(self, scope: Scope, codes: Sequence[str], chunking: Chunking) -> dict[int, set[str]]:
-        rows = self._query(
+    def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> list[tuple[int, str]]:
+        return self._query(
             "SELECT passage_id, identifier FROM identifiers "
             "WHERE identifier IN (SELECT value FROM json_each(?)) AND (col = 'body' OR ?)",
             json.dumps(list(codes)),
             chunking == "heading",
         )
-        mask = self._mask(scope)
-        found: dict[int, set[str]] = {}
-        for passage_id, code in rows:
-            if mask[passage_id]:
-                found.setdefault(passage_id, set()).add(code)
-        return found
 
     def has_vectors(self, model: str) -> bool:
         return bool(self._query("SELECT 1 FROM embeddings WHERE model = ? LIMIT 1", model))
@@ -260,8 +204,9 @@ class SQLiteStore(Store):
         return cached
 
     def similarities(
-        self, scope: Scope, model: str, vector: Vectors
+        self, scope: Scope, model: str, vector: Vectors, limit: int | None = None
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        # Every one: ranking them all in numpy costs less than choosing the best `limit` here.
         ids, matrix = self._vectors(model)
         if not len(ids):
             return ids, np.zeros(0, dtype=np.float32)
@@ -270,14 +215,14 @@ class SQLiteStore(Store):
 
     def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
         rows = self._query(
-            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE id IN (SELECT value FROM json_each(?))",
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE id IN (SELECT value FROM json_each(?))",
             json.dumps(list(ids)),
         )
-        return {row[0]: _passage(row) for row in rows}
+        return {row[0]: passage_of(row) for row in rows}
 
     def passage_at(self, location: Location) -> StoredPassage | None:
         rows = self._query(
-            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? AND kind = ? "
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? AND kind = ? "
             "AND table_no IS ? AND row_no IS ? AND paragraph IS ? LIMIT 1",
             location.source,
             location.page,
@@ -286,7 +231,7 @@ class SQLiteStore(Store):
             location.row,
             location.paragraph,
         )
-        return _passage(rows[0]) if rows else None
+        return passage_of(rows[0]) if rows else None
 
     def file_hash(self, name: str) -> str | None:
         rows = self._query("SELECT sha256 FROM files WHERE name = ?", name)
@@ -294,62 +239,11 @@ class SQLiteStore(Store):
 
     def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
         rows = self._query(
-            f"SELECT {_PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id",
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id",
             source,
             page,
         )
-        return [_passage(row) for row in rows]
-
-
-_SCOPES = 64
-
-
-@dataclass
-class _ScopeData:
-    mask: npt.NDArray[np.bool_]  # by passage id
-    statistics: dict[Chunking, LexicalStatistics] = field(default_factory=dict)
-
-
-class _Layout:
-    """Passage lengths and documents as arrays indexed by passage id (ids are dense enough: they
-    are SQLite rowids, reused after deletion)."""
-
-    def __init__(
-        self,
-        documents: npt.NDArray[np.int32],
-        heading: npt.NDArray[np.int32],
-        body: npt.NDArray[np.int32],
-        names: list[str],
-    ) -> None:
-        self.documents = documents  # document number per passage id; -1 where there is none
-        self.body = body
-        # Summed once: every posting list of a query is looked up in it.
-        self.heading_and_body = heading + body
-        self.names = {name: number for number, name in enumerate(names)}
-
-    @classmethod
-    def of(cls, rows: list[tuple[int, str, int, int]]) -> _Layout:
-        size = (rows[-1][0] + 1) if rows else 0
-        documents = np.full(size, -1, dtype=np.int32)
-        heading = np.zeros(size, dtype=np.int32)
-        body = np.zeros(size, dtype=np.int32)
-        names: dict[str, int] = {}
-        for pid, doc_id, section_len, body_len in rows:
-            documents[pid] = names.setdefault(doc_id, len(names))
-            heading[pid] = section_len
-            body[pid] = body_len
-        return cls(documents, heading, body, list(names))
-
-    def lengths(self, chunking: Chunking) -> npt.NDArray[np.int32]:
-        return self.heading_and_body if chunking == "heading" else self.body
-
-    def mask(self, doc_ids: frozenset[str]) -> npt.NDArray[np.bool_]:
-        wanted = np.zeros(len(self.names) + 1, dtype=bool)  # the last slot stands for "no document"
-        for doc_id in doc_ids:
-            number = self.names.get(doc_id)
-            if number is not None:
-                wanted[number] = True
-        return wanted[self.documents]
+        return [passage_of(row) for row in rows]
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -364,55 +258,16 @@ def _varints(blob: bytes) -> list[int]:
     return counts
 
 
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size)
+
+
 def _ids(doc_ids: frozenset[str]) -> str:
     return json.dumps(sorted(doc_ids))
-
-
-def _document(row: Sequence[Any]) -> Document:
-    doc_id, source, series, version, effective, status, access, tenant, title, period = row
-    # Rows this module wrote from validated documents: rebuilt without validating them again
-    # (an index of 100k documents would otherwise spend most of a second on it).
-    return Document.model_construct(
-        doc_id=doc_id,
-        source=source,
-        series=series,
-        version=version,
-        effective=date.fromisoformat(effective) if effective else None,
-        status=Status(status),
-        access=access,
-        tenant=tenant,
-        title=title,
-        period=_period(period),
-    )
-
-
-def _period(stored: str | None) -> Period | None:
-    return Period.model_validate_json(stored) if stored else None
-
-
-def _period_json(period: Period | None) -> str | None:
-    return period.model_dump_json(exclude_none=True) if period else None
-
-
-def _found(title: str | None, name: str | None, period: str | None) -> Found:
-    return Found(title=title, name=name, period=_period(period))
-
-
-def _passage(row: Sequence[Any]) -> StoredPassage:
-    pid, doc_id, kind, source, page, section, paragraph, table, row_no, text, boxes = row
-    return StoredPassage(
-        id=pid,
-        doc_id=doc_id,
-        kind=Kind(kind),
-        source=source,
-        page=page,
-        section=section,
-        paragraph=paragraph,
-        table=table,
-        row=row_no,
-        text=text,
-        boxes=tuple(tuple(box) for box in json.loads(boxes)),
-    )
 
 
 # --- writing -------------------------------------------------------------------------------------
@@ -508,12 +363,12 @@ def _read_state(path: Path, rebuild: bool) -> IndexedState:
 
 def _state_of(db: sqlite3.Connection) -> IndexedState:
     files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
-    documents = db.execute(f"SELECT {_columns_in(db, _DOCUMENT_COLUMNS)} FROM documents").fetchall()
+    documents = db.execute(f"SELECT {_columns_in(db, DOCUMENT_COLUMNS)} FROM documents").fetchall()
     return IndexedState(
         files={
             name: IndexedFile(sha, tuple(int(p) for p in pages.split(",") if p)) for name, sha, pages in files
         },
-        documents={row[1]: _document(row) for row in documents},
+        documents={row[1]: document_of(row) for row in documents},
     )
 
 
@@ -524,11 +379,34 @@ def _columns_in(db: sqlite3.Connection, columns: str) -> str:
     return ", ".join(c if c in present else "NULL" for c in columns.split(", "))
 
 
+class _PostingsRows:
+    """The postings table of the index being written (`localqa.store.postings.PostingsTable`)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def read(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        rows = self._db.execute(
+            "SELECT term, passages, heading, body FROM postings "
+            "WHERE term IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(terms)),),
+        )
+        return {term: (ids, heading, body) for term, ids, heading, body in rows}
+
+    def write(self, rows: Sequence[PackedRow]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO postings (term, passages, heading, body) VALUES (?, ?, ?, ?)", rows
+        )
+
+    def delete(self, terms: Sequence[str]) -> None:
+        self._db.executemany("DELETE FROM postings WHERE term = ?", ((term,) for term in terms))
+
+
 class SQLiteWriter(Writer):
     def __init__(self, db: sqlite3.Connection, previous: IndexedState) -> None:
         self._db = db
         self._previous = previous
-        self._postings = PostingsWriter(db)
+        self._postings = PostingsWriter(TermCounter(db), _PostingsRows(db))
         self._added: list[tuple[int, str, str]] = []  # (id, heading, body) waiting to be counted
 
     def indexed(self) -> IndexedState:
@@ -567,9 +445,9 @@ class SQLiteWriter(Writer):
         present = {name for (name,) in self._db.execute("SELECT name FROM files")}
         # What extraction found, and what the passages are indexed with, stays with the source.
         kept = {
-            source: (_found(*found), context)
+            source: (found_of(*found), context)
             for source, context, *found in self._db.execute(
-                f"SELECT source, context, {_FOUND_COLUMNS} FROM documents "
+                f"SELECT source, context, {FOUND_COLUMNS} FROM documents "
                 "WHERE source IN (SELECT value FROM json_each(?))",
                 (json.dumps([d.source for d in documents]),),
             )
@@ -597,24 +475,9 @@ class SQLiteWriter(Writer):
 
     def _insert_document(self, document: Document, found: Found, context: str) -> None:
         self._db.execute(
-            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, {_FOUND_COLUMNS}, context) "
+            f"INSERT INTO documents ({DOCUMENT_COLUMNS}, {FOUND_COLUMNS}, context) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                document.doc_id,
-                document.source,
-                document.series,
-                document.version,
-                document.effective.isoformat() if document.effective else None,
-                document.status.value,
-                document.access,
-                document.tenant,
-                document.title,
-                _period_json(document.period),
-                found.title,
-                found.name,
-                _period_json(found.period),
-                context,
-            ),
+            (*document_values(document), *found_values(found), context),
         )
 
     def _context(self, doc_id: str) -> tuple[str, str]:
@@ -652,7 +515,7 @@ class SQLiteWriter(Writer):
         if found is not None:
             self._db.execute(
                 "UPDATE documents SET found_title = ?, found_name = ?, found_period = ? WHERE doc_id = ?",
-                (found.title, found.name, _period_json(found.period), doc_id),
+                (*found_values(found), doc_id),
             )
             self._sync_context(doc_id)
         context, _ = self._context(doc_id)

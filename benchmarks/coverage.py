@@ -1,0 +1,292 @@
+"""What the evidence-coverage check (localqa/coverage.py) silences on the public PDF dev sets.
+
+    python benchmarks/coverage.py [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
+                                  [--answers-from DIR] [--json OUT]
+
+Each question is retrieved from the set's shared index exactly as `localqa eval --model`
+retrieves it (`Settings.for_answering`: the k passages a model is shown). Two measurements:
+
+1. **Model-independent**: what the check does to any quote a model could give.
+   - answerable (FinanceBench; MMLongBench text/table and needs_visual): the first candidate on an
+     evidence page, i.e. where a right quote comes from; *silenced* when the check refuses a quote
+     from it. *From any evidence-page candidate*: questions where a quote from some evidence-page
+     candidate would be refused, the most the check can cost in right quotes, whatever the model.
+   - unanswerable: *silenced at rank 1* when a quote from the first candidate is refused, and
+     *silenced whatever is quoted* when a quote from any of the k candidates is.
+2. **The embedded model's own quotes**, as `benchmarks/confidence.py` recorded them (with the
+   check off, in its answers file for this code under `--answers-from`, default the cache):
+   the quote a reader would be shown (first verified, label probability >= the default threshold),
+   before and after the check.
+
+Both are printed for the default settings, for each kind of term on its own, and for a few
+`coverage_neighbour` values; every silenced question is listed with its missing term.
+
+Skips with a message when the data is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import confidence  # noqa: E402
+import pdfqa  # noqa: E402
+
+from localqa import coverage  # noqa: E402
+from localqa.index import open_index  # noqa: E402
+from localqa.retrieve import resolve, search  # noqa: E402
+from localqa.settings import AnswerSettings, Settings  # noqa: E402
+from localqa.types import TERM_KINDS, Caller, Candidate, Location, PartResult  # noqa: E402
+
+SETS = ("mmlongbench", "financebench")
+FOLDERS = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev"}
+NEIGHBOURS = (0.25, 0.3, 0.35, 0.4, 0.5)
+
+
+def retrieve(bench: pdfqa.BenchSet, db: Path) -> dict[str, list[PartResult]]:
+    settings = Settings()
+    as_of = date.fromisoformat(pdfqa.AS_OF)
+    with open_index(db) as store:
+        retrieval = resolve(store, settings.for_answering())
+        return {
+            case.id: search(
+                store, case.question, as_of=as_of, caller=Caller(), parts=case.parts, settings=retrieval
+            )
+            for case in bench.cases
+        }
+
+
+def refusal(part: PartResult, cited: Candidate, quote: str, settings: AnswerSettings) -> str | None:
+    """The check's reason for refusing a quote from `cited` (None: shown)."""
+    missing = coverage.check(part.question, quote, cited, part.candidates, settings).missing
+    return missing.reason() if missing else None
+
+
+def on_evidence(case: pdfqa.Case, location: Location) -> bool:
+    return (location.source, location.page) in case.pages
+
+
+def independent(
+    bench: pdfqa.BenchSet, parts: dict[str, list[PartResult]], settings: AnswerSettings
+) -> dict[str, Any]:
+    """Measurement 1 (see the module docstring)."""
+    result: dict[str, Any] = {}
+    for case in bench.cases:
+        found = parts[case.id]
+        row = result.setdefault(
+            case.category, {"cases": 0, "silenced": [], "silenced_any": [], "rank1": [], "any": []}
+        )
+        row["cases"] += 1
+        if case.category == "unanswerable":
+            first = [(p, c) for p in found for c in p.candidates[:1]]
+            reasons = [refusal(p, c, "", settings) for p, c in first]
+            if first and all(reasons):
+                row["rank1"].append((case.id, reasons[0]))
+            every = [(p, c) for p in found for c in p.candidates]
+            if every and all(refusal(p, c, "", settings) for p, c in every):
+                row["any"].append((case.id, reasons[0] if reasons else None))
+            continue
+        evidence = [(p, c) for p in found for c in p.candidates if on_evidence(case, c.location)]
+        if not evidence:
+            continue
+        row["with_evidence"] = row.get("with_evidence", 0) + 1
+        reasons = [refusal(p, c, "", settings) for p, c in evidence]
+        if reasons[0]:
+            row["silenced"].append((case.id, reasons[0]))
+        if any(reasons):  # some right quote would be withheld: the most the check can cost here
+            row["silenced_any"].append((case.id, next(r for r in reasons if r)))
+    return result
+
+
+def recorded_quotes(
+    record: dict[str, Any], found: list[PartResult], settings: AnswerSettings
+) -> list[tuple[Location, str | None]] | None:
+    """Each recorded quote a reader could be shown (verified, label confident enough), in part
+    order, with the check's refusal; None when today's retrieval differs from the recording's
+    (other parts, or the cited passage not among the candidates): measure with the code that
+    recorded the answers then."""
+    if len(record["parts"]) != len(found):
+        return None
+    shown = []
+    for recorded, part in zip(record["parts"], found, strict=True):
+        probability = recorded["confidence"]
+        confident = probability is None or probability >= settings.min_label_confidence
+        if not (recorded["verified"] and confident and recorded.get("citation")):
+            continue
+        location = Location.model_validate(recorded["citation"])
+        cited = next((c for c in part.candidates if c.location == location), None)
+        if cited is None:
+            return None
+        shown.append((location, refusal(part, cited, recorded["quote"], settings)))
+    return shown
+
+
+def with_model(
+    bench: pdfqa.BenchSet,
+    parts: dict[str, list[PartResult]],
+    records: dict[str, dict[str, Any]],
+    settings: AnswerSettings,
+) -> dict[str, Any]:
+    """Measurement 2: the recorded quote a reader is shown, before and after the check."""
+    result: dict[str, Any] = {}
+    for case in bench.cases:
+        if case.id not in records:
+            continue
+        row = result.setdefault(
+            case.category,
+            {
+                "cases": 0,
+                "before": 0,
+                "after": 0,
+                "shown_before": 0,
+                "shown_after": 0,
+                "silenced": [],
+                "other": 0,
+            },
+        )
+        shown = recorded_quotes(records[case.id], parts[case.id], settings)
+        if shown is None:
+            row["other"] += 1
+            continue
+        row["cases"] += 1
+        before = shown[0][0] if shown else None
+        after = next((location for location, reason in shown if reason is None), None)
+        evidence = case.category != "unanswerable"
+        for location, key in ((before, "before"), (after, "after")):
+            if location is not None:
+                row[f"shown_{key}"] += 1
+                row[key] += evidence and on_evidence(case, location)
+        if before is not None and after is None:
+            row["silenced"].append((case.id, shown[0][1], evidence and on_evidence(case, before)))
+    return result
+
+
+def variants() -> dict[str, AnswerSettings]:
+    default = AnswerSettings()
+    found = {"default": default}
+    for kind in TERM_KINDS:
+        found[f"{kind} only"] = AnswerSettings(coverage=(kind,))
+    for neighbour in NEIGHBOURS:
+        if neighbour != default.coverage_neighbour:
+            found[f"word at {neighbour}"] = AnswerSettings(coverage=("word",), coverage_neighbour=neighbour)
+    return found
+
+
+def print_independent(name: str, table: dict[str, Any], questions: dict[str, str], detail: bool) -> None:
+    cells = []
+    for category, row in table.items():
+        if category == "unanswerable":
+            cells.append(
+                f"unanswerable silenced at rank 1 {len(row['rank1'])}/{row['cases']}, "
+                f"whatever is quoted {len(row['any'])}/{row['cases']}"
+            )
+        else:
+            silenced, anywhere = len(row["silenced"]), len(row["silenced_any"])
+            cells.append(
+                f"{category} evidence quote silenced {silenced}/{row.get('with_evidence', 0)} "
+                f"(from any evidence-page candidate {anywhere})"
+            )
+    print(f"  {name:<16} " + "; ".join(cells))
+    if detail:
+        for category, row in table.items():
+            for case_id, reason in row["rank1" if category == "unanswerable" else "silenced_any"]:
+                print(f"      {category} {case_id}: {reason} | {questions[case_id][:90]}")
+
+
+def print_model(name: str, table: dict[str, Any], questions: dict[str, str], detail: bool) -> None:
+    cells = []
+    for category, row in table.items():
+        if category == "unanswerable":
+            cells.append(
+                f"unanswerable no quote {row['cases'] - row['shown_before']}/{row['cases']} -> "
+                f"{row['cases'] - row['shown_after']}/{row['cases']}"
+            )
+        else:
+            cells.append(
+                f"{category} evidence-page quote {row['before']}/{row['cases']} -> "
+                f"{row['after']}/{row['cases']}"
+                f" (any quote {row['shown_before']} -> {row['shown_after']})"
+            )
+    other = sum(row["other"] for row in table.values())
+    print(
+        f"  {name:<16} "
+        + "; ".join(cells)
+        + (f" ({other} recorded by other retrieval: left out)" if other else "")
+    )
+    if detail:
+        for category, row in table.items():
+            for case_id, reason, right in row["silenced"]:
+                mark = " [was from an evidence page]" if right else ""
+                print(f"      {category} {case_id}: {reason}{mark} | {questions[case_id][:90]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
+    parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
+    parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="indexes (and answers)")
+    parser.add_argument("--answers-from", type=Path, help="folder of confidence.py answers per set")
+    parser.add_argument(
+        "--index",
+        action="append",
+        default=[],
+        metavar="SET=PATH",
+        help="measure against this index of the set instead of building one (an index an earlier "
+        "checkout built of the same documents)",
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    args = parser.parse_args(argv)
+    given = dict(item.split("=", 1) for item in args.index)
+    chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
+    if set(chosen) - set(SETS):
+        parser.error(f"choose sets from {', '.join(SETS)}")
+    bench = args.bench or next((p for p in pdfqa.BENCH_PLACES if p.is_dir()), pdfqa.BENCH_PLACES[0])
+    loaders = {"financebench": pdfqa.load_financebench, "mmlongbench": pdfqa.load_mmlongbench}
+    missing = [FOLDERS[s] for s in chosen if not (bench / FOLDERS[s]).is_dir()]
+    if missing:
+        print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
+        return 0
+    report: dict[str, Any] = {}
+    for name in chosen:
+        data = loaders[name](bench / FOLDERS[name])
+        if name in given:
+            db = Path(given[name])
+        else:
+            db = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)[0].path
+        parts = retrieve(data, db)
+        questions = {c.id: c.question for c in data.cases}
+        print(f"\n{data.title}: {len(data.cases)} questions, index {db}")
+        print(" Model-independent (a quote from the first evidence-page candidate; unanswerable: any quote):")
+        report[name] = {"independent": {}, "model": {}}
+        for label, settings in variants().items():
+            table = independent(data, parts, settings)
+            report[name]["independent"][label] = table
+            print_independent(label, table, questions, detail=label in ("default", "word only"))
+        # The answers this code's confidence.py records (its cache key is this code's).
+        answers = confidence.answers_path(args.answers_from or args.cache, name, "embedded")
+        if not answers.exists():
+            print(f" No recorded answers ({answers.name}): run benchmarks/confidence.py first.")
+            continue
+        records = {}
+        for line in answers.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            records[record["id"]] = record
+        print(f" The embedded model's quotes ({answers.name}, {len(records)} cases), before -> after:")
+        for label, settings in variants().items():
+            table = with_model(data, parts, records, settings)
+            report[name]["model"][label] = table
+            print_model(label, table, questions, detail=label == "default")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,787 @@
+"""The PostgreSQL index: one index a team shares, read by any number of `localqa serve` processes
+on any number of machines and written by one `localqa index` at a time.
+
+It holds what the SQLite index holds, in the same shape (`localqa.store.postgres_schema`):
+documents, passages, identifiers, the packed per-term postings BM25 reads (counted by FTS5's own
+tokenizer in the writer, so both backends hold the very same terms), and pgvector vectors. BM25,
+scoping and identifier matching are computed by the same code as for SQLite
+(`localqa.store.layout`), never by PostgreSQL's `ts_rank`; a semantic search runs in the server,
+exact, over the eligible documents' vectors only.
+
+Writing: a writer takes a session advisory lock (one writer per database schema; a second one
+waits and is told so) and does the whole refresh in one transaction, so readers see the old
+index or the new one, never a mix, and a writer that dies leaves the old one as it was. Every
+write stamps a new `generation`, which readers compare to know the index changed.
+
+Reading: a store reads in snapshots (REPEATABLE READ, read-only transactions), so that every
+statement of a search sees one version. A command's store keeps one for its life; a long-lived
+reader (the `Library` behind `localqa serve`) asks `changed()` before each request, which starts
+a new snapshot at the generation it checks, and `release()` after it, which ends it: an idle
+server holds no transaction, which would hold back vacuum and any schema change.
+
+The URL is libpq's: the password comes from it, from PGPASSWORD or from ~/.pgpass, and is never
+shown: every message names the database by `localqa.store.describe`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import date
+from functools import cached_property
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.pq import TransactionStatus
+
+from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
+from localqa.errors import IndexMissingError, LocalQAError, SchemaError
+from localqa.settings import Chunking
+from localqa.store import describe
+from localqa.store.base import (
+    IndexedFile,
+    IndexedState,
+    IndexStatus,
+    Scope,
+    StoredPassage,
+    Unembedded,
+    Vectors,
+    Writer,
+    WriteSummary,
+)
+from localqa.store.layout import KEPT_SCOPES, LayoutStore
+from localqa.store.postgres_schema import migrate
+from localqa.store.postings import PackedRow, PostingsWriter, TermCounter, lengths
+from localqa.store.rows import (
+    DOCUMENT_COLUMNS,
+    FOUND_COLUMNS,
+    PASSAGE_COLUMNS,
+    document_of,
+    document_values,
+    found_of,
+    found_values,
+    passage_of,
+    status_of,
+)
+from localqa.store.schema import SCHEMA_VERSION
+from localqa.text import identifiers
+from localqa.types import Document, Found, Location, Passage
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+# The first key of the writer's advisory lock (the second is the schema's): "lqa" in ASCII.
+_LOCK_CLASS = 0x6C7161
+# New passages are counted and copied into the server together, like SQLite's counting batches.
+_WRITE_BATCH = 1000
+_CONNECT_HINT = (
+    "check the URL and that the server is running (the password comes from the URL, PGPASSWORD or ~/.pgpass)"
+)
+
+
+# --- connecting ----------------------------------------------------------------------------------
+
+
+def _connect(url: str, application: str) -> Connection:
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.Error as error:
+        raise _failure(url, error, "see libpq's connection URI format") from None
+    extra = {
+        key: value
+        for key, value in (("application_name", application), ("connect_timeout", "10"))
+        if key not in given
+    }
+    try:
+        return psycopg.connect(make_conninfo(url, **extra))
+    except psycopg.Error as error:
+        raise _failure(url, error, _CONNECT_HINT) from None
+
+
+def _failure(url: str, error: psycopg.Error, hint: str) -> LocalQAError:
+    """A one-line error naming the database (without its password) and the fix."""
+    detail = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return LocalQAError(f"{describe(url)}: {_scrub(detail, url)}; {hint}")
+
+
+def _scrub(text: str, url: str) -> str:
+    """`text` without any password the URL or the environment gave (a server's message could
+    quote one back)."""
+    try:
+        given = [conninfo_to_dict(url).get("password")]
+    except psycopg.Error:
+        given = []
+    for secret in [*given, os.environ.get("PGPASSWORD")]:
+        if secret:
+            text = text.replace(str(secret), "***")
+    return text
+
+
+def _generation(db: Connection) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return None if row is None else str(row[0])
+
+
+@contextmanager
+def temporary_schema(url: str) -> Iterator[str]:
+    """A new schema in the database at `url`, dropped afterwards; the URL that works in it."""
+    name = f"localqa_tmp_{os.getpid()}_{secrets.token_hex(4)}"
+    with _connect(url, "localqa") as db:
+        db.autocommit = True
+        try:
+            db.execute(f'CREATE SCHEMA "{name}"')
+        except psycopg.Error as error:
+            raise _failure(url, error, "a temporary index needs the right to create a schema there") from None
+    try:
+        yield in_schema(url, name)
+    finally:
+        with _connect(url, "localqa") as db:
+            db.autocommit = True
+            try:
+                db.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+            except psycopg.Error as error:
+                raise _failure(url, error, f"drop the schema {name} by hand") from None
+
+
+def in_schema(url: str, schema: str) -> str:
+    """`url` working in `schema`: its search path starts with it (every table localqa creates
+    goes there), then has what the database's had (where pgvector's type is)."""
+    with _connect(url, "localqa") as db:
+        (path,) = db.execute("SELECT current_schemas(false)").fetchone() or ([],)
+    return _with_options(url, f"-csearch_path={','.join([schema, *path])}")
+
+
+def _with_options(url: str, option: str) -> str:
+    """`url` with one more backend option (libpq's `options` parameter)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    given = " ".join(value for key, value in query if key == "options")
+    query = [(key, value) for key, value in query if key != "options"]
+    query.append(("options", f"{given} {option}".strip()))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def open_store(url: str) -> PostgresStore:
+    """Open the index in the database at `url` for reading (read-only transactions)."""
+    db = _connect(url, "localqa")
+    db.read_only = True
+    db.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    try:
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        generation = _generation(db)
+    except psycopg.errors.UndefinedTable:
+        db.close()
+        raise IndexMissingError(
+            f"no index in {describe(url)}; build it with 'localqa index --db {describe(url)}'"
+        ) from None
+    except psycopg.Error as error:
+        db.close()
+        raise _failure(url, error, _CONNECT_HINT) from None
+    if version is None or int(version[0]) != SCHEMA_VERSION:
+        db.close()
+        raise SchemaError(
+            f"{describe(url)} has schema version {version[0] if version else '?'}, this "
+            f"localqa needs {SCHEMA_VERSION}; run 'localqa index' to migrate it"
+        )
+    return PostgresStore(url, db, generation)
+
+
+class PostgresStore(LayoutStore):
+    def __init__(self, url: str, db: Connection, generation: str | None) -> None:
+        super().__init__()
+        self.path = describe(url)
+        self._url = url
+        self._db = db
+        self._generation = generation
+        self._filters: dict[frozenset[str], tuple[bool, list[str]]] = {}
+
+    def close(self) -> None:
+        self._db.close()
+
+    def changed(self) -> bool:
+        try:
+            self._db.rollback()
+            # A new snapshot starts here: the reads that follow see the version checked.
+            generation = _generation(self._db)
+        except psycopg.Error:  # the connection is gone (a restarted server): reopen
+            return True
+        if generation == self._generation:
+            return False
+        self._forget()  # read on or reopen: either way nothing derived from the old version stays
+        self._generation = generation
+        return True
+
+    def release(self) -> None:
+        with suppress(psycopg.Error):
+            self._db.rollback()
+
+    def _forget(self) -> None:
+        super()._forget()
+        self.__dict__.pop("_documents", None)
+        self.__dict__.pop("_found", None)
+        self._filters = {}
+
+    def _query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        try:
+            if self._db.info.transaction_status == TransactionStatus.IDLE:
+                # A read after release() without changed(): a new snapshot, checked all the same.
+                generation = _generation(self._db)
+                if generation != self._generation:
+                    self._forget()
+                    self._generation = generation
+            return self._db.execute(sql, args).fetchall()
+        except psycopg.Error as error:
+            raise _failure(
+                self._url, error, "check the server, or rebuild with 'localqa index --rebuild'"
+            ) from None
+
+    # --- documents and metadata -----------------------------------------------------------
+
+    @cached_property
+    def _documents(self) -> tuple[Document, ...]:
+        return tuple(document_of(row) for row in self._query(f"SELECT {DOCUMENT_COLUMNS} FROM documents"))
+
+    def documents(self) -> tuple[Document, ...]:
+        return self._documents
+
+    @cached_property
+    def _found(self) -> dict[str, Found]:
+        rows = self._query(f"SELECT doc_id, {FOUND_COLUMNS} FROM documents")
+        return {doc_id: found_of(title, name, period) for doc_id, title, name, period in rows}
+
+    def found(self) -> dict[str, Found]:
+        return self._found
+
+    def corpus_digest(self) -> str:
+        rows = self._query("SELECT value FROM meta WHERE key = 'corpus_digest'")
+        return str(rows[0][0]) if rows else ""
+
+    def status(self, doc_ids: frozenset[str] | None) -> IndexStatus:
+        where, args = ("", ()) if doc_ids is None else (" WHERE p.doc_id = ANY(%s)", (sorted(doc_ids),))
+        kinds = dict(self._query(f"SELECT kind, count(*) FROM passages p{where} GROUP BY kind", *args))
+        sidecars = self._query(
+            f"SELECT count(DISTINCT origin) FROM passages p{where}{' AND' if where else ' WHERE'} "
+            "origin LIKE '%%.ocr.txt'",
+            *args,
+        )[0][0]
+        embedded = self._query(
+            f"SELECT e.model, count(*) FROM embeddings e JOIN passages p ON p.id = e.passage_id{where} "
+            "GROUP BY e.model",
+            *args,
+        )
+        meta = dict(self._query("SELECT key, value FROM meta"))
+        return status_of(self.path, self._documents, doc_ids, kinds, sidecars, dict(embedded), meta)
+
+    # --- retrieval ------------------------------------------------------------------------
+
+    def _layout_rows(self) -> list[tuple[int, str, int, int]]:
+        return self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
+
+    def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        rows = self._query(
+            "SELECT term, passages, heading, body FROM postings WHERE term = ANY(%s)", list(terms)
+        )
+        return {term: (bytes(ids), bytes(heading), bytes(body)) for term, ids, heading, body in rows}
+
+    def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> list[tuple[int, str]]:
+        return self._query(
+            "SELECT passage_id, identifier FROM identifiers "
+            "WHERE identifier = ANY(%s) AND (col = 'body' OR %s)",
+            list(codes),
+            chunking == "heading",
+        )
+
+    def has_vectors(self, model: str) -> bool:
+        return bool(self._query("SELECT 1 FROM embeddings WHERE model = %s LIMIT 1", model))
+
+    def lacks_vectors(self, model: str) -> bool:
+        return bool(self._query("SELECT 1 FROM passages LIMIT 1")) and not self.has_vectors(model)
+
+    def _filter(self, scope: Scope) -> tuple[bool, list[str]]:
+        """The scope as a filter on document ids the server can apply: (True, the ids in it) or
+        (False, the ids outside it), whichever list is shorter (a tenant's few documents, or
+        all but a few superseded ones)."""
+        found = self._filters.get(scope.doc_ids)
+        if found is None:
+            indexed = self._layout.names
+            inside = sorted(d for d in scope.doc_ids if d in indexed)
+            outside = sorted(d for d in indexed if d not in scope.doc_ids)
+            found = (True, inside) if len(inside) <= len(outside) else (False, outside)
+            if len(self._filters) >= KEPT_SCOPES:  # named and routed scopes come and go
+                del self._filters[next(iter(self._filters))]
+            self._filters[scope.doc_ids] = found
+        return found
+
+    def similarities(
+        self, scope: Scope, model: str, vector: Vectors, limit: int | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        # Exact: every eligible vector is compared (`<#>` is the negative inner product); ties
+        # go to the lower id, as in the ranking that reads them.
+        inside, ids = self._filter(scope)
+        rows = self._query(
+            "SELECT passage_id, -(vector <#> %s::vector) AS similarity FROM embeddings "
+            f"WHERE model = %s AND {'' if inside else 'NOT '}doc_id = ANY(%s) "
+            f"ORDER BY similarity DESC, passage_id{' LIMIT %s' if limit is not None else ''}",
+            _vector_text(vector),
+            model,
+            ids,
+            *([limit] if limit is not None else []),
+        )
+        return (
+            np.fromiter((pid for pid, _ in rows), dtype=np.int64, count=len(rows)),
+            np.fromiter((similarity for _, similarity in rows), dtype=np.float32, count=len(rows)),
+        )
+
+    def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
+        rows = self._query(f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE id = ANY(%s)", list(ids))
+        return {row[0]: passage_of(row) for row in rows}
+
+    def passage_at(self, location: Location) -> StoredPassage | None:
+        rows = self._query(
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = %s AND page IS NOT DISTINCT FROM %s "
+            "AND kind = %s AND table_no IS NOT DISTINCT FROM %s AND row_no IS NOT DISTINCT FROM %s "
+            "AND paragraph IS NOT DISTINCT FROM %s ORDER BY id LIMIT 1",
+            location.source,
+            location.page,
+            location.kind.value,
+            location.table,
+            location.row,
+            location.paragraph,
+        )
+        return passage_of(rows[0]) if rows else None
+
+    def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
+        rows = self._query(
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = %s AND page IS NOT DISTINCT FROM %s "
+            "ORDER BY id",
+            source,
+            page,
+        )
+        return [passage_of(row) for row in rows]
+
+    def file_hash(self, name: str) -> str | None:
+        rows = self._query("SELECT sha256 FROM files WHERE name = %s", name)
+        return str(rows[0][0]) if rows else None
+
+
+def _vector_text(vector: Vectors) -> str:
+    # A float32's shortest repr reads back as the same float32 in pgvector.
+    return "[" + ",".join(map(repr, vector.astype(np.float32).tolist())) + "]"
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+@contextmanager
+def writing(
+    url: str, *, rebuild: bool = False, wait: Callable[[str], None] | None = None
+) -> Iterator[PostgresWriter]:
+    """A writer on the index in the database at `url` (created on first use), holding the
+    writer lock, inside one transaction: committed when the block completes, rolled back on any
+    failure (the index is then as it was).
+
+    `indexed()` always describes the index as it was, also for a rebuild (which empties the
+    tables inside the same transaction): what it held decides what may change."""
+    db = _connect(url, "localqa index")
+    db.autocommit = True  # the lock is the session's; the write is one explicit transaction
+    try:
+        with _writer_lock(db, url, wait), db.transaction():
+            _refuse_foreign_tables(db, url)
+            migrate(db)
+            previous = _read_state(db)
+            if rebuild:
+                db.execute(
+                    "DELETE FROM files; DELETE FROM passages; DELETE FROM documents; DELETE FROM postings"
+                )
+            yield PostgresWriter(db, previous)
+    except psycopg.Error as error:
+        raise _failure(url, error, "the index was left as it was") from None
+    finally:
+        db.close()
+
+
+@contextmanager
+def _writer_lock(db: Connection, url: str, wait: Callable[[str], None] | None) -> Iterator[None]:
+    """A session advisory lock per schema: a second writer waits (and is told so). It goes with
+    the connection, so a killed writer never leaves it held."""
+    key = "%s, hashtext(current_schema())"
+    (taken,) = db.execute(f"SELECT pg_try_advisory_lock({key})", (_LOCK_CLASS,)).fetchone() or (False,)
+    if not taken:
+        if wait is not None:
+            wait(f"waiting for another localqa index, which is writing {describe(url)}")
+        db.execute(f"SELECT pg_advisory_lock({key})", (_LOCK_CLASS,))
+    try:
+        yield
+    finally:
+        if not db.closed and not db.broken:
+            db.execute(f"SELECT pg_advisory_unlock({key})", (_LOCK_CLASS,))
+
+
+def _refuse_foreign_tables(db: Connection, url: str) -> None:
+    """A schema that holds tables but no localqa index is someone else's: never write into it."""
+    ours = db.execute("SELECT to_regclass('migrations') IS NOT NULL").fetchone()
+    others = db.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").fetchone()
+    if not (ours and ours[0]) and others and others[0]:
+        raise LocalQAError(
+            f"{describe(url)} holds tables that are not a localqa index; choose another database "
+            "(or a schema of its own: options=-csearch_path=NAME in the URL)"
+        )
+
+
+def _read_state(db: Connection) -> IndexedState:
+    files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
+    documents = db.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents").fetchall()
+    return IndexedState(
+        files={
+            name: IndexedFile(sha, tuple(int(p) for p in pages.split(",") if p)) for name, sha, pages in files
+        },
+        documents={row[1]: document_of(row) for row in documents},
+    )
+
+
+class _PostingsRows:
+    """The postings table (`localqa.store.postings.PostingsTable`) in the writer's transaction."""
+
+    def __init__(self, db: Connection) -> None:
+        self._db = db
+
+    def read(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
+        rows = self._db.execute(
+            "SELECT term, passages, heading, body FROM postings WHERE term = ANY(%s)", (list(terms),)
+        ).fetchall()
+        return {term: (bytes(ids), bytes(heading), bytes(body)) for term, ids, heading, body in rows}
+
+    def write(self, rows: Sequence[PackedRow]) -> None:
+        with self._db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO postings (term, passages, heading, body) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (term) DO UPDATE SET passages = EXCLUDED.passages, "
+                "heading = EXCLUDED.heading, body = EXCLUDED.body",
+                rows,
+            )
+
+    def delete(self, terms: Sequence[str]) -> None:
+        if terms:
+            self._db.execute("DELETE FROM postings WHERE term = ANY(%s)", (list(terms),))
+
+
+# (id, doc_id, origin, kind, source, page, section, paragraph, table_no, row_no, boxes, text, heading)
+_NewPassage = tuple[
+    int, str, str, str, str, int | None, str | None, int | None, int | None, int | None, str, str, str
+]
+_NEW_COLUMNS = (
+    "id, doc_id, origin, kind, source, page, section, paragraph, table_no, row_no, boxes, text, heading"
+)
+
+
+class PostgresWriter(Writer):
+    """What `SQLiteWriter` does, to the same effect, in fewer round trips to the server: new
+    passages (and their files' rows) wait in memory and go in batches of `_WRITE_BATCH`, their
+    terms counted, their lengths taken from the counts, the rows copied; documents are written a
+    call at a time; nothing is asked of the server that the writer already knows (which files
+    have passages, each document's context). Anything that reads or removes passages sends the
+    waiting ones first."""
+
+    def __init__(self, db: Connection, previous: IndexedState) -> None:
+        self._db = db
+        self._previous = previous
+        self._postings = PostingsWriter(TermCounter(), _PostingsRows(db))
+        self._waiting: list[_NewPassage] = []
+        self._waiting_files: dict[str, tuple[str, str]] = {}  # name -> (sha256, pages without text)
+        self._origins = {origin for (origin,) in self._execute("SELECT DISTINCT origin FROM passages")}
+        self._contexts: dict[str, tuple[str, str]] = {}  # doc_id -> (wanted, indexed): see _context
+        self._next_id: int | None = None
+
+    def indexed(self) -> IndexedState:
+        return self._previous
+
+    def _execute(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        cursor = self._db.execute(sql, args)
+        return cursor.fetchall() if cursor.description else []
+
+    # --- passages ---------------------------------------------------------------------------
+
+    def _new_id(self) -> int:
+        """One more than the largest id, as SQLite gives a rowid (ids freed by a removal are
+        reused exactly as there)."""
+        if self._next_id is None:
+            self._next_id = int(self._execute("SELECT coalesce(max(id), 0) + 1 FROM passages")[0][0])
+        given, self._next_id = self._next_id, self._next_id + 1
+        return given
+
+    def _send(self) -> None:
+        """Count, measure and copy the waiting passages into the server, with their files' rows."""
+        waiting, self._waiting = self._waiting, []
+        files, self._waiting_files = self._waiting_files, {}
+        if waiting:
+            counted = self._postings.add([(row[0], row[12], row[11]) for row in waiting])
+            sizes = lengths(counted)
+            with self._db.cursor() as cursor:
+                with cursor.copy(f"COPY passages ({_NEW_COLUMNS}, section_len, body_len) FROM STDIN") as copy:
+                    for row in waiting:
+                        copy.write_row((*row, *sizes.get(row[0], (0, 0))))
+                with cursor.copy("COPY identifiers (passage_id, identifier, col) FROM STDIN") as copy:
+                    for row in waiting:
+                        for column, text in (("section", row[12]), ("body", row[11])):
+                            for code in identifiers(text):
+                                copy.write_row((row[0], code, column))
+            self._origins.update(row[2] for row in waiting)
+        if files:
+            with self._db.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO files (name, sha256, pages_without_text) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (name) DO UPDATE SET sha256 = EXCLUDED.sha256, "
+                    "pages_without_text = EXCLUDED.pages_without_text",
+                    [(name, *row) for name, row in files.items()],
+                )
+
+    def remove_files(self, names: Iterable[str]) -> None:
+        for name in names:
+            self._drop_origin(name)
+            self._waiting_files.pop(name, None)
+            self._execute("DELETE FROM files WHERE name = %s", name)
+
+    def _drop_origin(self, origin: str) -> None:
+        if origin not in self._origins and all(row[2] != origin for row in self._waiting):
+            return  # nothing indexed from it
+        self._send()  # before the ids change: a removal may lower the largest id
+        rows = self._execute("SELECT id, heading, text FROM passages WHERE origin = %s", origin)
+        if rows:
+            self._unindex(rows)
+            self._execute("DELETE FROM passages WHERE origin = %s", origin)  # embeddings go with them
+            self._next_id = None
+        self._origins.discard(origin)
+
+    def _unindex(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Take passages, given as (id, heading text, body), out of the postings and the
+        identifiers."""
+        self._postings.remove([(pid, heading, body) for pid, heading, body in rows])
+        self._execute("DELETE FROM identifiers WHERE passage_id = ANY(%s)", [row[0] for row in rows])
+
+    def put_documents(self, documents: Iterable[Document], blocked: Iterable[str]) -> None:
+        self._send()
+        documents = list(documents)
+        sources = [d.source for d in documents]
+        present = {name for (name,) in self._execute("SELECT name FROM files")}
+        # What extraction found, and what the passages are indexed with, stays with the source.
+        kept: dict[str, tuple[Found, str]] = {
+            source: (found_of(*found), context)
+            for source, context, *found in self._execute(
+                f"SELECT source, context, {FOUND_COLUMNS} FROM documents WHERE source = ANY(%s)", sources
+            )
+        }
+        # Forget the rows being rewritten first, so that ids can move between documents (a swap).
+        self._execute("DELETE FROM documents WHERE source = ANY(%s)", sources)
+        holders: dict[str, str] = dict(
+            self._execute(
+                "SELECT doc_id, source FROM documents WHERE doc_id = ANY(%s)", [d.doc_id for d in documents]
+            )
+        )
+        for document in documents:
+            holder = holders.get(document.doc_id)
+            if holder is not None and holder in present:
+                # Planning blocks every contested id; reaching this would hand one file's passages
+                # (and their access) to another, so stop rather than write.
+                raise LocalQAError(f"{document.source}: document id {document.doc_id!r} is held by {holder}")
+            holders[document.doc_id] = document.source
+        # A removed file's rows under these ids go; a catalog edit may give a document a new id:
+        # what is indexed under the old one moves with its source.
+        doc_ids = [d.doc_id for d in documents]
+        self._execute("DELETE FROM documents WHERE doc_id = ANY(%s)", doc_ids)
+        if self._origins:
+            moved = self._execute(
+                "UPDATE passages p SET doc_id = m.doc_id "
+                "FROM unnest(%s::text[], %s::text[]) AS m(doc_id, source) "
+                "WHERE p.source = m.source AND p.doc_id <> m.doc_id RETURNING p.id",
+                doc_ids,
+                sources,
+            )
+            self._execute(
+                "UPDATE embeddings e SET doc_id = p.doc_id FROM passages p "
+                "WHERE p.id = e.passage_id AND p.id = ANY(%s)",
+                [pid for (pid,) in moved],
+            )
+        with self._db.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO documents ({DOCUMENT_COLUMNS}, {FOUND_COLUMNS}, context) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (*document_values(d), *found_values(found), context)
+                    for d in documents
+                    for found, context in [kept.get(d.source, (Found(), ""))]
+                ],
+            )
+        for document in documents:
+            found, indexed = kept.get(document.source, (Found(), ""))
+            wanted = searchable_title(document.source, document.title or found.title)
+            self._contexts[document.doc_id] = (wanted, indexed)
+            self._sync_context(document.doc_id)
+        self._execute("UPDATE documents SET access = NULL WHERE source = ANY(%s)", list(blocked))
+
+    def _context(self, doc_id: str) -> tuple[str, str]:
+        """(the document context its passages should be indexed with, the one they are)."""
+        if doc_id not in self._contexts:
+            ((source, title, found_title, indexed),) = self._execute(
+                "SELECT source, title, found_title, context FROM documents WHERE doc_id = %s", doc_id
+            )
+            self._contexts[doc_id] = (searchable_title(source, title or found_title), indexed)
+        return self._contexts[doc_id]
+
+    def _sync_context(self, doc_id: str) -> None:
+        """Re-index the document's passages when its context (title, file name) changed: their
+        heading text, identifiers, postings and lengths, and their vectors (re-embedded later)."""
+        wanted, indexed = self._context(doc_id)
+        if wanted == indexed:
+            return
+        self._send()
+        self._execute("UPDATE documents SET context = %s WHERE doc_id = %s", wanted, doc_id)
+        self._contexts[doc_id] = (wanted, wanted)
+        rows = self._execute(
+            "SELECT id, heading, text, section FROM passages WHERE doc_id = %s ORDER BY id", doc_id
+        )
+        for start in range(0, len(rows), _WRITE_BATCH):
+            batch = rows[start : start + _WRITE_BATCH]
+            self._unindex([(pid, heading, text) for pid, heading, text, _ in batch])
+            fresh = [(pid, searchable_heading(wanted, section), text) for pid, _, text, section in batch]
+            sizes = lengths(self._postings.add(fresh))
+            with self._db.cursor() as cursor:
+                cursor.executemany(
+                    "UPDATE passages SET heading = %s, section_len = %s, body_len = %s WHERE id = %s",
+                    [(heading, *sizes.get(pid, (0, 0)), pid) for pid, heading, _ in fresh],
+                )
+                cursor.executemany(
+                    "INSERT INTO identifiers (passage_id, identifier, col) VALUES (%s, %s, %s) "
+                    "ON CONFLICT DO NOTHING",
+                    [
+                        (pid, code, column)
+                        for pid, heading, text in fresh
+                        for column, part in (("section", heading), ("body", text))
+                        for code in identifiers(part)
+                    ],
+                )
+            self._execute("DELETE FROM embeddings WHERE passage_id = ANY(%s)", [row[0] for row in batch])
+
+    def replace_unit(
+        self,
+        name: str,
+        sha256: str,
+        doc_id: str,
+        passages: Sequence[Passage],
+        pages_without_text: Sequence[int],
+        found: Found | None = None,
+    ) -> None:
+        self._drop_origin(name)
+        if found is not None:
+            self._execute(
+                "UPDATE documents SET found_title = %s, found_name = %s, found_period = %s WHERE doc_id = %s",
+                *found_values(found),
+                doc_id,
+            )
+            self._contexts.pop(doc_id, None)
+            self._sync_context(doc_id)
+        context, _ = self._context(doc_id)
+        for passage in passages:
+            self._waiting.append(
+                (
+                    self._new_id(),
+                    doc_id,
+                    name,
+                    passage.kind.value,
+                    passage.source,
+                    passage.page,
+                    passage.section,
+                    passage.paragraph,
+                    passage.table,
+                    passage.row,
+                    json.dumps(passage.boxes),
+                    passage.text,
+                    searchable_heading(context, passage.section),
+                )
+            )
+        self._waiting_files[name] = (sha256, ",".join(map(str, pages_without_text)))
+        if len(self._waiting) >= _WRITE_BATCH:
+            self._send()
+
+    def record_catalog(self, sha256: str | None) -> None:
+        if sha256 is None:
+            self._execute("DELETE FROM files WHERE name = %s", CATALOG_NAME)
+        else:
+            self._execute(
+                "INSERT INTO files (name, sha256, pages_without_text) VALUES (%s, %s, '') "
+                "ON CONFLICT (name) DO UPDATE SET sha256 = EXCLUDED.sha256",
+                CATALOG_NAME,
+                sha256,
+            )
+
+    # --- vectors ----------------------------------------------------------------------------
+
+    def has_vectors(self, model: str) -> bool:
+        self._send()
+        return bool(self._execute("SELECT 1 FROM embeddings WHERE model = %s LIMIT 1", model))
+
+    def passages_without_vectors(self, model: str) -> list[Unembedded]:
+        self._send()
+        rows = self._execute(
+            "SELECT p.id, d.context, p.section, p.text FROM passages p "
+            "JOIN documents d ON d.doc_id = p.doc_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = %s AND e.passage_id = p.id) "
+            "ORDER BY p.id",
+            model,
+        )
+        return [Unembedded(*row) for row in rows]
+
+    def put_vectors(self, model: str, ids: Sequence[int], vectors: Vectors) -> None:
+        self._send()
+        ids = [int(pid) for pid in ids]
+        owners = dict(self._execute("SELECT id, doc_id FROM passages WHERE id = ANY(%s)", ids))
+        self._execute("DELETE FROM embeddings WHERE model = %s AND passage_id = ANY(%s)", model, ids)
+        with (
+            self._db.cursor() as cursor,
+            cursor.copy("COPY embeddings (passage_id, model, doc_id, vector) FROM STDIN") as copy,
+        ):
+            for pid, vector in zip(ids, vectors, strict=True):
+                copy.write_row((pid, model, owners[pid], _vector_text(vector)))
+
+    def drop_vectors(self, model: str) -> None:
+        self._execute("DELETE FROM embeddings WHERE model = %s", model)
+
+    def finish(self) -> WriteSummary:
+        self._send()
+        self._postings.flush()
+        # Documents whose source is gone lose their row; their passages went with their files.
+        self._execute(
+            "DELETE FROM documents WHERE doc_id NOT IN (SELECT doc_id FROM passages) "
+            "AND source NOT IN (SELECT name FROM files)"
+        )
+        digest = hashlib.sha256()
+        for name, sha in self._execute('SELECT name, sha256 FROM files ORDER BY name COLLATE "C"'):
+            digest.update(f"{name}\0{sha}\n".encode())
+        generation = int(
+            self._execute("SELECT coalesce(max(value::bigint), 0) FROM meta WHERE key = 'generation'")[0][0]
+        )
+        with self._db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                [
+                    ("corpus_digest", digest.hexdigest()),
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    ("built", date.today().isoformat()),
+                    ("generation", str(generation + 1)),
+                ],
+            )
+        return WriteSummary(
+            documents=int(self._execute("SELECT count(*) FROM documents")[0][0]),
+            passages=int(self._execute("SELECT count(*) FROM passages")[0][0]),
+            digest=digest.hexdigest(),
+        )

