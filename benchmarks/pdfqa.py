@@ -59,7 +59,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -569,7 +570,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
     }
     k = SCIFACT_K if bench.qrels is not None else args.k
     retriever = args.retriever
-    with tempfile.TemporaryDirectory(prefix="pdfqa-") as scratch:
+    with _scratch(args.runs, bench.name) as scratch:
         suite = Path(scratch) / "suite-shared"
         suite.mkdir()
         (suite / "cases.toml").write_text(cases_toml(bench.cases, None), encoding="utf-8")
@@ -629,6 +630,20 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         }
     report["routed"] = routed(bench.cases, shared_run)
     return report
+
+
+@contextmanager
+def _scratch(runs: Path | None, name: str) -> Iterator[str]:
+    """Where the suites and runs of one set are written: `runs`/NAME, kept, when given (to read
+    each case's candidates and routes), else a temporary folder."""
+    if runs is None:
+        with tempfile.TemporaryDirectory(prefix="pdfqa-") as scratch:
+            yield scratch
+        return
+    folder = runs / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    yield str(folder)
 
 
 def _pages(documents: list[Path]) -> int | None:
@@ -758,6 +773,9 @@ def main(argv: list[str] | None = None) -> int:
         "schema of its own per index, kept for reuse like the files)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    parser.add_argument(
+        "--runs", type=Path, metavar="DIR", help="keep each set's suites and eval runs in DIR/<set>"
+    )
     args = parser.parse_args(argv)
     if args.checkout:
         CHECKOUT[0] = args.checkout.resolve()
