@@ -228,3 +228,31 @@ def test_a_suite_case_naming_no_document_it_may_search_is_an_error_naming_the_ca
     result = runner.invoke(cli, ["eval", str(suite), "--db", str(library_db)])
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {suite / 'cases.toml'}: case hidden: {complaint}")
+
+
+# --- what the store keeps per scope --------------------------------------------------------------
+
+
+def test_the_store_keeps_what_it_derives_for_the_most_recently_used_scopes_only(library_db: Db) -> None:
+    """Named and routed scopes come and go for the life of a server: each scope's mask and BM25
+    statistics are kept for KEPT_SCOPES of them, and a scope asked again is derived again alike."""
+    from itertools import combinations
+
+    from localqa.store import open_store
+    from localqa.store.base import Scope
+    from localqa.store.layout import KEPT_SCOPES, LayoutStore
+
+    store = open_store(library_db)
+    try:
+        assert isinstance(store, LayoutStore)
+        doc_ids = sorted(d.doc_id for d in store.documents())
+        scopes = [Scope(doc_ids=frozenset(c)) for n in (1, 2, 3) for c in combinations(doc_ids, n)]
+        assert len(scopes) > KEPT_SCOPES
+        first = store.lexical_statistics(scopes[0], "heading")
+        for scope in scopes:
+            store.lexical_statistics(scope, "heading")
+            assert len(store._scopes) <= KEPT_SCOPES
+        assert scopes[0].doc_ids not in store._scopes  # the least recently used went first
+        assert store.lexical_statistics(Scope(doc_ids=scopes[0].doc_ids), "heading") == first
+    finally:
+        store.close()
