@@ -45,6 +45,7 @@ import math
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -73,7 +74,11 @@ from localqa.store.schema import SCHEMA_VERSION  # noqa: E402
 from localqa.text import IDENTIFIER, identifiers  # noqa: E402
 from localqa.types import Caller, Document, Kind, Passage  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/bench/scifact"
+# ../shared/bench from the main checkout, ../../shared/bench from a worktree under wt/.
+DEFAULT_DATA = next(
+    (p / "shared/bench/scifact" for p in Path(__file__).resolve().parents if (p / "shared/bench").is_dir()),
+    Path(__file__).resolve().parents[2] / "shared/bench/scifact",
+)
 AS_OF = date(2026, 1, 1)  # every document is undated, so any date gives the same result
 PUBLISHED = (
     ("BM25, BEIR paper (Elasticsearch multifield)", 0.665, None),
@@ -216,7 +221,9 @@ def place(folder: Path, name: str, server: str | None) -> Db:
 def remove(db: Db) -> None:
     url = postgres_url(db)
     if url is None:
-        Path(db).unlink(missing_ok=True)
+        path = Path(db)
+        for made in path.parent.glob(f"{path.name}*"):  # with its vector files and WAL
+            made.unlink()
     else:
         _sql(url, "DO $$ BEGIN EXECUTE format('DROP SCHEMA %I CASCADE', current_schema()); END $$")
 
@@ -346,28 +353,30 @@ def build(path: Db, corpus: Corpus, vectors: bool) -> dict[str, Any]:
             generating += time.perf_counter() - mark
             sha = hashlib.sha256(document.source.encode()).hexdigest()
             writer.replace_unit(document.source, sha, document.doc_id, passages, ())
-        seconds["passages (text, identifiers, term counts)"] = time.perf_counter() - start - generating
+        seconds["passages (identifiers, term counts)"] = time.perf_counter() - start - generating
+        mark = time.perf_counter()
+        writer.finish()
+        writer.commit()
+        seconds["commit (postings)"] = time.perf_counter() - mark
         if vectors:
             mark = time.perf_counter()
             rng = np.random.default_rng(SEED)
-            missing = [p.id for p in writer.passages_without_vectors(embeddings.MODEL_NAME)]
-            for first in range(0, len(missing), 50_000):
-                ids = missing[first : first + 50_000]
-                block = rng.standard_normal((len(ids), WIDTH), dtype=np.float32)
+            writer.expect_vectors(embeddings.MODEL_NAME)
+            while batch := writer.passages_without_vectors(embeddings.MODEL_NAME, limit=50_000):
+                block = rng.standard_normal((len(batch), WIDTH), dtype=np.float32)
                 block /= np.linalg.norm(block, axis=1, keepdims=True)
-                writer.put_vectors(embeddings.MODEL_NAME, ids, block)
-            seconds["random vectors (put_vectors)"] = time.perf_counter() - mark
+                writer.put_vectors(embeddings.MODEL_NAME, [p.id for p in batch], block)
+                writer.commit()
+            seconds["random vectors (put_vectors, commits)"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        writer.finish()
-        seconds["finish (postings flush)"] = time.perf_counter() - mark
-        mark = time.perf_counter()
-    seconds["commit and swap"] = time.perf_counter() - mark
+    seconds["close (checkpoint)"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - start - generating
     peak = _memory()["VmHWM"]
-    # What every later `localqa index` pays even when nothing changed (SQLite: the writer works on
-    # a copy of the whole index and swaps it in).
+    # What every later `localqa index` pays even when nothing changed (the store's part of it:
+    # finding nothing to write, the digest, the commit).
     mark = time.perf_counter()
     with writing(path) as writer:
+        writer.indexed()
         writer.finish()
     refresh = time.perf_counter() - mark
     return {
@@ -417,10 +426,12 @@ def build_main(data_folder: Path, corpus: str, size: int, layout: str, path: Db,
 
 
 def index_bytes(db: Db) -> int:
-    """The index's size: the file, or every table of its schema with its indexes and TOAST."""
+    """The index's size: the file with the vector files beside it, or every table of its schema
+    with its indexes and TOAST."""
     url = postgres_url(db)
     if url is None:
-        return Path(db).stat().st_size
+        path = Path(db)
+        return path.stat().st_size + sum(p.stat().st_size for p in path.parent.glob(f"{path.name}.vectors-*"))
     return int(
         _sql(
             url,
@@ -431,14 +442,16 @@ def index_bytes(db: Db) -> int:
 
 
 def table_bytes(path: Db) -> dict[str, int]:
-    """Bytes per part of the index (SQLite's dbstat; PostgreSQL's relation sizes), FTS5's shadow
-    tables and every table's indexes counted with it."""
+    """Bytes per part of the index (SQLite's dbstat, with the vector files beside it; PostgreSQL's
+    relation sizes), every table's indexes counted with it."""
     import sqlite3
 
     groups = {
-        "passages_fts": "FTS5",
         "passages": "passages",
         "postings": "postings",
+        "segments": "postings",
+        "units": "lengths",
+        "vector_batches": "vectors",
         "embeddings": "vectors",
         "identifiers": "identifiers",
     }
@@ -460,6 +473,7 @@ def table_bytes(path: Db) -> dict[str, int]:
         owner = table_name or name
         group = next((g for prefix, g in groups.items() if owner.startswith(prefix)), "other")
         found[group] += size
+    found["vectors"] += index_bytes(path) - path.stat().st_size
     return dict(found)
 
 
@@ -608,13 +622,104 @@ def cold_start(path: Db, queries: Sequence[str], hybrid: bool) -> dict[str, Any]
 
 
 def _memory() -> dict[str, float]:
-    """Resident and peak resident memory of this process, MB."""
+    """Resident and peak resident memory of this process, MB; of the resident, the process's own
+    (anonymous) memory and the pages of mapped files (the vector file: page cache, shared)."""
     found = {}
     for line in Path("/proc/self/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             found[key] = int(value.split()[0]) / 1024
     return found
+
+
+def fresh_cli(path: Db, claim: str, retriever: str, repeat: int = 3) -> dict[str, Any]:
+    """`localqa search CLAIM --db PATH --retriever R` in a new process, as a user runs it: the
+    median wall seconds of `repeat` runs and the largest peak RSS (GNU time's, the process's own)."""
+    timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    walls, peaks = [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = subprocess.run(
+            [*timer, sys.executable, "-m", "localqa", "search", claim, "--db", str(path), "--part", claim,
+             "--retriever", retriever, "--as-of", AS_OF.isoformat()],
+            capture_output=True, text=True, check=False, env=env, cwd=REPO,
+        )  # fmt: skip
+        walls.append(time.perf_counter() - started)
+        if result.returncode:
+            return {"error": result.stderr.strip().splitlines()[-1:]}
+        if timer:
+            peaks.append(int(result.stderr.strip().splitlines()[-1]) / 1024)
+    return {
+        "wall_s": statistics.median(walls),
+        "runs": walls,
+        "peak_rss_mb": max(peaks) if peaks else float("nan"),
+        "load": os.getloadavg()[0],
+    }
+
+
+def refresh_in_child(path: Db, hybrid: bool) -> dict[str, Any]:
+    """Run `--refresh` in a new interpreter, so that its time and peak memory are its own."""
+    command = [
+        sys.executable,
+        __file__,
+        "--refresh",
+        str(path),
+        "--cold-hybrid" if hybrid else "--no-cold-hybrid",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode:
+        return {"error": result.stderr.strip().splitlines()[-3:]}
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def refresh_main(path: Db, hybrid: bool) -> int:
+    """The child side of `refresh_in_child`: a refresh with nothing to change; one that adds a
+    10-page PDF (generated as `benchmarks/ingest.py` does: prose and a ruled table per page),
+    split into extraction, the lexical commit (searchable) and its vectors (the real model); and
+    one that removes it again, leaving the corpus as it was for the next run."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ingest import generate_pdf
+
+    from localqa.extract.pdf import extract_pdf
+
+    seconds: dict[str, float] = {}
+    mark = time.perf_counter()
+    with writing(path) as writer:
+        writer.indexed()
+        writer.finish()
+    seconds["no change: whole refresh"] = time.perf_counter() - mark
+    with tempfile.TemporaryDirectory(prefix="localqa-beir-") as tmp:
+        pdf = Path(tmp) / "added-ten-pages.pdf"
+        generate_pdf(pdf, 10)
+        sha = hashlib.sha256(pdf.read_bytes()).hexdigest()
+        if hybrid:
+            embeddings.embed(["warm up"])  # the model, loaded (a refresh that embeds loads it once)
+        mark = began = time.perf_counter()
+        extracted = extract_pdf(pdf, pdf.name)
+        seconds["added PDF: extraction (10 pages)"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        with writing(path) as writer:
+            document = Document(doc_id="added-ten-pages", source=pdf.name, series="added-ten-pages")
+            writer.put_documents([document], ())
+            writer.replace_unit(pdf.name, sha, document.doc_id, extracted.passages, (), extracted.title)
+            writer.finish()
+            writer.commit()
+            seconds["added PDF: write and commit (searchable)"] = time.perf_counter() - mark
+            mark = time.perf_counter()
+            if hybrid:
+                embeddings.embed_missing(writer)
+            seconds["added PDF: its vectors (model and commit)"] = time.perf_counter() - mark
+            mark = time.perf_counter()
+        seconds["added PDF: close (checkpoint)"] = time.perf_counter() - mark
+        seconds["added PDF: whole refresh"] = time.perf_counter() - began
+    mark = time.perf_counter()
+    with writing(path) as writer:
+        writer.remove_files([pdf.name])
+        writer.finish()
+    seconds["removed again: whole refresh"] = time.perf_counter() - mark
+    print(json.dumps({"seconds": seconds, "passages_added": len(extracted.passages), "memory_mb": _memory()}))
+    return 0
 
 
 def cold_main(path: Db, hybrid: bool) -> int:
@@ -776,43 +881,48 @@ def compare_retrievers(
     start = time.perf_counter()
     write_documents(embedded_db, scifact_documents(data.corpus), embed=True)
     embedded_build = time.perf_counter() - start
+    runs = [(r, embedded_db, r) for r in retrievers]
+    if "hybrid" in retrievers and postgres_url(embedded_db) is None:
+        # The index the moment `localqa index` makes it searchable (SQLite): embedded with the
+        # model, no vector stored yet (the vector file left behind), so hybrid embeds the lexical
+        # top at question time.
+        searchable_db = Path(embedded_db).with_name("scifact-searchable.sqlite3")
+        shutil.copyfile(embedded_db, searchable_db)
+        runs.append(("hybrid, while embedding (no vector stored)", searchable_db, "hybrid"))
     rows, results = [], []
-    with open_index(embedded_db) as store:
-        for retriever in retrievers:
-            if retriever == "lexical":
-                run, path, built = lexical_run, lexical_db, None
-            else:
-                settings = RetrievalSettings(retriever=retriever, k=100, k1=args.k1, b=args.b)
-                run, path, built = (
-                    run_queries(store, data.queries, test_ids, settings),
-                    embedded_db,
-                    embedded_build,
-                )
-            s = run.scores(data.qrels)
-            latency = statistics.median(run.seconds.values())
-            size = index_bytes(path)
-            empty = sum(run.notes.values())
-            rows.append(
-                [
-                    retriever,
-                    f"{s['ndcg@10']:.4f}",
-                    f"{s['recall@100']:.4f}",
-                    empty,
-                    "—" if built is None else f"{built:.1f}",
-                    f"{size / 1e6:.1f}",
-                    ms(latency),
-                ]
-            )
-            results.append(
-                {
-                    "retriever": retriever,
-                    **s,
-                    "empty": empty,
-                    "build_s": built,
-                    "bytes": size,
-                    "median_latency_ms": latency * 1000,
-                }
-            )
+    for label, path, retriever in runs:
+        if retriever == "lexical":
+            run, path, built = lexical_run, lexical_db, None
+        else:
+            settings = RetrievalSettings(retriever=retriever, k=100, k1=args.k1, b=args.b)
+            with open_index(path) as store:
+                run = run_queries(store, data.queries, test_ids, settings)
+            built = embedded_build if path == embedded_db else None
+        s = run.scores(data.qrels)
+        latency = statistics.median(run.seconds.values())
+        size = index_bytes(path)
+        empty = sum(run.notes.values())
+        rows.append(
+            [
+                label,
+                f"{s['ndcg@10']:.4f}",
+                f"{s['recall@100']:.4f}",
+                empty,
+                "—" if built is None else f"{built:.1f}",
+                f"{size / 1e6:.1f}",
+                ms(latency),
+            ]
+        )
+        results.append(
+            {
+                "retriever": label,
+                **s,
+                "empty": empty,
+                "build_s": built,
+                "bytes": size,
+                "median_latency_ms": latency * 1000,
+            }
+        )
     print()
     print(
         table(
@@ -886,7 +996,12 @@ def corpus_figures(
         "backend": backend,
         "build": built,
     }
+    figures["refresh"] = refresh_in_child(path, hybrid)
     figures["cold"] = cold_start(path, queries, hybrid)
+    figures["cli"] = {
+        retriever: fresh_cli(path, queries[0], retriever)
+        for retriever in (("lexical", "hybrid") if hybrid else ("lexical",))
+    }
     lexical = RetrievalSettings(retriever="lexical", k=10, k1=args.k1, b=args.b)
     mixed = RetrievalSettings(retriever="hybrid", k=10, k1=args.k1, b=args.b)
     with open_index(path) as store:
@@ -957,7 +1072,7 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
 
     print("\nBuild (seconds per phase, through the store's writer; MB per part of the file)")
     phases = list(dict.fromkeys(p for g in growth for p in g["build"]["seconds"]))
-    parts = ["FTS5", "postings", "passages", "identifiers", "vectors", "other"]  # PostgreSQL: no FTS5
+    parts = ["postings", "passages", "lengths", "identifiers", "vectors", "other"]
     rows = []
     for g in growth:
         b = g["build"]
@@ -980,9 +1095,46 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         )
     )
     print(
-        "refresh s: a later write with nothing to change (the writer copies the whole index and "
-        "swaps it in); peak RSS: the building process"
+        "refresh s: a later write with nothing to change, right after the build (in place: finding "
+        "nothing to write, the digest, a commit); peak RSS: the building process"
     )
+
+    print(
+        "\nRefreshes, each in a new process (seconds; the store's part of `localqa index`, "
+        "without the folder scan)"
+    )
+    labels = list(dict.fromkeys(label for g in growth for label in g["refresh"].get("seconds", {})))
+    rows = [
+        [label, *(f"{g['refresh'].get('seconds', {}).get(label, float('nan')):.2f}" for g in growth)]
+        for label in labels
+    ]
+    rows.append(["passages in the added PDF", *(str(g["refresh"].get("passages_added", "")) for g in growth)])
+    rows.append(
+        [
+            "peak RSS MB",
+            *(f"{g['refresh'].get('memory_mb', {}).get('VmHWM', float('nan')):.0f}" for g in growth),
+        ]
+    )
+    print(table(["step", *(f"{g['corpus']} / {g['layout']}" for g in growth)], rows))
+    for g in growth:
+        if "error" in g["refresh"]:
+            print(f"  {g['corpus']} / {g['layout']}: the refresh failed: {g['refresh']['error']}")
+
+    print("\nA fresh `localqa search CLAIM --retriever R` (wall seconds, median of 3; peak RSS MB, GNU time)")
+    rows = []
+    for retriever in ("lexical", "hybrid") if hybrid else ("lexical",):
+        rows.append(
+            [
+                retriever,
+                *(
+                    f"{g['cli'][retriever].get('wall_s', float('nan')):.2f} s, "
+                    f"{g['cli'][retriever].get('peak_rss_mb', float('nan')):.0f} MB "
+                    f"(load {g['cli'][retriever].get('load', float('nan')):.1f})"
+                    for g in growth
+                ),
+            ]
+        )
+    print(table(["retriever", *(f"{g['corpus']} / {g['layout']}" for g in growth)], rows))
 
     for retriever in ("lexical", "hybrid") if hybrid else ("lexical",):
         key = f"{retriever}_stages"
@@ -1010,6 +1162,8 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         for label in labels
     ]
     rows.append(["peak RSS MB", *(f"{_peak(g['cold']):.0f}" for g in growth)])
+    for key, label in (("RssAnon", "at the end: own memory MB"), ("RssFile", "at the end: mapped files MB")):
+        rows.append([label, *(f"{_last(g['cold'], key):.0f}" for g in growth)])
     print(table(["stage", *(_label(g) for g in growth)], rows))
     for g in growth:
         if "error" in g["cold"]:
@@ -1043,6 +1197,11 @@ def print_backends(growth: list[dict[str, Any]], hybrid: bool) -> None:
         rows.append(row)
     print("\nSQLite and PostgreSQL side by side (the same corpora and claims, in this run)")
     print(table(headers, rows))
+
+
+def _last(cold: dict[str, Any], key: str) -> float:
+    stages = list(cold.get("memory_mb", {}).values())
+    return float(stages[-1].get(key, float("nan"))) if stages else float("nan")
 
 
 def _peak(cold: dict[str, Any]) -> float:
@@ -1123,12 +1282,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     parser.add_argument("--cold", help=argparse.SUPPRESS)
+    parser.add_argument("--refresh", help=argparse.SUPPRESS)
     parser.add_argument("--build-corpus", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--build-vectors", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     parser.add_argument("--cold-hybrid", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cold:
         return cold_main(_db(args.cold), bool(args.cold_hybrid))
+    if args.refresh:
+        return refresh_main(_db(args.refresh), bool(args.cold_hybrid))
     if args.build_corpus:
         corpus, size, layout, path = args.build_corpus
         return build_main(args.data, corpus, int(size), layout, _db(path), bool(args.build_vectors))

@@ -30,6 +30,8 @@ work done whatever else runs on the machine, so it is the fairest comparison on 
                    localqa adopts (localqa.embeddings)
   onnx-int8-b32[-t1]  ... batched by 32 after sorting (faster, but a vector then depends on
                    the texts batched with it: see localqa.embeddings.BATCH)
+  onnx-int8-pool   localqa.embeddings.embed: one text per call on one ONNX Runtime thread, one
+                   call per core side by side (what `localqa index` runs)
   onnx-int8-b8, onnx-int8-unsorted   ... batch 8; 256-row chunks in index order
   onnx-int8-128[-t1]  ... truncated at 128 tokens
   openvino-fp32[-t1]  OpenVINO on the plain torch export (OpenVINO does not run ONNX Runtime's
@@ -64,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from beir import load_scifact, ndcg_at  # noqa: E402
 
 from localqa import minilm  # noqa: E402
+from localqa.catalog import searchable_title  # noqa: E402
 from localqa.embeddings import passage_text  # noqa: E402
 
 # ../shared/bench from the main checkout, ../../shared/bench from a worktree under wt/.
@@ -97,15 +100,20 @@ def real_passages(folder: Path) -> list[str]:
     texts = []
     for name in REAL_FILES:
         print(f"extracting {name} ...", file=sys.stderr, flush=True)
-        texts += [passage_text(p.section, p.text) for p in extract_pdf(folder / name, name).passages]
+        extracted = extract_pdf(folder / name, name)
+        context = searchable_title(name, extracted.title)
+        texts += [passage_text(context, p.section, p.text) for p in extracted.passages]
     CACHE.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(texts), encoding="utf-8")
     return texts
 
 
 def scifact_texts(corpus: Sequence[dict[str, str]]) -> list[str]:
-    """As benchmarks/beir.py indexes an abstract: section = title, text = abstract."""
-    return [passage_text(r["title"].strip() or None, r["text"]) for r in corpus]
+    """As benchmarks/beir.py indexes an abstract: source `<id>.txt`, section = title, text = abstract."""
+    return [
+        passage_text(searchable_title(f"{r['_id']}.txt", None), r["title"].strip() or None, r["text"])
+        for r in corpus
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -327,6 +335,13 @@ def openvino_variant(path: Path, files: minilm.ModelFiles, threads: int = 2, bat
     return _batched_sorted(encode, batch)
 
 
+def pool_variant() -> EncodeAll:
+    from localqa import embeddings
+
+    embeddings.embed(["warm up"])
+    return lambda texts: np.asarray(embeddings.embed(texts))
+
+
 def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
     files = built.files
     table: dict[str, Callable[[], EncodeAll]] = {
@@ -339,6 +354,9 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
         "onnx-int8-b8": lambda: localqa_variant(built, "int8", threads=threads, batch=8),
         "onnx-int8-unsorted": lambda: localqa_variant(built, "int8", threads=threads, sorted_whole=False),
         "openvino-int8": lambda: openvino_variant(built.get("torch-export-int8"), files, threads),
+        # What localqa runs (issue 21): one text per call, one ONNX Runtime thread per call, one
+        # call per core side by side.
+        "onnx-int8-pool": lambda: pool_variant(),
     }
     # The options worth comparing on one core too (`-t1`): with one thread, CPU time is the work
     # done, whatever else runs on the machine.

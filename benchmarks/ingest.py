@@ -210,13 +210,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--phases", action="store_true", help="with --folder: also time each step of extract_pdf"
     )
+    parser.add_argument(
+        "--ready",
+        action="store_true",
+        help="with --folder: time `localqa index` as a user runs it (searchable, vectors complete), the "
+        "encoder alone, and searches after it (benchmarks/ready.py) instead of the in-process build "
+        "with embeddings",
+    )
+    parser.add_argument(
+        "--set",
+        choices=["financebench", "mmlongbench"],
+        help="with --ready: the folder is this benchmark set's pdfs/ (its questions beside it): score page "
+        "hits at both moments, with benchmarks/pdfqa.py's catalog",
+    )
+    parser.add_argument(
+        "--sample", type=int, default=1000, help="with --ready: passages for the encoder-only rate"
+    )
     args = parser.parse_args(argv)
     if args.pages < 1 or args.repeat < 1:
         parser.error("--pages and --repeat must be at least 1")
-    if (args.only or args.phases) and args.folder is None:
-        parser.error("--only and --phases need --folder")
+    if (args.only or args.phases or args.ready) and args.folder is None:
+        parser.error("--only, --phases and --ready need --folder")
     if args.folder is not None:
-        return measure_folder(args.folder, args.jobs, args.json, index=args.only is None, phases=args.phases)
+        return measure_folder(
+            args.folder,
+            args.jobs,
+            args.json,
+            index=args.only is None,
+            phases=args.phases,
+            ready_set=(args.set or "") if args.ready else None,
+            sample=args.sample,
+        )
 
     with tempfile.TemporaryDirectory(prefix="localqa-ingest-") as tmp:
         folder = Path(tmp) / "pdfs"
@@ -325,19 +349,38 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure_folder(
-    source: Path, jobs: int, out: Path | None, index: bool = True, phases: bool = False
+    source: Path,
+    jobs: int,
+    out: Path | None,
+    index: bool = True,
+    phases: bool = False,
+    ready_set: str | None = None,
+    sample: int = 1000,
 ) -> int:
     """Real PDFs: bare get_text, extraction, and (with `index`) the whole index without and with
-    embeddings; with `phases`, where extraction's time goes."""
+    embeddings; with `phases`, where extraction's time goes; with `ready_set` (a set name, or ""),
+    `benchmarks/ready.py`'s figures instead of the build with embeddings."""
     pdfs = sorted(source.glob("*.pdf"))
     if not pdfs:
         print(f"Skipped: no PDFs in {source}")
         return 0
+    cases: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="localqa-ingest-") as tmp:
         folder = Path(tmp) / "pdfs"
         folder.mkdir()
         for pdf in pdfs:
             (folder / pdf.name).write_bytes(pdf.read_bytes())
+        if ready_set:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import pdfqa
+
+            loader = {"financebench": pdfqa.load_financebench, "mmlongbench": pdfqa.load_mmlongbench}[
+                ready_set
+            ]
+            cases = [c for c in loader(source.parent).cases if c.pages and c.category == "answerable"]
+            (folder / "catalog.toml").write_text(
+                pdfqa.catalog_toml([p.name for p in pdfs], None), encoding="utf-8"
+            )
         pages = 0
         rows: list[tuple[str, float]] = []
         start = time.perf_counter()
@@ -358,7 +401,16 @@ def measure_folder(
             report = refresh_index(folder, plain, embed=False, jobs=jobs)
             rows.append((f"localqa index, {jobs} jobs, no embeddings", time.perf_counter() - start))
             indexed = f" ({report.passages:,} indexed)"
-        if index and embeddings.is_available():
+        ready_figures: dict[str, Any] = {}
+        if index and ready_set is not None and embeddings.is_available():
+            import ready
+
+            ready_figures = ready.measure(folder, Path(tmp) / "embedded.sqlite3", cases, sample)
+            line = ready_figures["timeline"]
+            if "ready_s" in line:
+                rows.append(("localqa index (CLI): searchable", line["ready_s"]))
+            rows.append(("localqa index (CLI): vectors complete", line["end_s"]))
+        elif index and embeddings.is_available():
             embedding = Path(tmp) / "embedded.sqlite3"
             embeddings.embed(["warm the encoder up (built once, then cached)"])
             start = time.perf_counter()
@@ -379,7 +431,12 @@ def measure_folder(
             print(f"  {name:<46}  {seconds:6.1f} s  {share}")
     if out:
         figures = [{"name": n, "seconds": s, "pages_per_s": pages / s} for n, s in rows]
-        out.write_text(json.dumps({"pages": pages, "passages": passages, "rows": figures}, indent=2) + "\n")
+        out.write_text(
+            json.dumps(
+                {"pages": pages, "passages": passages, "rows": figures, "ready": ready_figures}, indent=2
+            )
+            + "\n"
+        )
     return 0
 
 

@@ -389,7 +389,7 @@ class Place:
         if self.server is None:
             self.file.unlink(missing_ok=True)
             if seed is not None:
-                shutil.copyfile(seed.file, self.file)
+                copy_index(seed.file, self.file)
             return
         self._sql(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE; CREATE SCHEMA "{self.schema}"')
         if seed is not None:
@@ -430,6 +430,14 @@ def ensure_index(docs: Path, place: Place, flags: list[str], seed: Place | None 
         raise SystemExit(f"Error: localqa index failed for {docs}: {result.stderr.strip() or result.stdout}")
     place.done.write_text(json.dumps(problems), encoding="utf-8")
     return Built(place.db, seconds, place.file.stem, problems)
+
+
+def copy_index(source: Path, target: Path) -> None:
+    """Copy an index file with the vector files beside it (`<index>.vectors-<token>`, named after
+    the index: copied under the new name, they stay the copy's)."""
+    shutil.copyfile(source, target)
+    for vectors in source.parent.glob(f"{source.name}.vectors-*"):
+        shutil.copyfile(vectors, target.with_name(target.name + vectors.name.removeprefix(source.name)))
 
 
 def index_key(content: str, flags: list[str]) -> str:

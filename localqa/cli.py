@@ -260,26 +260,52 @@ def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | Non
     """Bring the index up to date with the documents folder.
 
     Only added or changed files are extracted (by content hash); removed files are dropped. The
-    index is replaced atomically: an interrupted or failed run leaves the previous index intact.
-    Exit status 1 when any file could not be indexed (each is named with the reason).
+    index is changed in place, in transactions: an interrupted or failed run leaves the index as
+    it was, and searches meanwhile see the previous index. Questions can be asked as soon as the
+    text is indexed, while the embeddings are computed; an interrupted run keeps the embeddings it
+    finished, and the next one computes the rest. Exit status 1 when any file could not be
+    indexed (each is named with the reason).
     """
     from localqa.index import refresh_index
 
     show = not as_json and sys.stderr.isatty()
-    with (
-        _ProgressBar("Extracting", show, unit="pages") as progress,
-        _ProgressBar("Embedding", show, unit="passages") as embedding,
-    ):
-        report = refresh_index(
-            pdfs,
-            db,
-            rebuild=rebuild,
-            progress=progress,
-            embed=embed,
-            embed_progress=embedding,
-            wait=lambda why: say(f"Waiting: {why}", err=True),
-            jobs=jobs,
+    searchable: list[int] = []
+
+    def ready(summary: Any, missing: int) -> None:
+        searchable.append(missing)
+        progress.__exit__(None, None, None)  # the extraction bar ends before the line below
+        if missing and not as_json:
+            say(
+                f"Searchable now: {summary.documents} documents, {summary.passages} passages; "
+                f"embedding {missing} passages for semantic retrieval (interrupt to finish later).",
+                err=True,
+            )
+
+    try:
+        with (
+            _ProgressBar("Extracting", show, unit="pages") as progress,
+            _ProgressBar("Embedding", show, unit="passages") as embedding,
+        ):
+            report = refresh_index(
+                pdfs,
+                db,
+                rebuild=rebuild,
+                progress=progress,
+                embed=embed,
+                embed_progress=embedding,
+                wait=lambda why: say(f"Waiting: {why}", err=True),
+                jobs=jobs,
+                ready=ready,
+            )
+    except KeyboardInterrupt:
+        if not searchable:
+            raise
+        say(
+            "Interrupted: the index is up to date and searchable; the embeddings computed so far are "
+            "kept, run 'localqa index' to compute the rest.",
+            err=True,
         )
+        sys.exit(130)
     if as_json:
         click.echo(json.dumps(index_json(report), indent=2))
     else:
@@ -337,6 +363,7 @@ class _ProgressBar:
         if self.bar is not None:
             self.bar.update(self.bar.length - self.bar.pos)
             self.bar.__exit__(*exc)
+            self.bar = None
 
 
 @cli.command()
@@ -388,7 +415,10 @@ def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_j
             f"Passages:       {sum(info.passages.values())} ({kinds})",
             f"OCR sidecars:   {info.sidecars}",
             *([f"Corpus digest:  {info.corpus_digest}"] if info.corpus_digest else []),
-            *(f"Embeddings:     {count} ({model})" for model, count in info.embeddings.items()),
+            *(
+                f"Embeddings:     {count} of {sum(info.passages.values())} passages ({model})"
+                for model, count in info.embeddings.items()
+            ),
             f"Schema version: {info.schema_version}",
         ]
     )

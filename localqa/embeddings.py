@@ -10,15 +10,19 @@ against 0.6434, cosine to the reference vectors >= 0.98 per passage (benchmarks/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from localqa import minilm
 from localqa.catalog import searchable_heading
 from localqa.errors import LocalQAError
+from localqa.settings import machine_threads
 from localqa.store.base import Progress, Writer
 
 if TYPE_CHECKING:
@@ -34,10 +38,18 @@ INSTALL_HINT = "install it with: pip install 'localqa[semantic]'"
 # scale for the whole batch, so a batched text's vector would depend on the texts beside it (the
 # cosine between a text embedded alone and in a batch of 32 fell to 0.977): in an index those are
 # other documents, possibly ones the caller may not see. One text per call also means no padding,
-# so it costs no speed (benchmarks/embed.py: onnx-int8 vs onnx-int8-b32).
+# so it costs no speed (benchmarks/embed.py: onnx-int8 vs onnx-int8-b32). Every core is kept busy
+# by calls side by side instead: one thread per core, each running whole texts on one ONNX
+# Runtime thread (ONNX Runtime's own threads split one short text's matrix products and waited on
+# each other: 38.7 CPU ms per real passage on two threads against 20.5 on one, benchmarks/README).
 BATCH = 1
 PROGRESS_EVERY = 64  # texts between two progress reports
 PRECISION: minilm.Precision = "int8"
+# Vectors committed together while indexing: an interrupted run keeps every finished batch.
+COMMIT_EVERY = 2048
+# Passages embedded at question time (the lexical top ones still without a vector), kept by
+# their text for the process's life: a refresh that is still embedding will store them anyway.
+QUESTION_TIME_CACHE = 20_000
 
 
 class EmbeddingsUnavailable(LocalQAError):
@@ -64,44 +76,105 @@ def _encoder() -> minilm.Encoder:
         return _make_encoder()
 
 
-@lru_cache(maxsize=1)
-def _make_encoder() -> minilm.Encoder:
+def require() -> None:
+    """Raise EmbeddingsUnavailable, saying what to install, when the model cannot run here."""
     missing = minilm.missing_modules()
     if missing:
         raise EmbeddingsUnavailable(
             f"semantic retrieval needs the embedding model (missing {', '.join(missing)}); {INSTALL_HINT}"
         )
+
+
+@lru_cache(maxsize=1)
+def _make_encoder() -> minilm.Encoder:
+    require()
     from localqa.models.embedded import cache_dir
 
     try:
         files = minilm.model_files()
-        return minilm.Encoder(minilm.ensure_model(cache_dir(), PRECISION), files)
+        return minilm.Encoder(minilm.ensure_model(cache_dir(), PRECISION), files, threads=1)
     except minilm.EncoderBuildError as error:
         raise EmbeddingsUnavailable(str(error)) from error
 
 
-def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
-    """Normalised embeddings, one row per text, in the order given.
+def warm_up() -> None:
+    """Start loading the encoder in a background thread (a quarter of a second: ONNX Runtime and
+    the model) while the caller does other work, such as a lexical search. A failure is left for
+    the first `embed` to report."""
+    if _make_encoder.cache_info().currsize or not is_available():
+        return
 
-    The whole set is tokenized in one call, then encoded in order of token count, BATCH texts per
-    call: a batch costs its longest text times its size, so sorting keeps padding near zero (real
-    passages run from a table row of 10 tokens to prose truncated at 256). `progress` gets
-    (texts done, total, what) every PROGRESS_EVERY texts and at the end."""
+    def load() -> None:
+        with contextlib.suppress(LocalQAError):
+            _encoder()
+
+    threading.Thread(target=load, name="localqa-encoder", daemon=True).start()
+
+
+def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
+    """Normalised embeddings, one row per text, in the order given; each text is encoded alone
+    (BATCH), so its vector never depends on the others.
+
+    The whole set is tokenized in one call, then encoded on one thread per core, longest texts
+    first (so that no core is left with a long one at the end). `progress` gets (texts done,
+    total, what) every PROGRESS_EVERY texts and at the end."""
     import numpy as np
 
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) < len(texts):  # a text's vector is computed once (identical rows, headers)
+
+        def counted(done: int, total: int, what: str) -> None:
+            if progress:  # in texts given, the repeated ones counted at the end
+                shown = len(texts) if done == total else done
+                progress(shown, len(texts), f"{shown} of {len(texts)} passages")
+
+        found = embed(distinct, counted)
+        where = {text: row for row, text in enumerate(distinct)}
+        return found[[where[text] for text in texts]]
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
     if not texts:
         return out
     encoder = _encoder()
     tokens = encoder.tokenize(texts)
-    order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
-    for start in range(0, len(order), BATCH):
-        chosen = order[start : start + BATCH]
-        out[chosen] = encoder.encode_ids([tokens[i] for i in chosen])
-        done = min(start + BATCH, len(order))
-        if progress and (done % PROGRESS_EVERY < BATCH or done == len(order)):
-            progress(done, len(order), f"{done} of {len(order)} passages")
+    order = sorted(range(len(tokens)), key=lambda i: -len(tokens[i]))
+    threads = min(machine_threads(), len(order))
+
+    def encode(index: int) -> int:
+        out[index] = encoder.encode_ids([tokens[index]])[0]
+        return index
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="localqa-embed") as pool:
+        encoded = pool.map(encode, order) if threads > 1 else map(encode, order)
+        try:
+            for done, _ in enumerate(encoded, start=1):
+                if progress and (done % PROGRESS_EVERY == 0 or done == len(order)):
+                    progress(done, len(order), f"{done} of {len(order)} passages")
+        finally:
+            pool.shutdown(cancel_futures=True)  # an interrupt stops the other threads too
     return out
+
+
+_CACHE: OrderedDict[str, Vectors] = OrderedDict()
+_CACHING = threading.Lock()
+
+
+def embed_cached(texts: Sequence[str]) -> Vectors:
+    """`embed`, remembering the last QUESTION_TIME_CACHE texts' vectors (passages embedded at
+    question time come back with every question about them)."""
+    import numpy as np
+
+    with _CACHING:
+        todo = list(dict.fromkeys(t for t in texts if t not in _CACHE))
+    fresh = embed(todo)
+    with _CACHING:
+        for text, vector in zip(todo, fresh, strict=True):
+            _CACHE[text] = vector
+        found = np.stack([_CACHE[t] for t in texts]) if texts else np.zeros((0, DIMENSIONS), np.float32)
+        for text in texts:
+            _CACHE.move_to_end(text)
+        while len(_CACHE) > QUESTION_TIME_CACHE:
+            _CACHE.popitem(last=False)
+    return found
 
 
 def passage_text(context: str, section: str | None, text: str) -> str:
@@ -111,10 +184,25 @@ def passage_text(context: str, section: str | None, text: str) -> str:
     return f"{heading}: {text}" if heading else text
 
 
-def embed_missing(writer: Writer, progress: Progress | None = None) -> int:
+def embed_missing(
+    writer: Writer, progress: Progress | None = None, starting: Callable[[int], None] | None = None
+) -> int:
     """Embed every passage that has no vector for this model yet (new or changed passages:
-    changed ones were re-inserted with new ids). Returns how many were embedded."""
+    changed ones were re-inserted with new ids), committing every COMMIT_EVERY: an interrupted
+    run keeps what it finished, and the next one starts from there. `starting` is told how many
+    there are before the first is embedded. Returns how many were embedded."""
+    writer.expect_vectors(MODEL_NAME)
     missing = writer.passages_without_vectors(MODEL_NAME)
-    vectors = embed([passage_text(p.context, p.section, p.text) for p in missing], progress)
-    writer.put_vectors(MODEL_NAME, [p.id for p in missing], vectors)
+    if starting:
+        starting(len(missing))
+    for start in range(0, len(missing), COMMIT_EVERY):
+        batch = missing[start : start + COMMIT_EVERY]
+
+        def report(done: int, _: int, __: str, start: int = start) -> None:
+            if progress:
+                progress(start + done, len(missing), f"{start + done} of {len(missing)} passages")
+
+        vectors = embed([passage_text(p.context, p.section, p.text) for p in batch], report)
+        writer.put_vectors(MODEL_NAME, [p.id for p in batch], vectors)
+        writer.commit()
     return len(missing)

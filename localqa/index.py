@@ -3,8 +3,11 @@
 `refresh_index` brings the index in line with a folder of sources by content hash: only added or
 changed files (PDFs, Markdown/text files, OCR sidecars) are extracted; removed ones are dropped.
 It plans first (`localqa.plan`: what the folder holds, each document's metadata, what to
-extract), then extracts, then hands everything to one store write, which is atomic: a reader sees
-the old index or the new one, and a run that dies leaves the old one as it was.
+extract), then extracts, then hands everything to the store's writer, which writes in place and
+commits the lexical index as soon as extraction ends: a reader sees the old index or the new one,
+and a run that dies leaves the index as of its last commit. The vectors follow, committed in
+batches: questions can be asked meanwhile (retrieval embeds what is still missing at question
+time), and an interrupted run's successor starts where it stopped.
 
 Bad input loses nothing: a source that cannot be indexed now (unreadable, bad catalog entry, a
 document id claimed twice) is reported and keeps its previously indexed version, if it had one.
@@ -16,15 +19,18 @@ import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from localqa import embeddings
-from localqa.catalog import Problem, load_catalog, visible_labels
-from localqa.extract import Unreadable, extract_file
-from localqa.extract.pool import Job, default_jobs, extract_many
-from localqa.plan import outcome, plan_refresh, scan_folder
+from localqa.catalog import Problem, visible_labels
 from localqa.store import Db, describe, open_store, writing
-from localqa.store.base import IndexedState, IndexStatus, Progress, Store
+from localqa.store.base import IndexedState, IndexStatus, Progress, Store, WriteSummary
 from localqa.types import Caller, Document, Passage
+
+if TYPE_CHECKING:
+    from localqa.extract.pool import Job
+
+# Refreshing imports extraction (PyMuPDF) and the embedding model when it runs: opening an index
+# to ask it something needs neither (`import localqa.index` stays light).
 
 __all__ = ["Progress", "RefreshReport", "open_index", "refresh_index", "status_for", "write_documents"]
 
@@ -75,6 +81,7 @@ def refresh_index(
     embed_progress: Progress | None = None,
     wait: Callable[[str], None] | None = None,
     jobs: int | None = None,
+    ready: Callable[[WriteSummary, int], None] | None = None,
 ) -> RefreshReport:
     """Bring the index `db` (a file, or a postgresql:// URL) up to date with `folder`. See the
     module docstring.
@@ -84,7 +91,13 @@ def refresh_index(
     had embeddings and is refreshed without them loses them (and says so): a vector missing for
     some passages would hide them from semantic ranking. `wait` is told when another run holds
     the index and this one waits for it. `jobs`: worker processes for extraction (default: the
-    cores this process may use)."""
+    cores this process may use). `ready` is told when the lexical index is committed (questions
+    can be asked from then on), with the totals and how many passages are left to embed."""
+    from localqa import embeddings, extract
+    from localqa.catalog import load_catalog
+    from localqa.extract.pool import Job, default_jobs, extract_many
+    from localqa.plan import outcome, plan_refresh, scan_folder
+
     with writing(db, rebuild=rebuild, wait=wait) as writer:
         # Everything the run writes is read while it holds the writer lock.
         catalog = load_catalog(folder)
@@ -92,6 +105,8 @@ def refresh_index(
         indexed = writer.indexed()
         plan = plan_refresh(scan, catalog, indexed, rebuild=rebuild)
         embedding = embed if embed is not None else embeddings.enabled_by_default()
+        if embedding:
+            embeddings.require()  # before anything is written
         had_vectors = writer.has_vectors(embeddings.MODEL_NAME)
         writer.remove_files(plan.remove)
         writer.put_documents(plan.documents.values(), plan.blocked)
@@ -107,10 +122,10 @@ def refresh_index(
         # cannot be read now waits for it, keeping the document's previous version whole).
         for sources in (True, False):
             todo = [t for t in tasks if (t.name == t.doc_source) is sources and t.doc_source not in failed]
-            for task, result in extract_many(todo, workers, extract_file):
+            for task, result in extract_many(todo, workers, extract.extract_file):
                 work.done(task)
                 unit = units[task.name]
-                if isinstance(result, Unreadable):
+                if isinstance(result, extract.Unreadable):
                     problems.append(Problem(unit.name, str(result)))
                     failed.add(unit.name)
                     continue
@@ -123,9 +138,8 @@ def refresh_index(
                 if not result.passages:
                     empty.add(unit.name)
         writer.record_catalog(scan.catalog_sha256)
-        embedded = 0
         if embedding:
-            embedded = embeddings.embed_missing(writer, embed_progress)
+            writer.expect_vectors(embeddings.MODEL_NAME)
         elif had_vectors:
             writer.drop_vectors(embeddings.MODEL_NAME)
             problems.append(
@@ -137,6 +151,11 @@ def refresh_index(
                 )
             )
         summary = writer.finish()
+        writer.commit()
+        embedded = 0
+        if embedding:
+            announce = (lambda missing: ready(summary, missing)) if ready else None
+            embedded = embeddings.embed_missing(writer, embed_progress, announce)
     changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems, empty)
     return RefreshReport(
         db=describe(db),
@@ -156,16 +175,20 @@ def write_documents(
     db: Db, documents: Iterable[tuple[Document, Iterable[Passage]]], *, embed: bool = False
 ) -> None:
     """Build an index straight from documents and passages, skipping extraction: for benchmarks
-    and synthetic corpora. Replaces the index `db`, atomically like `refresh_index`."""
+    and synthetic corpora. Replaces the index `db`, atomically like `refresh_index`
+    (the lexical index in one commit, then the vectors)."""
+    from localqa import embeddings
+
     pairs = [(document, list(passages)) for document, passages in documents]
     with writing(db, rebuild=True) as writer:
         writer.put_documents([document for document, _ in pairs], ())
         for document, passages in pairs:
             sha = hashlib.sha256(document.source.encode()).hexdigest()
             writer.replace_unit(document.source, sha, document.doc_id, passages, ())
+        writer.finish()
+        writer.commit()
         if embed:
             embeddings.embed_missing(writer)
-        writer.finish()
 
 
 def open_index(db: Db) -> Store:

@@ -3,7 +3,7 @@ evaluation (as sqlite-utils' `Database` is behind its commands).
 
 A `Library` keeps its store open between questions, so that what a store caches (documents,
 eligible sets, BM25 statistics, the vector matrix) is computed once; it reopens the index when a
-refresh has changed it (`Store.changed`), and releases the store after each read
+refresh has committed since (`Store.changed`), and releases the store after each read
 (`Store.release`: an idle process then holds no transaction open on a PostgreSQL index).
 Searches take turns on the one connection (milliseconds each); model calls are the caller's to
 schedule (`answer_part` takes no lock).
@@ -20,21 +20,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from localqa import periods
-from localqa.answering import answer_part
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
 from localqa.index import open_index, status_for
-from localqa.models import get_model
-from localqa.models.base import AnswerModel
 from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
 from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage, Period
+
+if TYPE_CHECKING:
+    from localqa.models.base import AnswerModel
+
+# The answer stage (prompts, model backends and their plugin entry points) is imported when a
+# question is answered: a search in a fresh process does not pay for it.
 
 
 class PartAnswer(BaseModel):
@@ -171,6 +175,9 @@ class Library:
             question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval, documents=documents
         )
         retrieval_seconds = time.perf_counter() - started
+        from localqa.models import get_model
+        from localqa.models.base import AnswerModel
+
         chosen = model if isinstance(model, AnswerModel) else get_model(model)
         answers = [PartAnswer(result=r, answer=self.answer_part(r, chosen, answering)) for r in results]
         return Asked(
@@ -182,6 +189,8 @@ class Library:
     ) -> Answer:
         """One retrieved part answered and verified (no index access: the candidates carry the
         text)."""
+        from localqa.answering import answer_part
+
         return answer_part(result.question, result.candidates, model, settings or self.settings.answering)
 
     def page(
@@ -254,7 +263,7 @@ class Library:
                 store.release()
 
     def _current(self) -> Store:
-        """The open store; reopened when a refresh changed the index. Call with the lock held."""
+        """The open store; reopened when a refresh has committed since. Call with the lock held."""
         if self._store is not None and self._store.changed():
             self._store.close()
             self._store = None

@@ -50,6 +50,7 @@ from localqa.index import open_index, refresh_index
 from localqa.library import search_parts
 from localqa.store import Db, describe, postgres_url
 from localqa.types import Caller, Document, Status
+from tests.index_oracle import index_files
 
 BACKENDS = BOTH
 
@@ -487,7 +488,7 @@ def test_sqlite_errors_name_the_index(
     assert result.exit_code == 1
     assert result.stderr == f"Error: {db}: database or disk is full; the index was left as it was\n"
     assert db.read_bytes() == before
-    assert sorted(p.name for p in db.parent.iterdir()) == sorted(
+    assert index_files(db.parent) == sorted(
         [db.name, f"{db.name}.lock", "a-folder.sqlite3", "damaged.sqlite3"]
     )
 

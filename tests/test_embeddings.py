@@ -178,11 +178,17 @@ def test_embeddings_build_into_the_localqa_cache(tmp_path: Path, monkeypatch: py
 
 
 @needs_semantic
-def test_vectors_are_normalised_in_input_order_and_ignore_their_neighbours() -> None:
+@pytest.mark.parametrize("threads", [1, 4])
+def test_vectors_are_normalised_in_input_order_and_ignore_their_neighbours(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Sorting by length must put every row back where it came from, and a text's vector must not
-    depend on the other texts embedded with it: in an index, those are other documents."""
+    depend on the other texts embedded with it (in an index, those are other documents), nor on
+    which thread encoded it: the vectors of many texts, on one thread or on several, are exactly
+    each text's vector embedded alone."""
     import numpy as np
 
+    monkeypatch.setattr(embeddings, "machine_threads", lambda: threads)
     texts = [SENTENCES[i % len(SENTENCES)] + f" ({i})" * (i % 7) for i in range(40)]
     together = embeddings.embed(texts)
     assert together.dtype == np.float32
@@ -190,6 +196,11 @@ def test_vectors_are_normalised_in_input_order_and_ignore_their_neighbours() -> 
     alone = np.stack([embeddings.embed([t])[0] for t in texts])
     assert np.array_equal(together, alone)
     assert np.array_equal(embeddings.embed(texts[::-1]), together[::-1])
+    encoder = embeddings._encoder()
+    reference = np.concatenate([encoder.encode_ids([ids]) for ids in encoder.tokenize(texts)])
+    assert np.array_equal(together, reference)
+    repeated = embeddings.embed(texts + texts[:5])  # a repeated text is computed once, same vector
+    assert np.array_equal(repeated, np.concatenate([together, together[:5]]))
 
 
 @needs_semantic

@@ -36,7 +36,25 @@ def test_light_modules_load_nothing_heavy(statement: str) -> None:
 
 def test_top_level_names_load_on_first_use() -> None:
     loaded = loaded_after("import localqa\nprint(localqa.answer.__module__, file=sys.stderr)")
-    assert {"localqa.library", "pymupdf"} <= loaded  # the API needs the index and extraction
+    assert {"localqa.library", "localqa.store"} <= loaded  # the API needs the index
+
+
+def test_searching_loads_neither_extraction_nor_the_answer_stage() -> None:
+    """A fresh `localqa search` pays for what a search runs (issue 21): not PyMuPDF (refreshing
+    imports it), not the model backends, prompts and their plugin entry points (answering does),
+    not the embedding runtime (a hybrid search loads it, beside the lexical side)."""
+    loaded = loaded_after("import localqa.library, localqa.cli")
+    assert {"localqa.retrieve", "localqa.store", "numpy"} <= loaded
+    unwanted = {
+        "pymupdf",
+        "localqa.extract",
+        "localqa.answering",
+        "localqa.models",
+        "onnxruntime",
+        "tokenizers",
+        "psycopg",
+    }
+    assert loaded.isdisjoint(unwanted), sorted(loaded & unwanted)
 
 
 def test_no_module_shares_a_name_with_an_exported_function() -> None:

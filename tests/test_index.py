@@ -1,7 +1,7 @@
 """The index: incremental refresh by content hash, corpus digest, schema, bad input, atomicity.
 
 Real PyMuPDF on real PDFs and real SQLite throughout; the only stand-in is a spy around
-`localqa.index.extract_file` that records (and then runs) each extraction.
+`localqa.extract.extract_file` that records (and then runs) each extraction.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import textwrap
 import time
 from contextlib import closing
 from datetime import date
@@ -24,18 +25,21 @@ from typing import Any
 import pymupdf
 import pytest
 from backends import BOTH, NewIndex, execute, query
+from click.testing import CliRunner
 
-import localqa.index
+import localqa.extract
+import localqa.extract.pool
 from localqa.catalog import Problem
+from localqa.cli import cli
+from localqa.embeddings import MODEL_NAME
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
 from localqa.index import open_index, refresh_index
 from localqa.library import index_status, search_parts
 from localqa.store import Db, postgres_url
-from localqa.store.postings import unpack
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
-from localqa.store.tokenizer import tokenizer
 from localqa.types import Caller
+from tests.index_oracle import assert_consistent, index_files, passages_with
 
 # Every test that reads or writes an index runs on SQLite and on PostgreSQL; the ones about
 # SQLite's own file, FTS5 table, lock file and migrations in memory are marked sqlite_only.
@@ -80,39 +84,7 @@ def without_access(docs: dict[str, Row], *sources: str) -> dict[str, Row]:
     }
 
 
-def fts(db: Db, word: str) -> set[int]:
-    """The passages a word is searchable in: FTS5's own answer in SQLite, the postings (which
-    must agree with it) in PostgreSQL, which has no FTS5."""
-    if postgres_url(db) is None:
-        rows = query(db, "SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?", f'"{word}"')
-        return {r[0] for r in rows}
-    (term,) = tokenizer().tokens(word)
-    rows = query(db, "SELECT passages, heading, body FROM postings WHERE term = ?", term)
-    return set(unpack(*map(bytes, rows[0]))[0].tolist()) if rows else set()
-
-
-def assert_consistent(db: Db) -> None:
-    """The side tables agree with `passages`, every passage has its document, the postings
-    count exactly each passage's tokens, and the database is happy."""
-    ids = {r[0] for r in query(db, "SELECT id FROM passages")}
-    if postgres_url(db) is None:
-        assert query(db, "PRAGMA integrity_check") == [("ok",)]
-        assert {r[0] for r in query(db, "SELECT rowid FROM passages_fts")} == ids
-    assert {r[0] for r in query(db, "SELECT passage_id FROM identifiers")} <= ids
-    assert {r[0] for r in query(db, "SELECT passage_id FROM embeddings")} <= ids
-    orphans = query(db, "SELECT id, origin FROM passages WHERE doc_id NOT IN (SELECT doc_id FROM documents)")
-    assert orphans == []
-    counted: dict[int, list[int]] = {}
-    for blobs in query(db, "SELECT passages, heading, body FROM postings"):
-        for pid, heading, body in zip(*(a.tolist() for a in unpack(*map(bytes, blobs))), strict=True):
-            counts = counted.setdefault(pid, [0, 0])
-            counts[0] += heading
-            counts[1] += body
-    lengths = {r[0]: [r[1], r[2]] for r in query(db, "SELECT id, section_len, body_len FROM passages")}
-    assert counted == {pid: length for pid, length in lengths.items() if length != [0, 0]}
-
-
-def digest_of(db: Db) -> str:
+def digest_of(db: Path) -> str:
     return str(index_status(db).corpus_digest)
 
 
@@ -165,15 +137,15 @@ def indexed(sample_pdfs: Path, library_copy: Db) -> tuple[Path, Db]:
 def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the units `refresh_index` extracts, in order (the real extraction still runs)."""
     calls: list[str] = []
-    original = localqa.index.extract_file
+    original = localqa.extract.extract_file
 
     def spy(path: Path, name: str, doc_source: str) -> Extracted:
         calls.append(name)
         return original(path, name, doc_source)
 
-    monkeypatch.setattr(localqa.index, "extract_file", spy)
+    monkeypatch.setattr(localqa.extract, "extract_file", spy)
     # The spy sees calls in this process only: one extraction worker, no pool.
-    monkeypatch.setattr(localqa.index, "default_jobs", lambda: 1)
+    monkeypatch.setattr(localqa.extract.pool, "default_jobs", lambda: 1)
     return calls
 
 
@@ -232,7 +204,7 @@ def test_removing_the_sidecar_removes_exactly_page_4_ocr_passages_and_restoring_
     assert report.unchanged == SAMPLE_UNITS - 1
     assert extracted == []
     assert passages(db) == others  # same ids, same text, nothing else touched
-    assert fts(db, "donor") == set()
+    assert passages_with(db, "donor") == set()
     # The PDF is not re-extracted, but the stored record of its text-less pages still warns.
     assert [str(p) for p in report.problems] == [
         "library-handbook.pdf, page 4: no text layer and no OCR sidecar; run 'localqa ocr' to add one"
@@ -254,7 +226,7 @@ def test_removing_the_sidecar_removes_exactly_page_4_ocr_passages_and_restoring_
 def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Db], extracted: list[str]) -> None:
     folder, db = indexed
     before = passages(db)
-    assert fts(db, "donor") and fts(db, "cartographers") == set()
+    assert passages_with(db, "donor") and passages_with(db, "cartographers") == set()
     (folder / SIDECAR).write_text(
         "Community Map Exchange\n\nThe desk accepts maps from 12:00 to 15:00 on weekdays.\n\n"
         "Local cartographers check every donated map.\n",
@@ -269,8 +241,8 @@ def test_editing_a_sidecar_replaces_its_text(indexed: tuple[Path, Db], extracted
         "The desk accepts maps from 12:00 to 15:00 on weekdays.",
         "Local cartographers check every donated map.",
     ]
-    assert fts(db, "donor") == set()  # the old text is gone
-    new = fts(db, "cartographers")
+    assert passages_with(db, "donor") == set()  # the old text is gone
+    new = passages_with(db, "cartographers")
     assert len(new) == 1 and after[new.pop()][2:4] == ("ocr", HANDBOOK)
     assert {i: r for i, r in after.items() if r[1] != SIDECAR} == {
         i: r for i, r in before.items() if r[1] != SIDECAR
@@ -549,7 +521,10 @@ def test_migrating_an_empty_database_creates_the_tables() -> None:
             "documents",
             "passages",
             "identifiers",
-            "passages_fts",
+            "postings",
+            "segments",
+            "units",
+            "vector_batches",
             "migrations",
         } <= tables
         applied = [r[0] for r in db.execute("SELECT name FROM migrations ORDER BY rowid")]
@@ -846,7 +821,7 @@ def test_successful_refresh_leaves_no_temporary_files(indexed: tuple[Path, Db]) 
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     refresh_index(folder, db)
-    assert sorted(p.name for p in db.parent.iterdir()) == [db.name, f"{db.name}.lock"]
+    assert index_files(db.parent) == [db.name, f"{db.name}.lock"]
 
 
 def _bulk_folder(folder: Path, pdfs: int, markdown: int) -> None:
@@ -889,16 +864,46 @@ def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path,
     assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
 
 
-def _writing(db: Db, pid: int) -> bool:
-    """Whether the build in process `pid` is writing: SQLite's copy of the index exists, or the
-    PostgreSQL writer's transaction has written (it has a transaction id)."""
-    if postgres_url(db) is None:
-        return Path(db).with_name(f"{Path(db).name}.tmp-{pid}").exists()
-    rows = query(
-        db,
-        "SELECT 1 FROM pg_stat_activity WHERE application_name = 'localqa index' AND backend_xid IS NOT NULL",
+def _index_killed_at(folder: Path, db: Db, target: str, after: int, setup: str = "") -> int:
+    """Run `localqa index` in a new process that kills itself with SIGKILL (no clean-up of any
+    kind) the moment the `after`-th call of `target` ("module:Qualified.name") returns; `setup` is
+    Python run first. Returns the exit status."""
+    script = textwrap.dedent(
+        f"""
+        import importlib, os, signal, sys
+        module, _, name = {target!r}.partition(":")
+        owner = importlib.import_module(module)
+        *path, attribute = name.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        original = getattr(owner, attribute)
+        calls = 0
+        def killer(*args, **kwargs):
+            global calls
+            result = original(*args, **kwargs)
+            calls += 1
+            if calls == {after}:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return result
+        setattr(owner, attribute, killer)
+        {setup}
+        from localqa.cli import cli
+        cli(["index", "--pdfs", sys.argv[1], "--db", sys.argv[2]])
+        """
     )
-    return bool(rows)
+    process = subprocess.run(
+        [sys.executable, "-c", script, str(folder), str(db)], cwd=REPO, capture_output=True, check=False
+    )
+    return process.returncode
+
+
+def _assert_previous_index(db: Db, before: dict[int, Row], digest: str) -> None:
+    """The index is the one from before the killed or failed run, complete and readable."""
+    assert passages(db) == before
+    assert digest_of(db) == digest
+    assert len(passages(db)) == SAMPLE_PASSAGES
+    assert sources_found(db, "What is the loan limit for EQ-314?") == {"equipment-policy-2026-11-01.pdf"}
+    assert_consistent(db)
 
 
 @pytest.mark.parametrize("phase", ["extracting", "writing"])
@@ -906,24 +911,27 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Db],
     folder, db = indexed
     before, digest = passages(db), digest_of(db)
     _bulk_folder(folder, pdfs=16, markdown=20)
-    # stderr on a terminal makes `localqa index` show its progress, naming the file being extracted.
-    terminal, stderr = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "localqa", "index", "--pdfs", str(folder), "--db", str(db)],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-    )
-    os.close(stderr)
-    started = time.monotonic()
-    try:
-        if phase == "writing":
-            # Kill the moment the build writes (SQLite: its copy of the index exists).
-            while not _writing(db, process.pid) and process.poll() is None:
-                if time.monotonic() - started > 60:
-                    break
-                time.sleep(0.002)
-        else:
+    if phase == "writing":
+        # Every passage and posting of the run written in its transaction, not yet committed.
+        flush = (
+            "localqa.store.segments:SegmentWriter.flush"
+            if postgres_url(db) is None
+            else "localqa.store.postings:PostingsWriter.flush"
+        )
+        status = _index_killed_at(folder, db, flush, after=1)
+        assert status == -signal.SIGKILL, "the build finished before it could be killed"
+    else:
+        # stderr on a terminal makes `localqa index` show its progress, naming the file being extracted.
+        terminal, stderr = pty.openpty()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "localqa", "index", "--pdfs", str(folder), "--db", str(db)],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        os.close(stderr)
+        started = time.monotonic()
+        try:
             # Kill while the 4th of 16 PDFs is being extracted.
             progress = b""
             while b"bulk-03.pdf" not in progress and time.monotonic() - started < 60:
@@ -932,30 +940,185 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Db],
                         progress += os.read(terminal, 4096)
                     except OSError:  # the build ended: the assertions below say how
                         break
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        os.close(terminal)
-    assert process.returncode == -signal.SIGKILL, "the build finished before it could be killed"
-    temporary = Path(db).with_name(f"{Path(db).name}.tmp-{process.pid}")
-    if postgres_url(db) is None:
-        # Extracted passages go straight into the copy: in both phases it is there, half-written.
-        assert temporary.exists()
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            os.close(terminal)
+        assert process.returncode == -signal.SIGKILL, "the build finished before it could be killed"
 
-    # The live index is the previous one, complete and readable.
-    assert passages(db) == before
-    assert digest_of(db) == digest
-    assert len(passages(db)) == SAMPLE_PASSAGES
-    assert sources_found(db, "What is the loan limit for EQ-314?") == {"equipment-policy-2026-11-01.pdf"}
-    assert_consistent(db)
-
-    # The killed build's leftovers do not break the next run, which removes them.
+    _assert_previous_index(db, before, digest)
+    # The next run starts from that index and completes.
     report = refresh_index(folder, db)
     assert not report.failed
     assert len(report.added) == 36 and report.unchanged == SAMPLE_UNITS
     assert report.passages == SAMPLE_PASSAGES + 16 * 24 + 20 * 150
     assert_consistent(db)
-    assert not temporary.exists()
+
+
+def _vectors_by_location(db: Path) -> dict[tuple[Any, ...], bytes]:
+    """Every stored vector, by its passage's location (ids differ between indexes)."""
+    with open_index(db) as store:
+        numbers, matrix = store._vectors(MODEL_NAME)  # type: ignore[attr-defined]
+        live = numbers < store._layout.size  # type: ignore[attr-defined]  # rows of removed passages: no
+        numbers, matrix = numbers[live], matrix[live]
+        found = store.passages(numbers.tolist())
+        return {
+            (p.source, p.page, p.kind, p.paragraph, p.table, p.row): matrix[i].tobytes()
+            for i, p in ((i, found[n]) for i, n in enumerate(numbers.tolist()))
+        }
+
+
+@pytest.mark.sqlite_only  # its vector file (PostgreSQL's commits: tests/test_postgres.py)
+@pytest.mark.semantic
+@pytest.mark.parametrize(
+    ("target", "after", "committed"),
+    [
+        # killed right after the second batch of 16 vectors committed
+        ("localqa.store.sqlite:SQLiteWriter.commit", 3, 32),
+        # killed after the second batch was written to the vector file and synced, before the
+        # transaction counting it committed: the file holds rows the index does not count
+        ("localqa.store.vectors:sync", 2, 16),
+    ],
+    ids=["after-a-commit", "rows-synced-not-committed"],
+)
+def test_interrupted_embedding_resumes_where_it_stopped(
+    indexed: tuple[Path, Path], tmp_path: Path, target: str, after: int, committed: int
+) -> None:
+    folder, db = indexed
+    (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
+    status = _index_killed_at(
+        folder, db, target, after, setup="import localqa.embeddings as e; e.COMMIT_EVERY = 16"
+    )
+    assert status == -signal.SIGKILL
+    # The lexical index was committed before embedding began: the new file is searchable, and
+    # the vectors committed so far are there (status counts them).
+    assert len(passages(db)) == SAMPLE_PASSAGES + 1
+    assert index_status(db).embeddings == {MODEL_NAME: committed}
+    assert_consistent(db)
+    with open_index(db) as store:
+        assert store.has_vectors(MODEL_NAME) and not store.changed()
+    results = search_parts("Is parking free?", as_of=NOV_14, db=db)
+    assert results[0].retriever == "hybrid" and results[0].candidates[0].location.source == "faq.md"
+
+    # The next run embeds only what is missing, and ends where an uninterrupted run ends.
+    report = refresh_index(folder, db)
+    assert (report.added, report.changed, report.embedded) == ([], [], SAMPLE_PASSAGES + 1 - committed)
+    assert index_status(db).embeddings == {MODEL_NAME: SAMPLE_PASSAGES + 1}
+    fresh = tmp_path / "fresh.sqlite3"
+    refresh_index(folder, fresh)
+    assert _vectors_by_location(db) == _vectors_by_location(fresh)
+    files = sorted(p.name for p in db.parent.glob(f"{db.name}.vectors-*"))
+    assert len(files) == 1  # the file was cut back and reused; nothing else left behind
+    assert db.with_name(files[0]).stat().st_size == (SAMPLE_PASSAGES + 1) * 384 * 4
+
+
+@pytest.mark.semantic
+def test_interrupting_the_embedding_keeps_a_searchable_index_and_what_was_embedded(
+    indexed: tuple[Path, Path], runner: CliRunner
+) -> None:
+    folder, db = indexed
+    (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
+    # Batches of 8, each held up a little, so that the interrupt lands between two of them.
+    setup = (
+        "import time, localqa.embeddings as e; e.COMMIT_EVERY = 8; slow = e.embed; "
+        "e.embed = lambda texts, progress=None: (time.sleep(0.5), slow(texts, progress))[1]"
+    )
+    script = (
+        f"{setup}\nimport sys\nfrom localqa.cli import cli\n"
+        "cli(['index', '--pdfs', sys.argv[1], '--db', sys.argv[2]])"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, str(folder), str(db)], cwd=REPO, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("Searchable now: 9 documents, 52 passages; embedding 52 passages"), first
+    # Meanwhile the index answers, and counts the vectors as they are committed.
+    started = time.monotonic()
+    while index_status(db).embeddings.get(MODEL_NAME, 0) < 16 and time.monotonic() - started < 120:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    rest = process.communicate(timeout=120)[1]
+    assert process.returncode == 130
+    assert rest.strip().splitlines()[-1] == (
+        "Interrupted: the index is up to date and searchable; the embeddings computed so far are kept, "
+        "run 'localqa index' to compute the rest."
+    )
+    embedded = index_status(db).embeddings[MODEL_NAME]
+    assert 16 <= embedded < 52 and embedded % 8 == 0
+    status = runner.invoke(cli, ["status", "--all", "--db", str(db)])
+    assert f"Embeddings:     {embedded} of 52 passages ({MODEL_NAME})" in status.stdout
+    assert sources_found(db, "Is parking free?") >= {"faq.md"}
+    report = refresh_index(folder, db)
+    assert report.embedded == 52 - embedded and index_status(db).embeddings == {MODEL_NAME: 52}
+
+
+def _index_with_file_size_limit(
+    folder: Path, db: Path, limit: int, setup: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """`localqa index` in a process that may not write any file beyond `limit` bytes (RLIMIT_FSIZE):
+    a write past it fails (EFBIG) as on a full disk, at whatever point the run reaches it."""
+    script = textwrap.dedent(
+        f"""
+        import resource, signal, sys
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # fail the write instead of killing the process
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
+        {setup}
+        from localqa.cli import cli
+        cli(["index", "--pdfs", sys.argv[1], "--db", sys.argv[2]])
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script, str(folder), str(db)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.sqlite_only  # a size limit on the index's files
+def test_disk_full_while_writing_leaves_the_previous_index_intact(indexed: tuple[Path, Path]) -> None:
+    folder, db = indexed
+    before, digest = passages(db), digest_of(db)
+    _bulk_folder(folder, pdfs=2, markdown=3)
+    # The index's log cannot grow past 64 kB: the write fails inside its transaction.
+    result = _index_with_file_size_limit(folder, db, 64 * 1024)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {db}: ") and "Traceback" not in result.stderr
+    assert lines[0].endswith("; the index was left as it was")
+    _assert_previous_index(db, before, digest)
+    report = refresh_index(folder, db)
+    assert not report.failed and len(report.added) == 5
+    assert_consistent(db)
+
+
+@pytest.mark.sqlite_only  # a size limit on the index's files
+@pytest.mark.semantic
+def test_disk_full_while_embedding_keeps_the_lexical_index_and_the_vectors_committed(
+    indexed: tuple[Path, Path], tmp_path: Path
+) -> None:
+    folder, db = indexed
+    # Nothing to extract, 51 passages to embed in batches of 16 (24 kB of vectors each): the
+    # lexical commit fits, then a file (the vector file or the index's log) reaches 40 kB.
+    result = _index_with_file_size_limit(
+        folder, db, 40 * 1024, setup="import localqa.embeddings as e; e.COMMIT_EVERY = 16"
+    )
+    assert result.returncode == 1
+    ready, error = result.stderr.strip().splitlines()
+    assert ready.startswith("Searchable now: 8 documents, 51 passages; embedding 51 passages")
+    assert error.startswith(f"Error: {db}: ") and "Traceback" not in result.stderr
+    assert error.endswith("the index keeps what was committed before it; run 'localqa index' again to finish")
+    committed = index_status(db).embeddings[MODEL_NAME]
+    assert committed % 16 == 0 and committed < SAMPLE_PASSAGES
+    assert_consistent(db)
+    report = refresh_index(folder, db)
+    assert report.embedded == SAMPLE_PASSAGES - committed and not report.failed
+    assert index_status(db).embeddings == {MODEL_NAME: SAMPLE_PASSAGES}
+    fresh = tmp_path / "fresh.sqlite3"
+    refresh_index(folder, fresh)
+    assert _vectors_by_location(db) == _vectors_by_location(fresh)
 
 
 @pytest.mark.sqlite_only
@@ -969,7 +1132,7 @@ def test_stray_temporary_files_do_not_break_the_next_run(indexed: tuple[Path, Db
     assert len(passages(db)) == SAMPLE_PASSAGES + 1
     assert_consistent(db)
     # Holding the writer lock, the run knew no other writer owned them, and removed them.
-    assert sorted(p.name for p in db.parent.iterdir()) == [db.name, f"{db.name}.lock"]
+    assert index_files(db.parent) == [db.name, f"{db.name}.lock"]
 
 
 def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Db]) -> None:
@@ -983,4 +1146,4 @@ def test_failed_build_removes_its_temporary_copy(indexed: tuple[Path, Db]) -> No
     assert passages(db) == before  # the live index is untouched
     if postgres_url(db) is None:
         assert Path(db).read_bytes() == live
-        assert sorted(p.name for p in Path(db).parent.iterdir()) == [Path(db).name, f"{Path(db).name}.lock"]
+        assert index_files(Path(db).parent) == [Path(db).name, f"{Path(db).name}.lock"]

@@ -24,6 +24,7 @@ from localqa.cli import cli
 from localqa.library import search_parts
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.types import Caller
+from tests.index_oracle import index_files
 
 PDFS = Path(__file__).resolve().parent.parent / "pdfs"
 SAMPLE_SOURCES = {
@@ -322,7 +323,7 @@ def test_catalog_that_is_not_toml_aborts_and_leaves_the_index_untouched(
     )
     assert result.stdout == ""
     assert sha(db) == before
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("library")) == [
+    assert [name for name in index_files(tmp_path) if name.startswith("library")] == [
         "library.sqlite3",
         "library.sqlite3.lock",
     ]

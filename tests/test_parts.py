@@ -90,11 +90,11 @@ def test_compound_questions_split(question: str, parts: list[str]) -> None:
     [
         "Answer in USD millions.",
         "Round your answer to two decimal places.",
-        "Please write the answer in list format, e.g., [\"1\",\"2\"]",
+        'Please write the answer in list format, e.g., ["1","2"]',
         "Give a response to the question by relying on the details shown in the cash flow statement.",
         "Assume that you are a public equities analyst.",
         "We need to calculate a financial metric by using information only provided in the balance sheet.",
-        "The answer shall be formatted as a list, for example, [\"Chapter 5\", \"Chapter 8\"].",
+        'The answer shall be formatted as a list, for example, ["Chapter 5", "Chapter 8"].',
         "Do not round.",
     ],
 )

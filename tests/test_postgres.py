@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import psycopg
 import pytest
 from click.testing import CliRunner
@@ -257,6 +258,46 @@ def test_a_failed_write_leaves_the_index_as_it_was(
         "the index was left as it was\n"
     )
     assert index_status(library) == before
+
+
+def test_vectors_commit_in_batches_and_a_failed_run_keeps_what_was_committed(
+    library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In place, as SQLite (issue 21): each commit is visible to a reader at once, a write that
+    fails after some commits keeps them and rolls back the rest, and the next run finds exactly
+    the passages still without a vector."""
+    model = "test-model"
+    rng = np.random.default_rng(7)
+
+    def put(writer: Any, count: int) -> list[int]:
+        batch = writer.passages_without_vectors(model, limit=count)
+        block = rng.standard_normal((len(batch), 8)).astype(np.float32)
+        writer.put_vectors(model, [p.id for p in batch], block / np.linalg.norm(block, axis=1, keepdims=True))
+        return [p.id for p in batch]
+
+    reader = open_index(library)
+    try:
+        with pytest.raises(LocalQAError) as failed, store_postgres.writing(library) as writer:
+            writer.expect_vectors(model)
+            first = put(writer, 16)
+            writer.commit()
+            # Committed: a reader that asks sees it, with the other passages still to come.
+            assert reader.changed() and reader.has_vectors(model)
+            assert reader.status(None).embeddings == {model: 16}
+            missing = reader.missing_vectors(model, range(reader._layout.size))  # type: ignore[attr-defined]
+            assert len(missing) == 51 - 16
+            put(writer, 16)  # not committed: lost with the failure below
+            raise psycopg.errors.DiskFull("could not extend file: No space left on device")
+        assert str(failed.value).endswith(
+            "the index keeps what was committed before it; run 'localqa index' again to finish"
+        )
+    finally:
+        reader.close()
+    assert index_status(library).embeddings == {model: 16}
+    with store_postgres.writing(library) as writer:
+        rest = [p.id for p in writer.passages_without_vectors(model)]
+        assert len(rest) == 51 - 16 and not set(rest) & set(first)
+        writer.drop_vectors(model)
 
 
 # --- credentials -------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ Rules the app keeps, and where:
   from a request's fields; every response forbids other origins to read it (`security.HEADERS`);
 - every lookup filters by what that caller may see on the as-of date before anything is read
   (`localqa.retrieve`, `localqa.library`): a hidden page image answers 404 exactly like a missing one;
-- every request reads through one `Library` (one open index, reopened when a refresh replaced it,
-  so an `index` run while serving is picked up by the next request), reached as a dependency
-  (`state`);
+- every request reads through one `Library` (one open index, reopened when a refresh has committed
+  since, so an `index` run while serving is picked up by the next request), reached as a
+  dependency (`state`);
 - one model call at a time (a lock: the model is the expensive, single-threaded part), any number
   of searches; each backend is constructed once and stays loaded (`state.Models`);
 - all document text reaches the page with controls and bidi overrides shown as escapes, then

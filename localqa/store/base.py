@@ -6,6 +6,22 @@ is a new pair of `Store` and `Writer` classes, not a change anywhere else.
 
 Retrieval statistics are always asked for a `Scope` (the documents a caller may retrieve from on
 a date): a backend must never let a passage outside the scope contribute to a number.
+
+A refresh writes in place (issue 21): a `Writer` commits the lexical index as soon as extraction
+ends (`Writer.commit`), then the vectors in batches, each batch its own commit, so that questions
+can be asked while it embeds and an interrupted run resumes where it stopped. A `Store` reads one
+committed version and says when a newer one exists (`Store.changed`); until a passage has its
+vector, retrieval embeds it at question time (`Store.missing_vectors`). Further:
+- `has_vectors` is true once the index is embedded with the model, also while some vectors are
+  still being computed (`Writer.expect_vectors` records it);
+- the ids a `Store` hands out (postings, carriers, similarities, passages) are its own, for the
+  life of the store: retrieval breaks ties in score to the lower id, so a store numbers passages
+  in one canonical order, whatever order they were written in and whatever ids it keeps them
+  under (`localqa.store.layout`). Then an index refreshed in place ranks exactly as one rebuilt,
+  and two backends agree;
+- a backend that keeps per-passage data (postings, vectors) across commits without rewriting it
+  (SQLite) never reuses a stored id, and a passage's searchable text never changes under its id:
+  a changed passage, or one whose document context changed, is a new passage with a new id.
 """
 
 from __future__ import annotations
@@ -133,8 +149,9 @@ class WriteSummary:
 
 
 class Store(ABC):
-    """Read access to one index snapshot. Cheap derived data (documents, scopes) may be cached
-    for the life of the object: a snapshot does not change under it."""
+    """Read access to one committed version of an index at a time: a refresh committing meanwhile
+    does not change what it reads until `changed()` is asked (which reopens or, on a server, moves
+    to the new version). Cheap derived data (documents, scopes) may be cached for a version."""
 
     path: str
 
@@ -147,9 +164,10 @@ class Store(ABC):
 
     @abstractmethod
     def changed(self) -> bool:
-        """Whether the index was written since what this store read of it: a long-lived reader
-        (`localqa serve`) asks before each question and reopens the index when it was. When it
-        was not, the reads that follow see the version that was checked."""
+        """Whether the index was written (a refresh committed, or the index was replaced) since
+        what this store read of it: a long-lived reader (`localqa serve`) asks before each
+        question and reopens the index when it was. When it was not, the reads that follow see
+        the version that was checked. Cheap (a query at most)."""
 
     def release(self) -> None:  # noqa: B027 (most stores hold nothing between reads)
         """The reader is done for now (between two requests): a store on a database server
@@ -221,11 +239,18 @@ class Store(ABC):
         carry (in the heading path too when the chunking searches it)."""
 
     @abstractmethod
-    def has_vectors(self, model: str) -> bool: ...
+    def has_vectors(self, model: str) -> bool:
+        """The index is embedded with `model`: every passage has its vector, or a refresh is
+        still computing some (`missing_vectors` names those)."""
 
     @abstractmethod
     def lacks_vectors(self, model: str) -> bool:
-        """The index has passages but no vectors for `model`."""
+        """The index has passages but is not embedded with `model`."""
+
+    @abstractmethod
+    def missing_vectors(self, model: str, ids: Iterable[int]) -> list[Unembedded]:
+        """Those of `ids` that have no vector for `model` in this snapshot, in id order, with what
+        is embedded for them (retrieval embeds them at question time)."""
 
     @abstractmethod
     def similarities(
@@ -253,7 +278,14 @@ class Store(ABC):
 
 
 class Writer(ABC):
-    """One write transaction on an index: nothing is visible to readers until it commits."""
+    """The one writer of an index (a second one waits). What it writes becomes visible to readers
+    at each `commit()` and when the writer closes without error, atomically: a reader sees the
+    index as of one commit. Whatever is not committed when the process dies or a write fails
+    (a full disk) is rolled back, leaving the index as it was at the last commit."""
+
+    @abstractmethod
+    def commit(self) -> None:
+        """Make everything written so far visible to readers, as one change."""
 
     @abstractmethod
     def indexed(self) -> IndexedState: ...
@@ -285,18 +317,28 @@ class Writer(ABC):
     def record_catalog(self, sha256: str | None) -> None: ...
 
     @abstractmethod
-    def has_vectors(self, model: str) -> bool: ...
+    def has_vectors(self, model: str) -> bool:
+        """As `Store.has_vectors`, for the index as this writer has it."""
 
     @abstractmethod
-    def passages_without_vectors(self, model: str) -> list[Unembedded]:
-        """Passages with no vector for `model` yet (new or changed ones), in id order."""
+    def expect_vectors(self, model: str) -> None:
+        """Record that the index is embedded with `model` (readers' `has_vectors`), before its
+        vectors are all written: from the next commit, retrieval embeds the missing ones at
+        question time."""
+
+    @abstractmethod
+    def passages_without_vectors(self, model: str, limit: int | None = None) -> list[Unembedded]:
+        """Passages with no vector for `model` yet (new or changed ones), in id order; at most
+        `limit` of them."""
 
     @abstractmethod
     def put_vectors(self, model: str, ids: Sequence[int], vectors: Vectors) -> None: ...
 
     @abstractmethod
-    def drop_vectors(self, model: str) -> None: ...
+    def drop_vectors(self, model: str) -> None:
+        """Remove every vector of `model`, and the record that the index is embedded with it."""
 
     @abstractmethod
     def finish(self) -> WriteSummary:
-        """Drop documents nothing refers to any more, stamp the digest; returns the totals."""
+        """Drop documents nothing refers to any more, stamp the digest; returns the totals (the
+        caller commits)."""

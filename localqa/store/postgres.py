@@ -9,9 +9,16 @@ scoping and identifier matching are computed by the same code as for SQLite
 exact, over the eligible documents' vectors only.
 
 Writing: a writer takes a session advisory lock (one writer per database schema; a second one
-waits and is told so) and does the whole refresh in one transaction, so readers see the old
-index or the new one, never a mix, and a writer that dies leaves the old one as it was. Every
-write stamps a new `generation`, which readers compare to know the index changed.
+waits and is told so) and writes in transactions, as SQLite's does (issue 21): the lexical index
+commits as soon as extraction ends, the vectors follow in batches, each its own commit, so
+readers see the index as of one commit, never a mix, and a writer that dies leaves it as of its
+last commit (an interrupted embedding resumes where it stopped). Every commit stamps a new
+`generation`, which readers compare to know the index changed. The index records which models
+it is embedded with (`meta` rows `vectors:<model>`), so that a reader knows while vectors are
+still coming; a passage without its vector yet is embedded at question time
+(`missing_vectors`). Passage ids are reused after a removal (each write rewrites the postings
+it touches, inside its transaction); the store hands out canonical numbers
+(`localqa.store.layout`).
 
 Reading: a store reads in snapshots (REPEATABLE READ, read-only transactions), so that every
 statement of a search sees one version. A command's store keeps one for its life; a long-lived
@@ -57,7 +64,7 @@ from localqa.store.base import (
     Writer,
     WriteSummary,
 )
-from localqa.store.layout import KEPT_SCOPES, LayoutStore
+from localqa.store.layout import KEPT_SCOPES, LayoutStore, Unit
 from localqa.store.postgres_schema import migrate
 from localqa.store.postings import PackedRow, PostingsWriter, TermCounter, lengths
 from localqa.store.rows import (
@@ -68,7 +75,6 @@ from localqa.store.rows import (
     document_values,
     found_of,
     found_values,
-    passage_of,
     status_of,
 )
 from localqa.store.schema import SCHEMA_VERSION
@@ -79,6 +85,8 @@ Connection = psycopg.Connection[tuple[Any, ...]]
 
 # The first key of the writer's advisory lock (the second is the schema's): "lqa" in ASCII.
 _LOCK_CLASS = 0x6C7161
+# The meta row saying the index is embedded with a model (+ its name), as SQLite's.
+_VECTORS = "vectors:"
 # New passages are counted and copied into the server together, like SQLite's counting batches.
 _WRITE_BATCH = 1000
 _CONNECT_HINT = (
@@ -284,8 +292,15 @@ class PostgresStore(LayoutStore):
 
     # --- retrieval ------------------------------------------------------------------------
 
-    def _layout_rows(self) -> list[tuple[int, str, int, int]]:
-        return self._query("SELECT id, doc_id, section_len, body_len FROM passages ORDER BY id")
+    def _layout_units(self) -> list[Unit]:
+        rows = self._query(
+            "SELECT origin, source, array_agg(id ORDER BY id), array_agg(section_len ORDER BY id), "
+            "array_agg(body_len ORDER BY id), min(doc_id) FROM passages GROUP BY origin, source"
+        )
+        return [
+            (origin, source, *(np.array(column, dtype="<i4").tobytes() for column in arrays), doc_id)
+            for origin, source, *arrays, doc_id in rows
+        ]
 
     def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
         rows = self._query(
@@ -302,7 +317,7 @@ class PostgresStore(LayoutStore):
         )
 
     def has_vectors(self, model: str) -> bool:
-        return bool(self._query("SELECT 1 FROM embeddings WHERE model = %s LIMIT 1", model))
+        return bool(self._query("SELECT 1 FROM meta WHERE key = %s", _VECTORS + model))
 
     def lacks_vectors(self, model: str) -> bool:
         return bool(self._query("SELECT 1 FROM passages LIMIT 1")) and not self.has_vectors(model)
@@ -338,13 +353,25 @@ class PostgresStore(LayoutStore):
             *([limit] if limit is not None else []),
         )
         return (
-            np.fromiter((pid for pid, _ in rows), dtype=np.int64, count=len(rows)),
+            self._numbers([pid for pid, _ in rows]),
             np.fromiter((similarity for _, similarity in rows), dtype=np.float32, count=len(rows)),
         )
 
-    def passages(self, ids: Iterable[int]) -> dict[int, StoredPassage]:
-        rows = self._query(f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE id = ANY(%s)", list(ids))
-        return {row[0]: passage_of(row) for row in rows}
+    def missing_vectors(self, model: str, ids: Iterable[int]) -> list[Unembedded]:
+        stored = self._stored(np.fromiter(ids, dtype=np.int64))
+        rows = self._query(
+            "SELECT p.id, d.context, p.section, p.text FROM passages p "
+            "JOIN documents d ON d.doc_id = p.doc_id WHERE p.id = ANY(%s) AND NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.model = %s AND e.passage_id = p.id)",
+            stored,
+            model,
+        )
+        numbers = self._numbers([row[0] for row in rows]).tolist()
+        found = [Unembedded(number, *row[1:]) for number, row in zip(numbers, rows, strict=True)]
+        return sorted(found, key=lambda u: u.id)
+
+    def _passage_rows(self, stored: Sequence[int]) -> list[tuple[Any, ...]]:
+        return self._query(f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE id = ANY(%s)", list(stored))
 
     def passage_at(self, location: Location) -> StoredPassage | None:
         rows = self._query(
@@ -358,7 +385,7 @@ class PostgresStore(LayoutStore):
             location.row,
             location.paragraph,
         )
-        return passage_of(rows[0]) if rows else None
+        return self._numbered(rows)[0] if rows else None
 
     def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
         rows = self._query(
@@ -367,7 +394,7 @@ class PostgresStore(LayoutStore):
             source,
             page,
         )
-        return [passage_of(row) for row in rows]
+        return self._numbered(rows)
 
     def file_hash(self, name: str) -> str | None:
         rows = self._query("SELECT sha256 FROM files WHERE name = %s", name)
@@ -387,25 +414,39 @@ def writing(
     url: str, *, rebuild: bool = False, wait: Callable[[str], None] | None = None
 ) -> Iterator[PostgresWriter]:
     """A writer on the index in the database at `url` (created on first use), holding the
-    writer lock, inside one transaction: committed when the block completes, rolled back on any
-    failure (the index is then as it was).
+    writer lock: what the block writes becomes visible at each `commit()` and when the block
+    completes; on any failure what was not committed is rolled back.
 
     `indexed()` always describes the index as it was, also for a rebuild (which empties the
-    tables inside the same transaction): what it held decides what may change."""
+    tables inside the first transaction): what it held decides what may change."""
     db = _connect(url, "localqa index")
-    db.autocommit = True  # the lock is the session's; the write is one explicit transaction
+    db.autocommit = True  # the lock is the session's; the writer opens and commits transactions
+    writer: PostgresWriter | None = None
     try:
-        with _writer_lock(db, url, wait), db.transaction():
-            _refuse_foreign_tables(db, url)
-            migrate(db)
-            previous = _read_state(db)
-            if rebuild:
-                db.execute(
-                    "DELETE FROM files; DELETE FROM passages; DELETE FROM documents; DELETE FROM postings"
-                )
-            yield PostgresWriter(db, previous)
+        with _writer_lock(db, url, wait):
+            db.execute("BEGIN")
+            try:
+                _refuse_foreign_tables(db, url)
+                migrate(db)
+                previous = _read_state(db)
+                if rebuild:
+                    db.execute(
+                        "DELETE FROM files; DELETE FROM passages; DELETE FROM documents; DELETE FROM postings"
+                    )
+                writer = PostgresWriter(db, previous)
+                yield writer
+                writer.commit()
+            finally:
+                if not db.closed and not db.broken and db.info.transaction_status != TransactionStatus.IDLE:
+                    with suppress(psycopg.Error):
+                        db.execute("ROLLBACK")
     except psycopg.Error as error:
-        raise _failure(url, error, "the index was left as it was") from None
+        kept = (
+            "the index keeps what was committed before it; run 'localqa index' again to finish"
+            if writer is not None and writer.commits
+            else "the index was left as it was"
+        )
+        raise _failure(url, error, kept) from None
     finally:
         db.close()
 
@@ -501,6 +542,22 @@ class PostgresWriter(Writer):
         self._origins = {origin for (origin,) in self._execute("SELECT DISTINCT origin FROM passages")}
         self._contexts: dict[str, tuple[str, str]] = {}  # doc_id -> (wanted, indexed): see _context
         self._next_id: int | None = None
+        self.commits = 0
+
+    def commit(self) -> None:
+        self._send()
+        self._postings.flush()
+        generation = int(
+            self._execute("SELECT coalesce(max(value::bigint), 0) FROM meta WHERE key = 'generation'")[0][0]
+        )
+        self._execute(
+            "INSERT INTO meta (key, value) VALUES ('generation', %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            str(generation + 1),
+        )
+        self._db.execute("COMMIT")
+        self.commits += 1
+        self._db.execute("BEGIN")
 
     def indexed(self) -> IndexedState:
         return self._previous
@@ -726,17 +783,22 @@ class PostgresWriter(Writer):
     # --- vectors ----------------------------------------------------------------------------
 
     def has_vectors(self, model: str) -> bool:
-        self._send()
-        return bool(self._execute("SELECT 1 FROM embeddings WHERE model = %s LIMIT 1", model))
+        return bool(self._execute("SELECT 1 FROM meta WHERE key = %s", _VECTORS + model))
 
-    def passages_without_vectors(self, model: str) -> list[Unembedded]:
+    def expect_vectors(self, model: str) -> None:
+        self._execute(
+            "INSERT INTO meta (key, value) VALUES (%s, '') ON CONFLICT (key) DO NOTHING", _VECTORS + model
+        )
+
+    def passages_without_vectors(self, model: str, limit: int | None = None) -> list[Unembedded]:
         self._send()
         rows = self._execute(
             "SELECT p.id, d.context, p.section, p.text FROM passages p "
             "JOIN documents d ON d.doc_id = p.doc_id "
             "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = %s AND e.passage_id = p.id) "
-            "ORDER BY p.id",
+            "ORDER BY p.id LIMIT %s",
             model,
+            limit,
         )
         return [Unembedded(*row) for row in rows]
 
@@ -754,6 +816,7 @@ class PostgresWriter(Writer):
 
     def drop_vectors(self, model: str) -> None:
         self._execute("DELETE FROM embeddings WHERE model = %s", model)
+        self._execute("DELETE FROM meta WHERE key = %s", _VECTORS + model)
 
     def finish(self) -> WriteSummary:
         self._send()
@@ -766,9 +829,6 @@ class PostgresWriter(Writer):
         digest = hashlib.sha256()
         for name, sha in self._execute('SELECT name, sha256 FROM files ORDER BY name COLLATE "C"'):
             digest.update(f"{name}\0{sha}\n".encode())
-        generation = int(
-            self._execute("SELECT coalesce(max(value::bigint), 0) FROM meta WHERE key = 'generation'")[0][0]
-        )
         with self._db.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO meta (key, value) VALUES (%s, %s) "
@@ -777,7 +837,6 @@ class PostgresWriter(Writer):
                     ("corpus_digest", digest.hexdigest()),
                     ("schema_version", str(SCHEMA_VERSION)),
                     ("built", date.today().isoformat()),
-                    ("generation", str(generation + 1)),
                 ],
             )
         return WriteSummary(

@@ -2,9 +2,10 @@
 (`localqa.store.schema`), each the PostgreSQL form of its namesake, so that both backends have
 one schema version. Recorded in the `migrations` table; applied inside the writer's transaction.
 
-Where SQLite keeps FTS5 tables, PostgreSQL keeps nothing: BM25 reads the packed postings (m005),
-counted by FTS5's own tokenizer in the writer (`localqa.store.postings`). Vectors are pgvector
-`vector`s (m002), with the document id beside them so a scoped search filters on one table.
+Where SQLite kept FTS5 tables (until m007), PostgreSQL keeps nothing: BM25 reads the packed
+postings (m005), counted by FTS5's own tokenizer in the writer (`localqa.store.postings`). Vectors
+are pgvector `vector`s (m002), with the document id beside them so a scoped search filters on one
+table.
 """
 
 from __future__ import annotations
@@ -136,6 +137,18 @@ def m006_document_periods(db: Connection) -> None:
         ALTER TABLE documents ADD COLUMN found_name text;
         UPDATE files SET sha256 = '' WHERE lower(name) LIKE '%.pdf';
     """)
+
+
+@migration
+def m007_in_place(db: Connection) -> None:
+    # Refreshing in place (issue 21): SQLite's form moves postings into segments and vectors into
+    # a file. Here the tables stay as they are (each write rewrites the postings it touches, in
+    # its transaction); the index now records which models it is embedded with, so that readers
+    # know while vectors are still coming: an index embedded before says so from its vectors.
+    db.execute(
+        "INSERT INTO meta (key, value) SELECT DISTINCT 'vectors:' || model, '' FROM embeddings "
+        "ON CONFLICT (key) DO NOTHING"
+    )
 
 
 def migrate(db: Connection) -> None:

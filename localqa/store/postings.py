@@ -1,20 +1,25 @@
-"""Per-term postings for BM25, kept in the index (beside FTS5 in SQLite; alone in PostgreSQL).
+"""Per-term postings for BM25, kept in the index.
 
 For every term, the passages that hold it and how often, in the heading text (document title and
-heading path) and in the body, packed as arrays in one row. A query reads one row per term and
-scores with numpy, so its cost grows with the postings of its own terms, not with a walk of FTS5's
-instance table joined to the passages (hundreds of milliseconds at 100k passages).
+heading path) and in the body, packed as arrays. A query reads a term's rows and scores with
+numpy, so its cost grows with the postings of its own terms.
 
 Terms are counted by FTS5's own tokenizer (`TermCounter`, a TEMP scratch table on a SQLite
 connection), so they are the very terms questions are analysed into, whichever backend keeps the
-rows (`PostingsTable`).
+rows. The same count gives each passage's length (`lengths`).
+
+Two ways of keeping them: one row per term, rewritten whole by each write that touches the term
+(`PostingsWriter` over a `PostingsTable`: PostgreSQL, whose refresh is one transaction), or in
+segments, one per write, merged as they grow (`localqa.store.segments`: SQLite, refreshed in
+place, where a write never rewrites the postings of passages it did not touch).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -38,6 +43,12 @@ def unpack(ids: bytes, heading: bytes, body: bytes) -> tuple[Ids, Counts, Counts
         np.frombuffer(heading, dtype="<u2").astype(np.uint16, copy=False),
         np.frombuffer(body, dtype="<u2").astype(np.uint16, copy=False),
     )
+
+
+def pack(
+    ids: npt.NDArray[np.integer], heading: npt.NDArray[np.integer], body: npt.NDArray[np.integer]
+) -> tuple[bytes, bytes, bytes]:
+    return ids.astype("<i4").tobytes(), heading.astype("<u2").tobytes(), body.astype("<u2").tobytes()
 
 
 class TermCounter:
@@ -83,58 +94,64 @@ class PostingsTable(Protocol):
     def delete(self, terms: Sequence[str]) -> None: ...
 
 
-class PostingsWriter:
-    """Collects the term counts of passages added and the passages removed during one write, and
-    rewrites the postings rows of every term they touch when the write finishes."""
+@dataclass(frozen=True)
+class Grouped:
+    """Counted postings collapsed to one per (term, passage), terms in name order, passages in
+    id order within a term: `terms[i]` is `ids[spans[i][0]:spans[i][1]]`'s term."""
 
-    def __init__(self, counter: TermCounter, table: PostingsTable) -> None:
-        self._counter = counter
-        self._table = table
+    terms: list[str]
+    spans: list[tuple[int, int]]
+    ids: Ids
+    heading: Counts
+    body: Counts
+
+
+class CountedTerms:
+    """The term counts of the passages added during one write, as flat arrays (a build appends
+    ~150 entries per passage: no per-passage objects), until they are written out."""
+
+    def __init__(self) -> None:
         self._vocabulary: dict[str, int] = {}
         self._term = array("i")  # one entry per (term, passage, column): term number ...
         self._passage = array("i")  # ... passage id ...
         self._column = array("b")  # ... 0 heading, 1 body ...
         self._count = array("i")  # ... and how often
-        self._added: set[int] = set()  # the passages counted in the arrays above
-        self._removed: set[int] = set()
-        self._removed_terms: set[str] = set()
+        self.added: set[int] = set()  # the passages counted in the arrays above
 
-    def add(self, passages: Sequence[tuple[int, str, str]]) -> list[Counted]:
-        """Count the terms of (passage id, heading text, body) rows just indexed, and return
-        the counts. The writer hands them over in batches (see `TermCounter.count`)."""
-        rows = self._counter.count(passages)
+    @property
+    def entries(self) -> int:
+        """(term, passage, column) entries held: what the memory holds."""
+        return len(self._term)
+
+    def add(self, rows: Sequence[Counted]) -> None:
         if not rows:
-            return rows
+            return
         terms, ids, columns, counts = zip(*rows, strict=True)
         vocabulary = self._vocabulary
-        # Column by column rather than row by row: a build appends ~150 entries per passage.
+        # Column by column rather than row by row.
         self._term.extend([vocabulary.setdefault(term, len(vocabulary)) for term in terms])
         self._passage.extend(ids)
         self._column.extend(columns)
         self._count.extend(counts)
-        self._added.update(ids)
-        return rows
+        self.added.update(ids)
 
-    def remove(self, passages: Sequence[tuple[int, str, str]]) -> None:
-        """Forget passages about to be deleted (their id, heading text and body): in the index as
-        it was, and among those added earlier in this write (a passage re-indexed twice)."""
-        ids = {passage for passage, _, _ in passages}
-        if ids & self._added:
-            keep = ~np.isin(np.frombuffer(self._passage, dtype=np.int32), np.fromiter(ids, np.int32))
-            for name in ("_term", "_passage", "_column", "_count"):
-                column = getattr(self, name)
-                setattr(
-                    self,
-                    name,
-                    array(column.typecode, np.frombuffer(column, dtype=column.typecode)[keep].tobytes()),
-                )
-            self._added -= ids
-        self._removed |= ids
-        self._removed_terms.update(term for term, _, _, _ in self._counter.count(passages))
+    def forget(self, ids: Iterable[int]) -> None:
+        """Drop passages counted earlier that are being removed again (a passage re-indexed twice
+        in one write)."""
+        gone = self.added.intersection(ids)
+        if not gone:
+            return
+        keep = ~np.isin(np.frombuffer(self._passage, dtype=np.int32), np.fromiter(gone, np.int32))
+        for name in ("_term", "_passage", "_column", "_count"):
+            column = getattr(self, name)
+            setattr(
+                self,
+                name,
+                array(column.typecode, np.frombuffer(column, dtype=column.typecode)[keep].tobytes()),
+            )
+        self.added -= gone
 
-    def flush(self) -> None:
-        """Rewrite the postings of every touched term: its old passages minus the removed ones,
-        plus the added ones, in passage-id order."""
+    def grouped(self) -> Grouped:
         names = list(self._vocabulary)
         # Terms numbered in name order, so that sorting by number below writes them in that order.
         by_name = np.zeros(len(names), dtype=np.int32)
@@ -163,14 +180,52 @@ class PostingsWriter:
         new_ids, new_terms = passages[first], terms[first]
         del terms, passages, columns, counts, first, posting, heading, body
         bounds = np.flatnonzero(np.diff(new_terms)) + 1
-        starts = np.concatenate(([0], bounds)) if len(new_terms) else np.zeros(0, np.int64)
-        ends = np.concatenate((bounds, [len(new_terms)])) if len(new_terms) else np.zeros(0, np.int64)
+        starts = np.concatenate(([0], bounds)).tolist() if len(new_terms) else []
+        ends = np.concatenate((bounds, [len(new_terms)])).tolist() if len(new_terms) else []
         ordered = sorted(names)
-        added = {
-            ordered[int(new_terms[s])]: (s, e) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)
-        }
+        return Grouped(
+            [ordered[int(new_terms[s])] for s in starts],
+            list(zip(starts, ends, strict=True)),
+            new_ids,
+            new_heading,
+            new_body,
+        )
+
+
+class PostingsWriter:
+    """Collects the term counts of passages added and the passages removed during one write, and
+    rewrites the postings rows of every term they touch when the write finishes."""
+
+    def __init__(self, counter: TermCounter, table: PostingsTable) -> None:
+        self._counter = counter
+        self._table = table
+        self._counted = CountedTerms()
+        self._removed: set[int] = set()
+        self._removed_terms: set[str] = set()
+
+    def add(self, passages: Sequence[tuple[int, str, str]]) -> list[Counted]:
+        """Count the terms of (passage id, heading text, body) rows just indexed, and return
+        the counts. The writer hands them over in batches (see `TermCounter.count`)."""
+        rows = self._counter.count(passages)
+        self._counted.add(rows)
+        return rows
+
+    def remove(self, passages: Sequence[tuple[int, str, str]]) -> None:
+        """Forget passages about to be deleted (their id, heading text and body): in the index as
+        it was, and among those added earlier in this write (a passage re-indexed twice)."""
+        ids = {passage for passage, _, _ in passages}
+        self._counted.forget(ids)
+        self._removed |= ids
+        self._removed_terms.update(term for term, _, _, _ in self._counter.count(passages))
+
+    def flush(self) -> None:
+        """Rewrite the postings of every touched term: its old passages minus the removed ones,
+        plus the added ones, in passage-id order; then start over (a write may flush again)."""
+        new = self._counted.grouped()
+        added = dict(zip(new.terms, new.spans, strict=True))
         removed = np.fromiter(self._removed, dtype=np.int32, count=len(self._removed))
         touched = sorted(set(added) | self._removed_terms)
+        self._counted, self._removed, self._removed_terms = CountedTerms(), set(), set()
         for start in range(0, len(touched), _FLUSH_BATCH):
             batch = touched[start : start + _FLUSH_BATCH]
             old_rows = self._table.read(batch)
@@ -179,9 +234,9 @@ class PostingsWriter:
             for term in batch:
                 first, last = added.get(term, (0, 0))
                 ids, heading_counts, body_counts = (
-                    new_ids[first:last],
-                    new_heading[first:last],
-                    new_body[first:last],
+                    new.ids[first:last],
+                    new.heading[first:last],
+                    new.body[first:last],
                 )
                 old = old_rows.get(term)
                 if old:
@@ -193,14 +248,7 @@ class PostingsWriter:
                     order = np.argsort(ids, kind="stable")
                     ids, heading_counts, body_counts = ids[order], heading_counts[order], body_counts[order]
                 if len(ids):
-                    written.append(
-                        (
-                            term,
-                            ids.astype("<i4").tobytes(),
-                            heading_counts.astype("<u2").tobytes(),
-                            body_counts.astype("<u2").tobytes(),
-                        )
-                    )
+                    written.append((term, *pack(ids, heading_counts, body_counts)))
                 elif old:
                     emptied.append(term)
             self._table.write(written)
