@@ -15,10 +15,15 @@ Figures, each with its numerator and denominator:
 - **page hit@1 / hit@5**: a candidate ranked 1 (or within the first 5) in any question part lies
   on an evidence page. Evidence pages: FinanceBench `evidence_page_num` is 0-based (page n+1 in
   localqa), MMLongBench-Doc `evidence_pages` is 1-based. Measured in **one shared index** of all
-  the set's PDFs and **per document**. Per document uses one index whose catalog puts every
-  document in a tenant of its own, and each case asks as its document's tenant: eligibility, and
-  with it every BM25 statistic (which comes from eligible passages only), then covers that one
-  document, exactly as an index of that document alone would.
+  the set's PDFs, **scoped** (the shared index, each case asked within its own document:
+  `documents = [...]`, as `--doc` does) and **per document**. Per document uses one index whose
+  catalog puts every document in a tenant of its own, and each case asks as its document's
+  tenant: eligibility, and with it every BM25 statistic (which comes from eligible passages only),
+  then covers that one document, exactly as an index of that document alone would; scoped must
+  give the same figures.
+- **routed**: how many questions the shared index searched mainly in some documents because they
+  name them (`localqa.routing`; each part's `routed_to` in the run), and how many of those routes
+  include the question's own document. SciFact's claims name no document: 0 is the right count.
 - **abstained**: the share of answerable questions with no candidate at all, and of unanswerable
   ones (MMLongBench-Doc `unanswerable`, `expect = []`), where abstaining is right.
 - MMLongBench-Doc `needs_visual` questions (evidence is a chart or figure) are scored and reported
@@ -29,9 +34,9 @@ Figures, each with its numerator and denominator:
 
 Indexes are cached: the key is the documents' SHA-256, the catalog, the index options and a hash
 of localqa's extraction and indexing code (`localqa/extract/*.py`, `localqa/index.py`,
-`localqa/schema.py`, `localqa/store/`; `localqa/embeddings.py` too when embeddings are computed).
-After a retrieval-only change a re-run reuses the index and only re-runs `eval`. Build times are
-printed (and marked "reused" when nothing was built).
+`localqa/periods.py`, `localqa/schema.py`, `localqa/store/`; `localqa/embeddings.py` too when
+embeddings are computed). After a retrieval-only change a re-run reuses the index and only re-runs
+`eval`. Build times are printed (and marked "reused" when nothing was built).
 
 Catalog: every document gets `series = <file stem>` and `access = "public"`. Without it, file
 names such as `PEPSICO_2023_8K_dated-2023-05-05.pdf` and `..._dated-2023-05-30.pdf` read as two
@@ -54,7 +59,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +73,13 @@ DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) /
 SETS = ("financebench", "mmlongbench", "scifact")
 AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effective date)
 # Code whose change changes what an index holds (extraction, passage writing, schema).
-INDEX_CODE = ("localqa/extract/*.py", "localqa/index.py", "localqa/schema.py", "localqa/store/**/*.py")
+INDEX_CODE = (
+    "localqa/extract/*.py",
+    "localqa/index.py",
+    "localqa/periods.py",
+    "localqa/schema.py",
+    "localqa/store/**/*.py",
+)
 EMBED_CODE = ("localqa/embeddings.py",)
 HITS_AT = (1, 5)
 SCIFACT_K = 10
@@ -169,11 +181,15 @@ def toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def cases_toml(cases: Iterable[Case], tenants: dict[str, str] | None) -> str:
+def cases_toml(cases: Iterable[Case], tenants: dict[str, str] | None, scoped: bool = False) -> str:
+    """The suite: with `tenants`, each case asks as its document's tenant (per document); with
+    `scoped`, each case is asked within its document (`documents = [...]`) in the shared index."""
     lines = []
     for case in cases:
         lines += ["[[case]]", f"id = {toml_string(case.id)}", f"as_of = {AS_OF}"]
         lines.append(f"question = {toml_string(case.question)}")
+        if scoped:
+            lines.append(f"documents = [{toml_string(case.source)}]")
         if case.parts:
             lines.append(f"parts = [{', '.join(toml_string(p) for p in case.parts)}]")
         if tenants is not None:
@@ -475,6 +491,16 @@ def page_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     return scores
 
 
+def routed(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
+    """How many questions were searched mainly in some documents because they name them
+    (`localqa.routing`), and how many of those routes include the question's own document."""
+    by_id = {c["id"]: c for c in run["cases"]}
+    routes = {c.id: [set(p.get("routed_to", [])) for p in by_id[c.id]["parts"]] for c in cases}
+    taken = [c for c in cases if any(routes[c.id])]
+    own = [c for c in taken if any(c.source in sources for sources in routes[c.id])]
+    return {"routed": fraction(len(taken), len(cases)), "to_its_document": fraction(len(own), len(taken))}
+
+
 def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     """What a reader is shown: for answerable questions, a verified quote cited from an evidence
     page (and any verified quote); for unanswerable ones, no quote at all."""
@@ -552,7 +578,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
     }
     k = SCIFACT_K if bench.qrels is not None else args.k
     retriever = args.retriever
-    with tempfile.TemporaryDirectory(prefix="pdfqa-") as scratch:
+    with _scratch(args.runs, bench.name) as scratch:
         suite = Path(scratch) / "suite-shared"
         suite.mkdir()
         (suite / "cases.toml").write_text(cases_toml(bench.cases, None), encoding="utf-8")
@@ -563,6 +589,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         report["config"] = shared_run["config"]["retrieval"]
         if bench.qrels is not None:
             report["shared"] = ndcg_at_10(bench.cases, bench.qrels, shared_run)
+            report["routed"] = routed(bench.cases, shared_run)
             return report
         if args.model:
             run_path = Path(scratch) / "run-shared-model.json"
@@ -577,6 +604,13 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
                     if any(c.category == category for c in bench.cases)
                 },
             }
+        suite = Path(scratch) / "suite-scoped"
+        suite.mkdir()
+        (suite / "cases.toml").write_text(cases_toml(bench.cases, None, scoped=True), encoding="utf-8")
+        run_path = Path(scratch) / "run-scoped.json"
+        seconds = run_suite(suite, shared.path, run_path, retriever, k)
+        scoped_run = json.loads(run_path.read_text(encoding="utf-8"))
+        report["eval_seconds"]["scoped"] = round(seconds, 1)
         tenants = tenant_names(names)
         perdoc_docs = home / "docs-perdoc"
         fill_docs(perdoc_docs, bench, catalog_toml(names, tenants), shared_docs)
@@ -596,13 +630,28 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         seconds = run_suite(suite, perdoc.path, run_path, retriever, k)
         perdoc_run = json.loads(run_path.read_text(encoding="utf-8"))
         report["eval_seconds"]["per_document"] = round(seconds, 1)
-    for mode, run in (("shared", shared_run), ("per_document", perdoc_run)):
+    for mode, run in (("shared", shared_run), ("scoped", scoped_run), ("per_document", perdoc_run)):
         report[mode] = {
             category: page_scores([c for c in bench.cases if c.category == category], run)
             for category in ("answerable", "needs_visual", "unanswerable")
             if any(c.category == category for c in bench.cases)
         }
+    report["routed"] = routed(bench.cases, shared_run)
     return report
+
+
+@contextmanager
+def _scratch(runs: Path | None, name: str) -> Iterator[str]:
+    """Where the suites and runs of one set are written: `runs`/NAME, kept, when given (to read
+    each case's candidates and routes), else a temporary folder."""
+    if runs is None:
+        with tempfile.TemporaryDirectory(prefix="pdfqa-") as scratch:
+            yield scratch
+        return
+    folder = runs / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    yield str(folder)
 
 
 def _pages(documents: list[Path]) -> int | None:
@@ -658,6 +707,9 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"   index ({mode.replace('_', ' ')}): {timing}; {len(built['problems'])} problem(s) reported")
     evals = ", ".join(f"{mode.replace('_', ' ')} {s} s" for mode, s in report["eval_seconds"].items())
     print(f"   eval: {evals}")
+    routes = report["routed"]
+    own = f", to their own document {show(routes['to_its_document'])}" if routes["routed"]["value"] else ""
+    print(f"   routed by what the question names (shared index): {show(routes['routed'])}{own}")
     if "ndcg@10" in report["shared"]:
         shared = report["shared"]
         print(f"   nDCG@10 {show(shared['ndcg@10'])}; abstained {show(shared['abstained'])}")
@@ -667,7 +719,7 @@ def print_report(report: dict[str, Any]) -> None:
         labels["answerable"] = "text/table"
     print(f"   {'questions':<26} {'index':<13} {'page hit@1':<18} {'page hit@5':<18} {'abstained':<18}")
     for category, label in labels.items():
-        for mode in ("shared", "per_document"):
+        for mode in ("shared", "scoped", "per_document"):
             scores = report[mode].get(category)
             if scores is None:
                 continue
@@ -729,6 +781,9 @@ def main(argv: list[str] | None = None) -> int:
         "schema of its own per index, kept for reuse like the files)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
+    parser.add_argument(
+        "--runs", type=Path, metavar="DIR", help="keep each set's suites and eval runs in DIR/<set>"
+    )
     args = parser.parse_args(argv)
     if args.checkout:
         CHECKOUT[0] = args.checkout.resolve()

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from localqa.errors import CatalogError
+from localqa.periods import parse_label
 from localqa.tomlfile import TomlFileError, read_toml
-from localqa.types import ACCESS_LABELS, DEFAULT_TENANT, Document, Status
+from localqa.types import ACCESS_LABELS, DEFAULT_TENANT, Document, Period, Status
 
 CATALOG_NAME = "catalog.toml"
-FIELDS = ("id", "series", "version", "effective", "status", "access", "tenant", "title")
+FIELDS = ("id", "series", "version", "effective", "status", "access", "tenant", "title", "period")
 _DATED_NAME = re.compile(r"^(?P<series>.+?)-(?P<date>\d{4}-\d{2}-\d{2})$")
 
 
@@ -190,7 +191,7 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
                 f"catalog.toml: unknown field(s) {', '.join(unknown)}; known fields are {', '.join(FIELDS)}",
             )
         )
-    effective = _effective_date(entry.get("effective"))
+    effective = _catalog_date(entry.get("effective"))
     if effective is False:
         problems.append(
             Problem(
@@ -210,6 +211,10 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
         elif name in ("id", "tenant") and isinstance(value, str) and "/" in value:
             # Document ids are "tenant/id": a slash would let two different pairs collide.
             problems.append(Problem(source, f"catalog.toml: {name} = {value!r} must not contain '/'"))
+    period = _period(entry.get("period"))
+    if isinstance(period, str):
+        problems.append(Problem(source, f"catalog.toml: period = {entry['period']!r} {period}"))
+        period = None
     if problems:
         return None, problems
 
@@ -235,6 +240,7 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
         access=access,
         tenant=tenant,
         title=entry.get("title"),
+        period=period,
     )
     return document, problems
 
@@ -251,8 +257,8 @@ def searchable_title(source: str, title: str | None) -> str:
     meaningfully: `3M_2018_10K.pdf`, `acme-travel-policy.md`); a trailing date is left out, it
     is the effective date."""
     stem = Path(source).stem
-    match = _DATED_NAME.match(stem)
-    words = " ".join(re.split(r"[\W_]+", match["series"] if match else stem)).strip()
+    dated = dated_name(stem)
+    words = " ".join(re.split(r"[\W_]+", dated[0] if dated else stem)).strip()
     if not title:
         return words
     known = {w.casefold() for w in re.findall(r"\w+", title)}
@@ -266,26 +272,63 @@ def document_id(tenant: str, name: str) -> str:
     return f"{tenant}/{name}"
 
 
+def dated_name(stem: str) -> tuple[str, str] | None:
+    """(series, date) of a file stem that ends in a date (`series-YYYY-MM-DD`), else None."""
+    if len(stem) < 12 or stem[-11] != "-":  # spares the pattern most names
+        return None
+    match = _DATED_NAME.match(stem)
+    return (match["series"], match["date"]) if match else None
+
+
 def _from_file_name(source: str, stem: str) -> tuple[Document | None, list[Problem]]:
     """No catalog entry: `series-YYYY-MM-DD` names a dated version; otherwise always effective."""
-    match = _DATED_NAME.match(stem)
-    if match is None:
+    dated = dated_name(stem)
+    if dated is None:
         return Document(doc_id=document_id(DEFAULT_TENANT, stem), source=source, series=stem), []
-    effective = _effective_date(match["date"])
+    series, written = dated
+    effective = _catalog_date(written)
     if not effective:
-        return None, [Problem(source, f"file name date {match['date']!r} is not a real date")]
+        return None, [Problem(source, f"file name date {written!r} is not a real date")]
     return Document(
         doc_id=document_id(DEFAULT_TENANT, stem),
         source=source,
-        series=match["series"],
+        series=series,
         effective=effective,
-        version=match["date"],
+        version=written,
     ), []
 
 
-def _effective_date(value: object) -> date | Literal[False] | None:
-    """A catalog `effective` value as a date (None when absent, False when it is not a date).
-    TOML gives dates natively; an ISO string is accepted too; a datetime is not a date."""
+_PERIOD_FORMS = (
+    'write it as a fiscal year or quarter ("FY2022", "Q2 2024") or as dates '
+    "({start = 2022-01-01, end = 2022-12-31})"
+)
+
+
+def _period(value: object) -> Period | str | None:
+    """A catalog `period` (None when absent), or what is wrong with it: a label naming one
+    fiscal year or quarter, or a table of `start` and `end` dates, start not after end."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        label = " ".join(value.split())
+        return Period(label=label) if parse_label(label) else f"is not a period; {_PERIOD_FORMS}"
+    if not isinstance(value, dict):
+        return f"is not a period; {_PERIOD_FORMS}"
+    unknown = sorted(set(value) - {"start", "end"})
+    if unknown or not {"start", "end"} <= set(value):
+        return f"needs exactly start and end dates; {_PERIOD_FORMS}"
+    start, end = _catalog_date(value["start"]), _catalog_date(value["end"])
+    if not start or not end:
+        return f"has a start or end that is not a date; {_PERIOD_FORMS}"
+    if start > end:
+        return "starts after it ends; swap start and end"
+    return Period(start=start, end=end)
+
+
+def _catalog_date(value: object) -> date | Literal[False] | None:
+    """A catalog date (`effective`, a period's `start` and `end`): None when absent, False when
+    it is not a date. TOML gives dates natively; an ISO string is accepted too; a datetime is
+    not a date."""
     if value is None:
         return None
     if isinstance(value, str):

@@ -25,7 +25,15 @@ from localqa.settings import (
     AnswerSettings,
     RetrievalSettings,
 )
-from localqa.shapes import ask_json, index_json, parse_as_of, search_json, status_json, timing_json
+from localqa.shapes import (
+    ask_json,
+    document_json,
+    index_json,
+    parse_as_of,
+    search_json,
+    status_json,
+    timing_json,
+)
 from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult, Selection
 
@@ -133,6 +141,18 @@ def retriever_option(function: F) -> F:
         help="auto: hybrid when the index has embeddings, else lexical; lexical (BM25); semantic "
         "(embeddings); hybrid (reciprocal rank fusion of both). Identifiers and eligibility apply "
         "in every mode.",
+    )(function)
+
+
+def documents_option(function: F) -> F:
+    return click.option(
+        "--doc",
+        "documents",
+        multiple=True,
+        metavar="NAME",
+        help="Search only this document (repeatable): a file name, a glob (quote it: 'ADOBE_*') or a "
+        "catalog series. It narrows what the caller may see, never widens it; 'localqa status "
+        "--documents' lists the names.",
     )(function)
 
 
@@ -363,10 +383,17 @@ class _ProgressBar:
     help="The operator's view: every document of every tenant and access label, and the ones "
     "visible to nobody.",
 )
+@click.option(
+    "--documents",
+    "listing",
+    is_flag=True,
+    help="Also list the documents the caller may see: file name, series, effective date, the "
+    "period each covers (from the catalog or its cover) and whether it is in force today.",
+)
 @db_option
 @json_option
 @fail_cleanly
-def status(role: str, tenant: str, everything: bool, db: Db, as_json: bool) -> None:
+def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_json: bool) -> None:
     """Show what the index holds: documents, passages by kind, sidecars, embeddings.
 
     Counts cover only the documents the caller may see (their tenant and an access label their
@@ -374,11 +401,17 @@ def status(role: str, tenant: str, everything: bool, db: Db, as_json: bool) -> N
     """
     from localqa.library import Library
 
+    if listing and everything:
+        raise click.UsageError("--documents lists what one caller may search; use it without --all")
     caller = None if everything else Caller(role=role, tenant=tenant)
     with Library(db) as library:
         info = library.status(caller)
+        listed = library.documents(as_of=date.today(), caller=caller) if listing else []
     if as_json:
-        click.echo(json.dumps(status_json(info, caller), indent=2))
+        payload = status_json(info, caller)
+        if listing:
+            payload["listed"] = [document_json(row) for row in listed]
+        click.echo(json.dumps(payload, indent=2))
         return
     kinds = ", ".join(f"{count} {kind}" for kind, count in info.passages.items())
     seen_by = "everyone (--all)" if caller is None else f"role {caller.role} · tenant {caller.tenant}"
@@ -397,8 +430,23 @@ def status(role: str, tenant: str, everything: bool, db: Db, as_json: bool) -> N
             f"Schema version: {info.schema_version}",
         ]
     )
+    if listing:
+        say(["", f"Documents role {role} · tenant {tenant} may see ({len(listed)}):"])
+        say([f"  {_listed(row)}" for row in listed])
     invisible = info.invisible_documents
     say([f"Warning: {s} has no valid access label and is visible to nobody" for s in invisible], err=True)
+
+
+def _listed(row: Any) -> str:
+    """One line of `status --documents`."""
+    document = row.document
+    parts = [document.source, f"series {document.series}"]
+    if document.effective:
+        parts.append(f"effective {document.effective.isoformat()}")
+    if row.period is not None:
+        parts.append(f"period {row.shown_period}, from its {row.period_from}")
+    parts.append("in force" if row.in_force else "not in force today")
+    return " · ".join(parts)
 
 
 @cli.command()
@@ -413,6 +461,7 @@ def status(role: str, tenant: str, everything: bool, db: Db, as_json: bool) -> N
     help="Candidates per part.",
 )
 @retriever_option
+@documents_option
 @caller_options
 @db_option
 @json_option
@@ -422,6 +471,7 @@ def search(
     parts: tuple[str, ...],
     k: int,
     retriever: str,
+    documents: tuple[str, ...],
     as_of: date,
     role: str,
     tenant: str,
@@ -431,20 +481,24 @@ def search(
     """Retrieval only, no model: the ranked candidates for each part of QUESTION.
 
     A compound question is split on clause boundaries, or give the parts with --part. Only
-    documents the caller may see, in force on the --as-of date, are searched.
+    documents the caller may see, in force on the --as-of date, are searched (only those --doc
+    names, when given). A part that names documents (a company, with a fiscal year or a report
+    type) is searched mainly in them, and says so.
     """
     from localqa.library import Library
 
     caller = Caller(role=role, tenant=tenant)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     with Library(db) as library:
-        results = library.search(question, as_of=as_of, caller=caller, parts=parts, settings=settings)
+        results = library.search(
+            question, as_of=as_of, caller=caller, parts=parts, settings=settings, documents=documents
+        )
     if as_json:
-        click.echo(json.dumps(search_json(results, as_of, caller), indent=2))
+        click.echo(json.dumps(search_json(results, as_of, caller, documents), indent=2))
         return
-    lines = [_header(as_of, caller, results)]
+    lines = [_header(as_of, caller, results, documents)]
     for number, result in enumerate(results, start=1):
-        lines += ["", f"{number}. {result.question}", *_format_candidates(result)]
+        lines += [*_part_head(number, result), *_format_candidates(result)]
     say(lines)
 
 
@@ -481,6 +535,7 @@ def search(
     show_default=True,
     help="The folder that was indexed (for --show).",
 )
+@documents_option
 @caller_options
 @db_option
 @json_option
@@ -500,6 +555,7 @@ def ask(
     retriever: str,
     show_dir: Path | None,
     pdfs_dir: Path,
+    documents: tuple[str, ...],
     as_of: date,
     role: str,
     tenant: str,
@@ -521,7 +577,13 @@ def ask(
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
     with Library(db) as library:
         asked = library.answer(
-            question, as_of=as_of, caller=caller, parts=parts, model=model, settings=settings
+            question,
+            as_of=as_of,
+            caller=caller,
+            parts=parts,
+            model=model,
+            settings=settings,
+            documents=documents,
         )
         images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, library) if show_dir else {}
     if as_json:
@@ -531,6 +593,7 @@ def ask(
             as_of,
             caller,
             (asked.backend, asked.model),
+            documents,
         )
         for part, shown in zip(payload["parts"], asked.parts, strict=True):
             if verbose:
@@ -542,7 +605,8 @@ def ask(
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
-        lines = [f"{_header(as_of, caller, [p.result for p in asked.parts])} · model {model.label}{baseline}"]
+        header = _header(as_of, caller, [p.result for p in asked.parts], documents)
+        lines = [f"{header} · model {model.label}{baseline}"]
         notes = {
             p.answer.selection.note for p in asked.parts if p.answer.selection and p.answer.selection.note
         }
@@ -550,7 +614,7 @@ def ask(
         if verbose:
             lines.append(f"Retrieval: {asked.retrieval_seconds * 1000:.0f} ms for {len(asked.parts)} part(s)")
         for number, part in enumerate(asked.parts, start=1):
-            lines += ["", f"{number}. {part.result.question}", *_format_answer(part.result, part.answer)]
+            lines += [*_part_head(number, part.result), *_format_answer(part.result, part.answer)]
             if number - 1 in images:
                 lines.append(f"   page image: {images[number - 1]}")
             if verbose:
@@ -974,9 +1038,18 @@ def _page_images(
     return images
 
 
-def _header(as_of: date, caller: Caller, results: list[PartResult]) -> str:
+def _header(as_of: date, caller: Caller, results: list[PartResult], documents: tuple[str, ...]) -> str:
     retriever = results[0].retriever if results else "none"
-    return f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
+    within = f" · only in {', '.join(documents)}" if documents else ""
+    return (
+        f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
+        f"{within}"
+    )
+
+
+def _part_head(number: int, result: PartResult) -> list[str]:
+    """A part's first lines: its question, and why it was searched mainly in some documents."""
+    return ["", f"{number}. {result.question}", *([f"   ({result.route.why})"] if result.route else [])]
 
 
 def _format_candidates(result: PartResult) -> list[str]:

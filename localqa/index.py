@@ -132,7 +132,7 @@ def refresh_index(
                 problems += result.problems
                 doc_id = plan.documents[unit.doc_source].doc_id
                 writer.replace_unit(
-                    unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.title
+                    unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.found
                 )
                 extracted[unit.name] = result.pages_without_text
                 if not result.passages:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from localqa import periods
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
 from localqa.index import open_index, status_for
@@ -31,7 +32,7 @@ from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
-from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage
+from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage, Period
 
 if TYPE_CHECKING:
     from localqa.models.base import AnswerModel
@@ -77,11 +78,18 @@ class VisiblePage(BaseModel):
 
 @dataclass(frozen=True)
 class ListedDocument:
-    """One document the caller could ever retrieve from, and whether it is in force on the date
-    asked about."""
+    """One document the caller could ever retrieve from, whether it is in force on the date
+    asked about, and the period it covers with where that comes from ("catalog" or "cover")."""
 
     document: Document
     in_force: bool
+    period: Period | None = None
+    period_from: str | None = None
+
+    @property
+    def shown_period(self) -> str | None:
+        """The period as it is shown ("FY2022 (year ended 2022-12-31)"), or None."""
+        return periods.describe(self.period) if self.period else None
 
 
 class Library:
@@ -124,15 +132,23 @@ class Library:
         parts: Sequence[str] = (),
         k: int | None = None,
         settings: RetrievalSettings | None = None,
+        documents: Sequence[str] = (),
     ) -> list[PartResult]:
         """Retrieval only: ranked candidates per question part (empty = abstain). `settings`
-        default to the library's; `k`, when given, overrides their `k`."""
+        default to the library's; `k`, when given, overrides their `k`. `documents` (file names,
+        globs or series) narrows the search to the eligible documents they name."""
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
         with self._reading() as store:
             return search(
-                store, question, as_of=as_of, caller=caller or Caller(), parts=parts, settings=settings
+                store,
+                question,
+                as_of=as_of,
+                caller=caller or Caller(),
+                parts=parts,
+                settings=settings,
+                documents=documents,
             )
 
     def answer(
@@ -146,6 +162,7 @@ class Library:
         k: int | None = None,
         settings: RetrievalSettings | None = None,
         answer_settings: AnswerSettings | None = None,
+        documents: Sequence[str] = (),
     ) -> Asked:
         """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
         candidates (default: `settings.k` when settings are given, else the answering `k`)."""
@@ -154,7 +171,9 @@ class Library:
             settings or Settings(retrieval=self.settings.retrieval, answering=answering).for_answering()
         )
         started = time.perf_counter()
-        results = self.search(question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval)
+        results = self.search(
+            question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval, documents=documents
+        )
         retrieval_seconds = time.perf_counter() - started
         from localqa.models import get_model
         from localqa.models.base import AnswerModel
@@ -210,10 +229,14 @@ class Library:
         caller = caller or Caller()
         with self._reading() as store:
             documents = list(store.documents())
+            found = store.found()
         in_force = {d.doc_id for d in eligible(documents, as_of, caller)}
         visible = [d for d in documents if eligible([d], d.effective or as_of, caller)]
         visible.sort(key=lambda d: (d.series, d.effective or date.min, d.source))
-        return [ListedDocument(d, d.doc_id in in_force) for d in visible]
+        return [
+            ListedDocument(d, d.doc_id in in_force, *periods.of_document(d, found.get(d.doc_id)))
+            for d in visible
+        ]
 
     def status(self, caller: Caller | None = None) -> IndexStatus:
         """What the index holds, counting only what `caller` may see (None: the operator's view)."""
@@ -258,10 +281,13 @@ def search_parts(
     k: int | None = None,
     db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
+    documents: Sequence[str] = (),
 ) -> list[PartResult]:
     """`Library(db).search(...)` for one question. Keep a `Library` open to ask several."""
     with Library(db) as library:
-        return library.search(question, as_of=as_of, caller=caller, parts=parts, k=k, settings=settings)
+        return library.search(
+            question, as_of=as_of, caller=caller, parts=parts, k=k, settings=settings, documents=documents
+        )
 
 
 def answer(
@@ -275,6 +301,7 @@ def answer(
     db: Db = DEFAULT_DB,
     settings: RetrievalSettings | None = None,
     answer_settings: AnswerSettings | None = None,
+    documents: Sequence[str] = (),
 ) -> Asked:
     """`Library(db).answer(...)` for one question. Keep a `Library` open to ask several."""
     with Library(db) as library:
@@ -287,6 +314,7 @@ def answer(
             k=k,
             settings=settings,
             answer_settings=answer_settings,
+            documents=documents,
         )
 
 

@@ -4,6 +4,9 @@ Order matters. The eligible documents are decided first (`localqa.eligibility`),
 below is restricted to them, including the statistics BM25 is computed from (document count,
 average length, document frequency). So an ineligible passage is never ranked or scored, and it
 cannot even shift the score of an eligible one: nothing about it can leak through a number.
+Scoping and routing only narrow that set: the documents a caller names (`localqa.scope`), then,
+per part, the documents the part names (`localqa.routing`), searched first as if they were all
+there is.
 
 BM25 is computed here, from the store's per-term postings (term frequencies per passage,
 tokenized by FTS5's own tokenizer) over the eligible passages only, rather than by FTS5's
@@ -15,17 +18,18 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
 from datetime import date
 
 import numpy as np
 import numpy.typing as npt
 
-from localqa import embeddings
+from localqa import embeddings, routing
 from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
+from localqa.scope import named
 from localqa.settings import MAX_PARTS, RetrievalSettings
 from localqa.store.base import Scope, Store
 from localqa.text import identifiers, squash
@@ -80,8 +84,11 @@ def search(
     caller: Caller,
     parts: Sequence[str] = (),
     settings: RetrievalSettings | None = None,
+    documents: Sequence[str] = (),
 ) -> list[PartResult]:
-    """Candidates per question part, each list in rank order; an empty list means abstain."""
+    """Candidates per question part, each list in rank order; an empty list means abstain.
+    `documents` (file names, globs or series: `localqa.scope`) narrows the search to the eligible
+    documents they name."""
     settings = resolve(store, settings or RetrievalSettings())
     if settings.retriever != "lexical" and store.lacks_vectors(embeddings.MODEL_NAME):
         raise LocalQAError(
@@ -90,8 +97,10 @@ def search(
         )
     if settings.retriever != "lexical":
         embeddings.warm_up()  # the model loads while the lexical side runs
-    allowed = store.eligible(as_of, caller)
-    results = [_retrieve_part(store, part, allowed, settings) for part in question_parts(question, parts)]
+    eligible = _eligible(store, store.eligible(as_of, caller))
+    if documents:
+        eligible = eligible.within(named(documents, eligible.documents, as_of, caller))
+    results = [_retrieve_part(store, part, eligible, settings) for part in question_parts(question, parts)]
     return [r.model_copy(update={"retriever": settings.retriever}) for r in results]
 
 
@@ -213,32 +222,81 @@ class _Fused:
         return dict(zip(ids, scores.tolist(), strict=True))
 
 
-# The scope of each eligible set, kept per store: `Store.eligible` hands out the same dict for a
-# caller and date, and a frozenset of every eligible id per question part (tens of milliseconds
-# with 100k documents, and the store's caches keyed by it compare it whole) would be most of a
-# search.
-_SCOPES: weakref.WeakKeyDictionary[Store, dict[int, tuple[dict[str, Document], Scope]]] = (
+class _Eligible:
+    """A set of documents a search may rank, with what is derived from it: its scope for the
+    store, its routing directory, and its subsets (named by the caller or routed to) with theirs.
+    Kept per store for each set `Store.eligible` hands out (the same dict for a caller and date):
+    a frozenset of every eligible id per question part (tens of milliseconds with 100k
+    documents, and the store's caches keyed by it compare it whole) would be most of a search."""
+
+    SUBSETS = 64  # subsets kept per set, the least recently used dropped first
+
+    def __init__(self, documents: dict[str, Document]) -> None:
+        self.documents = documents
+        self.scope = Scope(doc_ids=frozenset(documents))
+        self._directory: routing.Directory | None = None
+        self._subsets: OrderedDict[frozenset[str], _Eligible] = OrderedDict()
+
+    def directory(self, store: Store) -> routing.Directory:
+        if self._directory is None:
+            self._directory = routing.Directory(self.documents.values(), store.found())
+        return self._directory
+
+    def within(self, doc_ids: Iterable[str]) -> _Eligible:
+        """The subset of these documents with the given ids."""
+        key = frozenset(doc_ids) & self.scope.doc_ids
+        if key == self.scope.doc_ids:
+            return self
+        subset = self._subsets.pop(key, None) or _Eligible({d: self.documents[d] for d in key})
+        self._subsets[key] = subset
+        if len(self._subsets) > self.SUBSETS:
+            self._subsets.popitem(last=False)
+        return subset
+
+
+_ELIGIBLE: weakref.WeakKeyDictionary[Store, dict[int, tuple[dict[str, Document], _Eligible]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def _scope(store: Store, allowed: dict[str, Document]) -> Scope:
-    kept = _SCOPES.setdefault(store, {})
+def _eligible(store: Store, allowed: dict[str, Document]) -> _Eligible:
+    kept = _ELIGIBLE.setdefault(store, {})
     found = kept.get(id(allowed))
     if found is None or found[0] is not allowed:  # the dict is kept with it, so its id is not reused
-        found = (allowed, Scope(doc_ids=frozenset(allowed)))
+        found = (allowed, _Eligible(allowed))
         kept[id(allowed)] = found
     return found[1]
 
 
-def _retrieve_part(
-    store: Store, part: str, allowed: dict[str, Document], settings: RetrievalSettings
-) -> PartResult:
+def _retrieve_part(store: Store, part: str, eligible: _Eligible, settings: RetrievalSettings) -> PartResult:
+    """The part's candidates. When it names some of the eligible documents (`localqa.routing`),
+    they are searched on their own first, as if they were all there is, and the others' best
+    candidates only fill the places they leave among the first k."""
+    query = search_text(part)
+    # The directory is built on first need: a part that writes no name cannot be routed.
+    writes_names = eligible.documents and routing.question_names(query)
+    routed = eligible.directory(store).route(query) if writes_names else None
+    if routed is None:
+        return _ranked(store, part, eligible, settings)
+    doc_ids, route = routed
+    first = _ranked(store, part, eligible.within(doc_ids), settings).model_copy(update={"route": route})
+    if len(first.candidates) >= settings.k:
+        return first
+    others = [c for c in _ranked(store, part, eligible, settings).candidates if c.doc_id not in doc_ids]
+    filled = [*first.candidates, *others][: settings.k]
+    if not filled:
+        return first
+    ranked = tuple(c.model_copy(update={"rank": rank}) for rank, c in enumerate(filled, start=1))
+    return first.model_copy(update={"candidates": ranked, "note": None})
+
+
+def _ranked(store: Store, part: str, eligible: _Eligible, settings: RetrievalSettings) -> PartResult:
+    allowed = eligible.documents
     if not allowed:
         return PartResult(
             question=part, candidates=(), note="no document is eligible for this caller and date"
         )
-    scope = _scope(store, allowed)
+    scope = eligible.scope
     query = search_text(part)  # the part without instructions about the reply
     codes = identifiers(query)
     carriers = store.carriers(scope, codes, settings.chunking) if codes else {}

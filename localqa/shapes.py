@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from localqa.types import Answer, Caller, PartResult
+from localqa.periods import describe
+from localqa.types import Answer, Caller, PartResult, Period
 
 if TYPE_CHECKING:
     from localqa.index import RefreshReport
@@ -28,15 +29,25 @@ def parse_as_of(value: str | None) -> date:
         raise ValueError(f"{value!r} is not a date; write it as YYYY-MM-DD") from None
 
 
-def search_json(results: Sequence[PartResult], as_of: date, caller: Caller) -> dict[str, Any]:
-    """`localqa search --json` and POST /api/search."""
+def search_json(
+    results: Sequence[PartResult], as_of: date, caller: Caller, documents: Sequence[str] = ()
+) -> dict[str, Any]:
+    """`localqa search --json` and POST /api/search. `documents`: the names the search was
+    narrowed to (`--doc`); each part's `route` says which documents it was searched mainly in
+    because it names them, and why."""
     return {
         "as_of": as_of.isoformat(),
         "role": caller.role,
         "tenant": caller.tenant,
         "retriever": results[0].retriever if results else None,
+        "documents": list(documents),
         "parts": [
-            {"question": r.question, "candidates": [c.as_json() for c in r.candidates], "note": r.note}
+            {
+                "question": r.question,
+                "route": r.route.as_json() if r.route else None,
+                "candidates": [c.as_json() for c in r.candidates],
+                "note": r.note,
+            }
             for r in results
         ],
     }
@@ -48,10 +59,11 @@ def ask_json(
     as_of: date,
     caller: Caller,
     model: tuple[str, str],
+    documents: Sequence[str] = (),
 ) -> dict[str, Any]:
     """`localqa ask --json` and POST /api/ask: the search shape, each part with its answer, and
     the model as (backend, name)."""
-    payload = search_json(results, as_of, caller)
+    payload = search_json(results, as_of, caller, documents)
     for part, answer in zip(payload["parts"], answers, strict=True):
         part["answer"] = answer.as_json()
     payload["model"] = {"backend": model[0], "name": model[1]}
@@ -78,6 +90,20 @@ def document_json(row: ListedDocument) -> dict[str, Any]:
         "effective": d.effective.isoformat() if d.effective else None,
         "status": d.status.value,
         "in_force": row.in_force,
+        "period": period_json(row.period, row.period_from),
+    }
+
+
+def period_json(period: Period | None, origin: str | None) -> dict[str, Any] | None:
+    """A document's period: as written or dated, how it is shown, and where it comes from."""
+    if period is None:
+        return None
+    return {
+        "label": period.label,
+        "start": period.start.isoformat() if period.start else None,
+        "end": period.end.isoformat() if period.end else None,
+        "shown": describe(period),
+        "from": origin,
     }
 
 

@@ -34,6 +34,27 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class Period(Frozen):
+    """The reporting period a document covers (`localqa.periods`): a label as a catalog writes it
+    ("FY2022", "Q2 2024"), or dates. `kind` says what a period known only by its end is: a cover
+    says "for the fiscal year ended" (year) or "for the quarterly period ended" (quarter)."""
+
+    label: str | None = None
+    start: date | None = None
+    end: date | None = None
+    kind: Literal["year", "quarter"] | None = None
+
+
+class Found(Frozen):
+    """What extraction read on a source's first page (each None when nothing was): the title, the
+    organisation its cover names ("Exact name of registrant") and the period it covers. Routing
+    matches a question's names and fiscal years against them (`localqa.routing`)."""
+
+    title: str | None = None
+    name: str | None = None
+    period: Period | None = None
+
+
 class Document(Frozen):
     """One source file's metadata, as the catalog (or the file name) gives it.
 
@@ -50,6 +71,7 @@ class Document(Frozen):
     access: str | None = "public"
     tenant: str = DEFAULT_TENANT
     title: str | None = None
+    period: Period | None = None  # from the catalog; else what the cover says (`Store.found`)
 
 
 Box = tuple[float, float, float, float]
@@ -146,14 +168,38 @@ class Caller(Frozen):
     tenant: str = DEFAULT_TENANT
 
 
+class Route(Frozen):
+    """The documents a question part was searched mainly in, because it names them
+    (`localqa.routing`): their sources, and what the part names that they match, as written."""
+
+    sources: tuple[str, ...]
+    names: tuple[str, ...]
+
+    @property
+    def why(self) -> str:
+        """`searched mainly in 3M_2022_10K.pdf: the question names "3M" and "FY2022"`."""
+        names = _listed(self.names, quote=True)
+        return f"searched mainly in {_listed(self.sources)}: the question names {names}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"sources": list(self.sources), "names": list(self.names), "why": self.why}
+
+
+def _listed(items: tuple[str, ...], *, quote: bool = False) -> str:
+    shown = [f'"{item}"' if quote else item for item in items]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
 class PartResult(Frozen):
     """One question part and its candidates in rank order; empty means abstain, and `note` says
-    why. `retriever` is the one that ran (lexical, semantic or hybrid)."""
+    why. `retriever` is the one that ran (lexical, semantic or hybrid); `route` is set when the
+    part names documents and was searched mainly in them."""
 
     question: str
     candidates: tuple[Candidate, ...]
     note: str | None = None
     retriever: str = "lexical"
+    route: Route | None = None
 
 
 class Outcome(StrEnum):

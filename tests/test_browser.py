@@ -6,7 +6,9 @@ its table row highlighted and nothing else.
 The answers come from the extractive backend: deterministic, and the test is about the page.
 Set LOCALQA_SCREENSHOT=docs/ask.png to write the screenshot the README embeds.
 
-A second test plays the attacker of issue 19: a page served from another loopback port probes a
+Another chooses a document in the search page's picker and checks that only it is searched.
+
+A further test plays the attacker of issue 19: a page served from another loopback port probes a
 server run as staff with <img> tags and fetch() calls, and must observe the same outcome for a
 quote that is on a page and one that is not.
 """
@@ -247,6 +249,32 @@ def direct_status(url: str) -> int:
             return int(response.status)
     except urllib.error.HTTPError as error:
         return error.code
+
+
+def test_the_picker_narrows_a_search_to_the_document_chosen_in_chromium(server: str, browser: object) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    driver: WebDriver = browser  # type: ignore[assignment]
+    question = "What are the Saturday opening hours?"
+    driver.get(f"{server}/search?" + urllib.parse.urlencode({"question": question, "as_of": "2026-11-14"}))
+    everywhere = {
+        w.text.split(" · ")[-1].split(",")[0] for w in driver.find_elements(By.CSS_SELECTOR, ".where")
+    }
+    assert {"library-handbook.pdf", "opening-hours-notice.pdf"} <= everywhere
+    driver.find_element(By.CSS_SELECTOR, "details.picker summary").click()
+    Select(driver.find_element(By.NAME, "doc")).select_by_value("opening-hours-notice.pdf")
+    driver.find_element(By.CSS_SELECTOR, "form.query button[type=submit]").click()
+
+    WebDriverWait(driver, 60).until(lambda d: "only in" in d.find_element(By.CSS_SELECTOR, "p.header").text)
+    assert driver.find_element(By.CSS_SELECTOR, "p.header").text.endswith(
+        "· only in opening-hours-notice.pdf"
+    )
+    shown = {w.text.split(" · ")[-1].split(",")[0] for w in driver.find_elements(By.CSS_SELECTOR, ".where")}
+    assert shown == {"opening-hours-notice.pdf"}
+    chosen = Select(driver.find_element(By.NAME, "doc")).all_selected_options
+    assert [o.get_attribute("value") for o in chosen] == ["opening-hours-notice.pdf"]
 
 
 def test_a_page_on_another_port_cannot_learn_whether_a_quote_is_on_a_page(

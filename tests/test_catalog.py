@@ -18,7 +18,7 @@ from localqa.catalog import (
     visible_labels,
 )
 from localqa.errors import CatalogError
-from localqa.types import Document, Status
+from localqa.types import Document, Period, Status
 
 FULL_ENTRY = {
     "series": "equipment-policy",
@@ -194,9 +194,54 @@ def test_unknown_field_is_a_problem_listing_the_known_ones() -> None:
         Problem(
             "a.pdf",
             "catalog.toml: unknown field(s) colour; known fields are "
-            "id, series, version, effective, status, access, tenant, title",
+            "id, series, version, effective, status, access, tenant, title, period",
         )
     ]
+
+
+JAN_1, DEC_31 = date(2022, 1, 1), date(2022, 12, 31)
+
+
+@pytest.mark.parametrize(
+    ("value", "period"),
+    [
+        ("FY2022", Period(label="FY2022")),
+        ("  Q2   2024 ", Period(label="Q2 2024")),
+        (
+            {"start": date(2022, 1, 1), "end": date(2022, 12, 31)},
+            Period(start=date(2022, 1, 1), end=date(2022, 12, 31)),
+        ),
+        ({"start": "2022-07-01", "end": "2023-06-30"}, Period(start=date(2022, 7, 1), end=date(2023, 6, 30))),
+    ],
+)
+def test_a_period_is_a_label_or_dates(value: object, period: Period) -> None:
+    document, problems = document_for("a.pdf", entry(period=value))
+    assert problems == []
+    assert document is not None and document.period == period
+
+
+FORMS = (
+    'write it as a fiscal year or quarter ("FY2022", "Q2 2024") or as dates '
+    "({start = 2022-01-01, end = 2022-12-31})"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "complaint"),
+    [
+        ("FYxx", f"is not a period; {FORMS}"),
+        ("FY2022 and FY2023", f"is not a period; {FORMS}"),
+        (2022, f"is not a period; {FORMS}"),
+        ({"end": DEC_31}, f"needs exactly start and end dates; {FORMS}"),
+        ({"start": JAN_1, "end": DEC_31, "label": "FY2022"}, f"needs exactly start and end dates; {FORMS}"),
+        ({"start": "January", "end": DEC_31}, f"has a start or end that is not a date; {FORMS}"),
+        ({"start": date(2023, 1, 1), "end": DEC_31}, "starts after it ends; swap start and end"),
+    ],
+)  # fmt: skip
+def test_a_malformed_period_is_a_problem_naming_the_field_and_the_fix(value: object, complaint: str) -> None:
+    document, problems = document_for("a.pdf", entry(period=value))
+    assert document is None  # not indexed anew until it is fixed, like any unusable entry
+    assert problems == [Problem("a.pdf", f"catalog.toml: period = {value!r} {complaint}")]
 
 
 @pytest.mark.parametrize(("field", "value"), [("series", ""), ("tenant", "  "), ("title", 7), ("id", "")])

@@ -280,7 +280,8 @@ def test_save_writes_configuration_and_per_case_records(runner: CliRunner, tmp_p
         )
         assert case["answer"] is None and case["leaks"] == []
         [part] = case["parts"]
-        assert part == {"question": case["question"], "note": None}  # candidates are not nested
+        # candidates are not nested; nothing here names a document
+        assert part == {"question": case["question"], "note": None, "routed_to": [], "route": None}
         assert {c["part"] for c in case["candidates"]} == {1}
         ranks = [c["rank"] for c in case["candidates"]]
         assert ranks == list(range(1, len(ranks) + 1)) and len(ranks) <= 3
@@ -299,7 +300,7 @@ def test_saved_case_has_the_documented_candidates_list(runner: CliRunner, tmp_pa
 
     case = json.loads(saved.read_text())["cases"][0]
 
-    assert case["parts"] == [{"question": case["question"], "note": None}]
+    assert case["parts"] == [{"question": case["question"], "note": None, "routed_to": [], "route": None}]
     assert case["candidates"], "the lab's first case retrieves something"
     assert [(c["part"], c["rank"]) for c in case["candidates"]] == [
         (1, rank) for rank in range(1, len(case["candidates"]) + 1)
@@ -314,7 +315,7 @@ def test_candidates_of_a_compound_question_carry_their_part_number(
     assert result.exit_code == 0, result.output
     [compound] = [c for c in json.loads(result.stdout)["cases"] if c["id"] == "compound-three-parts"]
     assert len(compound["parts"]) == 3
-    assert all(p.keys() == {"question", "note"} for p in compound["parts"])
+    assert all(p.keys() == {"question", "note", "routed_to", "route"} for p in compound["parts"])
     numbers = [c["part"] for c in compound["candidates"]]
     assert numbers == sorted(numbers) and set(numbers) == {1, 2, 3}  # grouped by part, in part order
     for number in (1, 2, 3):

@@ -409,7 +409,12 @@ def test_retrieval_only_attribution_and_metrics_with_denominators(handbook_suite
     loan = case(run, "loan-length")
     assert [(c["part"], c["rank"], c["paragraph"]) for c in candidates(loan)] == [(1, 1, 2), (1, 2, 3)]
     assert [p.model_dump() for p in loan.parts] == [
-        {"question": "How many days does a standard book loan last?", "note": None}
+        {
+            "question": "How many days does a standard book loan last?",
+            "note": None,
+            "routed_to": [],
+            "route": None,
+        }
     ]
     assert loan.retrieval.model_dump() == {
         "hit_at_1": True,

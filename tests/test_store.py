@@ -266,7 +266,7 @@ def _sharing_a_word(db: Path, question: str, as_of: date, caller: Caller) -> set
     settings = RetrievalSettings(retriever="lexical")
     found: set[int] = set()
     with open_index(db) as store:
-        scope = retrieve._scope(store, store.eligible(as_of, caller))
+        scope = retrieve._eligible(store, store.eligible(as_of, caller)).scope
         for part in retrieve.question_parts(question):
             ranking = retrieve._lexical(store, part, scope, settings)
             assert len(ranking) <= settings.semantic_depth

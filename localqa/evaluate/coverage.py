@@ -38,11 +38,16 @@ def coverage(suite: Suite, db: Db | None, settings: RetrievalSettings) -> list[C
 
 def _case_rows(library: Library, case: Case, settings: RetrievalSettings) -> list[CoverageRow]:
     caller = Caller(role=case.role, tenant=case.tenant)
-    whole = library.search(
-        case.question, as_of=case.as_of, caller=caller, parts=[case.question], settings=settings
-    )
-    split = library.search(
-        case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings
+    whole, split = (
+        library.search(
+            case.question,
+            as_of=case.as_of,
+            caller=caller,
+            parts=parts,
+            settings=settings,
+            documents=case.documents,
+        )
+        for parts in ([case.question], case.parts)
     )
     one = [c for part in whole for c in part.candidates]
     each = [c for part in split for c in part.candidates]

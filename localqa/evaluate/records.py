@@ -31,6 +31,9 @@ class RunConfig(Frozen):
 class PartRecord(Frozen):
     question: str
     note: str | None = None  # why the part got no candidates
+    # The documents it was searched mainly in because it names them (`localqa.routing`), and why.
+    routed_to: list[str] = Field(default_factory=list)
+    route: str | None = None
 
 
 class RecordedCandidate(Frozen):
@@ -67,6 +70,7 @@ class CaseRecord(Frozen):
     role: str
     tenant: str
     expect: list[str]
+    documents: list[str] = Field(default_factory=list)  # the documents the case was asked within
     abstain_at: Literal["retrieval", "answer"] = "retrieval"
     known_failure: str | None
     parts: list[PartRecord]

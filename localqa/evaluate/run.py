@@ -30,6 +30,7 @@ from localqa.library import Library
 from localqa.models.base import AnswerModel
 from localqa.prompts import prompt_hash
 from localqa.retrieve import resolve
+from localqa.scope import UnknownDocumentError
 from localqa.settings import RetrievalSettings, Settings
 from localqa.store import Db, describe, postgres_url, temporary
 from localqa.store.base import Store
@@ -159,9 +160,7 @@ def _run(
             if progress:
                 progress(done, len(suite.cases), case.id)
             caller = Caller(role=case.role, tenant=case.tenant)
-            parts = library.search(
-                case.question, as_of=case.as_of, caller=caller, parts=case.parts, settings=settings
-            )
+            parts = _search(library, suite, case, caller, settings)
             visible = {d.doc_id for d in eligible(documents, case.as_of, caller)}
             leaks = find_leaks(parts, owners, visible, caller, case.as_of)
             retrieval = score_retrieval(case, parts)
@@ -169,13 +168,8 @@ def _run(
             if model is not None:
                 # The model is shown what `ask` shows it (Settings.for_answering); retrieval is
                 # scored on the k candidates above.
-                shown_to_model = library.search(
-                    case.question,
-                    as_of=case.as_of,
-                    caller=caller,
-                    parts=case.parts,
-                    settings=Settings(retrieval=settings, answering=chosen.answering).for_answering(),
-                )
+                answering = Settings(retrieval=settings, answering=chosen.answering).for_answering()
+                shown_to_model = _search(library, suite, case, caller, answering)
                 answer = _answer_with_model(library, case, shown_to_model, model)
             elif answers is not None:
                 answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
@@ -196,7 +190,8 @@ def _run(
                     expect=[e.describe() for e in case.expect],
                     abstain_at=case.abstain_at,
                     known_failure=case.known_failure,
-                    parts=[PartRecord(question=p.question, note=p.note) for p in parts],
+                    documents=case.documents,
+                    parts=[_part_record(p) for p in parts],
                     candidates=[
                         RecordedCandidate.of(number, c)
                         for number, p in enumerate(parts, start=1)
@@ -221,6 +216,31 @@ def _run(
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     return Run(config=config, totals=Totals.of(records), cases=records)
+
+
+def _part_record(part: PartResult) -> PartRecord:
+    if part.route is None:
+        return PartRecord(question=part.question, note=part.note)
+    return PartRecord(
+        question=part.question, note=part.note, routed_to=list(part.route.sources), route=part.route.why
+    )
+
+
+def _search(
+    library: Library, suite: Suite, case: Case, caller: Caller, settings: RetrievalSettings
+) -> list[PartResult]:
+    """The case's question searched as its caller, within the documents it names."""
+    try:
+        return library.search(
+            case.question,
+            as_of=case.as_of,
+            caller=caller,
+            parts=case.parts,
+            settings=settings,
+            documents=case.documents,
+        )
+    except UnknownDocumentError as error:
+        raise SuiteError(f"{suite.path / 'cases.toml'}: case {case.id}: documents: {error}") from None
 
 
 def _answer_with_model(

@@ -61,6 +61,9 @@ class Case(BaseModel):
     as_of: date
     question: str
     parts: list[str] = Field(default_factory=list)
+    # Search only these documents (file names, globs or series; `localqa.scope`), as a person
+    # asking about "this report" would pick it: the question is asked within them.
+    documents: list[str] = Field(default_factory=list)
     role: str = DEFAULT_ROLE
     tenant: str = DEFAULT_TENANT
     expect: list[Expect]
@@ -87,6 +90,13 @@ class Case(BaseModel):
         if any(not part.strip() for part in parts):
             raise ValueError("a part is blank")
         return parts
+
+    @field_validator("documents")
+    @classmethod
+    def _documents_are_named(cls, documents: list[str]) -> list[str]:
+        if any(not name.strip() for name in documents):
+            raise ValueError("a document name is blank; give a file name, a glob or a series")
+        return documents
 
     @field_validator("role")
     @classmethod

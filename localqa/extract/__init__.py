@@ -10,7 +10,7 @@ from localqa.catalog import Problem
 from localqa.extract.ocr import SidecarWithoutPage, extract_sidecar, parse_sidecar_name
 from localqa.extract.pdf import PdfUnreadable, extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
-from localqa.types import Kind, Passage
+from localqa.types import Found, Kind, Passage
 
 
 class Unreadable(Exception):
@@ -22,7 +22,7 @@ class Extracted:
     passages: list[Passage]
     pages_without_text: tuple[int, ...] = ()
     problems: list[Problem] = field(default_factory=list)  # pages that could not be read
-    title: str | None = None  # the document title found in the file, if any
+    found: Found | None = None  # what its first page says about it (a source file only)
 
 
 def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
@@ -40,10 +40,12 @@ def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
         suffix = path.suffix.lower()
         if suffix == ".pdf":
             pdf = extract_pdf(path, name)
-            return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems, pdf.title)
+            found = Found(title=pdf.title, name=pdf.organisation, period=pdf.period)
+            return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems, found)
         if suffix == ".txt":
-            return Extracted(extract_plain(path.read_text(encoding="utf-8-sig"), name, None, Kind.PROSE))
-        return Extracted(extract_markdown(path, name))
+            text = extract_plain(path.read_text(encoding="utf-8-sig"), name, None, Kind.PROSE)
+            return Extracted(text, found=Found())
+        return Extracted(extract_markdown(path, name), found=Found())
     except (PdfUnreadable, SidecarWithoutPage) as error:
         raise Unreadable(str(error)) from None
     except (OSError, UnicodeDecodeError) as error:

@@ -26,6 +26,7 @@ import pymupdf
 
 from localqa.catalog import Problem
 from localqa.extract.blocks import governing
+from localqa.extract.cover import read_cover
 from localqa.extract.layout import (
     Line,
     PageText,
@@ -39,7 +40,7 @@ from localqa.extract.layout import (
 from localqa.extract.unruled import UnruledTable, row_text
 from localqa.extract.unruled import find_tables as find_unruled
 from localqa.text import squash
-from localqa.types import Box, Kind, Passage
+from localqa.types import Box, Kind, Passage, Period
 
 # PyMuPDF would otherwise print advice and MuPDF's own error chatter on stdout/stderr; damaged
 # files are reported through Problems instead.
@@ -68,6 +69,8 @@ class PdfExtraction:
     pages_without_text: list[int] = field(default_factory=list)
     page_count: int = 0
     title: str | None = None  # the metadata title if it is a real one, else the first page's heading
+    organisation: str | None = None  # the filer a cover names (`cover.registrant`)
+    period: Period | None = None  # the period a cover says the document covers
 
 
 @dataclass
@@ -158,6 +161,8 @@ def extract_pdf(path: Path, source: str) -> PdfExtraction:
             stack = _page_passages(source, number, items, stack, result.passages)
         first_blocks = pages[0][1] if pages else []
         result.title = document_title(document.metadata.get("title"), first_blocks, body_size)
+        if read and read[0][0].number == 1:
+            result.organisation, result.period = read_cover(document[0].get_text())
     return result
 
 

@@ -40,6 +40,7 @@ class SearchQuery(BaseModel):
     parts: list[str] = Field(default_factory=list)
     model: str | None = None
     k: int | None = Field(default=None, ge=SEARCH_K.least, le=SEARCH_K.most)
+    documents: list[str] = Field(default_factory=list)  # file names, globs or series (`--doc`)
 
 
 class AskQuery(SearchQuery):
@@ -83,8 +84,15 @@ def search(
     query: Annotated[SearchQuery, Depends(json_body(SearchQuery))], who: Who, library: LibraryDep
 ) -> JSONResponse:
     as_of = as_of_date(query.as_of)
-    results = library.search(query.question, as_of=as_of, caller=who.caller, parts=query.parts, k=query.k)
-    return JSONResponse(search_json(results, as_of, who.caller))
+    results = library.search(
+        query.question,
+        as_of=as_of,
+        caller=who.caller,
+        parts=query.parts,
+        k=query.k,
+        documents=query.documents,
+    )
+    return JSONResponse(search_json(results, as_of, who.caller, query.documents))
 
 
 @router.post("/ask")
@@ -103,9 +111,10 @@ def ask(
         parts=query.parts,
         k=query.k,
         settings=library.settings.for_answering(),
+        documents=query.documents,
     )
     answers = [models.answer(library, result, model) for result in results]
-    payload = ask_json(results, answers, as_of, who.caller, (model.backend, model.name))
+    payload = ask_json(results, answers, as_of, who.caller, (model.backend, model.name), query.documents)
     faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
     if faults:
         payload["error"] = "; ".join(faults)

@@ -18,6 +18,7 @@ from localqa.errors import (
     UnknownModelError,
 )
 from localqa.library import PageNotFoundError
+from localqa.scope import UnknownDocumentError
 from localqa.serve.state import served
 
 
@@ -33,7 +34,7 @@ class HttpError(Exception):
 
 def status_of(error: LocalQAError) -> int:
     """The HTTP status that fits a domain error."""
-    if isinstance(error, PageNotFoundError):
+    if isinstance(error, PageNotFoundError | UnknownDocumentError):
         return 404
     if isinstance(error, QuestionError | UnknownModelError):
         return 400

@@ -4,18 +4,19 @@ script), search, library, the operator's evaluation page, and the stylesheet."""
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote as url_quote
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from jinja2 import Environment
 
+from localqa.library import Library, ListedDocument
 from localqa.serve.errors import HttpError
 from localqa.serve.params import AsOf, check_size
 from localqa.serve.security import GATE, Visitor, Who
@@ -24,6 +25,9 @@ from localqa.text import squash
 from localqa.types import Answer, Candidate, Location, PartResult
 
 router = APIRouter(dependencies=GATE)
+
+# `?doc=NAME`, repeatable: the documents to search only (as `--doc`).
+Documents = Annotated[tuple[str, ...], Query()]
 
 
 def _page(templates: Environment, name: str, request: Request, who: Visitor, **context: Any) -> HTMLResponse:
@@ -48,15 +52,22 @@ def ask(
     templates: TemplatesDep,
     question: str = "",
     model: str | None = None,
+    doc: Documents = (),
 ) -> Response:
     chosen = model or models.default
-    form = {"question": question, "as_of": as_of.isoformat(), "model": chosen, "choices": models.choices()}
+    form = {
+        "question": question,
+        "as_of": as_of.isoformat(),
+        "model": chosen,
+        "choices": models.choices(),
+        "picker": _picker(library, as_of, who, doc),
+    }
     if not question.strip():
         return _page(templates, "ask.html", request, who, form=form, streaming=False)
-    check_size(question)
+    check_size(question, *doc)
     answer_model = models.get(chosen)
     results = library.search(
-        question, as_of=as_of, caller=who.caller, settings=library.settings.for_answering()
+        question, as_of=as_of, caller=who.caller, settings=library.settings.for_answering(), documents=doc
     )
 
     def stream() -> Iterator[str]:
@@ -82,12 +93,18 @@ def ask(
 
 @router.get("/search", response_model=None)
 def search(
-    request: Request, who: Who, as_of: AsOf, library: LibraryDep, templates: TemplatesDep, question: str = ""
+    request: Request,
+    who: Who,
+    as_of: AsOf,
+    library: LibraryDep,
+    templates: TemplatesDep,
+    question: str = "",
+    doc: Documents = (),
 ) -> Response:
     results: list[PartResult] = []
     if question.strip():
-        check_size(question)
-        results = library.search(question, as_of=as_of, caller=who.caller)
+        check_size(question, *doc)
+        results = library.search(question, as_of=as_of, caller=who.caller, documents=doc)
     return _page(
         templates,
         "search.html",
@@ -95,8 +112,25 @@ def search(
         who,
         question=question,
         as_of=as_of.isoformat(),
+        picker=_picker(library, as_of, who, doc),
         results=[(r, [_candidate_view(c) for c in r.candidates]) for r in results],
     )
+
+
+def _picker(library: Library, as_of: date, who: Visitor, chosen: Sequence[str]) -> dict[str, Any]:
+    """The document picker of the ask and search pages: the documents in force for the caller
+    on the date, and the names chosen (`?doc=NAME`, repeatable, as `--doc`)."""
+    in_force = [row for row in library.documents(as_of=as_of, caller=who.caller) if row.in_force]
+    return {"documents": [_picker_option(row) for row in in_force], "chosen": list(chosen)}
+
+
+def _picker_option(row: ListedDocument) -> dict[str, str]:
+    """A document as the picker offers it: its file name, and what it is called and covers."""
+    document = row.document
+    shown = [document.source, *([document.title] if document.title else [])]
+    if row.shown_period:
+        shown.append(row.shown_period)
+    return {"source": document.source, "label": " · ".join(shown)}
 
 
 @router.get("/library", response_model=None)
@@ -161,6 +195,7 @@ class PartView:
     answer: Answer
     candidates: list[dict[str, Any]]
     note: str | None
+    route: str | None = None  # why the part was searched mainly in some documents
     image: str | None = None
     large_image: str | None = None
     marked: tuple[str, str, str] | None = None  # a text source: (before, quote, after)
@@ -175,6 +210,7 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
         answer=answer,
         candidates=[_candidate_view(c) for c in result.candidates],
         note=result.note,
+        route=result.route.why if result.route else None,
         other=[location.describe() for location in answer.other_evidence],
     )
     citation = answer.citation

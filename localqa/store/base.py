@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from localqa import eligibility
 from localqa.settings import Chunking
-from localqa.types import Box, Caller, Document, Frozen, Kind, Location, Passage
+from localqa.types import Box, Caller, Document, Found, Frozen, Kind, Location, Passage
 
 Vectors = npt.NDArray[np.float32]
 
@@ -203,6 +203,12 @@ class Store(ABC):
         return self._eligible[key]
 
     @abstractmethod
+    def found(self) -> dict[str, Found]:
+        """What extraction read on each document's first page, by document id (documents whose
+        source gave nothing may be missing). Like `documents()`, for every document: callers
+        look up only the ones they may see."""
+
+    @abstractmethod
     def corpus_digest(self) -> str: ...
 
     @abstractmethod
@@ -301,10 +307,11 @@ class Writer(ABC):
         doc_id: str,
         passages: Sequence[Passage],
         pages_without_text: Sequence[int],
-        found_title: str | None = None,
+        found: Found | None = None,
     ) -> None:
-        """Replace everything extracted from input file `name` with `passages`; `found_title` is
-        the document title extraction found in it (a source file only)."""
+        """Replace everything extracted from input file `name` with `passages`; `found` is what
+        extraction read on its first page (a source file only: it replaces what was found
+        before; None, for a sidecar, leaves it)."""
 
     @abstractmethod
     def record_catalog(self, sha256: str | None) -> None: ...

@@ -16,7 +16,9 @@ passage outside the scope.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -93,22 +95,34 @@ class Layout:
         return wanted[self.documents]
 
 
+# What is derived per scope is kept for this many scopes, the least recently used dropped first.
+KEPT_SCOPES = 64
+
+
+@dataclass
+class _ScopeData:
+    mask: npt.NDArray[np.bool_]  # by passage id
+    statistics: dict[Chunking, LexicalStatistics] = field(default_factory=dict)
+
+
 class LayoutStore(Store):
     """A store whose BM25 reads packed postings, whose ids are canonical numbers and whose scoping
     is a mask over them."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._masks: dict[frozenset[str], npt.NDArray[np.bool_]] = {}
+        # Per scope, which passages it holds and its BM25 statistics; the least recently used
+        # scope goes first once there are KEPT_SCOPES (a long-lived process sees one scope per caller
+        # and date, and one per set of documents named or routed to).
+        self._scopes: OrderedDict[frozenset[str], _ScopeData] = OrderedDict()
         # The scopes last asked about, by identity: finding an equal set among the keys above
         # compares it whole (100k document ids: milliseconds), and each term of a query asks.
-        self._recent: dict[int, tuple[frozenset[str], npt.NDArray[np.bool_]]] = {}
-        self._statistics: dict[tuple[int, Chunking], LexicalStatistics] = {}  # by id of a kept mask
+        self._recent: dict[int, tuple[frozenset[str], _ScopeData]] = {}
 
     def _forget(self) -> None:
         super()._forget()
         self.__dict__.pop("_layout", None)
-        self._masks, self._recent, self._statistics = {}, {}, {}
+        self._scopes, self._recent = OrderedDict(), {}
 
     @abstractmethod
     def _layout_units(self) -> Sequence[Unit]:
@@ -154,33 +168,37 @@ class LayoutStore(Store):
             return {}
         return {passage.id: passage for passage in self._numbered(self._passage_rows(stored))}
 
-    def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
-        """Which numbers are in `scope` (cached: a scope is reused for every part and, in a
-        long-lived process, every question of the same caller and date)."""
+    def _scope(self, scope: Scope) -> _ScopeData:
+        """What is kept about `scope`: which numbers are in it, its BM25 statistics (a scope is
+        reused for every part and, in a long-lived process, every question of the same caller and
+        date)."""
         recent = self._recent.get(id(scope.doc_ids))
         if recent is not None and recent[0] is scope.doc_ids:
             return recent[1]
-        mask = self._masks.get(scope.doc_ids)
-        if mask is None:
-            mask = self._layout.mask(scope.doc_ids)
-            self._masks[scope.doc_ids] = mask
+        data = self._scopes.pop(scope.doc_ids, None) or _ScopeData(self._layout.mask(scope.doc_ids))
+        self._scopes[scope.doc_ids] = data
+        if len(self._scopes) > KEPT_SCOPES:
+            self._scopes.popitem(last=False)
         if len(self._recent) >= 16:  # the set is held here so its id stays its own; keep few
             del self._recent[next(iter(self._recent))]
-        self._recent[id(scope.doc_ids)] = (scope.doc_ids, mask)
-        return mask
+        self._recent[id(scope.doc_ids)] = (scope.doc_ids, data)
+        return data
+
+    def _mask(self, scope: Scope) -> npt.NDArray[np.bool_]:
+        """Which passage ids are in `scope`."""
+        return self._scope(scope).mask
 
     def terms(self, text: str) -> list[str]:
         return tokenizer().terms(text)
 
     def lexical_statistics(self, scope: Scope, chunking: Chunking) -> LexicalStatistics:
-        mask = self._mask(scope)
-        key = (id(mask), chunking)  # masks are kept for the store's life: their ids stay theirs
-        cached = self._statistics.get(key)
+        data = self._scope(scope)
+        cached = data.statistics.get(chunking)
         if cached is None:
-            lengths = self._layout.lengths(chunking)[mask]
+            lengths = self._layout.lengths(chunking)[data.mask]
             count = int(lengths.size)
             cached = LexicalStatistics(count, float(lengths.mean()) if count else 1.0)
-            self._statistics[key] = cached
+            data.statistics[chunking] = cached
         return cached
 
     def postings(self, scope: Scope, term: str, chunking: Chunking) -> Postings:

@@ -64,19 +64,22 @@ from localqa.store.base import (
     Writer,
     WriteSummary,
 )
-from localqa.store.layout import LayoutStore, Unit
+from localqa.store.layout import KEPT_SCOPES, LayoutStore, Unit
 from localqa.store.postgres_schema import migrate
 from localqa.store.postings import PackedRow, PostingsWriter, TermCounter, lengths
 from localqa.store.rows import (
     DOCUMENT_COLUMNS,
+    FOUND_COLUMNS,
     PASSAGE_COLUMNS,
     document_of,
     document_values,
+    found_of,
+    found_values,
     status_of,
 )
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.text import identifiers
-from localqa.types import Document, Location, Passage
+from localqa.types import Document, Found, Location, Passage
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -233,6 +236,7 @@ class PostgresStore(LayoutStore):
     def _forget(self) -> None:
         super()._forget()
         self.__dict__.pop("_documents", None)
+        self.__dict__.pop("_found", None)
         self._filters = {}
 
     def _query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -257,6 +261,14 @@ class PostgresStore(LayoutStore):
 
     def documents(self) -> tuple[Document, ...]:
         return self._documents
+
+    @cached_property
+    def _found(self) -> dict[str, Found]:
+        rows = self._query(f"SELECT doc_id, {FOUND_COLUMNS} FROM documents")
+        return {doc_id: found_of(title, name, period) for doc_id, title, name, period in rows}
+
+    def found(self) -> dict[str, Found]:
+        return self._found
 
     def corpus_digest(self) -> str:
         rows = self._query("SELECT value FROM meta WHERE key = 'corpus_digest'")
@@ -320,6 +332,8 @@ class PostgresStore(LayoutStore):
             inside = sorted(d for d in scope.doc_ids if d in indexed)
             outside = sorted(d for d in indexed if d not in scope.doc_ids)
             found = (True, inside) if len(inside) <= len(outside) else (False, outside)
+            if len(self._filters) >= KEPT_SCOPES:  # named and routed scopes come and go
+                del self._filters[next(iter(self._filters))]
             self._filters[scope.doc_ids] = found
         return found
 
@@ -617,10 +631,10 @@ class PostgresWriter(Writer):
         sources = [d.source for d in documents]
         present = {name for (name,) in self._execute("SELECT name FROM files")}
         # What extraction found, and what the passages are indexed with, stays with the source.
-        kept: dict[str, tuple[str | None, str]] = {
-            source: (found_title, context)
-            for source, found_title, context in self._execute(
-                "SELECT source, found_title, context FROM documents WHERE source = ANY(%s)", sources
+        kept: dict[str, tuple[Found, str]] = {
+            source: (found_of(*found), context)
+            for source, context, *found in self._execute(
+                f"SELECT source, context, {FOUND_COLUMNS} FROM documents WHERE source = ANY(%s)", sources
             )
         }
         # Forget the rows being rewritten first, so that ids can move between documents (a swap).
@@ -656,13 +670,17 @@ class PostgresWriter(Writer):
             )
         with self._db.cursor() as cursor:
             cursor.executemany(
-                f"INSERT INTO documents ({DOCUMENT_COLUMNS}, found_title, context) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [(*document_values(d), *kept.get(d.source, (None, ""))) for d in documents],
+                f"INSERT INTO documents ({DOCUMENT_COLUMNS}, {FOUND_COLUMNS}, context) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (*document_values(d), *found_values(found), context)
+                    for d in documents
+                    for found, context in [kept.get(d.source, (Found(), ""))]
+                ],
             )
         for document in documents:
-            found_title, indexed = kept.get(document.source, (None, ""))
-            wanted = searchable_title(document.source, document.title or found_title)
+            found, indexed = kept.get(document.source, (Found(), ""))
+            wanted = searchable_title(document.source, document.title or found.title)
             self._contexts[document.doc_id] = (wanted, indexed)
             self._sync_context(document.doc_id)
         self._execute("UPDATE documents SET access = NULL WHERE source = ANY(%s)", list(blocked))
@@ -717,11 +735,15 @@ class PostgresWriter(Writer):
         doc_id: str,
         passages: Sequence[Passage],
         pages_without_text: Sequence[int],
-        found_title: str | None = None,
+        found: Found | None = None,
     ) -> None:
         self._drop_origin(name)
-        if found_title is not None:
-            self._execute("UPDATE documents SET found_title = %s WHERE doc_id = %s", found_title, doc_id)
+        if found is not None:
+            self._execute(
+                "UPDATE documents SET found_title = %s, found_name = %s, found_period = %s WHERE doc_id = %s",
+                *found_values(found),
+                doc_id,
+            )
             self._contexts.pop(doc_id, None)
             self._sync_context(doc_id)
         context, _ = self._context(doc_id)

@@ -130,6 +130,16 @@ def m005_postings(db: Connection) -> None:
 
 
 @migration
+def m006_document_periods(db: Connection) -> None:
+    db.execute("""
+        ALTER TABLE documents ADD COLUMN period text;
+        ALTER TABLE documents ADD COLUMN found_period text;
+        ALTER TABLE documents ADD COLUMN found_name text;
+        UPDATE files SET sha256 = '' WHERE lower(name) LIKE '%.pdf';
+    """)
+
+
+@migration
 def m007_in_place(db: Connection) -> None:
     # Refreshing in place (issue 21): SQLite's form moves postings into segments and vectors into
     # a file. Here the tables stay as they are (each write rewrites the postings it touches, in

@@ -8,10 +8,12 @@ from datetime import date
 from typing import Any
 
 from localqa.store.base import IndexStatus, StoredPassage
-from localqa.types import Document, Kind, Status
+from localqa.types import Document, Found, Kind, Period, Status
 
 PASSAGE_COLUMNS = "id, doc_id, kind, source, page, section, paragraph, table_no, row_no, text, boxes"
-DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
+DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title, period"
+# What extraction read on a source's first page (`Found`), kept with the document row.
+FOUND_COLUMNS = "found_title, found_name, found_period"
 
 
 def document_values(document: Document) -> tuple[Any, ...]:
@@ -26,11 +28,12 @@ def document_values(document: Document) -> tuple[Any, ...]:
         document.access,
         document.tenant,
         document.title,
+        period_json(document.period),
     )
 
 
 def document_of(row: Sequence[Any]) -> Document:
-    doc_id, source, series, version, effective, status, access, tenant, title = row
+    doc_id, source, series, version, effective, status, access, tenant, title, period = row
     # Rows a writer wrote from validated documents: rebuilt without validating them again
     # (an index of 100k documents would otherwise spend most of a second on it).
     return Document.model_construct(
@@ -43,7 +46,25 @@ def document_of(row: Sequence[Any]) -> Document:
         access=access,
         tenant=tenant,
         title=title,
+        period=period_of(period),
     )
+
+
+def found_values(found: Found) -> tuple[str | None, str | None, str | None]:
+    """What was found as the values of FOUND_COLUMNS."""
+    return (found.title, found.name, period_json(found.period))
+
+
+def found_of(title: str | None, name: str | None, period: str | None) -> Found:
+    return Found(title=title, name=name, period=period_of(period))
+
+
+def period_of(stored: str | None) -> Period | None:
+    return Period.model_validate_json(stored) if stored else None
+
+
+def period_json(period: Period | None) -> str | None:
+    return period.model_dump_json(exclude_none=True) if period else None
 
 
 def passage_of(row: Sequence[Any]) -> StoredPassage:

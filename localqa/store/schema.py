@@ -138,6 +138,20 @@ def m005_postings(db: sqlite3.Connection) -> None:
 
 
 @migration
+def m006_document_periods(db: Any) -> None:
+    # What routing matches a question against besides a document's names (localqa/routing.py):
+    # the reporting period its catalog entry gives (`period`, a localqa.types.Period as JSON) or
+    # its cover states (`found_period`), and the organisation its cover names (`found_name`).
+    # Every PDF is re-extracted on the next `localqa index`, which reads its cover.
+    db.executescript("""
+        ALTER TABLE documents ADD COLUMN period TEXT;
+        ALTER TABLE documents ADD COLUMN found_period TEXT;
+        ALTER TABLE documents ADD COLUMN found_name TEXT;
+        UPDATE files SET sha256 = '' WHERE lower(name) LIKE '%.pdf';
+    """)
+
+
+@migration
 def m007_in_place(db: Any) -> None:
     # Refreshing in place (issue 21; localqa/store/sqlite.py, postings.py, vectors.py):
     # - postings in segments: a write adds the postings of what it added, it never rewrites a

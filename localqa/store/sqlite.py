@@ -54,16 +54,19 @@ from localqa.store.base import (
 from localqa.store.layout import LayoutStore, Unit
 from localqa.store.rows import (
     DOCUMENT_COLUMNS,
+    FOUND_COLUMNS,
     PASSAGE_COLUMNS,
     document_of,
     document_values,
+    found_of,
+    found_values,
     passage_of,
     status_of,
 )
 from localqa.store.schema import SCHEMA_VERSION, migrate
 from localqa.store.segments import SegmentWriter
 from localqa.text import identifiers
-from localqa.types import Document, Location, Passage
+from localqa.types import Document, Found, Location, Passage
 
 # What is embedded for a passage (embeddings.passage_text), and its id.
 _UNEMBEDDED = (
@@ -208,6 +211,14 @@ class SQLiteStore(LayoutStore):
 
     def documents(self) -> tuple[Document, ...]:
         return self._documents
+
+    @cached_property
+    def _found(self) -> dict[str, Found]:
+        rows = self._query(f"SELECT doc_id, {FOUND_COLUMNS} FROM documents")
+        return {doc_id: found_of(title, name, period) for doc_id, title, name, period in rows}
+
+    def found(self) -> dict[str, Found]:
+        return self._found
 
     def corpus_digest(self) -> str:
         row = self._query("SELECT value FROM meta WHERE key = 'corpus_digest'")
@@ -382,6 +393,10 @@ def writing(path: Path, *, rebuild: bool = False, wait: Any = None) -> Iterator[
         try:
             db.execute("PRAGMA journal_mode = WAL")
             migrate(db)
+            if previous.files:
+                # What the index holds once migrated: the files a migration marked for extraction
+                # again (their recorded hash cleared) are extracted again.
+                previous = _state_of(db)
             writer = SQLiteWriter(db, path, previous, rebuild=rebuild)
             yield writer
             writer.commit()
@@ -477,20 +492,31 @@ def _read_state(path: Path, rebuild: bool) -> IndexedState:
     being rebuilt; otherwise it is refused, so that a wrong --db is not overwritten."""
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
-            documents = db.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents").fetchall()
+            return _state_of(db)
     except sqlite3.DatabaseError:
         if rebuild:
             return IndexedState()
         raise LocalQAError(
             f"{path} is not a localqa index; rebuild it with 'localqa index --rebuild' or choose another --db"
         ) from None
+
+
+def _state_of(db: sqlite3.Connection) -> IndexedState:
+    files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
+    documents = db.execute(f"SELECT {_columns_in(db, DOCUMENT_COLUMNS)} FROM documents").fetchall()
     return IndexedState(
         files={
             name: IndexedFile(sha, tuple(int(p) for p in pages.split(",") if p)) for name, sha, pages in files
         },
         documents={row[1]: document_of(row) for row in documents},
     )
+
+
+def _columns_in(db: sqlite3.Connection, columns: str) -> str:
+    """`columns` of the documents table, NULL for those an index of an older schema lacks (an
+    index is read before it is migrated)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(documents)")}
+    return ", ".join(c if c in present else "NULL" for c in columns.split(", "))
 
 
 class SQLiteWriter(Writer):
@@ -648,14 +674,15 @@ class SQLiteWriter(Writer):
         stored = {
             row[1]: row
             for row in self._db.execute(
-                f"SELECT {DOCUMENT_COLUMNS}, found_title, context FROM documents "
+                f"SELECT {DOCUMENT_COLUMNS}, {FOUND_COLUMNS}, context FROM documents "
                 "WHERE source IN (SELECT value FROM json_each(?))",
                 (json.dumps([d.source for d in documents]),),
             )
         }
         # A document whose row says what it says already is left alone: a refresh that changes
         # nothing writes nothing (and a million passages are not walked for their document ids).
-        documents = [d for d in documents if stored.get(d.source, ())[:9] != document_values(d)]
+        width = len(DOCUMENT_COLUMNS.split(", "))
+        documents = [d for d in documents if stored.get(d.source, ())[:width] != document_values(d)]
         # Forget the rows being rewritten first, so that ids can move between documents (a swap).
         self._db.executemany("DELETE FROM documents WHERE source = ?", ((d.source,) for d in documents))
         for document in documents:
@@ -675,15 +702,16 @@ class SQLiteWriter(Writer):
                 self._db.execute(
                     "UPDATE passages SET doc_id = ? WHERE source = ?", (document.doc_id, document.source)
                 )
-            self._insert_document(document, *(old[9:] if old is not None else (None, "")))
+            kept = (found_of(*old[width:-1]), old[-1]) if old is not None else (Found(), "")
+            self._insert_document(document, *kept)
             self._sync_context(document.doc_id)
         self._db.executemany("UPDATE documents SET access = NULL WHERE source = ?", ((s,) for s in blocked))
 
-    def _insert_document(self, document: Document, found_title: str | None, context: str) -> None:
+    def _insert_document(self, document: Document, found: Found, context: str) -> None:
         self._db.execute(
-            f"INSERT INTO documents ({DOCUMENT_COLUMNS}, found_title, context) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*document_values(document), found_title, context),
+            f"INSERT INTO documents ({DOCUMENT_COLUMNS}, {FOUND_COLUMNS}, context) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*document_values(document), *found_values(found), context),
         )
 
     def _context(self, doc_id: str) -> tuple[str, str, str]:
@@ -722,11 +750,14 @@ class SQLiteWriter(Writer):
         doc_id: str,
         passages: Sequence[Passage],
         pages_without_text: Sequence[int],
-        found_title: str | None = None,
+        found: Found | None = None,
     ) -> None:
         self._drop_origin(name)
-        if found_title is not None:
-            self._db.execute("UPDATE documents SET found_title = ? WHERE doc_id = ?", (found_title, doc_id))
+        if found is not None:
+            self._db.execute(
+                "UPDATE documents SET found_title = ?, found_name = ?, found_period = ? WHERE doc_id = ?",
+                (*found_values(found), doc_id),
+            )
             self._sync_context(doc_id)
         source, context, _ = self._context(doc_id)
         self._insert_unit(name, source, doc_id, passages, context)
