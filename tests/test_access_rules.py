@@ -42,6 +42,7 @@ from backends import BOTH, NewIndex, contents
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from index_oracle import index_files
 
 from localqa.catalog import visible_labels
 from localqa.cli import cli
@@ -50,7 +51,6 @@ from localqa.index import open_index, refresh_index
 from localqa.library import search_parts
 from localqa.store import Db, describe, postgres_url
 from localqa.types import Caller, Document, Status
-from tests.index_oracle import index_files
 
 BACKENDS = BOTH
 

@@ -26,6 +26,7 @@ import pymupdf
 import pytest
 from backends import BOTH, NewIndex, execute, query
 from click.testing import CliRunner
+from index_oracle import assert_consistent, index_files, passages_with
 
 import localqa.extract
 import localqa.extract.pool
@@ -39,7 +40,6 @@ from localqa.library import index_status, search_parts
 from localqa.store import Db, postgres_url
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from localqa.types import Caller
-from tests.index_oracle import assert_consistent, index_files, passages_with
 
 # Every test that reads or writes an index runs on SQLite and on PostgreSQL; the ones about
 # SQLite's own file, FTS5 table, lock file and migrations in memory are marked sqlite_only.

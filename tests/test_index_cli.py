@@ -19,12 +19,12 @@ from typing import Any
 import pymupdf
 import pytest
 from click.testing import CliRunner
+from index_oracle import index_files
 
 from localqa.cli import cli
 from localqa.library import search_parts
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.types import Caller
-from tests.index_oracle import index_files
 
 PDFS = Path(__file__).resolve().parent.parent / "pdfs"
 SAMPLE_SOURCES = {

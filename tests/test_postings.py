@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from index_oracle import assert_consistent, oracle, stored_postings
 
 from localqa.index import open_index
 from localqa.settings import RetrievalSettings
@@ -30,7 +31,6 @@ from localqa.store import sqlite as store_sqlite
 from localqa.store.base import Scope, Writer
 from localqa.store.postings import unpack
 from localqa.types import Caller, Document, Kind, Passage
-from tests.index_oracle import assert_consistent, oracle, stored_postings
 
 WORDS = "alpha beta gamma delta epsilon loan limit deposit scanner drawer cash staff desk".split()
 

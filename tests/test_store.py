@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from index_oracle import assert_consistent
 
 from localqa.embeddings import MODEL_NAME
 from localqa.index import open_index, refresh_index
@@ -24,7 +25,6 @@ from localqa.retrieve import question_parts, search
 from localqa.settings import RetrievalSettings
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.types import Caller
-from tests.index_oracle import assert_consistent
 
 REPO = Path(__file__).resolve().parent.parent
 NOV_14 = date(2026, 11, 14)
