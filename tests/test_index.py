@@ -1019,7 +1019,10 @@ def test_interrupting_the_embedding_keeps_a_searchable_index_and_what_was_embedd
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     # Batches of 8, each held up a little, so that the interrupt lands between two of them.
+    # Python keeps SIGINT ignored when it starts so (a background job of a non-interactive shell,
+    # as CI may run the tests): the child takes Ctrl-C as a terminal delivers it.
     setup = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import time, localqa.embeddings as e; e.COMMIT_EVERY = 8; slow = e.embed; "
         "e.embed = lambda texts, progress=None: (time.sleep(0.5), slow(texts, progress))[1]"
     )
