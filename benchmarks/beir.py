@@ -1103,11 +1103,7 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         "\nRefreshes, each in a new process (seconds; the store's part of `localqa index`, "
         "without the folder scan)"
     )
-    labels = list(dict.fromkeys(label for g in growth for label in g["refresh"].get("seconds", {})))
-    rows = [
-        [label, *(f"{g['refresh'].get('seconds', {}).get(label, float('nan')):.2f}" for g in growth)]
-        for label in labels
-    ]
+    rows = _seconds_rows(growth, "refresh")
     rows.append(["passages in the added PDF", *(str(g["refresh"].get("passages_added", "")) for g in growth)])
     rows.append(
         [
@@ -1156,11 +1152,7 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
         "\nA fresh process's first query (seconds; OS page cache warm; peak RSS in MB). 'cpu p50' above: "
         "this process's CPU ms per search (the load inflates wall time)"
     )
-    labels = list(dict.fromkeys(label for g in growth for label in g["cold"].get("seconds", {})))
-    rows = [
-        [label, *(f"{g['cold'].get('seconds', {}).get(label, float('nan')):.2f}" for g in growth)]
-        for label in labels
-    ]
+    rows = _seconds_rows(growth, "cold")
     rows.append(["peak RSS MB", *(f"{_peak(g['cold']):.0f}" for g in growth)])
     for key, label in (("RssAnon", "at the end: own memory MB"), ("RssFile", "at the end: mapped files MB")):
         rows.append([label, *(f"{_last(g['cold'], key):.0f}" for g in growth)])
@@ -1202,6 +1194,15 @@ def print_backends(growth: list[dict[str, Any]], hybrid: bool) -> None:
 def _last(cold: dict[str, Any], key: str) -> float:
     stages = list(cold.get("memory_mb", {}).values())
     return float(stages[-1].get(key, float("nan"))) if stages else float("nan")
+
+
+def _seconds_rows(growth: list[dict[str, Any]], key: str) -> list[list[str]]:
+    """One row per timed stage of `key` ("refresh" or "cold"), a column per size."""
+    labels = list(dict.fromkeys(label for g in growth for label in g[key].get("seconds", {})))
+    return [
+        [label, *(f"{g[key].get('seconds', {}).get(label, float('nan')):.2f}" for g in growth)]
+        for label in labels
+    ]
 
 
 def _peak(cold: dict[str, Any]) -> float:
