@@ -90,13 +90,15 @@ class AnswerSettings(BaseModel):
 
     # The sentence scorer (localqa.sentences) ranks every quotable unit (a sentence; a table row
     # is one unit) of the `k` passages: BM25 over the units fused with the MiniLM cosine by
-    # reciprocal rank, weight / (unit_rrf_k + rank) from each. The model is shown the best `units`
+    # reciprocal rank with retrieval's rank of the unit's passage, weight / (unit_rrf_k + rank)
+    # from each. The model is shown the best `units`
     # of them, in the scorer's order ("scorer") or passage by passage ("passage"), and replies
     # with one's label and number. Measured on the public dev sets (benchmarks/confidence.py).
     units: int = Field(default=8, ge=1)
     order: UnitOrder = "scorer"
     unit_lexical_weight: float = Field(default=1.0, ge=0.0)
     unit_semantic_weight: float = Field(default=1.0, ge=0.0)
+    unit_passage_weight: float = Field(default=1.0, ge=0.0)
     unit_rrf_k: int = Field(default=60, ge=0)
 
     # Greedy decoding: the same question gives the same answer.

@@ -228,7 +228,8 @@ class RankedUnit(Frozen):
     scorer (`localqa.sentences`) ranked it for a question part: `score` is the fused score of
     `lexical` (BM25 over the part's units) and `semantic` (cosine to the question; None without
     the semantic extra). `label` is its passage's label (P1..Pn, the candidates' rank order) and
-    `sentence` its number within that passage (1-based)."""
+    `sentence` its number within that passage (1-based). `demoted` says why the unit cannot be
+    the answer and was ranked below every unit that can, or is None."""
 
     rank: int
     score: float
@@ -238,11 +239,13 @@ class RankedUnit(Frozen):
     sentence: int
     location: Location
     text: str
+    demoted: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "rank": self.rank,
             "score": round(self.score, 4),
+            "demoted": self.demoted,
             "lexical": round(self.lexical, 4),
             "semantic": None if self.semantic is None else round(self.semantic, 4),
             "label": self.label,

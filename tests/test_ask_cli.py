@@ -260,7 +260,8 @@ def test_ask_json_shape(
     assert selection["choice"] == {"label": "P1", "sentence": 1, "rank": 1}
     assert selection["overrode"] is False
     first = selection["units"][0]
-    assert set(first) == {"rank", "score", "lexical", "semantic", "label", "sentence", *citation, "text"}
+    assert set(first) == {"rank", "score", "demoted", "lexical", "semantic", "label", "sentence", *citation, "text"}
+    assert first["demoted"] is None
     assert (first["rank"], first["label"], first["sentence"], first["text"]) == (1, "P1", 1, FINE_SENTENCE)
     assert {k: first[k] for k in citation} == citation
     assert first["lexical"] > 0 and first["score"] > 0
@@ -654,7 +655,8 @@ def test_verbose_prints_the_ranking_the_choice_and_the_timing(
         assert row.startswith(
             f"     {number}. {unit.label} sentence {unit.sentence}  {unit.score:.4f} (BM25 "
         )
-        assert row.endswith(f")  {unit.location.brief()}")
+        demoted = f"  (demoted: {unit.demoted})" if unit.demoted else ""
+        assert row.endswith(f")  {unit.location.brief()}{demoted}")
         assert text == f"        {unit.text}"
     third = request.units[2]
     assert lines[start + 1 + 2 * len(request.units)] == (
