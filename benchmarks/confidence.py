@@ -13,10 +13,10 @@ it, and cached with it) exactly as `localqa eval --model` retrieves it (`Setting
 and every part is answered with the check and evidence coverage off (threshold 0; coverage is
 judged on the recorded quotes by `benchmarks/coverage.py`) and any other answer settings given
 with `--setting` (e.g. `--setting units=4`). Per part it records the outcome, whether the quote
-cites an evidence page, the label confidence, whether the sentence scorer's first sentence is on an
-evidence page, the rank (in the scorer's ranking) of the sentence the model chose, the tokens and
-the times. Answers are kept in `--cache` per set, model, settings and code, so an interrupted run
-resumes.
+cites an evidence page, the label confidence, whether the sentence scorer's first sentence is on
+an evidence page and whether any sentence the model was shown is, the rank (in the scorer's
+ranking) of the sentence the model chose, the tokens and the times. Answers are kept in
+`--cache` per set, model, settings and code, so an interrupted run resumes.
 
 Then, for each candidate threshold, it prints what a reader would be shown, exactly as eval
 decides it (a case shows the first part whose quote is verified and confident enough):
@@ -167,6 +167,8 @@ def answer_cases(
                         "candidates": len(part.candidates),
                         "scorer_first_on_evidence": first is not None
                         and (first.source, first.page) in case.pages,
+                        "shown_on_evidence": selection is not None
+                        and any((u.location.source, u.location.page) in case.pages for u in selection.shown),
                         "choice_rank": choice.rank if choice else None,
                         "choice_on_evidence": choice is not None
                         and (choice.location.source, choice.location.page) in case.pages,
@@ -269,6 +271,11 @@ def scorer_and_choices(records: list[dict[str, Any]]) -> dict[str, dict[str, Any
         found[category] = {
             "cases": len(cases),
             "scorer_first_on_evidence": sum(bool(p and p["scorer_first_on_evidence"]) for p in firsts),
+            # The most a model's choice could reach: a sentence from an evidence page was shown
+            # (answers recorded before this was kept have None).
+            "shown_on_evidence": sum(bool(p and p.get("shown_on_evidence")) for p in firsts)
+            if all(p is None or "shown_on_evidence" in p for p in firsts)
+            else None,
             "parts_asked": len(asked),
             "chose": len(chose),
             "overrode": len(overrode),
@@ -296,6 +303,8 @@ def print_scorer(title: str, found: dict[str, dict[str, Any]]) -> None:
     for category, row in found.items():
         first = f"{row['scorer_first_on_evidence']}/{row['cases']}"
         line = f"  {category}: scorer's first sentence on an evidence page {first}"
+        if row["shown_on_evidence"] is not None:
+            line += f", any sentence shown on one {row['shown_on_evidence']}/{row['cases']}"
         if row["chose"]:
             line += (
                 f"; the model chose a sentence in {row['chose']}/{row['parts_asked']} parts and overrode "

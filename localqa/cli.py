@@ -518,7 +518,7 @@ def search(
     type=click.IntRange(*ASK_K),
     default=ANSWERING.k,
     show_default=True,
-    help="Passages shown to the model per part.",
+    help="Passages per part whose sentences are ranked; the model is shown the best few sentences.",
 )
 @retriever_option
 @click.option(

@@ -24,7 +24,7 @@ from localqa.cli import cli
 from localqa.library import search_parts
 from localqa.models import embedded
 from localqa.models.base import Availability
-from localqa.settings import ASK_K, MAX_PARTS
+from localqa.settings import ASK_K, MAX_PARTS, AnswerSettings
 from localqa.text import squash
 from localqa.types import PartResult
 
@@ -49,6 +49,10 @@ def inject(monkeypatch: pytest.MonkeyPatch, model: FakeModel) -> None:
     """Make the fake model the default (LOCALQA_MODEL=fake); the `fake_model` fixture has
     registered it as the backend `fake`."""
     monkeypatch.setenv("LOCALQA_MODEL", "fake")
+
+
+# Candidates per part: the sample library has at least this many for every question asked here.
+K = AnswerSettings().k
 
 
 def ask(runner: CliRunner, db: Path, *args: str, as_of: str = NOV) -> Result:
@@ -150,7 +154,7 @@ def test_refusal_prints_the_reason_and_the_evidence(
     result = ask(runner, library_db, FINE_QUESTION)
     assert result.exit_code == 0, result.output  # a refusal is an answer, not a failure
     out = result.stdout
-    assert f"   No quote verified from 4 candidates. Reason: {reason}.\n" in out
+    assert f"   No quote verified from {K} candidates. Reason: {reason}.\n" in out
     assert "   Evidence retrieved:\n" in out
     assert f"       {FINE_SENTENCE} Fines above 10 dollars block further loans.\n" in out
     assert "fines-and-fees.md, prose paragraph 2" in out
@@ -186,7 +190,7 @@ def test_compound_question_is_answered_part_by_part(
     runner: CliRunner, library_db: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inject(monkeypatch, fake_model)
-    fake_model.enqueue(reply("P1", 1), reply("P1", 1), reply("P7", 1))
+    fake_model.enqueue(reply("P1", 1), reply("P1", 1), reply("P9", 1))
     result = ask(runner, library_db, COMPOUND)
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -198,7 +202,7 @@ def test_compound_question_is_answered_part_by_part(
         "library-handbook.pdf",
     ]
     assert "table 1, row 2" in out
-    assert "No quote verified from 4 candidates. Reason: the model cited 'P7'" in out
+    assert f"No quote verified from {K} candidates. Reason: the model cited 'P9'" in out
     assert len(fake_model.history) == 3
 
 
@@ -260,7 +264,8 @@ def test_ask_json_shape(
     assert selection["choice"] == {"label": "P1", "sentence": 1, "rank": 1}
     assert selection["overrode"] is False
     first = selection["units"][0]
-    assert set(first) == {"rank", "score", "demoted", "lexical", "semantic", "label", "sentence", *citation, "text"}
+    scores = {"rank", "score", "demoted", "lexical", "semantic"}
+    assert set(first) == {*scores, "label", "sentence", *citation, "text"}
     assert first["demoted"] is None
     assert (first["rank"], first["label"], first["sentence"], first["text"]) == (1, "P1", 1, FINE_SENTENCE)
     assert {k: first[k] for k in citation} == citation
@@ -441,7 +446,7 @@ def test_ollama_json_names_backend_and_model(
 
 
 def assert_evidence_printed(out: str) -> None:
-    assert "   No quote verified from 4 candidates. Reason: model error: " in out
+    assert f"   No quote verified from {K} candidates. Reason: model error: " in out
     assert "   Evidence retrieved:\n" in out
     assert f"       {FINE_SENTENCE} Fines above 10 dollars block further loans.\n" in out
     assert shown_quotes(out) == []
@@ -504,7 +509,7 @@ def test_ollama_timeout(
         f"Ollama at {fake_ollama.url} did not answer within 0.3 s (model qwen2.5:1.5b): "
         "allow longer with LOCALQA_OLLAMA_TIMEOUT=<seconds>, or use a smaller model"
     )
-    assert f"   No quote verified from 4 candidates. Reason: model error: {message}.\n" in result.stdout
+    assert f"   No quote verified from {K} candidates. Reason: model error: {message}.\n" in result.stdout
     assert result.stderr.splitlines() == [f"Error: {message}"]
     assert_evidence_printed(result.stdout)
 
@@ -560,7 +565,7 @@ def test_ollama_bad_content_is_a_refusal_with_evidence(
     fake_ollama.reply(content)
     result = ask(runner, library_db, FINE_QUESTION, "--model", "ollama")
     assert result.exit_code == 0, result.output
-    assert f"   No quote verified from 4 candidates. Reason: {reason}.\n" in result.stdout
+    assert f"   No quote verified from {K} candidates. Reason: {reason}.\n" in result.stdout
     assert "   Evidence retrieved:\n" in result.stdout
     assert shown_quotes(result.stdout) == []
     assert unverified not in result.stdout  # the model's text is not shown, not even in the reason
@@ -574,7 +579,7 @@ def test_ollama_deeply_nested_content_is_a_refusal_not_a_traceback(
     fake_ollama.reply("[" * 5000)
     result = ask(runner, library_db, FINE_QUESTION, "--model", "ollama")
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert "No quote verified from 4 candidates. Reason: the model's reply is not the expected JSON" in (
+    assert f"No quote verified from {K} candidates. Reason: the model's reply is not the expected JSON" in (
         result.stdout
     )
 
@@ -726,7 +731,7 @@ def test_ask_withholds_a_quote_whose_evidence_never_mentions_a_name_of_the_quest
     assert result.exit_code == 0, result.output
     assert FINE_SENTENCE not in result.output.split("Evidence retrieved:")[0]
     reason = 'Reason: the evidence never mentions "Hogwarts".'
-    assert f"No quote verified from 4 candidates. {reason}" in result.output
+    assert f"No quote verified from {K} candidates. {reason}" in result.output
     assert '(evidence coverage: "Hogwarts" (name): missing' in result.output
 
 
