@@ -172,6 +172,7 @@ def answer_cases(
                         "choice_rank": choice.rank if choice else None,
                         "choice_on_evidence": choice is not None
                         and (choice.location.source, choice.location.page) in case.pages,
+                        "kept_first": bool(selection and selection.kept_first),
                         "scorer_ms": selection.seconds * 1000 if selection else None,
                         "seconds": call.seconds if call else None,
                         "prompt_tokens": call.prompt_tokens if call else None,
@@ -279,6 +280,9 @@ def scorer_and_choices(records: list[dict[str, Any]]) -> dict[str, dict[str, Any
             "parts_asked": len(asked),
             "chose": len(chose),
             "overrode": len(overrode),
+            # Overrides too unsure to stand (AnswerSettings.min_override_confidence): the scorer's
+            # first was quoted instead.
+            "kept_first": sum(bool(p.get("kept_first")) for p in overrode),
             "overrode_onto_evidence": sum(
                 p["choice_on_evidence"] and not p["scorer_first_on_evidence"] for p in overrode
             ),
@@ -309,7 +313,8 @@ def print_scorer(title: str, found: dict[str, dict[str, Any]]) -> None:
             line += (
                 f"; the model chose a sentence in {row['chose']}/{row['parts_asked']} parts and overrode "
                 f"the scorer's first in {row['overrode']} ({row['overrode_onto_evidence']} onto an evidence "
-                f"page, {row['overrode_away_from_evidence']} away from one)"
+                f"page, {row['overrode_away_from_evidence']} away from one; "
+                f"{row['kept_first']} too unsure to stand)"
             )
         print(line)
         figures = [

@@ -8,7 +8,6 @@ is asked, every unit of the `AnswerSettings.k` candidates is scored against the 
   index tokenizes;
 - the cosine between the question and the unit, both embedded by the MiniLM model retrieval
   already ships (`localqa.embeddings`), when the `semantic` extra is installed;
-
 - the rank retrieval gave the unit's passage (P1 first): retrieval read the passage whole, with
   its headings and document title, which a unit alone lacks;
 

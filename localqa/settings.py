@@ -126,6 +126,14 @@ class AnswerSettings(BaseModel):
     # answerable ones beyond that (benchmarks/README.md); 0 turns the check off.
     min_label_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
 
+    # The model may override the scorer's first sentence only when it gave the passage label it
+    # chose at least this probability; a less sure override quotes the scorer's first instead
+    # (`Selection.kept_first`). Measured on the public dev sets with the embedded 1.5B model
+    # (benchmarks/confidence.py): its overrides left an evidence page far more often than they
+    # found one, at every probability below this. Backends that report no probability are not
+    # judged (their override stands); 0 lets every override stand.
+    min_override_confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+
     # Evidence coverage (localqa/coverage.py): the kinds of question term a verified quote's
     # evidence must mention, else the quote is withheld with the missing term as the reason; ()
     # turns the check off. A "word" (one no quotable unit carries) passes when a unit is at least

@@ -259,13 +259,16 @@ class Selection(Frozen):
     """How one part's quote was chosen: the scorer that ranked the units (`note` says when it
     ran without the semantic model) and what that cost, the units shown to the model (best
     first), and the unit the model chose (None: it chose none, or its reply named no unit it was
-    shown). `overrode`: the model chose another unit than the scorer's first."""
+    shown). `overrode`: the model chose another unit than the scorer's first. `kept_first`: it
+    did, less sure of it than `AnswerSettings.min_override_confidence`, so the scorer's first is
+    what was quoted."""
 
     scorer: str
     note: str | None = None
     seconds: float
     shown: tuple[RankedUnit, ...]
     choice: RankedUnit | None = None
+    kept_first: bool = False
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -280,6 +283,11 @@ class Selection(Frozen):
         named = f"{choice.label} sentence {choice.sentence}"
         if choice.rank == 1:
             return f"Chose {named}, the scorer's first."
+        if self.kept_first:
+            return (
+                f"Chose {named}, ranked {choice.rank} by the scorer, too unsure to override its first: "
+                "quoted the scorer's first."
+            )
         return f"Chose {named}, ranked {choice.rank} by the scorer: overrode its first."
 
     def as_json(self) -> dict[str, Any]:
@@ -292,6 +300,7 @@ class Selection(Frozen):
             if choice is None
             else {"label": choice.label, "sentence": choice.sentence, "rank": choice.rank},
             "overrode": self.overrode,
+            "kept_first": self.kept_first,
         }
 
 

@@ -259,7 +259,8 @@ def test_ask_json_shape(
     }
     assert verified["candidates"][0]["text"].startswith(FINE_SENTENCE)
     selection = verified["answer"]["selection"]
-    assert set(selection) == {"scorer", "note", "units", "choice", "overrode"}
+    assert set(selection) == {"scorer", "note", "units", "choice", "overrode", "kept_first"}
+    assert selection["kept_first"] is False
     assert selection["scorer"] == "bm25+minilm" if embeddings.is_available() else "bm25"
     assert selection["choice"] == {"label": "P1", "sentence": 1, "rank": 1}
     assert selection["overrode"] is False
