@@ -13,7 +13,7 @@ of it stays in the database. Two measurements per `hnsw.ef_search`:
 - **Vectors**: each question's embedding, its best `semantic_depth` (100, what hybrid retrieval
   reads) neighbours by an HNSW scan against exact search, among all vectors and among those of a
   random subset of the documents (1/2, 1/4, 1/8 of them; seeded) and of one document, the
-  question's own (a tenant of one document, or `--doc`): recall@100 against exact, and how many
+  question's own (what a tenant of one document searches): recall@100 against exact, and how many
   questions got fewer than 100 rows. The planner's own choice is taken (no setting forces the
   index); the plan it chose is counted.
 - **End to end**: the 41 questions as pdfqa asks them (shared; scoped, `documents = [its file]`;
