@@ -139,7 +139,7 @@ def encoder_only(db: Path, sample: int) -> dict[str, Any]:
     import sqlite3
 
     from localqa import embeddings, minilm
-    from localqa.models.embedded import cache_dir
+    from localqa.files import cache_dir
 
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
         rows = connection.execute(

@@ -15,13 +15,13 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from localqa import minilm
 from localqa.catalog import searchable_heading
 from localqa.errors import LocalQAError
+from localqa.files import cache_dir
 from localqa.settings import machine_threads
 from localqa.store.base import Progress, Writer
 
@@ -88,8 +88,6 @@ def require() -> None:
 @lru_cache(maxsize=1)
 def _make_encoder() -> minilm.Encoder:
     require()
-    from localqa.models.embedded import cache_dir
-
     try:
         files = minilm.model_files()
         return minilm.Encoder(minilm.ensure_model(cache_dir(), PRECISION), files, threads=1)
@@ -118,6 +116,8 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
     The whole set is tokenized in one call, then encoded on one thread per core, longest texts
     first (so that no core is left with a long one at the end). `progress` gets (texts done,
     total, what) every PROGRESS_EVERY texts and at the end."""
+    from concurrent.futures import ThreadPoolExecutor  # with logging: not for a lexical search
+
     import numpy as np
 
     distinct = list(dict.fromkeys(texts))

@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from localqa.types import TERM_KINDS, TermKind
+from localqa.types import TERM_KINDS, Frozen, TermKind
 
 # Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
 # working folder, beside pdfs/).
@@ -52,10 +52,8 @@ CHUNKINGS: tuple[Chunking, ...] = get_args(Chunking)
 UnitOrder = Literal["scorer", "passage"]
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(Frozen):
     """Everything that changes which candidates come back; stored with every evaluation run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     # "auto": hybrid when the index has embeddings (and the embedding model is installed),
     # lexical otherwise. Searching resolves it; runs record what was used.
@@ -80,10 +78,8 @@ class RetrievalSettings(BaseModel):
     semantic_depth: int = 100  # how many semantic ranks take part in the fusion
 
 
-class AnswerSettings(BaseModel):
+class AnswerSettings(Frozen):
     """How one question part is answered. Defaults are the measured choices (benchmarks/)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     # Passages per part whose sentences are ranked (retrieval's k for answering).
     k: int = Field(default=4, ge=1)
@@ -136,10 +132,8 @@ class AnswerSettings(BaseModel):
     other_evidence_ranks: int = Field(default=3, ge=0)
 
 
-class Settings(BaseModel):
+class Settings(Frozen):
     """Everything that changes a result, retrieval and answering; an evaluation run stores it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answering: AnswerSettings = Field(default_factory=AnswerSettings)

@@ -94,28 +94,40 @@ def test_the_model_is_built_once_then_reused(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(minilm, "build", no_build)
     assert minilm.ensure_model(tmp_path, "fp32") == path
     assert path.stat().st_mtime_ns == built_at
-    # Only the model and its checksum: no temporary file or build directory is left behind.
-    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, path.name + ".sha256"]
+    # Only the graph, its weights and their checksums: no temporary file or build directory is
+    # left behind.
+    files = [path.name, f"{path.name}.data", f"{path.name}.sha256"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == files
 
 
 @needs_semantic
-@pytest.mark.parametrize("damage", ["delete", "truncate", "flip a byte", "delete the checksum"])
-def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize(
+    ("file", "damage"),
+    [
+        ("graph", "delete"),
+        ("graph", "flip a byte"),
+        ("weights", "delete"),
+        ("weights", "truncate"),
+        ("weights", "flip a byte"),
+        ("checksum", "delete"),
+    ],
+)
+def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, file: str, damage: str) -> None:
     path = minilm.ensure_model(tmp_path, "fp32")
-    good = path.read_bytes()
+    good = {p: p.read_bytes() for p in (path, minilm.weights_path(path))}
+    damaged = {"graph": path, "weights": minilm.weights_path(path), "checksum": Path(f"{path}.sha256")}[file]
+    data = damaged.read_bytes()
     if damage == "delete":
-        path.unlink()
+        damaged.unlink()
     elif damage == "truncate":
-        path.write_bytes(good[: len(good) // 2])
-    elif damage == "flip a byte":  # same size: only the checksum can tell
-        middle = len(good) // 2
-        path.write_bytes(good[:middle] + bytes([good[middle] ^ 0xFF]) + good[middle + 1 :])
-    else:
-        Path(str(path) + ".sha256").unlink()
+        damaged.write_bytes(data[: len(data) // 2])
+    else:  # same size: only the checksum can tell
+        middle = len(data) // 2
+        damaged.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :])
     assert not minilm.is_intact(path)
     assert minilm.ensure_model(tmp_path, "fp32") == path
     assert minilm.is_intact(path)
-    assert path.read_bytes() == good  # the build is deterministic
+    assert {p: p.read_bytes() for p in good} == good  # the build is deterministic
 
 
 @needs_semantic
@@ -242,3 +254,19 @@ def test_concurrent_callers_get_the_same_vectors_as_one_caller() -> None:
     for n, vector in results.items():
         assert not isinstance(vector, BaseException), vector
         assert np.allclose(vector, alone[n], atol=1e-6)
+
+
+@needs_semantic
+def test_the_weights_file_changes_no_vector(tmp_path: Path) -> None:
+    """The model as two files (graph, weights mapped from their own file) computes what the
+    same model as one file computes, to the bit."""
+    import onnx
+
+    files = minilm.model_files()
+    path = minilm.ensure_model(tmp_path / "split", "int8")
+    whole = tmp_path / "whole.onnx"
+    onnx.save_model(onnx.load(str(path)), str(whole))  # the weights read back into one file
+    assert not minilm.weights_path(whole).exists()
+    split, single = minilm.Encoder(path, files, threads=1), minilm.Encoder(whole, files, threads=1)
+    for text in SENTENCES:
+        assert split.encode([text]).tobytes() == single.encode([text]).tobytes()
