@@ -7,19 +7,20 @@ Runtime's own transformer optimizer produces from a PyTorch export), quantises i
 to int8, and keeps the result in the user's cache. Building needs numpy, safetensors, onnx and
 onnxruntime; running needs onnxruntime only: no PyTorch, and nothing is fetched from a model hub.
 
-The model is kept as two files: the graph (`.onnx`, 0.1 MB) and its weights beside it (`.onnx.data`,
-58 MB, ONNX external data), which ONNX Runtime maps into memory instead of parsing and copying
-them: a session opens in about a quarter of the time (benchmarks/README.md, "Open fast"), and
-computes the same vectors to the bit. Both are keyed by everything they are built from (package
-version, the weight file's size and modification time, the configuration, this builder's version,
-the quantiser's version), so a changed package or builder gives new files; their sha256 sums are
-recorded beside them and checked on every load, so a truncated or damaged file is rebuilt instead
-of loaded. Files are written to temporary names and moved into place (the weights first), so a
-reader never sees half a model.
+The model is kept as two files: the graph (`.onnx`, 0.1 MB) and its weights beside it
+(`.onnx.data`, 58 MB, ONNX external data), which ONNX Runtime maps into memory instead of parsing
+and copying them: a session opens in about a quarter of the time, computing the same vectors to
+the bit (benchmarks/README.md, "Open fast"). Both are keyed by everything they are built from
+(package version, the weight file's size and modification time, the configuration, this builder's
+version, the quantiser's version), so a changed package or builder gives new files. Their sha256
+sums are recorded beside them and checked again whenever the files may have changed since
+(`is_intact`), so a truncated or damaged file is rebuilt instead of loaded. Files are written to
+temporary names and moved into place (the weights first), so a reader never sees half a model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -135,18 +136,42 @@ def _marker(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
-def _sums(path: Path) -> str:
-    """The sha256 of the graph and of its weights, as `sha256sum` prints them."""
-    return "".join(f"{sha256_file(file)}  {file.name}\n" for file in (path, weights_path(path)))
+def _sums(path: Path) -> dict[str, str]:
+    """The sha256 of the graph and of its weights, by file name."""
+    return {file.name: sha256_file(file) for file in (path, weights_path(path))}
+
+
+def _signature(path: Path) -> list[list[int]]:
+    """What changes whenever the graph or its weights are written, replaced or have their times
+    set: size, inode, modification time and change time (which no one can set)."""
+    found = [file.stat() for file in (path, weights_path(path))]
+    return [[f.st_size, f.st_ino, f.st_mtime_ns, f.st_ctime_ns] for f in found]
+
+
+def _record(path: Path, sums: dict[str, str], verified: list[list[int]]) -> None:
+    write_atomic(_marker(path), json.dumps({"sha256": sums, "verified": verified}) + "\n")
 
 
 def is_intact(path: Path) -> bool:
     """The graph and its weights exist and still have the sha256 sums recorded when they were
-    built (58 MB: ~50 ms)."""
+    built. The files are hashed again only when their signature (`_signature`) differs from the
+    one recorded when the sums last matched: hashing the 58 MB on every load was a fifth of a
+    fresh hybrid search's encoder loading (benchmarks/README.md, "Open fast")."""
     try:
-        return _marker(path).read_text(encoding="ascii") == _sums(path)
-    except OSError:
+        marker = json.loads(_marker(path).read_text(encoding="utf-8"))
+        before = _signature(path)
+        if marker["verified"] == before:
+            return True
+        if marker["sha256"] != _sums(path):
+            return False
+    except (OSError, ValueError, TypeError, KeyError):  # missing, unreadable, or not our marker
         return False
+    # Recorded only if nothing wrote to the files while they were hashed; a cache this process
+    # cannot write is hashed on every load, as before.
+    with contextlib.suppress(OSError):
+        if _signature(path) == before:
+            _record(path, marker["sha256"], before)
+    return True
 
 
 def ensure_model(directory: Path, precision: Precision = "int8") -> Path:
@@ -177,7 +202,7 @@ def build(files: ModelFiles, dest: Path, precision: Precision) -> None:
             sums = _sums(staged)
             os.replace(weights_path(staged), weights_path(dest))
             os.replace(staged, dest)
-        write_atomic(_marker(dest), sums)
+        _record(dest, sums, _signature(dest))
     except OSError as exc:
         raise EncoderBuildError(
             f"cannot write the embedding model to {dest.parent} ({exc.strerror or exc}); "

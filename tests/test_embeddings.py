@@ -109,6 +109,7 @@ def test_the_model_is_built_once_then_reused(tmp_path: Path, monkeypatch: pytest
         ("weights", "delete"),
         ("weights", "truncate"),
         ("weights", "flip a byte"),
+        ("weights", "flip a byte, times put back"),  # its change time still moves
         ("checksum", "delete"),
     ],
 )
@@ -116,7 +117,7 @@ def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, file: str, damage
     path = minilm.ensure_model(tmp_path, "fp32")
     good = {p: p.read_bytes() for p in (path, minilm.weights_path(path))}
     damaged = {"graph": path, "weights": minilm.weights_path(path), "checksum": Path(f"{path}.sha256")}[file]
-    data = damaged.read_bytes()
+    data, times = damaged.read_bytes(), damaged.stat()
     if damage == "delete":
         damaged.unlink()
     elif damage == "truncate":
@@ -124,10 +125,32 @@ def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, file: str, damage
     else:  # same size: only the checksum can tell
         middle = len(data) // 2
         damaged.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :])
+        if damage.endswith("times put back"):
+            os.utime(damaged, ns=(times.st_atime_ns, times.st_mtime_ns))
     assert not minilm.is_intact(path)
     assert minilm.ensure_model(tmp_path, "fp32") == path
     assert minilm.is_intact(path)
     assert {p: p.read_bytes() for p in good} == good  # the build is deterministic
+
+
+@needs_semantic
+def test_an_unchanged_model_is_not_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files are hashed when they may have changed since their sums last matched (a
+    copied cache: new inodes), not on every load."""
+    built = minilm.ensure_model(tmp_path / "built", "fp32")
+    copy = tmp_path / "copy" / built.name
+    shutil.copytree(built.parent, copy.parent)
+    hashed: list[str] = []
+    sha256_file = minilm.sha256_file
+
+    def counted(path: Path | str) -> str:
+        hashed.append(Path(path).name)
+        return sha256_file(path)
+
+    monkeypatch.setattr(minilm, "sha256_file", counted)
+    assert minilm.is_intact(built) and hashed == []
+    assert minilm.is_intact(copy) and hashed == [copy.name, f"{copy.name}.data"]
+    assert minilm.is_intact(copy) and len(hashed) == 2  # recorded: not hashed again
 
 
 @needs_semantic
