@@ -34,9 +34,7 @@ them alike, each run's 1-minute load recorded:
 - the Python API with a library kept open (`localqa.Library`): p50 per question over the
   benchmark set's questions (`--questions`, FinanceBench-dev's by default), lexical and hybrid.
 
-Children run with bytecode cached, as an installed package runs (in a cache of their own under
-`~/.cache/localqa-bench/pycache`, so no checkout is written to): an environment with
-PYTHONDONTWRITEBYTECODE set would compile localqa on every run, 26 % more instructions.
+Every process started here runs with bytecode cached, as an installed package does (`child_env`).
 Run it alone on the machine (`flock /tmp/localqa-bench.lock python benchmarks/ready.py ...`),
 without `nice`: these are latency figures.
 """
@@ -59,7 +57,7 @@ import time
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks (pdfqa, beir)
@@ -70,8 +68,18 @@ def load() -> str:
     return f"load {one:.1f} {five:.1f} {fifteen:.1f}"
 
 
-def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+PYCACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench" / "pycache"
+
+
+def child_env(checkout: Path = REPO) -> dict[str, str]:
+    """The environment of a localqa process started here: `checkout` first on the path, and
+    bytecode cached as an installed package has it, in a cache of its own per checkout (so no
+    checkout is written to). With PYTHONDONTWRITEBYTECODE, as this machine's sessions run, every
+    process would compile localqa again: 26 % more instructions for a fresh search."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    tag = hashlib.sha256(str(checkout).encode()).hexdigest()[:12]
+    path = os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])
+    return dict(env, PYTHONPATH=path, PYTHONPYCACHEPREFIX=str(PYCACHE / tag))
 
 
 def _cpu_of(pid: int) -> tuple[float, float]:
@@ -87,7 +95,7 @@ def timeline(folder: Path, db: Path, question: str) -> dict[str, Any]:
     process = subprocess.Popen(
         [sys.executable, "-m", "localqa", "index", "--pdfs", str(folder), "--db", str(db)],
         cwd=REPO,
-        env=_env(),
+        env=child_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -109,7 +117,7 @@ def timeline(folder: Path, db: Path, question: str) -> dict[str, Any]:
         result = subprocess.run(
             [sys.executable, "-m", "localqa", "search", question, "--db", str(db), "--as-of", "2026-01-01"],
             cwd=REPO,
-            env=_env(),
+            env=child_env(),
             capture_output=True,
             text=True,
             check=False,
@@ -302,7 +310,6 @@ def measure(folder: Path, db: Path, cases: list[Any], sample: int) -> dict[str, 
 # Open fast: a fresh process's first question, against references in the same run
 
 AS_OF = "2026-01-01"
-PYCACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench" / "pycache"
 # What every fresh search imports whatever localqa's own code does: the CLI (click), BM25's
 # arrays (numpy), the records (pydantic: its first model loads its plugin machinery too).
 PYDANTIC_MODEL = "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\nM(x=1)"
@@ -317,17 +324,12 @@ REFERENCES = {
 RETRIEVERS = ("lexical", "hybrid", "auto")
 
 
-class Command:
+class Command(NamedTuple):
     """One command run in fresh processes, with `checkout` first on its path."""
 
-    def __init__(self, label: str, argv: list[str], checkout: Path) -> None:
-        self.label, self.argv, self.checkout = label, argv, checkout
-
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        tag = hashlib.sha256(str(self.checkout).encode()).hexdigest()[:12]
-        path = os.pathsep.join([str(self.checkout), os.environ.get("PYTHONPATH", "")])
-        return dict(env, PYTHONPATH=path, PYTHONPYCACHEPREFIX=str(PYCACHE / tag))
+    label: str
+    argv: list[str]
+    checkout: Path
 
 
 def search_argv(db: Path, question: str, retriever: str) -> list[str]:
@@ -342,7 +344,11 @@ def _run_once(command: Command) -> dict[str, float]:
     timer = ["/usr/bin/time", "-f", "%U %S %M"] if Path("/usr/bin/time").exists() else []
     started = time.perf_counter()
     result = subprocess.run(
-        [*timer, *command.argv], cwd=command.checkout, env=command.env(), capture_output=True, text=True
+        [*timer, *command.argv],
+        cwd=command.checkout,
+        env=child_env(command.checkout),
+        capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - started
     if result.returncode:
@@ -376,8 +382,9 @@ def fresh_runs(commands: Sequence[Command], runs: int) -> dict[str, dict[str, An
     }
 
 
-# The child side of `stages`: where one fresh search's time goes, printed as JSON (a script of
-# its own, so that it imports nothing before localqa; argv: index, retriever, question).
+# The child side of `stages`: where one fresh search's time goes after the interpreter started
+# (`python -c pass` above), printed as JSON. A script of its own, so that it imports nothing
+# before localqa; argv: index, retriever, question, as-of date.
 STAGES = """
 import json, sys, time
 marks = [("", time.perf_counter())]
@@ -401,10 +408,10 @@ print(json.dumps({name: end - start for (_, start), (name, end) in zip(marks, ma
 
 def stages(checkout: Path, db: Path, question: str, retriever: str, runs: int) -> dict[str, float]:
     """Median seconds of each stage of a fresh search (`STAGES`) over `runs` processes."""
-    command = Command("stages", [sys.executable, "-c", STAGES, str(db), retriever, question, AS_OF], checkout)
+    argv = [sys.executable, "-c", STAGES, str(db), retriever, question, AS_OF]
     found: list[dict[str, float]] = []
     for _ in range(runs + 1):  # the first fills the caches
-        result = subprocess.run(command.argv, cwd=checkout, env=command.env(), capture_output=True, text=True)
+        result = subprocess.run(argv, cwd=checkout, env=child_env(checkout), capture_output=True, text=True)
         if result.returncode:
             raise RuntimeError(f"stages failed: {result.stderr.strip()[-500:]}")
         found.append(json.loads(result.stdout.strip().splitlines()[-1]))
@@ -432,10 +439,13 @@ def api_main(db: Path, retriever: str) -> int:
 def open_library(checkout: Path, db: Path, questions: list[str], retriever: str) -> dict[str, Any]:
     """p50 per question of the API with a library kept open (the first question, which opens the
     index and, hybrid, loads the encoder, apart), in a process of its own."""
-    argv = [sys.executable, __file__, "--api", retriever, "--db", str(db)]
-    command = Command("api", argv, checkout)
     result = subprocess.run(
-        argv, cwd=checkout, env=command.env(), input=json.dumps(questions), capture_output=True, text=True
+        [sys.executable, __file__, "--api", retriever, "--db", str(db)],
+        cwd=checkout,
+        env=child_env(checkout),
+        input=json.dumps(questions),
+        capture_output=True,
+        text=True,
     )
     if result.returncode:
         raise RuntimeError(f"the API run failed: {result.stderr.strip()[-500:]}")

@@ -116,7 +116,7 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
     The whole set is tokenized in one call, then encoded on one thread per core, longest texts
     first (so that no core is left with a long one at the end). `progress` gets (texts done,
     total, what) every PROGRESS_EVERY texts and at the end."""
-    from concurrent.futures import ThreadPoolExecutor  # with logging: not for a lexical search
+    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging, which a search needs not
 
     import numpy as np
 

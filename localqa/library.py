@@ -22,6 +22,8 @@ from datetime import date
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from localqa import periods
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
@@ -30,7 +32,7 @@ from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
-from localqa.types import MAX_NUMBER, Answer, Caller, Document, Frozen, PartResult, Passage, Period
+from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage, Period
 
 if TYPE_CHECKING:
     from localqa.models.base import AnswerModel
@@ -39,14 +41,18 @@ if TYPE_CHECKING:
 # question is answered: a search in a fresh process does not pay for it.
 
 
-class PartAnswer(Frozen):
+class PartAnswer(BaseModel):
     """One part of an asked question: its candidates (the evidence) and the verified answer."""
+
+    model_config = ConfigDict(frozen=True)
 
     result: PartResult
     answer: Answer
 
 
-class Asked(Frozen):
+class Asked(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
     parts: list[PartAnswer]
     backend: str
     model: str
@@ -58,9 +64,11 @@ class PageNotFoundError(LocalQAError):
     exist, the page does not, or the document is hidden from the caller (nothing leaks)."""
 
 
-class VisiblePage(Frozen):
+class VisiblePage(BaseModel):
     """The passages of one page of one source, as the caller may see them, with the sha256 the
     source file had when it was indexed (so a changed file is never highlighted with old boxes)."""
+
+    model_config = ConfigDict(frozen=True)
 
     source: str
     page: int | None

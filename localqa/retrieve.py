@@ -109,8 +109,9 @@ Number = TypeVar("Number", np.int64, np.float64)
 
 
 def _distinct(values: npt.NDArray[Number]) -> npt.NDArray[Number]:
-    """The distinct values, ascending (no NaN among them): `np.unique`, without the 40 ms import of
-    `numpy.ma` its first call costs a fresh process (numpy 2 checks for a masked array)."""
+    """The distinct values, ascending (no NaN among them): `np.unique`, without the import of
+    `numpy.ma` its first call costs a fresh process (numpy 2 checks for a masked array; 0.06 s
+    under load)."""
     ordered = np.sort(values)
     first = np.ones(len(ordered), dtype=bool)
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])

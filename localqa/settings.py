@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 from typing import Literal, NamedTuple, get_args
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from localqa.types import TERM_KINDS, Frozen, TermKind
+from localqa.types import TERM_KINDS, TermKind
 
 # Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
 # working folder, beside pdfs/).
@@ -52,8 +52,10 @@ CHUNKINGS: tuple[Chunking, ...] = get_args(Chunking)
 UnitOrder = Literal["scorer", "passage"]
 
 
-class RetrievalSettings(Frozen):
+class RetrievalSettings(BaseModel):
     """Everything that changes which candidates come back; stored with every evaluation run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     # "auto": hybrid when the index has embeddings (and the embedding model is installed),
     # lexical otherwise. Searching resolves it; runs record what was used.
@@ -78,8 +80,10 @@ class RetrievalSettings(Frozen):
     semantic_depth: int = 100  # how many semantic ranks take part in the fusion
 
 
-class AnswerSettings(Frozen):
+class AnswerSettings(BaseModel):
     """How one question part is answered. Defaults are the measured choices (benchmarks/)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     # Passages per part whose sentences are ranked (retrieval's k for answering).
     k: int = Field(default=4, ge=1)
@@ -132,8 +136,10 @@ class AnswerSettings(Frozen):
     other_evidence_ranks: int = Field(default=3, ge=0)
 
 
-class Settings(Frozen):
+class Settings(BaseModel):
     """Everything that changes a result, retrieval and answering; an evaluation run stores it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     answering: AnswerSettings = Field(default_factory=AnswerSettings)

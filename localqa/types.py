@@ -32,8 +32,8 @@ MAX_NUMBER = 2**31 - 1
 
 class Frozen(BaseModel):
     """An immutable record that takes no field it does not declare. Its validator is built when it
-    is first used, not when its class is defined: a command builds the few it uses (a fresh
-    `localqa search` a dozen of some thirty, 45 ms less; benchmarks/README.md, "Open fast")."""
+    is first used, not when its class is defined: a command builds those it uses (a fresh lexical
+    `localqa search` 9 of 17)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
