@@ -98,7 +98,9 @@ def _make_encoder() -> minilm.Encoder:
 def warm_up() -> None:
     """Start loading the encoder in a background thread (a quarter of a second: ONNX Runtime and
     the model) while the caller does other work, such as a lexical search. A failure is left for
-    the first `embed` to report."""
+    the first `embed` to report. Not a daemon thread: a process that ends while ONNX Runtime is
+    still loading the model aborts ("terminate called without an active exception", exit status
+    134, as a search that stopped at a usage error did); it waits for the load instead."""
     if _make_encoder.cache_info().currsize or not is_available():
         return
 
@@ -106,7 +108,7 @@ def warm_up() -> None:
         with contextlib.suppress(LocalQAError):
             _encoder()
 
-    threading.Thread(target=load, name="localqa-encoder", daemon=True).start()
+    threading.Thread(target=load, name="localqa-encoder").start()
 
 
 def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:

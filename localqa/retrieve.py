@@ -96,12 +96,15 @@ def search(
             f"the index has no embeddings for {embeddings.MODEL_NAME}, which --retriever "
             f"{settings.retriever} needs; run 'localqa index --embed' (needs localqa[semantic])"
         )
-    if settings.retriever != "lexical":
-        embeddings.warm_up()  # the model loads while the lexical side runs
     eligible = _eligible(store, store.eligible(as_of, caller))
     if documents:
         eligible = eligible.within(named(documents, eligible.documents, as_of, caller))
-    results = [_retrieve_part(store, part, eligible, settings) for part in question_parts(question, parts)]
+    asked = question_parts(question, parts)
+    # The model loads while the lexical side runs; not before the question is known to be good (a
+    # usage error would wait for it), nor when no document is eligible (nothing to rank).
+    if settings.retriever != "lexical" and eligible.documents:
+        embeddings.warm_up()
+    results = [_retrieve_part(store, part, eligible, settings) for part in asked]
     return [r.model_copy(update={"retriever": settings.retriever}) for r in results]
 
 

@@ -293,3 +293,22 @@ def test_the_weights_file_changes_no_vector(tmp_path: Path) -> None:
     split, single = minilm.Encoder(path, files, threads=1), minilm.Encoder(whole, files, threads=1)
     for text in SENTENCES:
         assert split.encode([text]).tobytes() == single.encode([text]).tobytes()
+
+
+@needs_semantic
+def test_a_process_never_ends_while_the_model_is_loading(tmp_path: Path) -> None:
+    """A process that ended while ONNX Runtime was loading the model aborted (exit status 134,
+    "terminate called without an active exception"): a search that stopped at a usage error
+    after the warm-up had begun. The loading thread is not a daemon: the process waits for it."""
+    embeddings._make_encoder.cache_clear()
+    try:
+        embeddings.warm_up()
+        (loading,) = [t for t in threading.enumerate() if t.name == "localqa-encoder"]
+        assert not loading.daemon
+        loading.join()
+    finally:
+        embeddings._make_encoder.cache_clear()
+    for delay in ("0", "0.05", "0.1"):
+        code = f"import time; from localqa import embeddings; embeddings.warm_up(); time.sleep({delay})"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+        assert (done.returncode, done.stderr) == (0, "")
