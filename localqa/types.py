@@ -31,7 +31,11 @@ MAX_NUMBER = 2**31 - 1
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """An immutable record that takes no field it does not declare. Its validator is built when it
+    is first used, not when its class is defined: a command builds those it uses (a fresh lexical
+    `localqa search` 9 of 17)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Period(Frozen):
