@@ -17,7 +17,8 @@ unit that can (`demoted` says why), whatever its score, as extractive QA does wi
 answer type:
 
 - a unit that only repeats the question: it carries no meaningful term the question lacks
-  ("ACTIVISION BLIZZARD, INC." for a question about Activision Blizzard);
+  ("ACTIVISION BLIZZARD, INC." for a question about Activision Blizzard), unless the question
+  asks yes or no, whose answer may restate it ("Visitors must not bring food into the garden.");
 - for a question asking for a quantity ("how many", "what percentage", "ratio", "Answer in USD
   millions"), a unit stating none: no digit and no number word.
 
@@ -62,6 +63,12 @@ _ASKS_QUANTITY = re.compile(
     r"amounts?|totals?|averages?|sums?|number of|in (?:usd|eur|gbp|us\$)|round(?:ed)?)\b",
     re.IGNORECASE,
 )
+# A question asking yes or no opens with an auxiliary verb.
+_ASKS_YES_OR_NO = re.compile(
+    r"^\W*(?:am|is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
+    r"has|have|had)\b",
+    re.IGNORECASE,
+)
 _STATES_QUANTITY = re.compile(
     r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
     r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|"
@@ -73,6 +80,11 @@ _STATES_QUANTITY = re.compile(
 def asks_quantity(question: str) -> bool:
     """Whether the question asks for a quantity (its answer states a number)."""
     return _ASKS_QUANTITY.search(question) is not None
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Whether the question asks yes or no (its answer may restate it)."""
+    return _ASKS_YES_OR_NO.match(question) is not None
 
 
 def states_quantity(text: str) -> bool:
@@ -156,10 +168,10 @@ def _demotions(question: str, texts: list[str]) -> list[str | None]:
     """Why each unit cannot be the answer (`REPEATS_QUESTION`, `STATES_NO_QUANTITY`), or None."""
     words = tokenizer()
     asked = set(words.terms(question))
-    quantity = asks_quantity(question)
+    quantity, yes_or_no = asks_quantity(question), asks_yes_or_no(question)
 
     def demotion(text: str) -> str | None:
-        if not set(words.terms(text)) - asked:
+        if not yes_or_no and not set(words.terms(text)) - asked:
             return REPEATS_QUESTION
         if quantity and not states_quantity(text):
             return STATES_NO_QUANTITY

@@ -284,3 +284,27 @@ def test_which_questions_ask_for_a_quantity(question: str, asks: bool) -> None:
 )
 def test_which_units_state_a_quantity(text: str, states: bool) -> None:
     assert sentences.states_quantity(text) is states
+
+
+def test_a_yes_or_no_question_may_be_answered_by_restating_it() -> None:
+    """ "must not" are stop words: the rule sentence adds no meaningful term, yet it is the answer."""
+    rule = candidate("Visitors must not bring food into the garden. The garden opens at 09:00.")
+    units = sentences.rank("Can visitors bring food into the garden?", [rule], LEXICAL_ONLY).units
+    assert units[0].text == "Visitors must not bring food into the garden." and units[0].demoted is None
+    asked = sentences.rank("Which visitors bring food into the garden?", [rule], LEXICAL_ONLY).units
+    assert asked[-1].demoted == sentences.REPEATS_QUESTION  # a wh-question's answer adds something
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Can visitors bring food into the garden?", True),
+        ("Is growth in JnJ's adjusted EPS expected to accelerate in FY2023?", True),
+        ("Does the library open on Sundays?", True),
+        ("Which visitors may bring food?", False),
+        ("Canteen hours?", False),
+        ("How many days does a loan last?", False),
+    ],
+)
+def test_which_questions_ask_yes_or_no(question: str, asks: bool) -> None:
+    assert sentences.asks_yes_or_no(question) is asks
