@@ -63,6 +63,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
+from ready import child_env  # noqa: E402
 
 from localqa import embeddings  # noqa: E402
 from localqa.index import open_index, write_documents  # noqa: E402
@@ -637,7 +638,7 @@ def fresh_cli(path: Db, claim: str, retriever: str, repeat: int = 3) -> dict[str
     """`localqa search CLAIM --db PATH --retriever R` in a new process, as a user runs it: the
     median wall seconds of `repeat` runs and the largest peak RSS (GNU time's, the process's own)."""
     timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env = child_env()  # bytecode cached, as an installed localqa runs
     walls, peaks = [], []
     for _ in range(repeat):
         started = time.perf_counter()

@@ -16,14 +16,35 @@ the machine's load.
   it becomes searchable (every vector still to come: retrieval embeds the lexical top passages at
   question time), and lexical alone.
 - **Latency**: a fresh `localqa search` (lexical and hybrid, wall clock and peak memory, the
-  median of 5), and the API with the index kept open (what the web app and a Python caller with
+  median of 7), and the API with the index kept open (what the web app and a Python caller with
   a library open pay): p50 per question, lexical and hybrid, on the finished index and hybrid on
   the copy (the question-time embedding's cost).
+
+**Open fast** (issue 21), on an index that exists, without building one: `python
+benchmarks/ready.py --db INDEX [--compare OTHER-CHECKOUT]`. Each command runs in a new process,
+`--runs` times (median shown), the commands taking turns so that the machine's load falls on
+them alike, each run's 1-minute load recorded:
+
+- references: `python -c pass`, then what every search must import whatever localqa does (click,
+  numpy, pydantic with one model, and the four together), and `import localqa.cli`;
+- `localqa search` with `--retriever lexical`, `hybrid` and the default (`auto`), from this
+  checkout and from each `--compare` checkout (its own code, the same interpreter and index);
+- where one fresh search's time goes: importing the CLI and the library, opening the index,
+  the first search, a second one;
+- the Python API with a library kept open (`localqa.Library`): p50 per question over the
+  benchmark set's questions (`--questions`, FinanceBench-dev's by default), lexical and hybrid.
+
+Every process started here runs with bytecode cached, as an installed package does (`child_env`).
+Run it alone on the machine (`flock /tmp/localqa-bench.lock python benchmarks/ready.py ...`),
+without `nice`: these are latency figures.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import hashlib
+import json
 import os
 import queue
 import random
@@ -33,11 +54,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks (pdfqa, beir)
 
 
 def load() -> str:
@@ -45,8 +68,18 @@ def load() -> str:
     return f"load {one:.1f} {five:.1f} {fifteen:.1f}"
 
 
-def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+PYCACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench" / "pycache"
+
+
+def child_env(checkout: Path = REPO) -> dict[str, str]:
+    """The environment of a localqa process started here: `checkout` first on the path, and
+    bytecode cached as an installed package has it, in a cache of its own per checkout (so no
+    checkout is written to). With PYTHONDONTWRITEBYTECODE, as this machine's sessions run, every
+    process would compile localqa again: 26 % more instructions for a fresh search."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    tag = hashlib.sha256(str(checkout).encode()).hexdigest()[:12]
+    path = os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])
+    return dict(env, PYTHONPATH=path, PYTHONPYCACHEPREFIX=str(PYCACHE / tag))
 
 
 def _cpu_of(pid: int) -> tuple[float, float]:
@@ -62,7 +95,7 @@ def timeline(folder: Path, db: Path, question: str) -> dict[str, Any]:
     process = subprocess.Popen(
         [sys.executable, "-m", "localqa", "index", "--pdfs", str(folder), "--db", str(db)],
         cwd=REPO,
-        env=_env(),
+        env=child_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -84,7 +117,7 @@ def timeline(folder: Path, db: Path, question: str) -> dict[str, Any]:
         result = subprocess.run(
             [sys.executable, "-m", "localqa", "search", question, "--db", str(db), "--as-of", "2026-01-01"],
             cwd=REPO,
-            env=_env(),
+            env=child_env(),
             capture_output=True,
             text=True,
             check=False,
@@ -139,7 +172,7 @@ def encoder_only(db: Path, sample: int) -> dict[str, Any]:
     import sqlite3
 
     from localqa import embeddings, minilm
-    from localqa.models.embedded import cache_dir
+    from localqa.files import cache_dir
 
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
         rows = connection.execute(
@@ -208,28 +241,10 @@ def page_hits(db: Path, cases: list[Any], retriever: str) -> dict[str, Any]:
     }
 
 
-def fresh_search(db: Path, question: str, retriever: str, repeat: int = 5) -> dict[str, Any]:
-    """`localqa search` in a new process: median wall seconds and peak memory over `repeat` runs.
-    The peak is the searching process's own, measured by GNU time (a child's maximum RSS seen
-    from here would count the pages it shared with this process before it started Python)."""
-    walls, peaks = [], []
-    timer = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = subprocess.run(
-            [*timer, sys.executable, "-m", "localqa", "search", question, "--db", str(db),
-             "--as-of", "2026-01-01", "--retriever", retriever],
-            cwd=REPO,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )  # fmt: skip
-        walls.append(time.perf_counter() - started)
-        if timer and result.stderr.strip():
-            peaks.append(int(result.stderr.strip().splitlines()[-1]) / 1024)
-    peak = max(peaks) if peaks else float("nan")
-    return {"wall_s": statistics.median(walls), "peak_rss_mb": peak, "runs": walls, "load": load()}
+def fresh_search(db: Path, question: str, retriever: str, repeat: int = 7) -> dict[str, Any]:
+    """`localqa search` in a new process: median wall seconds and peak memory over `repeat` runs."""
+    command = Command(f"search --retriever {retriever}", search_argv(db, question, retriever), REPO)
+    return fresh_runs([command], repeat)[command.label]
 
 
 def measure(folder: Path, db: Path, cases: list[Any], sample: int) -> dict[str, Any]:
@@ -286,6 +301,253 @@ def measure(folder: Path, db: Path, cases: list[Any], sample: int) -> dict[str, 
     for retriever, figures in found["fresh_search"].items():
         print(
             f"  fresh `localqa search --retriever {retriever}`: {figures['wall_s']:.2f} s wall "
-            f"(median of 5), peak RSS {figures['peak_rss_mb']:.0f} MB ({figures['load']})"
+            f"(median of 7), peak RSS {figures['peak_rss_mb']:.0f} MB ({figures['load']})"
         )
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Open fast: a fresh process's first question, against references in the same run
+
+AS_OF = "2026-01-01"
+# What every fresh search imports whatever localqa's own code does: the CLI (click), BM25's
+# arrays (numpy), the records (pydantic: its first model loads its plugin machinery too).
+PYDANTIC_MODEL = "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\nM(x=1)"
+REFERENCES = {
+    "python -c pass": "pass",
+    "import click": "import click",
+    "import numpy": "import numpy",
+    "pydantic: one model": PYDANTIC_MODEL,
+    "click, numpy, sqlite3, pydantic": f"import click, numpy, sqlite3\n{PYDANTIC_MODEL}",
+    "import localqa.cli": "import localqa.cli",
+}
+RETRIEVERS = ("lexical", "hybrid", "auto")
+
+
+class Command(NamedTuple):
+    """One command run in fresh processes, with `checkout` first on its path."""
+
+    label: str
+    argv: list[str]
+    checkout: Path
+
+
+def search_argv(db: Path, question: str, retriever: str) -> list[str]:
+    return [sys.executable, "-m", "localqa", "search", question, "--db", str(db), "--as-of", AS_OF,
+            "--retriever", retriever]  # fmt: skip
+
+
+def _run_once(command: Command) -> dict[str, float]:
+    """Wall seconds (from here), CPU seconds and peak RSS (GNU time's: the process's own; a
+    child's maximum RSS seen from here would count the pages it shared with this process before
+    it started Python)."""
+    timer = ["/usr/bin/time", "-f", "%U %S %M"] if Path("/usr/bin/time").exists() else []
+    started = time.perf_counter()
+    result = subprocess.run(
+        [*timer, *command.argv],
+        cwd=command.checkout,
+        env=child_env(command.checkout),
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - started
+    if result.returncode:
+        raise RuntimeError(f"{command.label} failed: {result.stderr.strip()[-500:]}")
+    if not timer:
+        return {"wall": wall, "cpu": float("nan"), "rss_mb": float("nan")}
+    user, system, peak = result.stderr.strip().splitlines()[-1].split()
+    return {"wall": wall, "cpu": float(user) + float(system), "rss_mb": int(peak) / 1024}
+
+
+def fresh_runs(commands: Sequence[Command], runs: int) -> dict[str, dict[str, Any]]:
+    """Each command `runs` times, taking turns, after one run each that is not counted (it fills
+    the bytecode cache and the OS page cache): medians, every run's figures and 1-minute load."""
+    for command in commands:
+        _run_once(command)
+    found: dict[str, list[dict[str, float]]] = {c.label: [] for c in commands}
+    for _ in range(runs):
+        for command in commands:
+            figures = _run_once(command)
+            figures["load"] = os.getloadavg()[0]
+            found[command.label].append(figures)
+    return {
+        label: {
+            "wall_s": statistics.median(r["wall"] for r in rows),
+            "cpu_s": statistics.median(r["cpu"] for r in rows),
+            "peak_rss_mb": max(r["rss_mb"] for r in rows),
+            "load": f"load {min(r['load'] for r in rows):.1f}-{max(r['load'] for r in rows):.1f}",
+            "runs": rows,
+        }
+        for label, rows in found.items()
+    }
+
+
+# The child side of `stages`: where one fresh search's time goes after the interpreter started
+# (`python -c pass` above), printed as JSON. A script of its own, so that it imports nothing
+# before localqa; argv: index, retriever, question, as-of date.
+STAGES = """
+import json, sys, time
+marks = [("", time.perf_counter())]
+import localqa.cli
+marks.append(("import localqa.cli", time.perf_counter()))
+from datetime import date
+from localqa.library import Library
+from localqa.settings import RetrievalSettings
+marks.append(("import localqa.library", time.perf_counter()))
+db, retriever, question, as_of = sys.argv[1:]
+settings = RetrievalSettings.model_validate({"retriever": retriever})
+with Library(db) as library:
+    library.check()
+    marks.append(("open the index", time.perf_counter()))
+    for name in ("first search", "second search"):
+        library.search(question, as_of=date.fromisoformat(as_of), settings=settings)
+        marks.append((name, time.perf_counter()))
+print(json.dumps({name: end - start for (_, start), (name, end) in zip(marks, marks[1:])}))
+"""
+
+
+def stages(checkout: Path, db: Path, question: str, retriever: str, runs: int) -> dict[str, float]:
+    """Median seconds of each stage of a fresh search (`STAGES`) over `runs` processes."""
+    argv = [sys.executable, "-c", STAGES, str(db), retriever, question, AS_OF]
+    found: list[dict[str, float]] = []
+    for _ in range(runs + 1):  # the first fills the caches
+        result = subprocess.run(argv, cwd=checkout, env=child_env(checkout), capture_output=True, text=True)
+        if result.returncode:
+            raise RuntimeError(f"stages failed: {result.stderr.strip()[-500:]}")
+        found.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    return {name: statistics.median(f[name] for f in found[1:]) for name in found[1]}
+
+
+def api_main(db: Path, retriever: str) -> int:
+    """The child side of `open_library`: the seconds of each question (JSON list on stdin) asked
+    of one `Library` kept open, printed as JSON."""
+    from localqa.library import Library
+    from localqa.settings import RetrievalSettings
+
+    questions = json.loads(sys.stdin.read())
+    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": 5})
+    seconds = []
+    with Library(db) as library:
+        for question in questions:
+            started = time.perf_counter()
+            library.search(question, as_of=date.fromisoformat(AS_OF), settings=settings)
+            seconds.append(time.perf_counter() - started)
+    print(json.dumps(seconds))
+    return 0
+
+
+def open_library(checkout: Path, db: Path, questions: list[str], retriever: str) -> dict[str, Any]:
+    """p50 per question of the API with a library kept open (the first question, which opens the
+    index and, hybrid, loads the encoder, apart), in a process of its own."""
+    result = subprocess.run(
+        [sys.executable, __file__, "--api", retriever, "--db", str(db)],
+        cwd=checkout,
+        env=child_env(checkout),
+        input=json.dumps(questions),
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode:
+        raise RuntimeError(f"the API run failed: {result.stderr.strip()[-500:]}")
+    seconds = json.loads(result.stdout.strip().splitlines()[-1])
+    later = seconds[1:] or seconds
+    return {"first_s": seconds[0], "p50_s": statistics.median(later), "questions": len(later), "load": load()}
+
+
+def default_questions() -> Path | None:
+    """FinanceBench-dev's questions, where benchmarks/pdfqa.py finds the benchmark data."""
+    import pdfqa
+
+    return next((p / "financebench-dev" / "questions.jsonl" for p in pdfqa.BENCH_PLACES if p.is_dir()), None)
+
+
+def open_fast(db: Path, question: str, checkouts: list[Path], runs: int, questions: list[str]) -> int:
+    """Print the Open fast figures (see the module docstring)."""
+    from beir import table
+
+    names = [_name(c) for c in checkouts]
+    print(f"Open fast: {db} ({load()}); {runs} runs each, median shown\n")
+    commands = [Command(label, [sys.executable, "-c", code], REPO) for label, code in REFERENCES.items()]
+    commands += [
+        Command(f"{name}: search --retriever {r}", search_argv(db, question, r), checkout)
+        for r in RETRIEVERS
+        for name, checkout in zip(names, checkouts, strict=True)
+    ]
+    fresh = fresh_runs(commands, runs)
+    reference = fresh["python -c pass"]["wall_s"]
+    rows = [
+        [label, f"{f['wall_s']:.3f}", f"{f['wall_s'] / reference:.1f}", f"{f['cpu_s']:.3f}",
+         f"{f['peak_rss_mb']:.0f}", f["load"]]
+        for label, f in fresh.items()
+    ]  # fmt: skip
+    print(f"A fresh process, as a user starts it (question: {question!r})")
+    print(table(["command", "wall s", "x pass", "cpu s", "peak RSS MB", "load (1 min)"], rows))
+
+    for retriever in ("lexical", "hybrid"):
+        found = {
+            name: stages(checkout, db, question, retriever, runs)
+            for name, checkout in zip(names, checkouts, strict=True)
+        }
+        labels = list(next(iter(found.values())))
+        print(f"\nWhere a fresh {retriever} search's time goes (seconds, median of {runs}; {load()})")
+        print(
+            table(
+                ["stage", *names], [[label, *(f"{found[n][label]:.3f}" for n in names)] for label in labels]
+            )
+        )
+
+    if questions:
+        print(f"\nThe API with a library kept open: seconds per question over {len(questions)} questions")
+        rows = []
+        for retriever in ("lexical", "hybrid"):
+            for name, checkout in zip(names, checkouts, strict=True):
+                f = open_library(checkout, db, questions, retriever)
+                rows.append(
+                    [
+                        f"{name}: {retriever}",
+                        f"{f['p50_s'] * 1000:.1f} ms",
+                        f"{f['first_s']:.3f} s",
+                        f["load"],
+                    ]
+                )
+        print(table(["checkout: retriever", "p50 (after the first)", "first question", "load"], rows))
+    return 0
+
+
+def _name(checkout: Path) -> str:
+    """A checkout's short name: its branch, else its folder."""
+    branch = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return branch or checkout.name
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Open fast (issue 21): a fresh process's first question")
+    parser.add_argument("--db", type=Path, required=True, help="an index (opened for reading only)")
+    parser.add_argument("--question", default="What is the FY2018 capital expenditure amount for 3M?")
+    parser.add_argument("--runs", type=int, default=7, help="fresh processes per command (median shown)")
+    parser.add_argument(
+        "--compare", type=Path, action="append", default=[], metavar="CHECKOUT",
+        help="also run another checkout's localqa (repeatable), e.g. /work/main",
+    )  # fmt: skip
+    parser.add_argument(
+        "--questions", type=Path, help="JSONL with a 'question' per line for the API p50 (default: "
+        "FinanceBench-dev's, when found); 'none' to skip it",
+    )  # fmt: skip
+    parser.add_argument("--api", choices=("lexical", "hybrid"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.api:
+        return api_main(args.db, args.api)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    source = None if str(args.questions) == "none" else (args.questions or default_questions())
+    questions = []
+    if source is not None:
+        lines = source.read_text(encoding="utf-8").splitlines()
+        questions = [json.loads(line)["question"] for line in lines if line.strip()]
+    return open_fast(args.db, args.question, [REPO, *args.compare], args.runs, questions)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

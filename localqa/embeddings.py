@@ -15,13 +15,13 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from localqa import minilm
 from localqa.catalog import searchable_heading
 from localqa.errors import LocalQAError
+from localqa.files import cache_dir
 from localqa.settings import machine_threads
 from localqa.store.base import Progress, Writer
 
@@ -88,8 +88,6 @@ def require() -> None:
 @lru_cache(maxsize=1)
 def _make_encoder() -> minilm.Encoder:
     require()
-    from localqa.models.embedded import cache_dir
-
     try:
         files = minilm.model_files()
         return minilm.Encoder(minilm.ensure_model(cache_dir(), PRECISION), files, threads=1)
@@ -100,7 +98,9 @@ def _make_encoder() -> minilm.Encoder:
 def warm_up() -> None:
     """Start loading the encoder in a background thread (a quarter of a second: ONNX Runtime and
     the model) while the caller does other work, such as a lexical search. A failure is left for
-    the first `embed` to report."""
+    the first `embed` to report. Not a daemon thread: a process that ends while ONNX Runtime is
+    still loading the model aborts ("terminate called without an active exception", exit status
+    134, as a search that stopped at a usage error did); it waits for the load instead."""
     if _make_encoder.cache_info().currsize or not is_available():
         return
 
@@ -108,7 +108,7 @@ def warm_up() -> None:
         with contextlib.suppress(LocalQAError):
             _encoder()
 
-    threading.Thread(target=load, name="localqa-encoder", daemon=True).start()
+    threading.Thread(target=load, name="localqa-encoder").start()
 
 
 def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
@@ -118,6 +118,8 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
     The whole set is tokenized in one call, then encoded on one thread per core, longest texts
     first (so that no core is left with a long one at the end). `progress` gets (texts done,
     total, what) every PROGRESS_EVERY texts and at the end."""
+    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging, which a search needs not
+
     import numpy as np
 
     distinct = list(dict.fromkeys(texts))

@@ -1,4 +1,5 @@
-"""Writing files so that a reader never sees half of one: the one way localqa does it."""
+"""Files: where localqa keeps its caches, and writing a file so that a reader never sees half of
+one (the one way localqa does it)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,17 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Where built and assembled models are kept: `$LOCALQA_CACHE`, else
+    `$XDG_CACHE_HOME/localqa`, else `~/.cache/localqa`."""
+    explicit = os.environ.get("LOCALQA_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "localqa"
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -54,6 +54,14 @@ _INSTRUCTION = re.compile(
 )
 
 
+# A text pysbd returns whole, so it is one sentence without pysbd (whose import and first call
+# cost a fresh process ~30 ms): ASCII letters, digits, spaces and punctuation that neither ends a
+# sentence nor marks a list item, a parenthesis or a quotation for pysbd ("-'" before a capital
+# ends one), and at most a question mark, at the end. Most questions are such a text;
+# tests/test_parts.py checks that pysbd agrees.
+_ONE_SENTENCE = re.compile(r"(?!.*-')[A-Za-z0-9][A-Za-z0-9 ,;:%$&/+'\u2019-]*\??")
+
+
 @functools.cache
 def _segmenter() -> object:
     import pysbd
@@ -63,8 +71,10 @@ def _segmenter() -> object:
 
 def sentences(text: str) -> list[str]:
     """The sentences of `text`, whitespace squashed."""
-    segmenter = _segmenter()
-    found = [squash(s) for s in segmenter.segment(squash(text))]  # type: ignore[attr-defined]
+    text = squash(text)
+    if _ONE_SENTENCE.fullmatch(text):
+        return [text]
+    found = [squash(s) for s in _segmenter().segment(text)]  # type: ignore[attr-defined]
     return [s for s in found if s.strip(" ,;")]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ class TomlFileError(Exception):
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The parsed contents of the regular file at `path` (links followed)."""
+    import tomllib  # here, not above: a command that reads no TOML file (a search) never loads it
+
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:

@@ -178,17 +178,6 @@ def test_missing_part_package_says_how_to_install(
         EmbeddedModel().complete(raw([{"role": "user", "content": "hi"}], {"type": "null"}))
 
 
-def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("LOCALQA_CACHE", raising=False)
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    assert embedded.cache_dir() == tmp_path / "home" / ".cache" / "localqa"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert embedded.cache_dir() == tmp_path / "xdg" / "localqa"
-    monkeypatch.setenv("LOCALQA_CACHE", str(tmp_path / "mine"))
-    assert embedded.cache_dir() == tmp_path / "mine"
-
-
 def test_is_available_loads_nothing() -> None:
     code = (
         "import sys; from localqa.models import embedded; embedded.is_available(); "

@@ -94,28 +94,63 @@ def test_the_model_is_built_once_then_reused(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(minilm, "build", no_build)
     assert minilm.ensure_model(tmp_path, "fp32") == path
     assert path.stat().st_mtime_ns == built_at
-    # Only the model and its checksum: no temporary file or build directory is left behind.
-    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, path.name + ".sha256"]
+    # Only the graph, its weights and their checksums: no temporary file or build directory is
+    # left behind.
+    files = [path.name, f"{path.name}.data", f"{path.name}.sha256"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == files
 
 
 @needs_semantic
-@pytest.mark.parametrize("damage", ["delete", "truncate", "flip a byte", "delete the checksum"])
-def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize(
+    ("file", "damage"),
+    [
+        ("graph", "delete"),
+        ("graph", "flip a byte"),
+        ("weights", "delete"),
+        ("weights", "truncate"),
+        ("weights", "flip a byte"),
+        ("weights", "flip a byte, times put back"),  # its change time still moves
+        ("checksum", "delete"),
+    ],
+)
+def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, file: str, damage: str) -> None:
     path = minilm.ensure_model(tmp_path, "fp32")
-    good = path.read_bytes()
+    good = {p: p.read_bytes() for p in (path, minilm.weights_path(path))}
+    damaged = {"graph": path, "weights": minilm.weights_path(path), "checksum": Path(f"{path}.sha256")}[file]
+    data, times = damaged.read_bytes(), damaged.stat()
     if damage == "delete":
-        path.unlink()
+        damaged.unlink()
     elif damage == "truncate":
-        path.write_bytes(good[: len(good) // 2])
-    elif damage == "flip a byte":  # same size: only the checksum can tell
-        middle = len(good) // 2
-        path.write_bytes(good[:middle] + bytes([good[middle] ^ 0xFF]) + good[middle + 1 :])
-    else:
-        Path(str(path) + ".sha256").unlink()
+        damaged.write_bytes(data[: len(data) // 2])
+    else:  # same size: only the checksum can tell
+        middle = len(data) // 2
+        damaged.write_bytes(data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :])
+        if damage.endswith("times put back"):
+            os.utime(damaged, ns=(times.st_atime_ns, times.st_mtime_ns))
     assert not minilm.is_intact(path)
     assert minilm.ensure_model(tmp_path, "fp32") == path
     assert minilm.is_intact(path)
-    assert path.read_bytes() == good  # the build is deterministic
+    assert {p: p.read_bytes() for p in good} == good  # the build is deterministic
+
+
+@needs_semantic
+def test_an_unchanged_model_is_not_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files are hashed when they may have changed since their sums last matched (a
+    copied cache: new inodes), not on every load."""
+    built = minilm.ensure_model(tmp_path / "built", "fp32")
+    copy = tmp_path / "copy" / built.name
+    shutil.copytree(built.parent, copy.parent)
+    hashed: list[str] = []
+    sha256_file = minilm.sha256_file
+
+    def counted(path: Path | str) -> str:
+        hashed.append(Path(path).name)
+        return sha256_file(path)
+
+    monkeypatch.setattr(minilm, "sha256_file", counted)
+    assert minilm.is_intact(built) and hashed == []
+    assert minilm.is_intact(copy) and hashed == [copy.name, f"{copy.name}.data"]
+    assert minilm.is_intact(copy) and len(hashed) == 2  # recorded: not hashed again
 
 
 @needs_semantic
@@ -242,3 +277,38 @@ def test_concurrent_callers_get_the_same_vectors_as_one_caller() -> None:
     for n, vector in results.items():
         assert not isinstance(vector, BaseException), vector
         assert np.allclose(vector, alone[n], atol=1e-6)
+
+
+@needs_semantic
+def test_the_weights_file_changes_no_vector(tmp_path: Path) -> None:
+    """The model as two files (graph, weights mapped from their own file) computes what the
+    same model as one file computes, to the bit."""
+    import onnx
+
+    files = minilm.model_files()
+    path = minilm.ensure_model(tmp_path / "split", "int8")
+    whole = tmp_path / "whole.onnx"
+    onnx.save_model(onnx.load(str(path)), str(whole))  # the weights read back into one file
+    assert not minilm.weights_path(whole).exists()
+    split, single = minilm.Encoder(path, files, threads=1), minilm.Encoder(whole, files, threads=1)
+    for text in SENTENCES:
+        assert split.encode([text]).tobytes() == single.encode([text]).tobytes()
+
+
+@needs_semantic
+def test_a_process_never_ends_while_the_model_is_loading(tmp_path: Path) -> None:
+    """A process that ended while ONNX Runtime was loading the model aborted (exit status 134,
+    "terminate called without an active exception"): a search that stopped at a usage error
+    after the warm-up had begun. The loading thread is not a daemon: the process waits for it."""
+    embeddings._make_encoder.cache_clear()
+    try:
+        embeddings.warm_up()
+        (loading,) = [t for t in threading.enumerate() if t.name == "localqa-encoder"]
+        assert not loading.daemon
+        loading.join()
+    finally:
+        embeddings._make_encoder.cache_clear()
+    for delay in ("0", "0.05", "0.1"):
+        code = f"import time; from localqa import embeddings; embeddings.warm_up(); time.sleep({delay})"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+        assert (done.returncode, done.stderr) == (0, "")

@@ -1,4 +1,5 @@
-"""write_atomic: the one way localqa writes a file a reader must never see half of."""
+"""write_atomic: the one way localqa writes a file a reader must never see half of; cache_dir: where
+localqa keeps built models."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localqa.files import write_atomic
+from localqa.files import cache_dir, write_atomic
 
 
 def mode(path: Path) -> int:
@@ -46,3 +47,14 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path: Path, monkeypatch: py
         write_atomic(target, "next")
     assert target.read_text(encoding="utf-8") == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("LOCALQA_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert cache_dir() == tmp_path / "home" / ".cache" / "localqa"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "localqa"
+    monkeypatch.setenv("LOCALQA_CACHE", str(tmp_path / "mine"))
+    assert cache_dir() == tmp_path / "mine"

@@ -4,9 +4,17 @@ phrasing), which must stay whole, and the compound ones, which must split."""
 
 from __future__ import annotations
 
-import pytest
+import string
+import tomllib
+from pathlib import Path
 
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from localqa import parts
 from localqa.parts import is_instruction, search_text, split_parts
+from localqa.text import squash
 
 EQ314 = "What is the loan limit for EQ-314?"
 MAPS = "When does the desk accept maps for the community map exchange?"
@@ -122,3 +130,53 @@ def test_instructions_are_kept_out_of_the_search() -> None:
     assert search_text("Answer in USD millions.") == "Answer in USD millions."  # nothing else to search
     definition = "What is Corning's DPO? DPO is defined as: 365 * accounts payable / COGS."
     assert search_text(definition) == definition
+
+
+# --- sentences: the texts taken whole without pysbd -------------------------------------------
+
+
+def by_pysbd(text: str) -> list[str]:
+    """What `parts.sentences` gives when pysbd segments the text."""
+    found = (squash(s) for s in parts._segmenter().segment(squash(text)))  # type: ignore[attr-defined]
+    return [s for s in found if s.strip(" ,;")]
+
+
+PLAIN = string.ascii_letters + string.digits + " ,;:%$&/+'\u2019-"
+
+
+@given(st.text(alphabet=PLAIN, min_size=1, max_size=60), st.booleans())
+def test_a_text_taken_whole_is_one_sentence_to_pysbd_too(text: str, asked: bool) -> None:
+    text = squash(text) + ("?" if asked else "")
+    assume(parts._ONE_SENTENCE.fullmatch(text))
+    assert parts.sentences(text) == by_pysbd(text)
+
+
+def suite_questions() -> list[str]:
+    evals = Path(__file__).resolve().parents[1] / "evals"
+    found = [
+        case["question"]
+        for path in sorted(evals.glob("*/cases.toml"))
+        for case in tomllib.loads(path.read_text(encoding="utf-8")).get("case", [])
+    ]
+    return [*found, *WHOLE, COMPOUND]
+
+
+def test_the_suites_questions_split_into_the_sentences_pysbd_finds() -> None:
+    questions = suite_questions()
+    whole = [q for q in questions if parts._ONE_SENTENCE.fullmatch(squash(q))]
+    assert len(whole) >= len(questions) // 2  # most questions skip pysbd
+    assert [parts.sentences(q) for q in questions] == [by_pysbd(q) for q in questions]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is X. And Y?",  # a period ends a sentence
+        "Compare (a) revenue and (b) cost?",  # a parenthesis: a list item to pysbd
+        "Why 'Q-' Then?",  # a hyphen and a quote before a capital end a sentence
+        "What is it?!",  # more than one mark at the end
+        "États financiers?",  # not ASCII
+    ],
+)
+def test_other_texts_go_to_pysbd(text: str) -> None:
+    assert not parts._ONE_SENTENCE.fullmatch(squash(text))

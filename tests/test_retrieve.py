@@ -459,3 +459,13 @@ def test_the_shared_tokenizer_serves_many_threads_at_once() -> None:
     for thread in threads:
         thread.join()
     assert [found[n] for n in range(len(texts))] == alone
+
+
+def test_stop_words_are_tokenized_together_as_one_at_a_time() -> None:
+    """The stop words' stems come from one statement over all of them; each word alone gives the
+    same stems."""
+    from localqa.store.tokenizer import STOP_WORDS, tokenizer
+
+    assert tokenizer().terms(" ".join(sorted(STOP_WORDS))) == []
+    one_at_a_time = {stem for word in STOP_WORDS for stem in tokenizer().tokens(word)}
+    assert tokenizer()._stop == one_at_a_time

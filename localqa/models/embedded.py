@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from localqa.errors import ModelError
-from localqa.files import write_atomic
+from localqa.files import cache_dir, write_atomic
 from localqa.models.base import (
     AnswerModel,
     AnswerRequest,
@@ -84,16 +84,6 @@ def _require(missing: list[str]) -> None:
 
 
 # --- model file: locate, assemble, verify, cache --------------------------------------------
-
-
-def cache_dir() -> Path:
-    """`$LOCALQA_CACHE`, else `$XDG_CACHE_HOME/localqa`, else `~/.cache/localqa`."""
-    explicit = os.environ.get("LOCALQA_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "localqa"
 
 
 def cached_model_path(directory: Path | None = None, sha256: str | None = None) -> Path:

@@ -39,7 +39,9 @@ class Tokenizer:
         self._turn = threading.Lock()
         self._db.execute(f"CREATE VIRTUAL TABLE scratch USING fts5(text, tokenize='{TOKENIZE}')")
         self._db.execute("CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, 'instance')")
-        self._stop = frozenset(t for word in STOP_WORDS for t in self.tokens(word))
+        # All stop words in one text, one statement: the tokenizer splits them apart as it would
+        # one at a time (a fresh process paid 137 statements, ~15 ms, for this set).
+        self._stop = frozenset(self.tokens(" ".join(sorted(STOP_WORDS))))
 
     def tokens(self, text: str) -> list[str]:
         """Stemmed tokens of `text` in order (duplicates kept)."""
