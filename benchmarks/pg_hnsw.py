@@ -1,6 +1,6 @@
-"""An HNSW index on the PostgreSQL store's vectors against its exact search, with and without an
-eligibility filter (issue 22: "exact search, plus an HNSW index where it keeps page hit@5 within
-0.01").
+"""HNSW on the PostgreSQL store's vectors against exact search, with and without filters.
+
+Issue 22 asked for "exact search, plus an HNSW index where it keeps page hit@5 within 0.01".
 
     python benchmarks/pg_hnsw.py --db postgresql://… [--ef-search 40,100,200,1000] [--cache DIR]
 
