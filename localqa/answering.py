@@ -86,7 +86,12 @@ def verify(reply: str, request: AnswerRequest) -> Verdict:
         choice = QuoteChoice.model_validate(json.loads(reply))
     except (ValueError, TypeError, RecursionError):  # JSONDecodeError and ValidationError are ValueErrors
         return Verdict(Answer.refused("the model's reply is not the expected JSON"))
-    label, number = choice.source, choice.sentence
+    return _judge_choice(choice.source, choice.sentence, request)
+
+
+def _judge_choice(label: str | None, number: int | None, request: AnswerRequest) -> Verdict:
+    """A choice of passage label and sentence number judged against what was shown: the verified
+    unit, or a refusal saying why (the checks of `verify`, whoever made the choice)."""
     if label is None:
         if number is None:
             return Verdict(Answer.refused("the model found no passage that answers the question"))
@@ -158,7 +163,7 @@ def answer_part(
         )
     elif answer.citation is not None and overruled(verdict.choice, confidence, settings):
         first = next(unit for unit in request.units if unit.rank == 1)
-        answer = verify(json.dumps({"source": first.label, "sentence": first.sentence}), request).answer
+        answer = _judge_choice(first.label, first.sentence, request).answer
         kept_first = True
     chose = {"choice": verdict.choice, "kept_first": kept_first}
     answer = answer.model_copy(update={"call": call, "selection": selection.model_copy(update=chose)})

@@ -127,12 +127,15 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
         for number, text in enumerate(units(candidate.text, candidate.location.kind), start=1)
     ]
     texts = [text for _, _, text, _ in found]
-    lexical = _bm25(question, texts)
+    words = tokenizer()
+    asked = words.terms(question)
+    tokens = [words.tokens(text) for text in texts]  # once: BM25 and the demotions read them
+    lexical = _bm25(asked, tokens)
     semantic: list[float] | None = None
     if embeddings.is_available() and settings.unit_semantic_weight > 0:
         semantic = _cosines(question, texts)
     fused = _fuse(lexical, semantic, [passage_rank(label) for label, _, _, _ in found], settings)
-    demoted = _demotions(question, texts)
+    demoted = _demotions(question, asked, texts, tokens)
     order = sorted(
         range(len(found)),
         key=lambda i: (demoted[i] is not None, -fused[i], passage_rank(found[i][0]), found[i][1]),
@@ -164,32 +167,33 @@ def _note(settings: AnswerSettings) -> str | None:
     return NO_SEMANTIC if settings.unit_semantic_weight > 0 else None
 
 
-def _demotions(question: str, texts: list[str]) -> list[str | None]:
-    """Why each unit cannot be the answer (`REPEATS_QUESTION`, `STATES_NO_QUANTITY`), or None."""
+def _demotions(
+    question: str, asked: list[str], texts: list[str], tokens: list[list[str]]
+) -> list[str | None]:
+    """Why each unit cannot be the answer (`REPEATS_QUESTION`, `STATES_NO_QUANTITY`), or None;
+    `asked` are the question's meaningful terms, `tokens` each unit's."""
     words = tokenizer()
-    asked = set(words.terms(question))
+    question_terms = set(asked)
     quantity, yes_or_no = asks_quantity(question), asks_yes_or_no(question)
 
-    def demotion(text: str) -> str | None:
-        if not yes_or_no and not set(words.terms(text)) - asked:
+    def demotion(text: str, unit_tokens: list[str]) -> str | None:
+        if not yes_or_no and not set(words.meaningful(unit_tokens)) - question_terms:
             return REPEATS_QUESTION
         if quantity and not states_quantity(text):
             return STATES_NO_QUANTITY
         return None
 
-    return [demotion(text) for text in texts]
+    return [demotion(text, unit_tokens) for text, unit_tokens in zip(texts, tokens, strict=True)]
 
 
-def _bm25(question: str, texts: list[str]) -> list[float]:
-    """BM25 of each unit for the question's meaningful terms, with the units' own statistics."""
-    words = tokenizer()
-    terms = words.terms(question)
-    tokens = [words.tokens(text) for text in texts]
-    if not texts or not terms:
-        return [0.0] * len(texts)
+def _bm25(terms: list[str], tokens: list[list[str]]) -> list[float]:
+    """BM25 of each unit (its `tokens`) for the question's meaningful `terms`, with the units' own
+    statistics."""
+    if not tokens or not terms:
+        return [0.0] * len(tokens)
     average = max(sum(len(t) for t in tokens) / len(tokens), 1.0)
     counts = [_counts(t) for t in tokens]
-    idf = {term: bm25_idf(len(texts), sum(term in c for c in counts)) for term in terms}
+    idf = {term: bm25_idf(len(tokens), sum(term in c for c in counts)) for term in terms}
     scores = []
     for unit_tokens, unit_counts in zip(tokens, counts, strict=True):
         norm = K1 * (1 - B + B * len(unit_tokens) / average)

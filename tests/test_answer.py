@@ -281,16 +281,6 @@ def test_an_override_below_the_answer_threshold_is_refused_not_replaced(fake_mod
     assert result.selection is not None and result.selection.kept_first is False
 
 
-def test_a_reply_that_fails_verification_is_never_replaced_by_the_scorers_first(fake_model: Any) -> None:
-    fake_model.enqueue(confident(reply("P1", 9), 0.5))
-    result = answer_part(QUESTION, CANDIDATES, fake_model)
-    assert (
-        result.outcome is Outcome.REFUSED
-        and result.reason == "the model chose sentence 9 of P1, which it was not shown"
-    )
-    assert result.selection is not None and result.selection.kept_first is False
-
-
 @pytest.mark.parametrize(
     "text",
     [reply(None, None), reply("P9", 1), reply("P1", 9), "not JSON"],
@@ -642,13 +632,19 @@ def test_a_confident_choice_or_an_unjudged_one_is_shown(
     assert result.call and result.call.label_confidence == label_confidence
 
 
-def test_confidence_never_rescues_a_quote_that_fails_verification(fake_model: Any) -> None:
-    fake_model.enqueue(confident(reply("P1", 7), 0.99))
+@pytest.mark.parametrize("number, label_confidence", [(7, 0.99), (9, 0.5)])
+def test_confidence_never_rescues_a_quote_that_fails_verification(
+    fake_model: Any, number: int, label_confidence: float
+) -> None:
+    """Sure or not, a reply naming no shown sentence is refused: never replaced by the scorer's
+    first either (0.5 is below the override threshold)."""
+    fake_model.enqueue(confident(reply("P1", number), label_confidence))
     result = answer_part(QUESTION, CANDIDATES, fake_model)
     assert (
         result.outcome is Outcome.REFUSED
-        and result.reason == "the model chose sentence 7 of P1, which it was not shown"
+        and result.reason == f"the model chose sentence {number} of P1, which it was not shown"
     )
+    assert result.selection is not None and result.selection.kept_first is False
 
 
 # --- other evidence ------------------------------------------------------------------------------

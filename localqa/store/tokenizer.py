@@ -53,7 +53,11 @@ class Tokenizer:
 
     def terms(self, text: str) -> list[str]:
         """Distinct meaningful stemmed terms of a question, stop words removed, in order."""
-        return list(dict.fromkeys(t for t in self.tokens(text) if t not in self._stop))
+        return self.meaningful(self.tokens(text))
+
+    def meaningful(self, tokens: list[str]) -> list[str]:
+        """The distinct tokens (of `tokens`, from `tokens()`) that are not stop words, in order."""
+        return list(dict.fromkeys(t for t in tokens if t not in self._stop))
 
 
 _MAKING = threading.Lock()
