@@ -14,8 +14,8 @@ Question sets:
   part. Skipped, with a message, when the data is absent.
 
 Each part is retrieved as `localqa ask` retrieves it (k = AnswerSettings.k) and answered once per
-variant (`VARIANTS`: `default` is AnswerSettings(); `units4` and `units12` show the model 4 or 12
-sentences instead of 8). Each variant has a llama.cpp server of its own, so its prompt cache sees
+variant (`VARIANTS`: `default` is AnswerSettings(); `units8` and `units12` show the model 8 or 12
+sentences instead of 4). Each variant has a llama.cpp server of its own, so its prompt cache sees
 only its own prompts of different questions, as a user's process would; the variants take turns
 part by part, alternating which goes first, so that a shared machine's drifting load falls on all
 alike. Library cases that repeat a part with the same candidates are measured once; `--repeat`
@@ -61,7 +61,7 @@ FINANCEBENCH = Path(os.environ.get("LOCALQA_FINANCEBENCH", "/work/shared/bench/f
 CACHE = Path.home() / ".cache" / "localqa-bench" / "answering"
 VARIANTS = {
     "default": AnswerSettings(),
-    "units4": AnswerSettings(units=4),
+    "units8": AnswerSettings(units=8),
     "units12": AnswerSettings(units=12),
 }
 ASK_RETRIEVAL = Settings().for_answering()  # what `localqa ask` retrieves with

@@ -474,7 +474,8 @@ def table_bytes(path: Db) -> dict[str, int]:
         owner = table_name or name
         group = next((g for prefix, g in groups.items() if owner.startswith(prefix)), "other")
         found[group] += size
-    found["vectors"] += index_bytes(path) - path.stat().st_size
+    if url is None:  # the vector files beside the SQLite file
+        found["vectors"] += index_bytes(path) - Path(path).stat().st_size
     return dict(found)
 
 
@@ -682,7 +683,7 @@ def refresh_main(path: Db, hybrid: bool) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from ingest import generate_pdf
 
-    from localqa.extract.pdf import extract_pdf
+    from localqa.extract import extract_file
 
     seconds: dict[str, float] = {}
     mark = time.perf_counter()
@@ -697,13 +698,13 @@ def refresh_main(path: Db, hybrid: bool) -> int:
         if hybrid:
             embeddings.embed(["warm up"])  # the model, loaded (a refresh that embeds loads it once)
         mark = began = time.perf_counter()
-        extracted = extract_pdf(pdf, pdf.name)
+        extracted = extract_file(pdf, pdf.name, pdf.name)
         seconds["added PDF: extraction (10 pages)"] = time.perf_counter() - mark
         mark = time.perf_counter()
         with writing(path) as writer:
             document = Document(doc_id="added-ten-pages", source=pdf.name, series="added-ten-pages")
             writer.put_documents([document], ())
-            writer.replace_unit(pdf.name, sha, document.doc_id, extracted.passages, (), extracted.title)
+            writer.replace_unit(pdf.name, sha, document.doc_id, extracted.passages, (), extracted.found)
             writer.finish()
             writer.commit()
             seconds["added PDF: write and commit (searchable)"] = time.perf_counter() - mark
@@ -1112,10 +1113,10 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
             *(f"{g['refresh'].get('memory_mb', {}).get('VmHWM', float('nan')):.0f}" for g in growth),
         ]
     )
-    print(table(["step", *(f"{g['corpus']} / {g['layout']}" for g in growth)], rows))
+    print(table(["step", *(_label(g) for g in growth)], rows))
     for g in growth:
         if "error" in g["refresh"]:
-            print(f"  {g['corpus']} / {g['layout']}: the refresh failed: {g['refresh']['error']}")
+            print(f"  {_label(g)}: the refresh failed: {g['refresh']['error']}")
 
     print("\nA fresh `localqa search CLAIM --retriever R` (wall seconds, median of 3; peak RSS MB, GNU time)")
     rows = []
@@ -1131,7 +1132,7 @@ def print_growth(growth: list[dict[str, Any]], hybrid: bool, args: Any) -> None:
                 ),
             ]
         )
-    print(table(["retriever", *(f"{g['corpus']} / {g['layout']}" for g in growth)], rows))
+    print(table(["retriever", *(_label(g) for g in growth)], rows))
 
     for retriever in ("lexical", "hybrid") if hybrid else ("lexical",):
         key = f"{retriever}_stages"

@@ -13,10 +13,10 @@ it, and cached with it) exactly as `localqa eval --model` retrieves it (`Setting
 and every part is answered with the check and evidence coverage off (threshold 0; coverage is
 judged on the recorded quotes by `benchmarks/coverage.py`) and any other answer settings given
 with `--setting` (e.g. `--setting units=4`). Per part it records the outcome, whether the quote
-cites an evidence page, the label confidence, whether the sentence scorer's first sentence is on an
-evidence page, the rank (in the scorer's ranking) of the sentence the model chose, the tokens and
-the times. Answers are kept in `--cache` per set, model, settings and code, so an interrupted run
-resumes.
+cites an evidence page, the label confidence, whether the sentence scorer's first sentence is on
+an evidence page and whether any sentence the model was shown is, the rank (in the scorer's
+ranking) of the sentence the model chose, the tokens and the times. Answers are kept in
+`--cache` per set, model, settings and code, so an interrupted run resumes.
 
 Then, for each candidate threshold, it prints what a reader would be shown, exactly as eval
 decides it (a case shows the first part whose quote is verified and confident enough):
@@ -167,9 +167,12 @@ def answer_cases(
                         "candidates": len(part.candidates),
                         "scorer_first_on_evidence": first is not None
                         and (first.source, first.page) in case.pages,
+                        "shown_on_evidence": selection is not None
+                        and any((u.location.source, u.location.page) in case.pages for u in selection.shown),
                         "choice_rank": choice.rank if choice else None,
                         "choice_on_evidence": choice is not None
                         and (choice.location.source, choice.location.page) in case.pages,
+                        "kept_first": bool(selection and selection.kept_first),
                         "scorer_ms": selection.seconds * 1000 if selection else None,
                         "seconds": call.seconds if call else None,
                         "prompt_tokens": call.prompt_tokens if call else None,
@@ -269,9 +272,17 @@ def scorer_and_choices(records: list[dict[str, Any]]) -> dict[str, dict[str, Any
         found[category] = {
             "cases": len(cases),
             "scorer_first_on_evidence": sum(bool(p and p["scorer_first_on_evidence"]) for p in firsts),
+            # The most a model's choice could reach: a sentence from an evidence page was shown
+            # (answers recorded before this was kept have None).
+            "shown_on_evidence": sum(bool(p and p.get("shown_on_evidence")) for p in firsts)
+            if all(p is None or "shown_on_evidence" in p for p in firsts)
+            else None,
             "parts_asked": len(asked),
             "chose": len(chose),
             "overrode": len(overrode),
+            # Overrides too unsure to stand (AnswerSettings.min_override_confidence): the scorer's
+            # first was quoted instead.
+            "kept_first": sum(bool(p.get("kept_first")) for p in overrode),
             "overrode_onto_evidence": sum(
                 p["choice_on_evidence"] and not p["scorer_first_on_evidence"] for p in overrode
             ),
@@ -296,11 +307,14 @@ def print_scorer(title: str, found: dict[str, dict[str, Any]]) -> None:
     for category, row in found.items():
         first = f"{row['scorer_first_on_evidence']}/{row['cases']}"
         line = f"  {category}: scorer's first sentence on an evidence page {first}"
+        if row["shown_on_evidence"] is not None:
+            line += f", any sentence shown on one {row['shown_on_evidence']}/{row['cases']}"
         if row["chose"]:
             line += (
                 f"; the model chose a sentence in {row['chose']}/{row['parts_asked']} parts and overrode "
                 f"the scorer's first in {row['overrode']} ({row['overrode_onto_evidence']} onto an evidence "
-                f"page, {row['overrode_away_from_evidence']} away from one)"
+                f"page, {row['overrode_away_from_evidence']} away from one; "
+                f"{row['kept_first']} too unsure to stand)"
             )
         print(line)
         figures = [

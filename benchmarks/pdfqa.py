@@ -562,11 +562,35 @@ def shared_index(
     return ensure_index(shared_docs, place, flags), ocr_seconds, sidecars
 
 
-def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
+def tenant_index(
+    bench: BenchSet,
+    cache: Path,
+    flags: list[str],
+    shared: Built,
+    tenants: dict[str, str],
+    name: str = "perdoc",
+    server: str | None = None,
+) -> Built:
+    """The set's documents in one index, each in the tenant `tenants` gives it (per document: a
+    tenant of its own), started from a copy of the `shared` index (`shared_index`); its documents
+    folder and index are named after `name`."""
     home = cache / bench.name
+    names = [d.name for d in bench.documents] + list(bench.markdown or {})
+    docs = home / f"docs-{name}"
+    fill_docs(docs, bench, catalog_toml(names, tenants), home / "docs-shared")
+    # Derived from the shared index, so keyed by it too.
+    key = index_key(content_key(docs) + shared.key, flags)
+    return ensure_index(
+        docs,
+        Place(home / f"index-{name}-{key}.sqlite3", server),
+        flags,
+        seed=Place(home / f"{shared.key}.sqlite3", server),
+    )
+
+
+def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
     flags = index_flags(args.retriever)
     names = [d.name for d in bench.documents] + list(bench.markdown or {})
-    shared_docs = home / "docs-shared"
     shared, ocr_seconds, sidecars = shared_index(bench, cache, flags, args.ocr, args.db)
     report: dict[str, Any] = {
         "set": bench.title,
@@ -612,16 +636,7 @@ def measure(bench: BenchSet, cache: Path, args: argparse.Namespace) -> dict[str,
         scoped_run = json.loads(run_path.read_text(encoding="utf-8"))
         report["eval_seconds"]["scoped"] = round(seconds, 1)
         tenants = tenant_names(names)
-        perdoc_docs = home / "docs-perdoc"
-        fill_docs(perdoc_docs, bench, catalog_toml(names, tenants), shared_docs)
-        # Derived from the shared index, so keyed by it too.
-        perdoc_key = index_key(content_key(perdoc_docs) + shared.key, flags)
-        perdoc = ensure_index(
-            perdoc_docs,
-            Place(home / f"index-perdoc-{perdoc_key}.sqlite3", args.db),
-            flags,
-            seed=Place(home / f"{shared.key}.sqlite3", args.db),
-        )
+        perdoc = tenant_index(bench, cache, flags, shared, tenants, server=args.db)
         report["index"]["per_document"] = _built(perdoc)
         suite = Path(scratch) / "suite-perdoc"
         suite.mkdir()

@@ -9,9 +9,11 @@ it, and the unit, after whitespace normalisation only, a whole sentence (or whol
 that passage's text (`quote_check`, the one rule, which grading recorded answers uses too).
 Anything else becomes a refusal with the reason, which never repeats the model's text. A verified
 quote is withheld too when the model itself was unsure of the passage it chose (`unsure`), or
-when its evidence never mentions a name, year or figure of the question (`localqa.coverage`).
-Which unit the model chose, and whether it overrode the scorer's first, is recorded on the answer
-(`Selection`). This is the only place a verified `Answer` is made from a model's reply.
+when its evidence never mentions a name, year or figure of the question (`localqa.coverage`). An
+override of the scorer's first sentence stands only when the model was sure enough of it
+(`overruled`); otherwise the scorer's first is quoted, verified by the same rule. Which unit the
+model chose, whether it overrode the scorer's first and whether that stood, is recorded on the
+answer (`Selection`). This is the only place a verified `Answer` is made from a model's reply.
 """
 
 from __future__ import annotations
@@ -114,6 +116,18 @@ def unsure(label_confidence: float | None, settings: AnswerSettings) -> bool:
     return label_confidence is not None and label_confidence < settings.min_label_confidence
 
 
+def overruled(choice: RankedUnit | None, label_confidence: float | None, settings: AnswerSettings) -> bool:
+    """Whether the model's choice of another unit than the scorer's first is too uncertain to
+    stand (see AnswerSettings.min_override_confidence). A backend that reports no probability is
+    not judged."""
+    return (
+        choice is not None
+        and choice.rank != 1
+        and label_confidence is not None
+        and label_confidence < settings.min_override_confidence
+    )
+
+
 def answer_part(
     question: str,
     candidates: tuple[Candidate, ...],
@@ -136,15 +150,18 @@ def answer_part(
         return Answer.failed(str(error)).model_copy(update={"selection": selection})
     call = _call(completion, time.perf_counter() - started)
     verdict = verify(completion.text, request)
-    answer = verdict.answer
-    if answer.citation is not None and unsure(completion.label_confidence, settings):
+    answer, confidence, kept_first = verdict.answer, completion.label_confidence, False
+    if answer.citation is not None and unsure(confidence, settings):
         answer = Answer.refused(
-            f"the model was unsure which passage answers (probability {completion.label_confidence:.2f} "
+            f"the model was unsure which passage answers (probability {confidence:.2f} "
             f"for the one it chose, below {settings.min_label_confidence:.2f})"
         )
-    answer = answer.model_copy(
-        update={"call": call, "selection": selection.model_copy(update={"choice": verdict.choice})}
-    )
+    elif answer.citation is not None and overruled(verdict.choice, confidence, settings):
+        first = next(unit for unit in request.units if unit.rank == 1)
+        answer = verify(json.dumps({"source": first.label, "sentence": first.sentence}), request).answer
+        kept_first = True
+    chose = {"choice": verdict.choice, "kept_first": kept_first}
+    answer = answer.model_copy(update={"call": call, "selection": selection.model_copy(update=chose)})
     answer = coverage.judge(question, answer, candidates, settings)
     if answer.citation is None:
         return answer

@@ -518,7 +518,7 @@ def search(
     type=click.IntRange(*ASK_K),
     default=ANSWERING.k,
     show_default=True,
-    help="Passages shown to the model per part.",
+    help="Passages per part whose sentences are ranked; the model is shown the best few sentences.",
 )
 @retriever_option
 @click.option(
@@ -651,9 +651,10 @@ def _format_selection(selection: Selection | None) -> list[str]:
     lines = [f"   Sentences shown, ranked by the scorer ({selection.scorer}):"]
     for unit in selection.shown:
         semantic = "" if unit.semantic is None else f", cosine {unit.semantic:.2f}"
+        demoted = f"  (demoted: {unit.demoted})" if unit.demoted else ""
         lines.append(
             f"     {unit.rank}. {unit.label} sentence {unit.sentence}  {unit.score:.4f} (BM25 "
-            f"{unit.lexical:.2f}{semantic})  {unit.location.brief()}"
+            f"{unit.lexical:.2f}{semantic})  {unit.location.brief()}{demoted}"
         )
         lines.append(f"        {unit.text}")
     lines.append(f"   {selection.describe()}")

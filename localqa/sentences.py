@@ -8,17 +8,30 @@ is asked, every unit of the `AnswerSettings.k` candidates is scored against the 
   index tokenizes;
 - the cosine between the question and the unit, both embedded by the MiniLM model retrieval
   already ships (`localqa.embeddings`), when the `semantic` extra is installed;
+- the rank retrieval gave the unit's passage (P1 first): retrieval read the passage whole, with
+  its headings and document title, which a unit alone lacks;
 
 fused by reciprocal rank (each ranking contributes weight / (rrf_k + rank); a unit sharing no
-term gets no lexical share). Ties go to the better-ranked passage, then to the earlier unit. The
-model is shown the best `AnswerSettings.units` of them, in this order, and may override it; the
-`extractive` backend answers with the first.
+term gets no lexical share). Two rules then rank a unit that cannot be the answer below every
+unit that can (`demoted` says why), whatever its score, as extractive QA does with the expected
+answer type:
+
+- a unit that only repeats the question: it carries no meaningful term the question lacks
+  ("ACTIVISION BLIZZARD, INC." for a question about Activision Blizzard), unless the question
+  asks yes or no, whose answer may restate it ("Visitors must not bring food into the garden.");
+- for a question asking for a quantity ("how many", "what percentage", "ratio", "Answer in USD
+  millions"), a unit stating none: no digit and no number word.
+
+Ties go to the better-ranked passage, then to the earlier unit. The model is shown the best
+`AnswerSettings.units` of them, in this order, and may override it; the `extractive` backend
+answers with the first.
 
 Without the `semantic` extra the scorer is BM25 over the units alone, and says so (`note`).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +51,45 @@ FUSED = "bm25+minilm"
 NO_SEMANTIC = (
     f"sentences ranked by BM25 alone: the semantic extra is not installed ({embeddings.INSTALL_HINT})"
 )
+
+
+REPEATS_QUESTION = "repeats the question"
+STATES_NO_QUANTITY = "states no quantity"
+
+# A question asking for a quantity: how many/much/long, a percentage, ratio, rate, amount, total
+# or average, or an instruction about the figure's unit or rounding.
+_ASKS_QUANTITY = re.compile(
+    r"\bhow (?:many|much|long|old|often|far)\b|%|\b(?:percent(?:age)?s?|ratios?|rates?|margins?|"
+    r"amounts?|totals?|averages?|sums?|number of|in (?:usd|eur|gbp|us\$)|round(?:ed)?)\b",
+    re.IGNORECASE,
+)
+# A question asking yes or no opens with an auxiliary verb.
+_ASKS_YES_OR_NO = re.compile(
+    r"^\W*(?:am|is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
+    r"has|have|had)\b",
+    re.IGNORECASE,
+)
+_STATES_QUANTITY = re.compile(
+    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+    r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|"
+    r"seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|dozen|once|twice)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_quantity(question: str) -> bool:
+    """Whether the question asks for a quantity (its answer states a number)."""
+    return _ASKS_QUANTITY.search(question) is not None
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """Whether the question asks yes or no (its answer may restate it)."""
+    return _ASKS_YES_OR_NO.match(question) is not None
+
+
+def states_quantity(text: str) -> bool:
+    """Whether the text states a number, in digits or in words."""
+    return _STATES_QUANTITY.search(text) is not None
 
 
 def units(text: str, kind: Kind) -> list[str]:
@@ -74,12 +126,17 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
         for label, candidate in labels(candidates).items()
         for number, text in enumerate(units(candidate.text, candidate.location.kind), start=1)
     ]
-    lexical = _bm25(question, [text for _, _, text, _ in found])
+    texts = [text for _, _, text, _ in found]
+    lexical = _bm25(question, texts)
     semantic: list[float] | None = None
     if embeddings.is_available() and settings.unit_semantic_weight > 0:
-        semantic = _cosines(question, [text for _, _, text, _ in found])
-    fused = _fuse(lexical, semantic, settings)
-    order = sorted(range(len(found)), key=lambda i: (-fused[i], passage_rank(found[i][0]), found[i][1]))
+        semantic = _cosines(question, texts)
+    fused = _fuse(lexical, semantic, [passage_rank(label) for label, _, _, _ in found], settings)
+    demoted = _demotions(question, texts)
+    order = sorted(
+        range(len(found)),
+        key=lambda i: (demoted[i] is not None, -fused[i], passage_rank(found[i][0]), found[i][1]),
+    )
     ranked = tuple(
         RankedUnit(
             rank=position,
@@ -90,6 +147,7 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
             sentence=found[i][1],
             location=found[i][3].location,
             text=found[i][2],
+            demoted=demoted[i],
         )
         for position, i in enumerate(order, start=1)
     )
@@ -104,6 +162,22 @@ def passage_rank(label: str) -> int:
 
 def _note(settings: AnswerSettings) -> str | None:
     return NO_SEMANTIC if settings.unit_semantic_weight > 0 else None
+
+
+def _demotions(question: str, texts: list[str]) -> list[str | None]:
+    """Why each unit cannot be the answer (`REPEATS_QUESTION`, `STATES_NO_QUANTITY`), or None."""
+    words = tokenizer()
+    asked = set(words.terms(question))
+    quantity, yes_or_no = asks_quantity(question), asks_yes_or_no(question)
+
+    def demotion(text: str) -> str | None:
+        if not yes_or_no and not set(words.terms(text)) - asked:
+            return REPEATS_QUESTION
+        if quantity and not states_quantity(text):
+            return STATES_NO_QUANTITY
+        return None
+
+    return [demotion(text) for text in texts]
 
 
 def _bm25(question: str, texts: list[str]) -> list[float]:
@@ -141,12 +215,16 @@ def _cosines(question: str, texts: list[str]) -> list[float]:
     return [float(v) for v in vectors[1:] @ vectors[0]]
 
 
-def _fuse(lexical: list[float], semantic: list[float] | None, settings: AnswerSettings) -> list[float]:
+def _fuse(
+    lexical: list[float], semantic: list[float] | None, passages: list[int], settings: AnswerSettings
+) -> list[float]:
     """Reciprocal rank fusion: weight / (rrf_k + rank) from each ranking. Only units sharing a
-    term with the question take a lexical share; every unit takes a semantic one."""
+    term with the question take a lexical share; every unit takes a semantic one and its
+    passage's (`passages`: retrieval's rank of each unit's passage)."""
     fused = [
-        settings.unit_lexical_weight / (settings.unit_rrf_k + rank) if score > 0 else 0.0
-        for score, rank in zip(lexical, _ranks(lexical), strict=True)
+        (settings.unit_lexical_weight / (settings.unit_rrf_k + rank) if score > 0 else 0.0)
+        + settings.unit_passage_weight / (settings.unit_rrf_k + passage)
+        for score, rank, passage in zip(lexical, _ranks(lexical), passages, strict=True)
     ]
     if semantic is not None:
         for i, rank in enumerate(_ranks(semantic)):

@@ -85,18 +85,24 @@ class AnswerSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # Passages per part whose sentences are ranked (retrieval's k for answering).
-    k: int = Field(default=4, ge=1)
+    # Passages per part whose sentences are ranked (retrieval's k for answering). Eight rather than
+    # four: the passage's rank is one of the scorer's rankings, so a deeper pool adds evidence
+    # without drowning retrieval's order (benchmarks/confidence.py, --model extractive: the
+    # scorer's first sentence on an evidence page 20/41 and 17/33 at 8, 16/41 and 18/33 at 4).
+    k: int = Field(default=8, ge=1)
 
     # The sentence scorer (localqa.sentences) ranks every quotable unit (a sentence; a table row
-    # is one unit) of the `k` passages: BM25 over the units fused with the MiniLM cosine by
-    # reciprocal rank, weight / (unit_rrf_k + rank) from each. The model is shown the best `units`
-    # of them, in the scorer's order ("scorer") or passage by passage ("passage"), and replies
-    # with one's label and number. Measured on the public dev sets (benchmarks/confidence.py).
-    units: int = Field(default=8, ge=1)
+    # is one unit) of the `k` passages: BM25 over the units, the MiniLM cosine and retrieval's rank
+    # of the unit's passage, fused by reciprocal rank, weight / (unit_rrf_k + rank) from each. The
+    # model is shown the best `units` of them, in the scorer's order ("scorer") or passage by
+    # passage ("passage"), and replies with one's label and number. Four: half the prompt of
+    # eight, so half the reading time, for nearly the same evidence (the scorer's best 4 hold an
+    # evidence page for 28/41 and 24/33 questions, its best 8 for 29/41 and 26/33).
+    units: int = Field(default=4, ge=1)
     order: UnitOrder = "scorer"
     unit_lexical_weight: float = Field(default=1.0, ge=0.0)
     unit_semantic_weight: float = Field(default=1.0, ge=0.0)
+    unit_passage_weight: float = Field(default=1.0, ge=0.0)
     unit_rrf_k: int = Field(default=60, ge=0)
 
     # Greedy decoding: the same question gives the same answer.
@@ -113,12 +119,20 @@ class AnswerSettings(BaseModel):
 
     # A verified quote is shown only when the model gave the passage label it chose at least this
     # probability (backends that report token probabilities: embedded, Ollama 0.12.11+ and
-    # OpenAI-compatible servers that send them). Shown `k` = 4 passages, a choice at chance gets
-    # 0.25: 0.3 withholds the choices barely better than a guess. Measured on the public dev sets
-    # with benchmarks/confidence.py, the embedded 1.5B model's label probability does not tell
-    # unanswerable questions from answerable ones beyond that (benchmarks/README.md); 0 turns the
-    # check off.
+    # OpenAI-compatible servers that send them). Shown `units` = 4 sentences (so at most 4
+    # passage labels), a choice at chance gets at least 0.25: 0.3 withholds the choices barely
+    # better than a guess. Measured on the public dev sets with benchmarks/confidence.py, the
+    # embedded 1.5B model's label probability does not tell unanswerable questions from
+    # answerable ones beyond that (benchmarks/README.md); 0 turns the check off.
     min_label_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
+
+    # The model may override the scorer's first sentence only when it gave the passage label it
+    # chose at least this probability; a less sure override quotes the scorer's first instead
+    # (`Selection.kept_first`). Measured on the public dev sets with the embedded 1.5B model
+    # (benchmarks/confidence.py): its overrides left an evidence page far more often than they
+    # found one, at every probability below this. Backends that report no probability are not
+    # judged (their override stands); 0 lets every override stand.
+    min_override_confidence: float = Field(default=0.8, ge=0.0, le=1.0)
 
     # Evidence coverage (localqa/coverage.py): the kinds of question term a verified quote's
     # evidence must mention, else the quote is withheld with the missing term as the reason; ()

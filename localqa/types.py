@@ -232,7 +232,8 @@ class RankedUnit(Frozen):
     scorer (`localqa.sentences`) ranked it for a question part: `score` is the fused score of
     `lexical` (BM25 over the part's units) and `semantic` (cosine to the question; None without
     the semantic extra). `label` is its passage's label (P1..Pn, the candidates' rank order) and
-    `sentence` its number within that passage (1-based)."""
+    `sentence` its number within that passage (1-based). `demoted` says why the unit cannot be
+    the answer and was ranked below every unit that can, or is None."""
 
     rank: int
     score: float
@@ -242,11 +243,13 @@ class RankedUnit(Frozen):
     sentence: int
     location: Location
     text: str
+    demoted: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "rank": self.rank,
             "score": round(self.score, 4),
+            "demoted": self.demoted,
             "lexical": round(self.lexical, 4),
             "semantic": None if self.semantic is None else round(self.semantic, 4),
             "label": self.label,
@@ -260,13 +263,16 @@ class Selection(Frozen):
     """How one part's quote was chosen: the scorer that ranked the units (`note` says when it
     ran without the semantic model) and what that cost, the units shown to the model (best
     first), and the unit the model chose (None: it chose none, or its reply named no unit it was
-    shown). `overrode`: the model chose another unit than the scorer's first."""
+    shown). `overrode`: the model chose another unit than the scorer's first. `kept_first`: it
+    did, less sure of it than `AnswerSettings.min_override_confidence`, so the scorer's first is
+    what was quoted."""
 
     scorer: str
     note: str | None = None
     seconds: float
     shown: tuple[RankedUnit, ...]
     choice: RankedUnit | None = None
+    kept_first: bool = False
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -281,6 +287,11 @@ class Selection(Frozen):
         named = f"{choice.label} sentence {choice.sentence}"
         if choice.rank == 1:
             return f"Chose {named}, the scorer's first."
+        if self.kept_first:
+            return (
+                f"Chose {named}, ranked {choice.rank} by the scorer, too unsure to override its first: "
+                "quoted the scorer's first."
+            )
         return f"Chose {named}, ranked {choice.rank} by the scorer: overrode its first."
 
     def as_json(self) -> dict[str, Any]:
@@ -293,6 +304,7 @@ class Selection(Frozen):
             if choice is None
             else {"label": choice.label, "sentence": choice.sentence, "rank": choice.rank},
             "overrode": self.overrode,
+            "kept_first": self.kept_first,
         }
 
 

@@ -81,14 +81,15 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
-Reply = str | Completion | ModelError | Callable[[AnswerRequest], str]
+Reply = str | Completion | ModelError | Callable[[AnswerRequest], str | Completion]
 
 
 class FakeModel(AnswerModel):
     """The test suite's one model: it answers what the test enqueued, in order, and records every
     request it was sent (`history`). A reply is the text to return, a ModelError to raise (a
     failing backend), a whole Completion (a reply with the backend's figures, such as its label
-    confidence), or a function of the request (replies drawn from what was actually sent)."""
+    confidence), or a function of the request returning text or a Completion (replies drawn
+    from what was actually sent)."""
 
     backend = "fake"
 
@@ -117,10 +118,11 @@ class FakeModel(AnswerModel):
             raise AssertionError("FakeModel was called more often than replies were enqueued")
         if isinstance(reply, ModelError):
             raise reply
+        if callable(reply):
+            reply = reply(request)
         if isinstance(reply, Completion):
             return reply
-        text = reply if isinstance(reply, str) else reply(request)
-        return Completion(text=text, prompt_tokens=len(str(request.messages)) // 4)
+        return Completion(text=reply, prompt_tokens=len(str(request.messages)) // 4)
 
 
 @contextmanager

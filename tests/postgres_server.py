@@ -200,6 +200,10 @@ def _ready(server: PostgresServer, seconds: float = 30) -> bool:
 
 
 if __name__ == "__main__":
+    # Either signal stops it cleanly (server stopped, folder deleted): a shell starts a background
+    # job (`&`) with SIGINT ignored, and `kill` sends SIGTERM.
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.default_int_handler)
     settings = dict(arg.split("=", 1) for arg in sys.argv[1:])  # e.g. shared_buffers=1GB
     with running(**settings) as server:
         print(server.create_database(name="localqa"), flush=True)

@@ -1,5 +1,7 @@
 """The sentence scorer: the quotable units of a part's passages, ranked by BM25 over the units
-fused with the MiniLM cosine (reciprocal rank), ties to the better passage, then the earlier unit."""
+fused with the MiniLM cosine and the passage's retrieval rank (reciprocal rank), ties to the
+better passage, then the earlier unit; a unit that cannot be the answer (it repeats the question,
+or states no quantity for a question asking one) ranks below every unit that can."""
 
 from __future__ import annotations
 
@@ -105,7 +107,8 @@ def test_the_same_sentence_in_two_passages_ranks_the_better_passage_first() -> N
     twin = candidate(RULES.text, source="rules-copy.pdf", rank=2)
     order = ranked("When are the lockers emptied?", [RULES, twin])
     assert order[:4] == [("P1", 6), ("P2", 6), ("P1", 2), ("P2", 2)]
-    units = sentences.rank("When are the lockers emptied?", [RULES, twin], LEXICAL_ONLY).units
+    no_prior = AnswerSettings(unit_semantic_weight=0, unit_passage_weight=0)
+    units = sentences.rank("When are the lockers emptied?", [RULES, twin], no_prior).units
     assert units[0].score == units[1].score > units[2].score == units[3].score  # tied ranks share a score
 
 
@@ -127,7 +130,8 @@ def test_a_question_of_stop_words_only_leaves_passage_order() -> None:
 @needs_semantic
 def test_fusion_is_reciprocal_rank_of_bm25_and_the_cosine() -> None:
     """Restated independently: weight / (rrf_k + rank) from each ranking (tied scores share the
-    better rank), no lexical share for a unit sharing no term; order by the fused score."""
+    better rank), no lexical share for a unit sharing no term, a share for the passage's rank
+    (P2 is second); order by the fused score (no unit here is demoted)."""
     settings = AnswerSettings()
     ranking = sentences.rank("Can I eat my lunch in the reading room?", [RULES, ROW], settings)
     assert ranking.scorer == "bm25+minilm" and ranking.note is None
@@ -142,6 +146,8 @@ def test_fusion_is_reciprocal_rank_of_bm25_and_the_cosine() -> None:
     k = settings.unit_rrf_k
     for unit in units:
         expected = 1 / (k + rank_of(unit.semantic or 0.0, semantic))
+        expected += 1 / (k + sentences.passage_rank(unit.label))
+        assert unit.demoted is None
         if unit.lexical > 0:
             expected += 1 / (k + rank_of(unit.lexical, lexical))
         assert unit.score == pytest.approx(expected)
@@ -183,3 +189,122 @@ def test_turning_the_cosine_off_is_bm25_without_a_note() -> None:
     ranking = sentences.rank("When are the lockers emptied?", [RULES], LEXICAL_ONLY)
     assert (ranking.scorer, ranking.note) == ("bm25", None)
     assert ranking.seconds >= 0
+
+
+# --- the passage's retrieval rank -----------------------------------------------------------------
+
+
+def test_the_passage_rank_decides_between_units_the_unit_rankings_tie() -> None:
+    """Without the passage's share the second passage's row and the first passage's sentence tie
+    on BM25 alone (one shared term each, same length): the earlier passage wins only on the tie
+    break. With the share, a unit of a better-ranked passage gains, and its score says so."""
+    first = candidate("Deposits are refunded at the desk.", rank=1)
+    second = candidate("Deposits are refunded by the post.", source="post.pdf", rank=2)
+    question = "Are deposits refunded?"
+    units = sentences.rank(question, [first, second], LEXICAL_ONLY).units
+    assert [u.label for u in units] == ["P1", "P2"]
+    assert units[0].score - units[1].score == pytest.approx(1 / 61 - 1 / 62)
+    no_prior = AnswerSettings(unit_semantic_weight=0, unit_passage_weight=0)
+    flat = sentences.rank(question, [first, second], no_prior)
+    assert flat.units[0].score == flat.units[1].score
+
+
+# --- units that cannot be the answer --------------------------------------------------------------
+
+SCANNER = candidate(
+    "Portable scanner. The portable scanner may be borrowed from the front desk. "
+    "A portable scanner loan lasts 45 minutes.",
+    source="equipment.pdf",
+)
+
+
+@pytest.mark.parametrize("settings", [LEXICAL_ONLY, AnswerSettings()], ids=["bm25", "fused"])
+def test_a_unit_that_only_repeats_the_question_ranks_below_every_other(settings: AnswerSettings) -> None:
+    """ "Portable scanner." is the question's own words: the best BM25 score per word, and the
+    closest in meaning, yet it says nothing the question does not. It ranks last and says why."""
+    if settings.unit_semantic_weight and not embeddings.is_available():
+        pytest.skip("needs localqa[semantic]")
+    units = sentences.rank("Where can I get the portable scanner?", [SCANNER], settings).units
+    assert units[-1].text == "Portable scanner."
+    assert units[-1].demoted == sentences.REPEATS_QUESTION
+    assert all(u.demoted is None for u in units[:-1])
+    assert units[-1].score == max(u.score for u in units)  # by its scores alone it would come first
+
+
+@pytest.mark.parametrize("settings", [LEXICAL_ONLY, AnswerSettings()], ids=["bm25", "fused"])
+def test_a_question_asking_for_a_quantity_prefers_the_unit_that_states_one(settings: AnswerSettings) -> None:
+    if settings.unit_semantic_weight and not embeddings.is_available():
+        pytest.skip("needs localqa[semantic]")
+    question = "How long may I borrow the portable scanner from the desk?"
+    units = sentences.rank(question, [SCANNER], settings).units
+    assert units[0].text == "A portable scanner loan lasts 45 minutes."
+    desk = next(u for u in units if "front desk" in u.text)
+    assert desk.demoted == sentences.STATES_NO_QUANTITY
+    words = candidate("Loans of the portable scanner last forty-five minutes. Ask at the desk for it.")
+    first = sentences.rank("How long may I borrow the portable scanner?", [words], settings).units[0]
+    assert first.text.startswith("Loans") and first.demoted is None  # a number in words states one
+
+
+def test_when_every_unit_is_demoted_the_scores_alone_order_them() -> None:
+    only = candidate("Portable scanner. The front desk.")
+    units = sentences.rank("How many portable scanners has the front desk?", [only], LEXICAL_ONLY).units
+    assert {u.demoted for u in units} == {sentences.REPEATS_QUESTION}
+    assert [u.score for u in units] == sorted((u.score for u in units), reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("How many days does a standard book loan last?", True),
+        ("How much is the late fee?", True),
+        ("What percentage of tweets were in English?", True),
+        ("What is the FY2019 fixed asset turnover ratio for Activision Blizzard?", True),
+        ("What is the year end FY2018 net PPNE for 3M? Answer in USD billions.", True),
+        ("Round your answer to two decimal places: what was the operating margin?", True),
+        ("Who founded the library?", False),
+        ("Where do bags go?", False),
+        ("What is the loan limit for EQ-314?", False),
+        ("Which segment dragged down 3M's growth in 2022?", False),
+    ],
+)
+def test_which_questions_ask_for_a_quantity(question: str, asks: bool) -> None:
+    assert sentences.asks_quantity(question) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "states"),
+    [
+        ("Loans last 45 minutes.", True),
+        ("Loans last forty-five minutes.", True),
+        ("Renewals are allowed twice.", True),
+        ("Net income: 2018: 5,349", True),
+        ("Bags go in the lockers by the entrance.", False),
+        ("Contact.Meet The word triggers a meeting.", False),
+    ],
+)
+def test_which_units_state_a_quantity(text: str, states: bool) -> None:
+    assert sentences.states_quantity(text) is states
+
+
+def test_a_yes_or_no_question_may_be_answered_by_restating_it() -> None:
+    """ "must not" are stop words: the rule sentence adds no meaningful term, yet it is the answer."""
+    rule = candidate("Visitors must not bring food into the garden. The garden opens at 09:00.")
+    units = sentences.rank("Can visitors bring food into the garden?", [rule], LEXICAL_ONLY).units
+    assert units[0].text == "Visitors must not bring food into the garden." and units[0].demoted is None
+    asked = sentences.rank("Which visitors bring food into the garden?", [rule], LEXICAL_ONLY).units
+    assert asked[-1].demoted == sentences.REPEATS_QUESTION  # a wh-question's answer adds something
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Can visitors bring food into the garden?", True),
+        ("Is growth in JnJ's adjusted EPS expected to accelerate in FY2023?", True),
+        ("Does the library open on Sundays?", True),
+        ("Which visitors may bring food?", False),
+        ("Canteen hours?", False),
+        ("How many days does a loan last?", False),
+    ],
+)
+def test_which_questions_ask_yes_or_no(question: str, asks: bool) -> None:
+    assert sentences.asks_yes_or_no(question) is asks
