@@ -32,7 +32,9 @@ them alike, each run's 1-minute load recorded:
 - where one fresh search's time goes: importing the CLI and the library, opening the index,
   the first search, a second one;
 - the Python API with a library kept open (`localqa.Library`): p50 per question over the
-  benchmark set's questions (`--questions`, FinanceBench-dev's by default), lexical and hybrid.
+  benchmark set's questions (`--questions`, FinanceBench-dev's by default), lexical and hybrid;
+- with `--instructions`, each fresh command's instruction count (valgrind), which the load of a
+  shared machine does not change.
 
 Every process started here runs with bytecode cached, as an installed package does (`child_env`).
 Run it alone on the machine (`flock /tmp/localqa-bench.lock python benchmarks/ready.py ...`),
@@ -48,6 +50,7 @@ import json
 import os
 import queue
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -382,6 +385,21 @@ def fresh_runs(commands: Sequence[Command], runs: int) -> dict[str, dict[str, An
     }
 
 
+def instructions(command: Command) -> float:
+    """Millions of instructions the command executes, every thread's (valgrind's callgrind, the
+    caches already filled): a figure the machine's load does not change. Valgrind emulates the
+    CPU, so code that would use an extension it lacks (SHA-NI for sha256) counts its fallback."""
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command.argv],
+        cwd=command.checkout,
+        env=child_env(command.checkout),
+        capture_output=True,
+        text=True,
+    )
+    found = re.search(r"Collected : (\d+)", result.stderr)
+    return int(found[1]) / 1e6 if found and not result.returncode else float("nan")
+
+
 # The child side of `stages`: where one fresh search's time goes after the interpreter started
 # (`python -c pass` above), printed as JSON. A script of its own, so that it imports nothing
 # before localqa; argv: index, retriever, question, as-of date.
@@ -406,16 +424,23 @@ print(json.dumps({name: end - start for (_, start), (name, end) in zip(marks, ma
 """
 
 
-def stages(checkout: Path, db: Path, question: str, retriever: str, runs: int) -> dict[str, float]:
-    """Median seconds of each stage of a fresh search (`STAGES`) over `runs` processes."""
+def stages(
+    checkouts: list[Path], db: Path, question: str, retriever: str, runs: int
+) -> list[dict[str, float]]:
+    """Median seconds of each stage of a fresh search (`STAGES`) per checkout over `runs`
+    processes, the checkouts taking turns."""
     argv = [sys.executable, "-c", STAGES, str(db), retriever, question, AS_OF]
-    found: list[dict[str, float]] = []
-    for _ in range(runs + 1):  # the first fills the caches
-        result = subprocess.run(argv, cwd=checkout, env=child_env(checkout), capture_output=True, text=True)
-        if result.returncode:
-            raise RuntimeError(f"stages failed: {result.stderr.strip()[-500:]}")
-        found.append(json.loads(result.stdout.strip().splitlines()[-1]))
-    return {name: statistics.median(f[name] for f in found[1:]) for name in found[1]}
+    found: list[list[dict[str, float]]] = [[] for _ in checkouts]
+    for run in range(runs + 1):  # the first fills the caches
+        for checkout, times in zip(checkouts, found, strict=True):
+            result = subprocess.run(
+                argv, cwd=checkout, env=child_env(checkout), capture_output=True, text=True
+            )
+            if result.returncode:
+                raise RuntimeError(f"stages failed: {result.stderr.strip()[-500:]}")
+            if run:
+                times.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    return [{name: statistics.median(t[name] for t in times) for name in times[0]} for times in found]
 
 
 def api_main(db: Path, retriever: str) -> int:
@@ -436,22 +461,33 @@ def api_main(db: Path, retriever: str) -> int:
     return 0
 
 
-def open_library(checkout: Path, db: Path, questions: list[str], retriever: str) -> dict[str, Any]:
-    """p50 per question of the API with a library kept open (the first question, which opens the
-    index and, hybrid, loads the encoder, apart), in a process of its own."""
-    result = subprocess.run(
-        [sys.executable, __file__, "--api", retriever, "--db", str(db)],
-        cwd=checkout,
-        env=child_env(checkout),
-        input=json.dumps(questions),
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode:
-        raise RuntimeError(f"the API run failed: {result.stderr.strip()[-500:]}")
-    seconds = json.loads(result.stdout.strip().splitlines()[-1])
-    later = seconds[1:] or seconds
-    return {"first_s": seconds[0], "p50_s": statistics.median(later), "questions": len(later), "load": load()}
+def open_library(
+    checkouts: list[Path], db: Path, questions: list[str], retriever: str, rounds: int = 3
+) -> list[dict[str, Any]]:
+    """Per checkout, the p50 per question of the API with a library kept open, over `rounds`
+    processes (the checkouts taking turns), each asking every question once; the first question
+    of a process (which opens the index and, hybrid, loads the encoder) apart."""
+    later: list[list[float]] = [[] for _ in checkouts]
+    first: list[list[float]] = [[] for _ in checkouts]
+    for _ in range(rounds):
+        for number, checkout in enumerate(checkouts):
+            result = subprocess.run(
+                [sys.executable, __file__, "--api", retriever, "--db", str(db)],
+                cwd=checkout,
+                env=child_env(checkout),
+                input=json.dumps(questions),
+                capture_output=True,
+                text=True,
+            )
+            if result.returncode:
+                raise RuntimeError(f"the API run failed: {result.stderr.strip()[-500:]}")
+            seconds = json.loads(result.stdout.strip().splitlines()[-1])
+            first[number].append(seconds[0])
+            later[number].extend(seconds[1:] or seconds)
+    return [
+        {"first_s": statistics.median(f), "p50_s": statistics.median(t), "questions": len(t), "load": load()}
+        for f, t in zip(first, later, strict=True)
+    ]
 
 
 def default_questions() -> Path | None:
@@ -461,7 +497,9 @@ def default_questions() -> Path | None:
     return next((p / "financebench-dev" / "questions.jsonl" for p in pdfqa.BENCH_PLACES if p.is_dir()), None)
 
 
-def open_fast(db: Path, question: str, checkouts: list[Path], runs: int, questions: list[str]) -> int:
+def open_fast(
+    db: Path, question: str, checkouts: list[Path], runs: int, questions: list[str], counted: bool
+) -> int:
     """Print the Open fast figures (see the module docstring)."""
     from beir import table
 
@@ -474,42 +512,31 @@ def open_fast(db: Path, question: str, checkouts: list[Path], runs: int, questio
         for name, checkout in zip(names, checkouts, strict=True)
     ]
     fresh = fresh_runs(commands, runs)
+    counts = {c.label: f"{instructions(c):,.0f}" for c in commands} if counted else {}
     reference = fresh["python -c pass"]["wall_s"]
     rows = [
         [label, f"{f['wall_s']:.3f}", f"{f['wall_s'] / reference:.1f}", f"{f['cpu_s']:.3f}",
-         f"{f['peak_rss_mb']:.0f}", f["load"]]
+         f"{f['peak_rss_mb']:.0f}", f["load"], *([counts[label]] if counted else [])]
         for label, f in fresh.items()
     ]  # fmt: skip
+    headers = ["command", "wall s", "x pass", "cpu s", "peak RSS MB", "load (1 min)"]
     print(f"A fresh process, as a user starts it (question: {question!r})")
-    print(table(["command", "wall s", "x pass", "cpu s", "peak RSS MB", "load (1 min)"], rows))
+    print(table([*headers, *(["M instructions"] if counted else [])], rows))
 
     for retriever in ("lexical", "hybrid"):
-        found = {
-            name: stages(checkout, db, question, retriever, runs)
-            for name, checkout in zip(names, checkouts, strict=True)
-        }
-        labels = list(next(iter(found.values())))
+        found = stages(checkouts, db, question, retriever, runs)
         print(f"\nWhere a fresh {retriever} search's time goes (seconds, median of {runs}; {load()})")
-        print(
-            table(
-                ["stage", *names], [[label, *(f"{found[n][label]:.3f}" for n in names)] for label in labels]
-            )
-        )
+        rows = [[label, *(f"{f[label]:.3f}" for f in found)] for label in found[0]]
+        print(table(["stage", *names], rows))
 
     if questions:
-        print(f"\nThe API with a library kept open: seconds per question over {len(questions)} questions")
+        print(f"\nThe API with a library kept open: {len(questions)} questions, 3 processes each")
         rows = []
         for retriever in ("lexical", "hybrid"):
-            for name, checkout in zip(names, checkouts, strict=True):
-                f = open_library(checkout, db, questions, retriever)
-                rows.append(
-                    [
-                        f"{name}: {retriever}",
-                        f"{f['p50_s'] * 1000:.1f} ms",
-                        f"{f['first_s']:.3f} s",
-                        f["load"],
-                    ]
-                )
+            found = open_library(checkouts, db, questions, retriever)
+            for name, f in zip(names, found, strict=True):
+                p50, first = f"{f['p50_s'] * 1000:.1f} ms", f"{f['first_s']:.3f} s"
+                rows.append([f"{name}: {retriever}", p50, first, f["load"]])
         print(table(["checkout: retriever", "p50 (after the first)", "first question", "load"], rows))
     return 0
 
@@ -535,6 +562,10 @@ def main(argv: list[str] | None = None) -> int:
         "--questions", type=Path, help="JSONL with a 'question' per line for the API p50 (default: "
         "FinanceBench-dev's, when found); 'none' to skip it",
     )  # fmt: skip
+    parser.add_argument(
+        "--instructions", action="store_true",
+        help="also count each fresh command's instructions once under valgrind (load-independent)",
+    )  # fmt: skip
     parser.add_argument("--api", choices=("lexical", "hybrid"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.api:
@@ -546,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
     if source is not None:
         lines = source.read_text(encoding="utf-8").splitlines()
         questions = [json.loads(line)["question"] for line in lines if line.strip()]
-    return open_fast(args.db, args.question, [REPO, *args.compare], args.runs, questions)
+    return open_fast(args.db, args.question, [REPO, *args.compare], args.runs, questions, args.instructions)
 
 
 if __name__ == "__main__":
