@@ -47,6 +47,10 @@ PROGRESS_EVERY = 64  # texts between two progress reports
 PRECISION: minilm.Precision = "int8"
 # Vectors committed together while indexing: an interrupted run keeps every finished batch.
 COMMIT_EVERY = 2048
+# How much lower the threads that embed an index's passages run (the nice value added to theirs):
+# the index is searchable before its vectors are done, and a question asked meanwhile, in this
+# machine's other processes, must not wait behind them (measured: docs/measured.md).
+BACKGROUND_NICENESS = 10
 # Passages embedded at question time (the lexical top ones still without a vector), kept by
 # their text for the process's life: a refresh that is still embedding will store them anyway.
 QUESTION_TIME_CACHE = 20_000
@@ -111,13 +115,14 @@ def warm_up() -> None:
     threading.Thread(target=load, name="localqa-encoder").start()
 
 
-def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
+def embed(texts: Sequence[str], progress: Progress | None = None, *, background: bool = False) -> Vectors:
     """Normalised embeddings, one row per text, in the order given; each text is encoded alone
     (BATCH), so its vector never depends on the others.
 
     The whole set is tokenized in one call, then encoded on one thread per core, longest texts
     first (so that no core is left with a long one at the end). `progress` gets (texts done,
-    total, what) every PROGRESS_EVERY texts and at the end."""
+    total, what) every PROGRESS_EVERY texts and at the end. `background`: the encoding threads run
+    BACKGROUND_NICENESS lower than the caller, which keeps its own priority."""
     from concurrent.futures import ThreadPoolExecutor  # here: it loads logging, which a search needs not
 
     import numpy as np
@@ -130,7 +135,7 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
                 shown = len(texts) if done == total else done
                 progress(shown, len(texts), f"{shown} of {len(texts)} passages")
 
-        found = embed(distinct, counted)
+        found = embed(distinct, counted, background=background)
         where = {text: row for row, text in enumerate(distinct)}
         return found[[where[text] for text in texts]]
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
@@ -145,8 +150,9 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
         out[index] = encoder.encode_ids([tokens[index]])[0]
         return index
 
-    with ThreadPoolExecutor(threads, thread_name_prefix="localqa-embed") as pool:
-        encoded = pool.map(encode, order) if threads > 1 else map(encode, order)
+    initializer = _lower_priority if background else None
+    with ThreadPoolExecutor(threads, thread_name_prefix="localqa-embed", initializer=initializer) as pool:
+        encoded = pool.map(encode, order) if threads > 1 or background else map(encode, order)
         try:
             for done, _ in enumerate(encoded, start=1):
                 if progress and (done % PROGRESS_EVERY == 0 or done == len(order)):
@@ -154,6 +160,14 @@ def embed(texts: Sequence[str], progress: Progress | None = None) -> Vectors:
         finally:
             pool.shutdown(cancel_futures=True)  # an interrupt stops the other threads too
     return out
+
+
+def _lower_priority() -> None:
+    """Lower the calling thread's priority by BACKGROUND_NICENESS. On Linux the nice value belongs
+    to the thread (who 0: the caller), so the process's other threads keep theirs. Where it cannot
+    be lowered, the thread runs as it was: slower answers meanwhile, never a failed index."""
+    with contextlib.suppress(AttributeError, OSError):  # no setpriority (Windows), or refused
+        os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + BACKGROUND_NICENESS)
 
 
 _CACHE: OrderedDict[str, Vectors] = OrderedDict()
@@ -192,7 +206,8 @@ def embed_missing(
     """Embed every passage that has no vector for this model yet (new or changed passages:
     changed ones were re-inserted with new ids), committing every COMMIT_EVERY: an interrupted
     run keeps what it finished, and the next one starts from there. `starting` is told how many
-    there are before the first is embedded. Returns how many were embedded."""
+    there are before the first is embedded. Returns how many were embedded. The encoding threads
+    run in the background (`embed`): the index is already searchable."""
     writer.expect_vectors(MODEL_NAME)
     missing = writer.passages_without_vectors(MODEL_NAME)
     if starting:
@@ -204,7 +219,8 @@ def embed_missing(
             if progress:
                 progress(start + done, len(missing), f"{start + done} of {len(missing)} passages")
 
-        vectors = embed([passage_text(p.context, p.section, p.text) for p in batch], report)
+        texts = [passage_text(p.context, p.section, p.text) for p in batch]
+        vectors = embed(texts, report, background=True)
         writer.put_vectors(MODEL_NAME, [p.id for p in batch], vectors)
         writer.commit()
     return len(missing)

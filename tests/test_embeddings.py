@@ -239,6 +239,40 @@ def test_vectors_are_normalised_in_input_order_and_ignore_their_neighbours(
 
 
 @needs_semantic
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_background_embedding_runs_below_the_caller_and_leaves_its_priority_alone(
+    monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """An index's vectors are computed in the background (`embed_missing`): its encoding threads
+    run BACKGROUND_NICENESS lower, so questions asked meanwhile come first, while the caller's own
+    thread (a refresh in `localqa eval` goes on to answer questions) keeps its priority. Each
+    vector is what it is in the foreground."""
+    import numpy as np
+
+    monkeypatch.setattr(embeddings, "machine_threads", lambda: threads)
+    encoder = embeddings._encoder()
+    seen: list[tuple[int, int]] = []  # (thread id, nice value) of each text's encoding
+    original = type(encoder).encode_ids
+
+    def recording(self: minilm.Encoder, ids: list[list[int]]) -> object:
+        seen.append((threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0)))
+        return original(self, ids)
+
+    monkeypatch.setattr(type(encoder), "encode_ids", recording)
+    caller = os.getpriority(os.PRIO_PROCESS, 0)
+    texts = SENTENCES * 3
+    background = embeddings.embed(texts, background=True)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == caller
+    assert len(seen) == len(SENTENCES)  # repeated texts are encoded once
+    assert {nice for _, nice in seen} == {min(caller + embeddings.BACKGROUND_NICENESS, 19)}
+    assert threading.get_native_id() not in {thread for thread, _ in seen}
+    seen.clear()
+    assert np.array_equal(embeddings.embed(texts), background)
+    assert {nice for _, nice in seen} == {caller}
+
+
+@needs_semantic
 def test_a_paraphrase_is_nearer_than_an_unrelated_sentence() -> None:
     question, paraphrase, unrelated = embeddings.embed(SENTENCES[:3])
     assert question @ paraphrase > 0.5 > question @ unrelated

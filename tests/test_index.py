@@ -1024,7 +1024,7 @@ def test_interrupting_the_embedding_keeps_a_searchable_index_and_what_was_embedd
     setup = (
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import time, localqa.embeddings as e; e.COMMIT_EVERY = 8; slow = e.embed; "
-        "e.embed = lambda texts, progress=None: (time.sleep(0.5), slow(texts, progress))[1]"
+        "e.embed = lambda texts, progress=None, **how: (time.sleep(0.5), slow(texts, progress, **how))[1]"
     )
     script = (
         f"{setup}\nimport sys\nfrom localqa.cli import cli\n"
