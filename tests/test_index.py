@@ -897,6 +897,23 @@ def _index_killed_at(folder: Path, db: Db, target: str, after: int, setup: str =
     return process.returncode
 
 
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started that are still its children (Linux's /proc)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found += [int(child) for child in task.read_text().split()]
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` still runs (an ended one whose parent has not reaped it does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
 def _assert_previous_index(db: Db, before: dict[int, Row], digest: str) -> None:
     """The index is the one from before the killed or failed run, complete and readable."""
     assert passages(db) == before
@@ -941,10 +958,18 @@ def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Db],
                     except OSError:  # the build ended: the assertions below say how
                         break
         finally:
+            workers = _children(process.pid)
             process.send_signal(signal.SIGKILL)
             process.wait()
             os.close(terminal)
         assert process.returncode == -signal.SIGKILL, "the build finished before it could be killed"
+        # Its extraction workers (and multiprocessing's resource tracker) end with it: nobody is
+        # left waiting for work that will never come.
+        assert len(workers) >= 2
+        deadline = time.monotonic() + 60
+        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _running(pid)]
 
     _assert_previous_index(db, before, digest)
     # The next run starts from that index and completes.

@@ -8,6 +8,8 @@ finish in, so an index built with one job or with four is the same index.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -57,8 +59,26 @@ def extract_many(
     # "spawn", not "fork": the process may hold threads (an embedding model, a web server) that a
     # forked child would inherit in whatever state they were.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(jobs)), mp_context=context, initializer=_end_with_parent
+    ) as pool:
         yield from zip(jobs, pool.map(_run_job, jobs), strict=True)
+
+
+def _end_with_parent() -> None:
+    """In each worker: end it when the process that started it ends, however that ends. A SIGKILL
+    or SIGTERM gives the pool no chance to stop its workers, and a worker holds both ends of the
+    pipe it waits on for work, so it would wait forever, holding its memory. Joining the parent
+    waits on a pipe only the parent writes to, which closes when it is gone."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()
+        os._exit(1)  # nothing of the worker's is worth keeping: its results have nowhere to go
+
+    threading.Thread(target=watch, name="localqa-parent", daemon=True).start()
 
 
 def _run(extract: Callable[[Path, str, str], Extracted], job: Job) -> Outcome:
