@@ -444,10 +444,11 @@ def _bm25(
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
     # Summed per passage in arrays indexed by passage id (ids are rowids, dense enough): grouping
     # the postings by sorting them costs more once common terms have 100k postings. The gains
-    # are added in the same order either way, so the scores are the same floats.
-    every = np.concatenate(ids)
-    scores = np.bincount(every, weights=np.concatenate(gains))
-    scored = np.flatnonzero(np.bincount(every))
+    # are added in the same order either way, so the scores are the same floats. Every gain is
+    # positive (idf > 0 in its "+1" form, a posting's frequency > 0), so the passages scored are
+    # exactly those with a score above zero.
+    scores = np.bincount(np.concatenate(ids), weights=np.concatenate(gains))
+    scored = np.flatnonzero(scores)
     return scored.astype(np.int64), scores[scored].astype(np.float64)
 
 
