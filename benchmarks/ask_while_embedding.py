@@ -27,9 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks
 
+from pdfqa import BENCH_PLACES
 from ready import REPO, child_env, load
 
-FOLDER = REPO.parent / "shared" / "bench" / "financebench-dev" / "pdfs"
+# The filings, wherever benchmarks/pdfqa.py finds the benchmark data.
+FOLDER = next((p for p in BENCH_PLACES if p.is_dir()), BENCH_PLACES[0]) / "financebench-dev" / "pdfs"
 QUESTIONS = [
     "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",
     "What drove operating margin change as of FY2022 for 3M?",
