@@ -74,6 +74,11 @@ def sentences(text: str) -> list[str]:
     text = squash(text)
     if _ONE_SENTENCE.fullmatch(text):
         return [text]
+    return _segmented(text)
+
+
+def _segmented(text: str) -> list[str]:
+    """The sentences pysbd finds in the squashed `text`, whitespace squashed, empty ones left out."""
     found = [squash(s) for s in _segmenter().segment(text)]  # type: ignore[attr-defined]
     return [s for s in found if s.strip(" ,;")]
 
