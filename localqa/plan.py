@@ -29,10 +29,9 @@ from localqa.catalog import (
 from localqa.errors import CatalogError, LocalQAError
 from localqa.extract.ocr import parse_sidecar_name
 from localqa.files import sha256_file
+from localqa.formats import SOURCE_SUFFIXES, format_of
 from localqa.store.base import IndexedFile, IndexedState
 from localqa.types import ROLES, Document, Status
-
-SOURCE_SUFFIXES = (".pdf", ".md", ".markdown", ".txt")
 
 
 @dataclass(frozen=True)
@@ -82,26 +81,35 @@ def scan_folder(folder: Path) -> Scan:
             problems.append(_link_problem(path, root))
         elif path.is_file():
             files.append(path)
-    pdfs = {p.stem: p.name for p in files if p.suffix.lower() == ".pdf"}
+    paged = defaultdict(list)  # stem -> the sources with page images a sidecar may belong to
+    for p in files:
+        if parse_sidecar_name(p.name) is None and (fmt := format_of(p.name)) is not None and fmt.rendered:
+            paged[p.stem].append(p.name)
     units: list[Unit] = []
     for path in files:
         sidecar = parse_sidecar_name(path.name)
         if sidecar is not None:
-            pdf = pdfs.get(sidecar[0], f"{sidecar[0]}.pdf")
-            if sidecar[0] not in pdfs:
-                problems.append(
-                    Problem(
-                        path.name,
-                        f"OCR sidecar without its PDF ({pdf}); remove it or restore the PDF",
-                        warning=True,
-                    )
-                )
+            owners = paged.get(sidecar[0], [])
+            if len(owners) != 1:
+                problems.append(_sidecar_problem(path.name, sidecar[0], owners))
                 continue
-            units.append(Unit(path.name, path, sha256_file(path), pdf))
+            units.append(Unit(path.name, path, sha256_file(path), owners[0]))
         else:
             units.append(Unit(path.name, path, sha256_file(path), path.name))
     catalog = folder / CATALOG_NAME
     return Scan(folder, units, problems, sha256_file(catalog) if catalog.is_file() else None)
+
+
+def _sidecar_problem(name: str, stem: str, owners: list[str]) -> Problem:
+    if not owners:
+        return Problem(
+            name, f"OCR sidecar without its PDF ({stem}.pdf); remove it or restore the PDF", warning=True
+        )
+    return Problem(
+        name,
+        f"OCR sidecar of {' or '.join(owners)}, which share the name {stem}: it is not read until one "
+        "of them is renamed",
+    )
 
 
 def _is_input(name: str) -> bool:
@@ -434,7 +442,8 @@ def _pages_needing_ocr(
     present = {u.name for u in units}
     problems = []
     for unit in units:
-        if not unit.is_source or unit.name in skipped or not unit.name.lower().endswith(".pdf"):
+        fmt = format_of(unit.name)
+        if not unit.is_source or unit.name in skipped or fmt is None or not fmt.rendered:
             continue
         if unit.name in extracted:
             pages = extracted[unit.name]

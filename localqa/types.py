@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
+from localqa.formats import SECTION_NUMBERED, SPREADSHEETS, format_of, is_spreadsheet
+
 
 class Kind(StrEnum):
     PROSE = "prose"
@@ -101,7 +103,10 @@ class Passage(Frozen):
 
 
 class Location(Frozen):
-    """Where a passage is, in the fields every JSON output shares."""
+    """Where a passage is, in the fields every JSON output shares. Every format fills the same
+    fields (`localqa.formats`): a spreadsheet row has its sheet's name as `section`, the sheet's
+    position as `table` and the row number the spreadsheet shows as `row`; a slide's number is its
+    `page`; Word, HTML and slide paragraphs are numbered within their section."""
 
     source: str
     page: int | None
@@ -113,15 +118,32 @@ class Location(Frozen):
     effective: date | None
 
     def describe(self) -> str:
+        """`handbook.pdf, page 1, prose paragraph 3, § Loans, effective 2026-01-01`; as each
+        format is cited: `register.xlsx, sheet Loans, row 12`, `handbook.docx, § Loans > Renewals,
+        paragraph 3`, `deck.pptx, slide 4, ...` (`localqa.formats`)."""
+        fmt = format_of(self.source)
+        name = fmt.name if fmt else ""
         parts = [self.source]
-        if self.page is not None:
-            parts.append(f"page {self.page}")
-        if self.kind is Kind.TABLE:
-            parts.append(f"table {self.table}, row {self.row}")
-        elif self.paragraph is not None:
-            parts.append(f"{self.kind.value} paragraph {self.paragraph}")
-        if self.section:
-            parts.append(f"§ {self.section}")
+        if name in SPREADSHEETS and self.kind is Kind.TABLE:
+            parts += [*([f"sheet {self.section}"] if self.section else []), f"row {self.row}"]
+        elif name in SECTION_NUMBERED:
+            if self.page is not None:
+                parts.append(f"{'slide' if name == 'pptx' else 'page'} {self.page}")
+            if self.section:
+                parts.append(f"§ {self.section}")
+            if self.kind is Kind.TABLE:
+                parts.append(f"table {self.table}, row {self.row}")
+            elif self.paragraph is not None:
+                parts.append(f"paragraph {self.paragraph}")
+        else:
+            if self.page is not None:
+                parts.append(f"page {self.page}")
+            if self.kind is Kind.TABLE:
+                parts.append(f"table {self.table}, row {self.row}")
+            elif self.paragraph is not None:
+                parts.append(f"{self.kind.value} paragraph {self.paragraph}")
+            if self.section:
+                parts.append(f"§ {self.section}")
         parts.append(f"effective {self.effective.isoformat()}" if self.effective else "undated")
         return ", ".join(parts)
 
@@ -130,7 +152,9 @@ class Location(Frozen):
         where = [self.source]
         if self.page is not None:
             where.append(f"p{self.page}")
-        if self.kind is Kind.TABLE:
+        if self.kind is Kind.TABLE and self.section and is_spreadsheet(self.source):
+            where.append(f"sheet {self.section} row {self.row}")
+        elif self.kind is Kind.TABLE:
             where.append(f"table {self.table} row {self.row}")
         else:
             where.append(

@@ -24,6 +24,9 @@ class Expect(BaseModel):
     table: int | None = None
     row: int | None = None
     paragraph: int | None = None
+    # The heading path (a spreadsheet row's sheet): Word, HTML and slide paragraphs are numbered
+    # within their section.
+    section: str | None = None
     contains: str | None = None
 
     def matches(self, location: Location, text: str) -> bool:
@@ -37,6 +40,7 @@ class Expect(BaseModel):
                     ("table", self.table),
                     ("row", self.row),
                     ("paragraph", self.paragraph),
+                    ("section", self.section),
                 )
             )
             and (self.contains is None or self.contains in text)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from localqa.catalog import Problem
+from localqa.extract.checks import BadFile, check_file
 from localqa.extract.ocr import SidecarWithoutPage, extract_sidecar, parse_sidecar_name
 from localqa.extract.pdf import PdfUnreadable, extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
@@ -26,8 +27,8 @@ class Extracted:
 
 
 def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
-    """Passages of one input file: a PDF, a Markdown or text file, or the OCR sidecar of a page of
-    `doc_source`. Raises `Unreadable` when nothing can be extracted."""
+    """Passages of one input file: a source of any format `localqa.formats` names, or the OCR
+    sidecar of a page of `doc_source`. Raises `Unreadable` when nothing can be extracted."""
     try:
         sidecar = parse_sidecar_name(name)
         if sidecar is not None:
@@ -37,16 +38,59 @@ def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
             passages, warning = extract_sidecar(path, path.with_name(doc_source), doc_source, sidecar[1])
             problems = [Problem(name, warning, warning=True)] if warning else []
             return Extracted(passages, problems=problems)
-        suffix = path.suffix.lower()
-        if suffix == ".pdf":
-            pdf = extract_pdf(path, name)
-            found = Found(title=pdf.title, name=pdf.organisation, period=pdf.period)
-            return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems, found)
-        if suffix == ".txt":
-            text = extract_plain(path.read_text(encoding="utf-8-sig"), name, None, Kind.PROSE)
-            return Extracted(text, found=Found())
-        return Extracted(extract_markdown(path, name), found=Found())
-    except (PdfUnreadable, SidecarWithoutPage) as error:
+        if path.suffix.lower() == ".pdf":
+            return _paged(path, name)
+        fmt = check_file(path, name)
+        if fmt.rendered:
+            return _paged(path, name)
+        return _text_format(path, name, fmt.name)
+    except (PdfUnreadable, SidecarWithoutPage, BadFile) as error:
         raise Unreadable(str(error)) from None
     except (OSError, UnicodeDecodeError) as error:
         raise Unreadable(f"cannot be read ({error}); check the file") from None
+
+
+def _paged(path: Path, name: str) -> Extracted:
+    """A PDF, or a document PyMuPDF opens (EPUB, XPS, images...): the same extraction."""
+    pdf = extract_pdf(path, name)
+    found = Found(title=pdf.title, name=pdf.organisation, period=pdf.period)
+    return Extracted(pdf.passages, tuple(pdf.pages_without_text), pdf.problems, found)
+
+
+def _text_format(path: Path, name: str, fmt: str) -> Extracted:
+    """A source without page images: Markdown, text, Word, spreadsheets, slides, HTML."""
+    if fmt == "text":
+        text = extract_plain(path.read_text(encoding="utf-8-sig"), name, None, Kind.PROSE)
+        return Extracted(text, found=Found())
+    if fmt == "markdown":
+        return Extracted(extract_markdown(path, name), found=Found())
+    if fmt == "docx":
+        from localqa.extract.word import extract_docx
+
+        word = extract_docx(path, name)
+        return Extracted(word.passages, found=Found(title=word.title))
+    if fmt == "pptx":
+        from localqa.extract.slides import extract_pptx
+
+        slides = extract_pptx(path, name)
+        return Extracted(slides.passages, found=Found(title=slides.title))
+    if fmt == "html":
+        from localqa.extract.web import extract_html
+
+        page = extract_html(path, name)
+        return Extracted(page.passages, found=Found(title=page.title))
+    from localqa.extract.sheets import extract_csv, extract_xlsx
+
+    sheets = extract_xlsx(path, name) if fmt == "xlsx" else extract_csv(path, name)
+    problems = (
+        [
+            Problem(
+                name,
+                f"hidden content is not indexed ({'; '.join(sheets.left_out)}); unhide it to index it",
+                warning=True,
+            )
+        ]
+        if sheets.left_out
+        else []
+    )
+    return Extracted(sheets.passages, problems=problems, found=Found())

@@ -1,4 +1,5 @@
-"""OCR sidecars: `<stem>.page-<N>.ocr.txt` beside a PDF, one per page that has no text layer.
+"""OCR sidecars: `<stem>.page-<N>.ocr.txt` beside a PDF (or an image, or another document with
+page images), one per page that has no text layer.
 
 Sidecars are plain text a person can correct; the index reads them like prose with kind `ocr`.
 Writing them is a separate step (`localqa ocr`) so that OCR, slow and imperfect, is done once and
@@ -30,6 +31,7 @@ from localqa.extract.tesseract import (
     image_words,
 )
 from localqa.files import sha256_file, write_atomic
+from localqa.formats import format_of
 from localqa.types import Box, Kind, Passage
 
 SIDECAR = re.compile(r"^(?P<stem>.+)\.page-(?P<page>[1-9]\d*)\.ocr\.txt$")
@@ -68,7 +70,9 @@ def pages_needing_ocr(pdf: Path, force: bool = False) -> Iterator[OcrJob]:
 def run_ocr(job: OcrJob, language: str = "eng") -> str:
     """Render the page at 300 dpi and return tesseract's text, tidied for human correction."""
     with open_pdf(job.pdf) as document:
-        pixmap = document[job.page - 1].get_pixmap(dpi=DPI, colorspace="gray")
+        pixmap = document[job.page - 1].get_pixmap(
+            dpi=ocr_dpi(job.pdf, document, job.page), colorspace="gray"
+        )
         image = Image.open(io.BytesIO(pixmap.tobytes("png")))
     try:
         text = image_text(image, language)
@@ -76,6 +80,19 @@ def run_ocr(job: OcrJob, language: str = "eng") -> str:
         raise LocalQAError(f"{job.pdf.name}, page {job.page}: tesseract failed ({error})") from None
     lines = [line.rstrip() for line in text.replace("\f", "").splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
+
+
+def ocr_dpi(path: Path, document: pymupdf.Document, page: int) -> int:
+    """The resolution a page is read at: 300 dpi for a PDF page; an image at its own pixels
+    (PyMuPDF sizes an image without a resolution at 96 dpi, and rendering it at 300 would only
+    enlarge it, at ten times tesseract's work)."""
+    fmt = format_of(path.name)
+    if fmt is None or fmt.family != "image":
+        return DPI
+    with Image.open(path) as image:
+        image.seek(page - 1)
+        width: int = image.size[0]
+    return max(1, round(72 * width / float(document[page - 1].rect.width)))
 
 
 def write_sidecar(job: OcrJob, text: str) -> None:
@@ -154,9 +171,10 @@ def _read_words(pdf: Path, page: int, language: str) -> tuple[OcrWord, ...]:
             if not 1 <= page <= document.page_count:
                 raise OcrUnavailable(f"{pdf.name} has no page {page}")
             pdf_page = document[page - 1]
-            pixmap = pdf_page.get_pixmap(dpi=DPI, colorspace="gray")
+            dpi = ocr_dpi(pdf, document, page)
+            pixmap = pdf_page.get_pixmap(dpi=dpi, colorspace="gray")
             # Pixels are of the page as displayed (rotated); boxes are kept unrotated.
-            to_page = pymupdf.Matrix(72 / DPI, 72 / DPI) * pdf_page.derotation_matrix
+            to_page = pymupdf.Matrix(72 / dpi, 72 / dpi) * pdf_page.derotation_matrix
             image = Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
     except PdfUnreadable as error:
         raise OcrUnavailable(f"{pdf.name}: {error}") from None

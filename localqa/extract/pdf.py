@@ -86,7 +86,10 @@ class _Block:
 
 
 def open_pdf(path: Path) -> pymupdf.Document:
-    """Open a PDF or raise `PdfUnreadable` saying what is wrong with it."""
+    """Open a PDF, or another document PyMuPDF reads itself (EPUB, XPS, MOBI, FB2, CBZ, and images,
+    by their extension: `localqa.formats`), or raise `PdfUnreadable` saying what is wrong with it."""
+    if path.suffix.lower() != ".pdf":
+        return _open_other(path)
     size = path.stat().st_size
     if size == 0:
         raise PdfUnreadable("empty file (0 bytes); replace it with the real PDF or remove it")
@@ -106,6 +109,28 @@ def open_pdf(path: Path) -> pymupdf.Document:
         # MuPDF can "repair" a truncated or garbled file into fewer pages or paragraphs; indexing
         # that would silently replace good passages with a fraction of them.
         raise PdfUnreadable("corrupt PDF (damaged structure); re-export or re-download it")
+    return document
+
+
+def _open_other(path: Path) -> pymupdf.Document:
+    """A document PyMuPDF opens by its extension, once its content is checked to be what the
+    extension says (and, for a zip archive, safe to unpack: `checks.check_file`)."""
+    from localqa.extract.checks import BadFile, check_file
+
+    try:
+        fmt = check_file(path, path.name)
+    except BadFile as error:
+        raise PdfUnreadable(str(error)) from None
+    try:
+        document = pymupdf.open(path, filetype=path.suffix.lower().lstrip("."))
+    except Exception as error:  # PyMuPDF raises several types for damaged files
+        raise PdfUnreadable(f"is a damaged {fmt.noun} ({error}); re-export or re-download it") from None
+    if document.needs_pass:
+        document.close()
+        raise PdfUnreadable(f"is an encrypted {fmt.noun}; save an unencrypted copy and run again")
+    if document.page_count == 0:
+        document.close()
+        raise PdfUnreadable(f"is {fmt.label} without pages; check the file")
     return document
 
 
