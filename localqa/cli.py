@@ -213,20 +213,22 @@ def cli() -> None:
 @click.option("--force", is_flag=True, help="Redo pages that already have a sidecar.")
 @fail_cleanly
 def ocr(pdfs: Path, force: bool) -> None:
-    """Write an OCR sidecar for every PDF page without a text layer.
+    """Write an OCR sidecar for every page without a text layer.
 
-    Sidecars are plain text files beside the PDF, named <stem>.page-<N>.ocr.txt; correct them by
-    hand if tesseract misread something, then run 'localqa index'. Pages that have a text layer
+    Reads PDF pages, images (.png, .jpg, .tiff) and the pages of other documents PyMuPDF opens.
+    Sidecars are plain text files beside the document, named <stem>.page-<N>.ocr.txt; correct them
+    by hand if tesseract misread something, then run 'localqa index'. Pages that have a text layer
     are never touched.
     """
     from localqa.extract.ocr import OcrJob, pages_needing_ocr, run_ocr, write_sidecar
     from localqa.extract.pdf import PdfUnreadable
     from localqa.extract.tesseract import check_tesseract
+    from localqa.formats import format_of
 
     check_tesseract()
     jobs: list[OcrJob] = []
     unreadable = 0
-    for pdf in sorted(p for p in pdfs.iterdir() if p.suffix.lower() == ".pdf"):
+    for pdf in sorted(p for p in pdfs.iterdir() if (fmt := format_of(p.name)) is not None and fmt.rendered):
         try:
             jobs.extend(pages_needing_ocr(pdf, force=force))
         except PdfUnreadable as error:
@@ -394,7 +396,7 @@ class _ProgressBar:
 @json_option
 @fail_cleanly
 def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_json: bool) -> None:
-    """Show what the index holds: documents, passages by kind, sidecars, embeddings.
+    """Show what the index holds: documents, passages by kind and by format, sidecars, embeddings.
 
     Counts cover only the documents the caller may see (their tenant and an access label their
     role may see, every version and status), unless --all, which also shows the corpus digest.
@@ -414,6 +416,7 @@ def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_j
         click.echo(json.dumps(payload, indent=2))
         return
     kinds = ", ".join(f"{count} {kind}" for kind, count in info.passages.items())
+    formats = ", ".join(f"{count} {name}" for name, count in info.formats.items())
     seen_by = "everyone (--all)" if caller is None else f"role {caller.role} · tenant {caller.tenant}"
     say(
         [
@@ -421,6 +424,7 @@ def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_j
             f"Counted for:    {seen_by}",
             f"Documents:      {info.documents}",
             f"Passages:       {sum(info.passages.values())} ({kinds})",
+            *([f"By format:      {formats}"] if formats else []),
             f"OCR sidecars:   {info.sidecars}",
             *([f"Corpus digest:  {info.corpus_digest}"] if info.corpus_digest else []),
             *(
@@ -892,21 +896,28 @@ def show(
     """Render PAGE of SOURCE as a PNG with the quote's own place highlighted.
 
     Only the quote is highlighted: its own lines of text, the whole row for a table row, or its
-    words on a scanned page. A quote that is not on a page of a document the caller may see on
-    --as-of is refused, and nothing is highlighted. A Markdown or text source has no pages:
-    leave PAGE out, and the paragraph holding --quote is printed with the quote marked.
+    words on a scanned page or image. A quote that is not on a page of a document the caller may
+    see on --as-of is refused, and nothing is highlighted. A slide's number is its PAGE; its text
+    is drawn with the quote highlighted. Word, spreadsheet, HTML, Markdown and text sources have no
+    pages: leave PAGE out, and the passage holding --quote is printed with the quote marked, or,
+    with -o FILE.png, drawn among the passages around it.
     """
     from localqa import show as showing
+    from localqa.formats import format_of
     from localqa.library import Library
 
-    if page is None and source.lower().endswith(".pdf"):
-        raise click.UsageError("a PDF needs PAGE: localqa show SOURCE PAGE [--quote TEXT]")
+    fmt = format_of(source)
+    if page is None and fmt is not None and (fmt.rendered or fmt.name == "pptx"):
+        unit = "a slide number" if fmt.name == "pptx" else "PAGE"
+        raise click.UsageError(f"{fmt.label} needs {unit}: localqa show SOURCE PAGE [--quote TEXT]")
     caller = Caller(role=role, tenant=tenant)
     with Library(db) as library:
         found = library.page(source, page, as_of=as_of, caller=caller)
-    if page is None:
+    if page is None and output is None:
         if quote is None:
-            raise click.UsageError("a text source has no page to render; give --quote to print its paragraph")
+            raise click.UsageError(
+                "a source without pages needs --quote to print its paragraph (or -o FILE.png to draw it)"
+            )
         passage, before, marked, after = showing.mark(found, quote)
         where = f"paragraph {passage.paragraph}" + (f", § {passage.section}" if passage.section else "")
         click.echo(f"{visible(source)}, {visible(where)}")
@@ -1015,8 +1026,8 @@ def serve(
 def _page_images(
     asked: Asked, folder: Path, pdfs: Path, as_of: date, caller: Caller, library: Library
 ) -> dict[int, str]:
-    """One PNG per verified quote on a PDF page (`ask --show`): part index -> the file written,
-    or why none was."""
+    """One PNG per verified quote (`ask --show`): its page, or for a source without page images
+    its own text drawn around it; part index -> the file written, or why none was."""
     import re
 
     from localqa import show as showing
@@ -1025,10 +1036,11 @@ def _page_images(
     images: dict[int, str] = {}
     for index, part in enumerate(asked.parts):
         citation = part.answer.citation
-        if not part.answer.verified or citation is None or citation.page is None:
+        if not part.answer.verified or citation is None:
             continue
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(citation.source).stem)[:80]
-        target = folder / f"{index + 1}-{stem}.page-{citation.page}.png"
+        page = "" if citation.page is None else f".page-{citation.page}"
+        target = folder / f"{index + 1}-{stem}{page}.png"
         try:
             found = library.page(citation.source, citation.page, as_of=as_of, caller=caller)
             target.write_bytes(showing.page_image(pdfs, found, part.answer.quote, cited=citation))

@@ -132,6 +132,7 @@ def status_json(info: IndexStatus, caller: Caller | None) -> dict[str, Any]:
         "db": info.path,
         "documents": info.documents,
         "passages": info.passages,
+        "passages_by_format": info.formats,
         "sidecars": info.sidecars,
         "invisible_documents": list(info.invisible_documents),
         "corpus_digest": info.corpus_digest,

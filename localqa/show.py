@@ -11,7 +11,8 @@ passage:
   only words that match (or were corrected in place) are highlighted.
 
 If the quote cannot be placed this way, nothing is highlighted and `QuoteNotShownError` says
-why. A Markdown or text source has no page: `mark` splits its paragraph around the quote.
+why. A source without page images is drawn as its own text (`localqa.show_text`); `mark` splits
+its paragraph around the quote for the terminal.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from localqa.extract.layout import box
 from localqa.extract.pdf import PdfUnreadable, open_pdf
 from localqa.extract.tesseract import TesseractMissing
 from localqa.files import sha256_file
+from localqa.formats import format_of
 from localqa.library import VisiblePage
 from localqa.text import squash
 from localqa.types import Box, Kind, Location, Passage
@@ -192,26 +194,30 @@ def _word_span(text: str, quote: str) -> range:
 
 def render(pdf: Path, number: int, boxes: Sequence[Box], dpi: int = DEFAULT_DPI) -> bytes:
     """Page `number` (1-based) of `pdf` as PNG, with `boxes` (page points) highlighted."""
-    from PIL import Image, ImageChops, ImageDraw
-
     try:
         with open_pdf(pdf) as document:
             if not 1 <= number <= document.page_count:
                 raise QuoteNotShownError(f"{pdf.name} has no page {number}")
-            page = document[number - 1]
-            zoom = pymupdf.Matrix(dpi / 72, dpi / 72)
-            pixmap = page.get_pixmap(matrix=zoom, alpha=False, colorspace=pymupdf.csRGB)
-            # Boxes are on the unrotated page; the image is the page as displayed.
-            to_pixels = page.rotation_matrix * zoom
+            return draw(document[number - 1], boxes, dpi)
     except PdfUnreadable as error:
         raise QuoteNotShownError(f"{pdf.name}: {error}") from None
+
+
+def draw(page: pymupdf.Page, boxes: Sequence[Box], dpi: int = DEFAULT_DPI) -> bytes:
+    """`page` as PNG, with `boxes` (page points, unrotated) highlighted."""
+    from PIL import Image, ImageChops, ImageDraw
+
+    zoom = pymupdf.Matrix(dpi / 72, dpi / 72)
+    pixmap = page.get_pixmap(matrix=zoom, alpha=False, colorspace=pymupdf.csRGB)
+    # Boxes are on the unrotated page; the image is the page as displayed.
+    to_pixels = page.rotation_matrix * zoom
     image = Image.frombytes("RGB", (pixmap.width, pixmap.height), pixmap.samples)
     if boxes:
         overlay = Image.new("RGB", image.size, "white")
-        draw = ImageDraw.Draw(overlay)
+        canvas = ImageDraw.Draw(overlay)
         for box in boxes:
             rect = pymupdf.Rect(box) * to_pixels
-            draw.rectangle(
+            canvas.rectangle(
                 (round(rect.x0), round(rect.y0), round(rect.x1) - 1, round(rect.y1) - 1), HIGHLIGHT
             )
         image = ImageChops.multiply(image, overlay)
@@ -228,7 +234,15 @@ def page_image(
     cited: Location | None = None,
     dpi: int = DEFAULT_DPI,
 ) -> bytes:
-    """The PNG of `page` with `quote` highlighted (no quote: the page as it is)."""
+    """The PNG of `page` with `quote` highlighted (no quote: the page as it is). A source without
+    page images (Word, spreadsheets, slides, HTML, Markdown, text) is drawn as its own text, with
+    its passages around the quote (`localqa.show_text`)."""
+    fmt = format_of(page.source)
+    if fmt is None or not fmt.rendered:
+        from localqa.show_text import text_image
+
+        source_file(folder, page)  # the file must still be the one indexed, as for a PDF
+        return text_image(page, quote, cited, dpi)
     if page.page is None:
         raise QuoteNotShownError(f"{page.source!r} is a text source and has no page to render")
     pdf = source_file(folder, page)
@@ -246,8 +260,10 @@ def mark(page: VisiblePage, quote: str, cited: Location | None = None) -> tuple[
 
 
 def _is_at(passage: Passage, location: Location) -> bool:
-    return (passage.kind, passage.paragraph, passage.table, passage.row) == (
+    # The section too: Word, HTML and slide paragraphs are numbered within their section.
+    return (passage.kind, passage.section, passage.paragraph, passage.table, passage.row) == (
         location.kind,
+        location.section,
         location.paragraph,
         location.table,
         location.row,

@@ -129,6 +129,7 @@ class IndexStatus:
     embeddings: dict[str, int]
     schema_version: int
     built: str | None
+    formats: dict[str, int] = field(default_factory=dict)  # passages by source format ("docx": 40)
 
 
 @dataclass(frozen=True)

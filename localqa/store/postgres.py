@@ -288,7 +288,10 @@ class PostgresStore(LayoutStore):
             *args,
         )
         meta = dict(self._query("SELECT key, value FROM meta"))
-        return status_of(self.path, self._documents, doc_ids, kinds, sidecars, dict(embedded), meta)
+        sources = dict(self._query(f"SELECT source, count(*) FROM passages p{where} GROUP BY source", *args))
+        return status_of(
+            self.path, self._documents, doc_ids, kinds, sidecars, dict(embedded), meta, sources=sources
+        )
 
     # --- retrieval ------------------------------------------------------------------------
 
@@ -377,13 +380,16 @@ class PostgresStore(LayoutStore):
         rows = self._query(
             f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = %s AND page IS NOT DISTINCT FROM %s "
             "AND kind = %s AND table_no IS NOT DISTINCT FROM %s AND row_no IS NOT DISTINCT FROM %s "
-            "AND paragraph IS NOT DISTINCT FROM %s ORDER BY id LIMIT 1",
+            "AND paragraph IS NOT DISTINCT FROM %s ORDER BY section IS NOT DISTINCT FROM %s DESC, id LIMIT 1",
             location.source,
             location.page,
             location.kind.value,
             location.table,
             location.row,
             location.paragraph,
+            # Word, HTML and slide paragraphs are numbered within their section: the one in the
+            # citation's section first (a citation that omits its section still finds one).
+            location.section,
         )
         return self._numbered(rows)[0] if rows else None
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
+from localqa.formats import format_name
 from localqa.store.base import IndexStatus, StoredPassage
 from localqa.types import Document, Found, Kind, Period, Status
 
@@ -92,10 +93,18 @@ def status_of(
     sidecars: int,
     embedded: dict[str, int],
     meta: dict[str, str],
+    *,
+    sources: dict[str, int] | None = None,
 ) -> IndexStatus:
-    """What `Store.status` reports, from the counts a backend made over `doc_ids` (None: all)."""
+    """What `Store.status` reports, from the counts a backend made over `doc_ids` (None: all);
+    `sources` are passage counts by source file, counted by format."""
     counted = [d for d in documents if doc_ids is None or d.doc_id in doc_ids]
+    formats: dict[str, int] = {}
+    for source, count in sorted((sources or {}).items()):
+        name = format_name(source)
+        formats[name] = formats.get(name, 0) + count
     return IndexStatus(
+        formats=dict(sorted(formats.items())),
         path=path,
         documents=len(counted),
         passages={kind.value: kinds.get(kind.value, 0) for kind in Kind},

@@ -242,7 +242,10 @@ class SQLiteStore(LayoutStore):
             model: int((self._embedded(model) & counted).sum()) for model in sorted(self._embedded_with)
         }
         meta = dict(self._query("SELECT key, value FROM meta"))
-        return status_of(self.path, self._documents, doc_ids, kinds, sidecars, embedded, meta)
+        sources = dict(self._query(f"SELECT source, count(*) FROM passages{where} GROUP BY source", *args))
+        return status_of(
+            self.path, self._documents, doc_ids, kinds, sidecars, embedded, meta, sources=sources
+        )
 
     # --- retrieval ------------------------------------------------------------------------
 
@@ -336,13 +339,16 @@ class SQLiteStore(LayoutStore):
     def passage_at(self, location: Location) -> StoredPassage | None:
         rows = self._query(
             f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? AND kind = ? "
-            "AND table_no IS ? AND row_no IS ? AND paragraph IS ? LIMIT 1",
+            "AND table_no IS ? AND row_no IS ? AND paragraph IS ? ORDER BY section IS ? DESC, id LIMIT 1",
             location.source,
             location.page,
             location.kind.value,
             location.table,
             location.row,
             location.paragraph,
+            # Word, HTML and slide paragraphs are numbered within their section: the one in the
+            # citation's section first (a citation that omits its section still finds one).
+            location.section,
         )
         return self._numbered(rows)[0] if rows else None
 
