@@ -152,8 +152,8 @@ class Location(Frozen):
         where = [self.source]
         if self.page is not None:
             where.append(f"p{self.page}")
-        if self.kind is Kind.TABLE and self.section and is_spreadsheet(self.source):
-            where.append(f"sheet {self.section} row {self.row}")
+        if self.kind is Kind.TABLE and is_spreadsheet(self.source):
+            where.append(f"sheet {self.section} row {self.row}" if self.section else f"row {self.row}")
         elif self.kind is Kind.TABLE:
             where.append(f"table {self.table} row {self.row}")
         else:

@@ -30,7 +30,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def committed_sources() -> set[str]:
-    return {p.name for p in PDFS.iterdir() if p.suffix in {".pdf", ".md"}}
+    return {p.name for p in PDFS.iterdir() if p.suffix in {".pdf", ".md", ".docx", ".xlsx", ".csv"}}
 
 
 def test_generator_reproduces_every_committed_pdf(generated: Path) -> None:
@@ -40,6 +40,22 @@ def test_generator_reproduces_every_committed_pdf(generated: Path) -> None:
     for name in sorted(produced):
         assert (generated / name).read_bytes() == (PDFS / name).read_bytes(), (
             f"pdfs/{name} differs from what pdfs/generate.py writes; regenerate and commit it"
+        )
+
+
+OFFICE = ("loans-handbook.docx", "equipment-register.xlsx", "desk-rota.csv")
+
+
+def test_generator_reproduces_the_word_excel_and_csv_files(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, str(PDFS / "generate_office.py"), "--out", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(OFFICE)
+    for name in OFFICE:
+        assert (tmp_path / name).read_bytes() == (PDFS / name).read_bytes(), (
+            f"pdfs/{name} differs from what pdfs/generate_office.py writes; regenerate and commit it"
         )
 
 
