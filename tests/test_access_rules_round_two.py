@@ -301,7 +301,9 @@ def test_a_status_of_the_wrong_type_is_an_error_for_that_file_only(
     indexed: tuple[Path, Db], runner: CliRunner
 ) -> None:
     folder, db = indexed
-    edit_catalog(folder, 'status = "current"\naccess = "staff"', 'status = ["current"]\naccess = "staff"')
+    # Staff Procedures' entry only (the desk rota is staff-only too).
+    staff_entry = 'status = "current"\naccess = "staff"\ntenant = "default"\ntitle = "Staff Procedures"'
+    edit_catalog(folder, staff_entry, staff_entry.replace('"current"', '["current"]'))
     make_community_events_staff(folder)
     result = index(runner, folder, db)
     assert result.exit_code == 1

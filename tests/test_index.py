@@ -52,8 +52,8 @@ NOTICE = "opening-hours-notice.pdf"
 STAFF = "staff-procedures.pdf"
 EVENTS = "community-events.pdf"
 FINES = "fines-and-fees.md"
-SAMPLE_UNITS = 9  # 7 PDFs, 1 Markdown file, 1 sidecar
-SAMPLE_PASSAGES = 51
+SAMPLE_UNITS = 12  # 7 PDFs, 1 Markdown, 1 Word, 1 Excel and 1 CSV file, 1 sidecar
+SAMPLE_PASSAGES = 73
 DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
 PASSAGE_COLUMNS = "id, doc_id, origin, kind, source, page, section, paragraph, table_no, row_no, boxes, text"
 NOV_14 = date(2026, 11, 14)
@@ -154,7 +154,7 @@ def extracted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_sample_index_is_complete_and_consistent(library_db: Db) -> None:
     assert len(passages(library_db)) == SAMPLE_PASSAGES
-    assert len(documents(library_db)) == 8
+    assert len(documents(library_db)) == 11
     assert_consistent(library_db)
     files = {r[0] for r in query(library_db, "SELECT name FROM files")}
     assert SIDECAR in files and "catalog.toml" in files and "fines-and-fees.md" in files
@@ -346,7 +346,7 @@ def test_adding_one_pdf_extracts_only_that_pdf(indexed: tuple[Path, Db], extract
         "default",
         None,
     )
-    assert report.documents == 9 and report.passages == SAMPLE_PASSAGES + 4
+    assert report.documents == 12 and report.passages == SAMPLE_PASSAGES + 4
     assert_consistent(db)
 
 
@@ -1128,14 +1128,14 @@ def test_disk_full_while_embedding_keeps_the_lexical_index_and_the_vectors_commi
     indexed: tuple[Path, Path], tmp_path: Path
 ) -> None:
     folder, db = indexed
-    # Nothing to extract, 51 passages to embed in batches of 16 (24 kB of vectors each): the
+    # Nothing to extract, 73 passages to embed in batches of 16 (24 kB of vectors each): the
     # lexical commit fits, then a file (the vector file or the index's log) reaches 40 kB.
     result = _index_with_file_size_limit(
         folder, db, 40 * 1024, setup="import localqa.embeddings as e; e.COMMIT_EVERY = 16"
     )
     assert result.returncode == 1
     ready, error = result.stderr.strip().splitlines()
-    assert ready.startswith("Searchable now: 8 documents, 51 passages; embedding 51 passages")
+    assert ready.startswith("Searchable now: 11 documents, 73 passages; embedding 73 passages")
     assert error.startswith(f"Error: {db}: ") and "Traceback" not in result.stderr
     assert error.endswith("the index keeps what was committed before it; run 'localqa index' again to finish")
     committed = index_status(db).embeddings[MODEL_NAME]

@@ -29,15 +29,18 @@ from localqa.types import Caller
 PDFS = Path(__file__).resolve().parent.parent / "pdfs"
 SAMPLE_SOURCES = {
     "community-events.pdf",
+    "desk-rota.csv",
     "equipment-policy-2026-06-01.pdf",
     "equipment-policy-2026-11-01.pdf",
+    "equipment-register.xlsx",
     "fines-and-fees.md",
     "library-handbook.pdf",
+    "loans-handbook.docx",
     "opening-hours-notice.pdf",
     "reading-room-rules-2024.pdf",
     "staff-procedures.pdf",
 }
-SAMPLE_PASSAGES = 51
+SAMPLE_PASSAGES = 73
 DOCUMENT_COLUMNS = "doc_id, source, series, version, effective, status, access, tenant, title"
 
 
@@ -373,7 +376,7 @@ def test_index_prints_what_changed(
         "   added  faq.md\n"
         " changed  library-handbook.page-4.ocr.txt\n"
         " removed  reading-room-rules-2024.pdf\n"
-        f"Index {db}: 8 documents, 47 passages (1 added, 1 changed, 1 removed, 7 unchanged).\n"
+        f"Index {db}: 11 documents, 69 passages (1 added, 1 changed, 1 removed, 10 unchanged).\n"
     )
 
 
@@ -395,7 +398,7 @@ def test_index_json_output(sample_pdfs: Path, tmp_path: Path, runner: CliRunner)
         "corpus_digest",
         "problems",
     }
-    assert data["documents"] == 8 and data["passages"] == SAMPLE_PASSAGES and len(data["added"]) == 9
+    assert data["documents"] == 11 and data["passages"] == SAMPLE_PASSAGES and len(data["added"]) == 12
     assert data["embedded"] == 0  # a new index is not embedded unless asked (--embed)
     assert data["problems"] == [
         {
@@ -437,17 +440,41 @@ def test_rebuild_replaces_a_file_that_is_not_an_index(
 
 
 @pytest.mark.parametrize(
-    ("args", "counted_for", "documents", "passages"),
+    ("args", "counted_for", "documents", "passages", "formats"),
     [
-        # The default caller (public, default tenant) does not count the staff-only document.
-        ([], "role public · tenant default", 7, "47 (35 prose, 10 table, 2 ocr)"),
-        (["--role", "staff"], "role staff · tenant default", 8, "51 (39 prose, 10 table, 2 ocr)"),
-        (["--tenant", "globex"], "role public · tenant globex", 0, "0 (0 prose, 0 table, 0 ocr)"),
-        (["--all"], "everyone (--all)", 8, "51 (39 prose, 10 table, 2 ocr)"),
+        # The default caller (public, default tenant) does not count the staff-only documents.
+        (
+            [],
+            "role public · tenant default",
+            9,
+            "65 (43 prose, 20 table, 2 ocr)",
+            "12 docx, 6 markdown, 41 pdf, 6 xlsx",
+        ),
+        (
+            ["--role", "staff"],
+            "role staff · tenant default",
+            11,
+            "73 (47 prose, 24 table, 2 ocr)",
+            "4 csv, 12 docx, 6 markdown, 45 pdf, 6 xlsx",
+        ),
+        (["--tenant", "globex"], "role public · tenant globex", 0, "0 (0 prose, 0 table, 0 ocr)", ""),
+        (
+            ["--all"],
+            "everyone (--all)",
+            11,
+            "73 (47 prose, 24 table, 2 ocr)",
+            "4 csv, 12 docx, 6 markdown, 45 pdf, 6 xlsx",
+        ),
     ],
 )
 def test_status_text(
-    library_db: Path, runner: CliRunner, args: list[str], counted_for: str, documents: int, passages: str
+    library_db: Path,
+    runner: CliRunner,
+    args: list[str],
+    counted_for: str,
+    documents: int,
+    passages: str,
+    formats: str,
 ) -> None:
     result = runner.invoke(cli, ["status", "--db", str(library_db), *args])
     assert result.exit_code == 0
@@ -458,7 +485,8 @@ def test_status_text(
         f"Counted for:    {counted_for}\n"
         f"Documents:      {documents}\n"
         f"Passages:       {passages}\n"
-        f"OCR sidecars:   {sidecars}\n"
+        + (f"By format:      {formats}\n" if formats else "")
+        + f"OCR sidecars:   {sidecars}\n"
         # The digest covers every document, so only the operator's view shows it.
         + (f"Corpus digest:  {digest}\n" if args == ["--all"] else "")
         + f"Schema version: {SCHEMA_VERSION}\n"
@@ -473,8 +501,9 @@ def test_status_json(library_db: Path, runner: CliRunner) -> None:
     assert data == {
         "db": str(library_db),
         "caller": {"role": "public", "tenant": "default"},
-        "documents": 7,
-        "passages": {"prose": 35, "table": 10, "ocr": 2},
+        "documents": 9,
+        "passages": {"prose": 43, "table": 20, "ocr": 2},
+        "passages_by_format": {"docx": 12, "markdown": 6, "pdf": 41, "xlsx": 6},  # no staff-only csv
         "sidecars": 1,
         "invisible_documents": [],
         "corpus_digest": None,  # it changes when a hidden document does: the operator's view only
@@ -495,7 +524,7 @@ def test_status_follows_the_index(
     (sample_pdfs / "library-handbook.page-4.ocr.txt").unlink()
     assert index(runner, sample_pdfs, db).exit_code == 0
     after = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--json", "--all"]).stdout)
-    assert after["passages"] == {"prose": 39, "table": 10, "ocr": 0}
+    assert after["passages"] == {"prose": 47, "table": 24, "ocr": 0}
     assert after["sidecars"] == 0
     assert after["corpus_digest"] != before["corpus_digest"]
 

@@ -410,5 +410,9 @@ def test_ask_show_json_names_each_image(library_db: Path, runner: CliRunner, tmp
     parts = json.loads(result.stdout)["parts"]
     assert parts[0]["image"] == str(folder / "1-equipment-policy-2026-11-01.page-1.png")
     assert parts[1]["answer"]["citation"]["source"] == "fines-and-fees.md"
-    assert "image" not in parts[1]  # a text source has no page to render
-    assert sorted(p.name for p in folder.iterdir()) == ["1-equipment-policy-2026-11-01.page-1.png"]
+    # A text source has no page: its own text is drawn around the quote.
+    assert parts[1]["image"] == str(folder / "2-fines-and-fees.png")
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "1-equipment-policy-2026-11-01.page-1.png",
+        "2-fines-and-fees.png",
+    ]
