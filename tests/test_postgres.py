@@ -285,7 +285,7 @@ def test_vectors_commit_in_batches_and_a_failed_run_keeps_what_was_committed(
             assert reader.changed() and reader.has_vectors(model)
             assert reader.status(None).embeddings == {model: 16}
             missing = reader.missing_vectors(model, range(reader._layout.size))  # type: ignore[attr-defined]
-            assert len(missing) == 51 - 16
+            assert len(missing) == 73 - 16
             put(writer, 16)  # not committed: lost with the failure below
             raise psycopg.errors.DiskFull("could not extend file: No space left on device")
         assert str(failed.value).endswith(
@@ -296,7 +296,7 @@ def test_vectors_commit_in_batches_and_a_failed_run_keeps_what_was_committed(
     assert index_status(library).embeddings == {model: 16}
     with store_postgres.writing(library) as writer:
         rest = [p.id for p in writer.passages_without_vectors(model)]
-        assert len(rest) == 51 - 16 and not set(rest) & set(first)
+        assert len(rest) == 73 - 16 and not set(rest) & set(first)
         writer.drop_vectors(model)
 
 

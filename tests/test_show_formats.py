@@ -192,3 +192,47 @@ def test_status_counts_passages_by_format_among_what_the_caller_sees(indexed: tu
     assert "csv" not in public["passages_by_format"]  # desk-rota.csv is staff-only
     assert staff["passages_by_format"]["csv"] == 4
     assert sum(public["passages_by_format"].values()) == sum(public["passages"].values())
+
+
+# --- the web app ---------------------------------------------------------------------------------
+
+
+def test_the_web_app_shows_a_word_answer_marked_and_a_slide_highlighted(tmp_path: Path) -> None:
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from localqa.serve.app import ServeConfig, create_app
+
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    sample = Path(__file__).resolve().parent.parent / "pdfs"
+    shutil.copy(sample / "loans-handbook.docx", folder)
+    presentation = Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = "Fines"
+    slide.placeholders[1].text_frame.text = "Overdue laptops cost 5 dollars a day."
+    presentation.save(folder / "fines.pptx")
+    db = tmp_path / "index.sqlite3"
+    refresh_index(folder, db, embed=False)
+    with TestClient(create_app(ServeConfig(db=db, pdfs=folder, model="extractive"))) as client:
+        word = client.get(
+            "/ask", params={"question": "How much does an interlibrary loan request cost?", "as_of": AS_OF}
+        )
+        assert word.status_code == 200
+        assert "<mark" in word.text and "An interlibrary loan request costs 3 dollars" in word.text
+        asked = client.post(
+            "/api/ask", json={"question": "How much do overdue laptops cost?", "as_of": AS_OF}
+        )
+        citation = asked.json()["parts"][0]["answer"]["citation"]
+        assert (citation["source"], citation["page"]) == ("fines.pptx", 1)
+        slide_page = client.get(
+            "/ask", params={"question": "How much do overdue laptops cost?", "as_of": AS_OF}
+        )
+        assert "/api/pages/fines.pptx/1.png?" in slide_page.text
+        image = client.get(
+            "/api/pages/fines.pptx/1.png",
+            params={"quote": "Overdue laptops cost 5 dollars a day.", "as_of": AS_OF},
+        )
+        assert image.status_code == 200 and image.headers["content-type"] == "image/png"
+        assert highlighted_text(image.content) > 0
