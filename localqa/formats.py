@@ -69,6 +69,23 @@ SECTION_NUMBERED = frozenset({"docx", "html", "pptx"})
 # spreadsheet application shows. A CSV file is one sheet, named after the file.
 
 
+# Document files localqa does not read, named at `index` time with what to do, so that none is
+# passed over without a word (any other file in the folder is not a document and is ignored).
+NOT_READ: dict[str, str] = {
+    **dict.fromkeys(
+        (".doc", ".xls", ".ppt"), "an Office 97-2003 file is not read; save it as .docx, .xlsx or .pptx"
+    ),
+    **dict.fromkeys(
+        (".docm", ".xlsm", ".pptm", ".dotm", ".xltm", ".potm"),
+        "a macro-enabled Office file is not read (macros are never run); save it as .docx, .xlsx or .pptx",
+    ),
+    **dict.fromkeys(
+        (".odt", ".ods", ".odp", ".rtf"),
+        "an OpenDocument or RTF file is not read; save it as .docx, .xlsx or .pptx (or export a PDF)",
+    ),
+}
+
+
 def format_of(source: str) -> Format | None:
     """The format a source file name says it has, or None for a file localqa does not read."""
     return _FORMATS.get(Path(source).suffix.lower())

@@ -29,7 +29,7 @@ from localqa.catalog import (
 from localqa.errors import CatalogError, LocalQAError
 from localqa.extract.ocr import parse_sidecar_name
 from localqa.files import sha256_file
-from localqa.formats import SOURCE_SUFFIXES, format_of
+from localqa.formats import NOT_READ, SOURCE_SUFFIXES, format_of
 from localqa.store.base import IndexedFile, IndexedState
 from localqa.types import ROLES, Document, Status
 
@@ -76,6 +76,9 @@ def scan_folder(folder: Path) -> Scan:
     files: list[Path] = []
     for path in sorted(folder.iterdir()):
         if not _is_input(path.name):
+            unread = NOT_READ.get(path.suffix.lower())
+            if unread and not path.name.startswith(".") and path.is_file():
+                problems.append(Problem(path.name, unread, warning=True))
             continue
         if path.is_symlink():
             problems.append(_link_problem(path, root))

@@ -350,3 +350,23 @@ def test_bad_files_are_named_and_the_rest_is_indexed(tmp_path: Path) -> None:
     with Library(db) as library:
         status = library.status(Caller())
     assert status.formats == {"docx": 1, "xlsx": 6}
+
+
+def test_document_files_localqa_does_not_read_are_named(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    good_word(folder / "loans.docx")
+    shutil.copy(FIXTURES / "legacy-word97.doc", folder / "old.doc")
+    shutil.copy(folder / "loans.docx", folder / "loans-macros.docm")
+    (folder / "notes.odt").write_bytes(b"PK\x03\x04")
+    (folder / "photo.gif").write_bytes(b"GIF89a")  # not a document: ignored without a word
+    report = refresh_index(folder, tmp_path / "index.sqlite3", embed=False)
+    assert report.added == ["loans.docx"]
+    assert [str(p) for p in report.problems] == [
+        "loans-macros.docm: a macro-enabled Office file is not read (macros are never run); save it as "
+        ".docx, .xlsx or .pptx",
+        "notes.odt: an OpenDocument or RTF file is not read; save it as .docx, .xlsx or .pptx (or export "
+        "a PDF)",
+        "old.doc: an Office 97-2003 file is not read; save it as .docx, .xlsx or .pptx",
+    ]
+    assert all(p.warning for p in report.problems)
