@@ -236,3 +236,28 @@ def test_the_web_app_shows_a_word_answer_marked_and_a_slide_highlighted(tmp_path
         )
         assert image.status_code == 200 and image.headers["content-type"] == "image/png"
         assert highlighted_text(image.content) > 0
+
+
+def test_a_copied_staff_spreadsheet_stays_staff(indexed: tuple[Path, Db]) -> None:
+    """The content-hash rule holds for every format: the staff-only rota copied under a new name,
+    without a catalog entry, is indexed as narrowly as the file whose bytes it has."""
+    import shutil
+
+    folder, db = indexed
+    shutil.copy(folder / "desk-rota.csv", folder / "rota-copy.csv")
+    report = refresh_index(folder, db, embed=False)
+    assert report.added == ["rota-copy.csv"]
+    (warning,) = [p for p in report.problems if p.source == "rota-copy.csv"]
+    assert (
+        "has the same content as desk-rota.csv, so it is indexed as narrowly (access staff" in warning.message
+    )
+    with Library(db) as library:
+        public = library.search("Who works the closing shift on Friday?", as_of=date.fromisoformat(AS_OF))
+        staff = library.search(
+            "Who works the closing shift on Friday?",
+            as_of=date.fromisoformat(AS_OF),
+            caller=Caller(role="staff"),
+        )
+        assert library.status(Caller()).formats.get("csv") is None
+    assert not any(c.location.source.endswith(".csv") for c in public[0].candidates)
+    assert {c.location.source for c in staff[0].candidates[:2]} == {"desk-rota.csv", "rota-copy.csv"}
