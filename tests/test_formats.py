@@ -402,3 +402,13 @@ def test_kinds_are_the_existing_ones(name: str, kind: Kind) -> None:
     `prose` (the JSON location fields stay the same for every format)."""
     assert kind in set(Kind)
     assert {k.value for k in Kind} == {"prose", "table", "ocr"}
+
+
+def test_a_utf16_html_page_is_text_not_binary(tmp_path: Path) -> None:
+    path = tmp_path / "wide.html"
+    body = "<main><h1>Loans</h1><p>Standard loans last 21 days at every branch of the library.</p></main>"
+    path.write_bytes(f"<html><head><title>Wide</title></head><body>{body}</body></html>".encode("utf-16"))
+    result = extract(path)
+    assert [(p.section, p.text) for p in result.passages] == [
+        ("Loans", "Standard loans last 21 days at every branch of the library.")
+    ]

@@ -59,7 +59,7 @@ def check_file(path: Path, name: str) -> Format:
     elif fmt.name in _TEXT_FORMATS:
         if found is not None:
             raise BadFile(f"is {found} by its content, not {fmt.label}; rename it with the right extension")
-        if b"\0" in head:
+        if b"\0" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 text has NULs
             raise BadFile(f"is binary data, not {fmt.label}; remove it or rename it with the right extension")
     elif fmt.family == "image":  # a PDF is checked as it is opened (`pdf.open_pdf`)
         if found is None:
