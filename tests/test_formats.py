@@ -412,3 +412,19 @@ def test_a_utf16_html_page_is_text_not_binary(tmp_path: Path) -> None:
     assert [(p.section, p.text) for p in result.passages] == [
         ("Loans", "Standard loans last 21 days at every branch of the library.")
     ]
+
+
+def test_a_numbered_heading_is_a_heading(tmp_path: Path) -> None:
+    document = docx.Document()
+    heading = document.add_heading("Renewals", 1)
+    numbering = OxmlElement("w:numPr")
+    for tag, value in (("w:ilvl", "0"), ("w:numId", "1")):
+        element = OxmlElement(tag)
+        element.set(qn("w:val"), value)
+        numbering.append(element)
+    heading._p.get_or_add_pPr().append(numbering)
+    document.add_paragraph("Items may be renewed twice.")
+    document.save(tmp_path / "numbered.docx")
+    assert rows(extract(tmp_path / "numbered.docx").passages) == [
+        ("prose", "Renewals", 1, None, None, "Items may be renewed twice.")
+    ]

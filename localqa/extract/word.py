@@ -8,7 +8,8 @@ API stops short: its `Paragraph.text` leaves out tracked insertions and content 
 footnotes, and costs a style lookup per paragraph (`benchmarks/formats.py` compares them).
 
 - A heading is a paragraph with an outline level, its own or its style's (through `basedOn`), or a
-  style named "Heading N"; the "Title" style is the document's title, not a heading.
+  style named "Heading N", numbered or not; the "Title" style is the document's title, not a
+  heading.
 - A run of list items is one passage (each item marked `•` or with its number), joined to the
   paragraph before it when that one introduces it (ends with ":").
 - A footnote or endnote is a passage in `§ <section> > Footnote N`, numbered in order of reference.
@@ -229,7 +230,7 @@ class _Reader:
         if style.name.lower() == "title" and self.title is None:
             self._flush()
             self.title = text
-        elif level is not None and not numbered:
+        elif level is not None:  # a numbered heading ("1.2 Renewals") is a heading all the same
             self._flush()
             self.out.heading(level, text)
             self._previous = None
