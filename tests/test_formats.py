@@ -428,3 +428,22 @@ def test_a_numbered_heading_is_a_heading(tmp_path: Path) -> None:
     assert rows(extract(tmp_path / "numbered.docx").passages) == [
         ("prose", "Renewals", 1, None, None, "Items may be renewed twice.")
     ]
+
+
+FICTION_BOOK = """<?xml version="1.0" encoding="UTF-8"?>
+<FictionBook xmlns="http://www.gribuser.ru/xml/fictionbook/2.0">
+<description><title-info><book-title>Riverside Library Handbook</book-title><lang>en</lang></title-info>
+</description><body><section><title><p>Loans</p></title>
+<p>Standard loans last 21 days and may be renewed twice.</p></section></body></FictionBook>
+"""
+
+
+def test_a_fictionbook_goes_the_pdf_way(tmp_path: Path) -> None:
+    """FB2 is XML a person can write; MuPDF lays it out in pages like an EPUB."""
+    path = tmp_path / "handbook.fb2"
+    path.write_text(FICTION_BOOK, encoding="utf-8")
+    result = extract(path)
+    assert result.found is not None and result.found.title == "Riverside Library Handbook"
+    assert [(p.page, p.kind, p.section, p.text) for p in result.passages] == [
+        (1, Kind.PROSE, "Loans", "Standard loans last 21 days and may be renewed twice.")
+    ]
