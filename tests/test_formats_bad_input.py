@@ -370,3 +370,64 @@ def test_document_files_localqa_does_not_read_are_named(tmp_path: Path) -> None:
         "old.doc: an Office 97-2003 file is not read; save it as .docx, .xlsx or .pptx",
     ]
     assert all(p.warning for p in report.problems)
+
+
+def a_real(name: str, folder: Path) -> Path:
+    """A real file of `name`'s format: the sample library's, a fixture, or one written here."""
+    from PIL import Image
+    from pptx import Presentation
+
+    path = folder / name
+    suffix = path.suffix
+    if suffix == ".docx":
+        good_word(path)
+    elif suffix == ".xlsx":
+        shutil.copy(SAMPLE / "equipment-register.xlsx", path)
+    elif suffix == ".pptx":
+        deck = Presentation()
+        deck.slides.add_slide(deck.slide_layouts[1]).shapes.title.text = "Renewals"
+        deck.save(path)
+    elif suffix == ".epub":
+        shutil.copy(FIXTURES / "libreoffice-handbook.epub", path)
+    elif suffix == ".png":
+        Image.new("L", (200, 100), 255).save(path)
+    elif suffix == ".csv":
+        path.write_text("Item ID,Loan limit\nEQ-314,45 minutes\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", ["a.docx", "a.xlsx", "a.pptx", "a.epub", "a.png"])
+def test_a_truncated_file_of_each_format_is_named(name: str, tmp_path: Path) -> None:
+    whole = a_real(name, tmp_path).read_bytes()
+    cut = tmp_path / f"cut{Path(name).suffix}"
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    said = reason(cut)
+    assert "damaged" in said and said.endswith(("re-download it", "re-export it", "run again")), said
+
+
+def test_a_csv_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "rota.csv"
+    path.write_bytes("Day,Closing shift\nFriday,Zoë Brandt\n".encode("cp1252"))
+    assert reason(path) == "is not UTF-8 text (invalid continuation byte at byte 27); save it as UTF-8 CSV"
+
+
+@pytest.mark.parametrize(
+    ("name", "main_part"),
+    [
+        ("bomb.docx", "word/document.xml"),
+        ("bomb.xlsx", "xl/workbook.xml"),
+        ("bomb.pptx", "ppt/presentation.xml"),
+        ("bomb.epub", "mimetype"),
+    ],
+)
+def test_a_zip_bomb_of_each_zipped_format_is_refused_and_the_rest_indexed(
+    name: str, main_part: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    a_real("loans.csv", folder)
+    zip_with(folder / name, {main_part: b"<x/>"}, ("zeros.bin", 600 * 2**20))
+    report = refresh_index(folder, tmp_path / "index.sqlite3", embed=False)
+    assert report.added == ["loans.csv"]
+    (problem,) = [p for p in report.problems if not p.warning]
+    assert problem.source == name and "refused as a zip bomb" in problem.message

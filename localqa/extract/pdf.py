@@ -131,6 +131,13 @@ def _open_other(path: Path) -> pymupdf.Document:
     if document.page_count == 0:
         document.close()
         raise PdfUnreadable(f"is {fmt.label} without pages; check the file")
+    if fmt.family == "image":
+        try:  # an image is decoded as its page loads: a truncated one fails here, not mid-extraction
+            for _ in document:
+                pass
+        except Exception as error:
+            document.close()
+            raise PdfUnreadable(f"is a damaged {fmt.noun} ({error}); re-export it") from None
     return document
 
 
