@@ -133,8 +133,8 @@ def _open_other(path: Path) -> pymupdf.Document:
         raise PdfUnreadable(f"is {fmt.label} without pages; check the file")
     if fmt.family == "image":
         try:  # an image is decoded as its page loads: a truncated one fails here, not mid-extraction
-            for _ in document:
-                pass
+            for number in range(document.page_count):
+                document.load_page(number)
         except Exception as error:
             document.close()
             raise PdfUnreadable(f"is a damaged {fmt.noun} ({error}); re-export it") from None
