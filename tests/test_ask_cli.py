@@ -237,6 +237,7 @@ def test_ask_json_shape(
         "quote",
         "citation",
         "reason",
+        "value",
         "other_evidence",
         "selection",
         "coverage",
