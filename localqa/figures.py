@@ -34,6 +34,7 @@ from pathlib import Path
 
 from localqa import arithmetic, periods, values
 from localqa.errors import LocalQAError
+from localqa.sentences import asks_yes_or_no
 from localqa.types import Candidate, Kind, Operand, Value
 
 GLOSSARY = Path(__file__).with_name("glossary.toml")
@@ -189,6 +190,8 @@ def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     if not years:
         return None
     asking = _asking(part)
+    if asks_yes_or_no(asking):  # "Does Adobe have an improving operating margin?": not a figure
+        return None
     definitions = _definitions(part)
     statements = named_statements(part)
     found = _what(asking, definitions, terms, asked)
@@ -320,6 +323,9 @@ class _Namespace:
     depth: int = 0
 
     def instantiate(self, formula: str, year: int) -> str:
+        metric = self.terms.metrics.get(formula.strip())
+        if metric is not None and self._defined(metric.key) is None:  # a metric's key alone
+            formula = metric.formula
         if self.depth > 8:
             raise arithmetic.ExpressionError("definitions refer to each other too deeply")
         self.depth += 1
@@ -502,9 +508,8 @@ def read_operands(
     has a number at the need's year. Rows rank by how exactly their label is the item's
     (`row_match`), how many of the figure's items have rows on the same page (a statement lists them
     together; a statement's title is not always read as its heading), whether they sit in the
-    statement the item is read from (`in_statement`), then the earlier page (a filing's own
-    statements come before its subsidiaries'), an earlier row label of the item and retrieval's
-    order."""
+    statement the item is read from (`in_statement`), an earlier row label of the item, then the
+    earlier page (a filing's own statements come before its subsidiaries') and retrieval's order."""
     rows = {key: _rows(figure, key, found, context) for key, found in candidates.items()}
     support: dict[tuple[str, int], int] = {}
     for found in rows.values():
@@ -514,7 +519,7 @@ def read_operands(
     for need in figure.needs:
         ranked = sorted(
             rows.get(need.item.key, []),
-            key=lambda r: (-r.level, -support.get(r.page, 0), -r.statement, r.page[1], r.alias, r.order),
+            key=lambda r: (-r.level, -support.get(r.page, 0), -r.statement, r.alias, r.page[1], r.order),
         )
         chosen = next((f for r in ranked if (f := _cell(need, r, context)) is not None), None)
         if chosen is not None:
