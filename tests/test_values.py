@@ -18,7 +18,14 @@ CAPEX_ROW = (
     "3M Company and Subsidiaries Consolidated Statement of Cash Flows Years ended December 31: Purchases of "
     "property, plant and equipment (PP&E): 2018: (1,577); 2017: (1,373); 2016: (1,420)"
 )
-LOAN_ROW = "Equipment loan limits: Item ID: EQ-314; Item: Portable scanner; Loan limit: 45 minutes; Deposit: 20 dollars"
+LOAN_ROW = "; ".join(
+    [
+        "Equipment loan limits: Item ID: EQ-314",
+        "Item: Portable scanner",
+        "Loan limit: 45 minutes",
+        "Deposit: 20 dollars",
+    ]
+)
 
 
 def at(kind: Kind, source: str = "report.pdf", section: str | None = None) -> Location:
