@@ -171,7 +171,7 @@ class FigurePlan:
     needs: tuple[Need, ...]
     unit: str | None
     decimals: int | None
-    origin: str  # "definition", "glossary" or "item"
+    origin: str  # "definition", "glossary", "shape" (`_SHAPES`) or "item"
     statements: tuple[str, ...] = ()  # the statements the question names
 
 
@@ -263,6 +263,9 @@ def _what(
     if longest_listed is not None:
         name, metric = longest_listed
         return name, metric.key, metric.unit, "glossary"
+    shaped = _shaped(asking, asked)
+    if shaped is not None:
+        return shaped
     if not asked.quantity and not re.search(r"\bwhat\s+(?:is|was|were|are)\b", asking, re.IGNORECASE):
         return None
     item = _longest_item(folded, terms)
@@ -270,6 +273,50 @@ def _what(
         return None
     name, key = item
     return name, key, "USD", "item"
+
+
+_PHRASE = r"[\w&'\u2019 -]{2,60}?"
+_LEAD = r"(?:^|\bthe\s+|\b(?:is|was|are|were)\s+)"
+_END = r"(?=\s+(?:for|in|of|at|during|from|between|over)\b|\s*[?.,;]|$)"
+# Figures a question names by their shape rather than by a glossary name: "R&D to asset ratio",
+# "the ratio of X to Y", "X as a % of Y", "the growth rate of X", "X growth". Their parts are line
+# items (the glossary's, or read as the question writes them).
+_SHAPES: tuple[tuple[re.Pattern[str], str, str | None], ...] = (
+    (re.compile(rf"{_LEAD}(?P<x>{_PHRASE})\s+to\s+(?P<y>{_PHRASE})\s+ratio\b", re.I), "{x} / {y}", None),
+    (re.compile(rf"\bratio\s+of\s+(?P<x>{_PHRASE})\s+to\s+(?P<y>{_PHRASE}){_END}", re.I), "{x} / {y}", None),
+    (
+        re.compile(
+            rf"{_LEAD}(?P<x>{_PHRASE})\s+as\s+an?\s+(?:%|percent(?:age)?)\s+of\s+(?P<y>{_PHRASE}){_END}", re.I
+        ),
+        "{x} / {y} * 100",
+        "%",
+    ),
+    (re.compile(rf"\bgrowth(?:\s+rate)?\s+(?:of|in)\s+(?P<x>{_PHRASE}){_END}", re.I), "growth", "%"),
+    (re.compile(rf"{_LEAD}(?P<x>{_PHRASE})\s+growth(?:\s+rate)?\b", re.I), "growth", "%"),
+)
+
+
+def _shaped(asking: str, asked: values.Wanted) -> tuple[str, str, str | None, str] | None:
+    """A figure the asking sentence names by its shape (`_SHAPES`), as a definition in words."""
+    years = sorted(set(asked.years))
+    for pattern, shape, unit in _SHAPES:
+        found = pattern.search(asking)
+        if found is None:
+            continue
+        x = _trimmed(found["x"])
+        if shape == "growth":
+            now, before = years[-1], years[-2] if len(years) > 1 else years[-1] - 1
+            body = f"(FY{now} {x} - FY{before} {x}) / FY{before} {x} * 100"
+        else:
+            body = shape.format(x=x, y=_trimmed(found["y"]))
+        return found.group(0).strip(), body, unit or _unit_asked(asked), "shape"
+    return None
+
+
+def _trimmed(phrase: str) -> str:
+    """A phrase without the words before a line item's name ("the", "what is the", a year)."""
+    phrase = re.sub(r"^(?:what\s+(?:is|was|are|were)\s+)?(?:the\s+)?", "", phrase.strip(), flags=re.I)
+    return re.sub(r"^(?:FY\s?\d{2,4}|\d{4})\s+", "", phrase, flags=re.I).strip()
 
 
 def _unit_asked(asked: values.Wanted) -> str | None:
@@ -412,10 +459,11 @@ class _Namespace:
         defined = self.definitions.get(folded)
         if defined is not None:
             return f"({self.instantiate(defined, year)})"
-        metric = next((m for m in self.terms.metrics.values() if folded in {_fold(n) for n in m.names}), None)
+        forms = {folded, folded + "s", folded.removesuffix("s")}  # "asset" names "assets"
+        metric = next((m for m in self.terms.metrics.values() if forms & {_fold(n) for n in m.names}), None)
         if metric is not None:
             return f"({self.instantiate(metric.formula, year)})"
-        item = next((i for i in self.terms.items.values() if folded in {_fold(n) for n in i.names}), None)
+        item = next((i for i in self.terms.items.values() if forms & {_fold(n) for n in i.names}), None)
         if item is None:
             found = _longest_item(folded, self.terms)
             item = self.terms.items[found[1]] if found else Item(_key(folded), (folded,), (folded,))

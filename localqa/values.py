@@ -74,6 +74,8 @@ def read_quantity(text: str) -> tuple[Figure, str | None] | None:
     figure = read_number(text)
     if figure is not None:
         return figure, None
+    if text.strip().lower() in _NUMBER_WORDS:
+        return Figure(Decimal(_NUMBER_WORDS[text.strip().lower()]), None), None
     found = _LEADING.match(text.strip())
     if found is None:
         return None
@@ -382,7 +384,8 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "number",
         re.compile(
-            rf"(?<![\w.,$€£¥-])(?:{_AMOUNT})(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+)?(?![\w.,]\d)",
+            rf"(?<![\w.,$€£¥-])(?:{_AMOUNT}|(?:{_WORD_NUMBER})(?=\s+[a-z]))"
+            r"(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+)?(?![\w.,]\d)",
             re.IGNORECASE,
         ),
     ),
@@ -440,8 +443,19 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     first_kind = [s for s in found if s.kind == found[0].kind]
     anchors = _anchors(part, sentence)
     if not anchors or len(first_kind) == 1:
-        return first_kind[0]
-    return min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors))
+        return _counted(first_kind[0], part)
+    return _counted(min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors)), part)
+
+
+def _counted(span: Span, part: str) -> Span:
+    """A plain number keeps the word after it only when that word is what the part counts ("1,234
+    tweets" for "how many tweets"): "nine widely-used datasets" gives "nine"."""
+    if span.kind != "number" or " " not in span.text:
+        return span
+    number, word = span.text.rsplit(" ", 1)
+    if set(tokenizer().terms(word)) & set(tokenizer().terms(part)) or word.lower() in _SCALE_WORDS:
+        return span
+    return Span(span.kind, number, span.start, span.start + len(number))
 
 
 def _anchors(part: str, sentence: str) -> list[int]:

@@ -44,6 +44,7 @@ def at(kind: Kind, source: str = "report.pdf", section: str | None = None) -> Lo
         ("\u2014 12", "-12", None, None),
         ("45 minutes", "45", "minutes", None),
         ("two calendar days", "2", "calendar days", None),
+        ("nine", "9", None, None),
         ("$1.83 billion", "1.83", "USD", "billions"),
         ("\u2014", None, None, None),  # a dash is no number
         ("n/a", None, None, None),
@@ -171,6 +172,8 @@ def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
             "billion for 2018.",
             "$1.83 billion",  # the figure nearest the words the sentence shares with the part
         ),
+        ("How many datasets are used?", "We run experiments on nine widely-used datasets.", "nine"),
+        ("How many tweets were there?", "There were 1,234 tweets on the first day.", "1,234 tweets"),
         ("Who leads the program?", "Allison Crimmins leads the program.", None),  # no value kind asked
         ("How many days does a loan last?", "Loans are renewed once.", None),  # no span of the kind
     ],
