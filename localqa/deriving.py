@@ -5,8 +5,10 @@ operand the evidence does not give.
 
 Which documents: those the part was routed to because it names them (`localqa.routing`), else
 those the caller scoped the question to, else the document of the part's own verified quote, whose
-evidence mentions what the question names (`localqa.coverage`). A part about none of these gets no
-figure: operands from documents it never named could come from another company's filing.
+evidence mentions what the question names (`localqa.coverage`), or of the quote withheld only for
+a year (the figure reads each operand at its year's column, or names the year as missing). A part
+about none of these gets no figure: operands from documents it never named could come from another
+company's filing.
 Every search runs as the caller on the as-of date, like the part's own.
 """
 
@@ -80,4 +82,10 @@ def _documents(result: PartResult, answer: Answer, documents: Sequence[str]) -> 
         return list(documents)
     if answer.verified and answer.citation is not None:
         return [answer.citation.source]
+    # A quote withheld only for a year its evidence does not write: the figure reads each operand
+    # at the column of its year, or says that the year is not there.
+    choice = answer.selection.choice if answer.selection else None
+    missing = [t for t in answer.coverage.terms if t.missing] if answer.coverage else []
+    if choice is not None and missing and all(t.kind == "year" for t in missing):
+        return [choice.location.source]
     return []
