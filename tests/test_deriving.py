@@ -70,7 +70,8 @@ def test_a_line_item_at_a_fiscal_year_is_the_cell_of_that_years_column(filings: 
 def test_a_derived_figure_is_computed_from_cells_each_cited(filings: Path) -> None:
     answer = ask(
         filings,
-        "What is Acme Retail's FY2018 gross margin? Answer in units of percents and round to one decimal place.",
+        "What is Acme Retail's FY2018 gross margin? Answer in units of percents and round to one decimal "
+        "place.",
     )
     value = answer.value
     assert answer.verified and value is not None and value.derived
@@ -82,9 +83,9 @@ def test_a_derived_figure_is_computed_from_cells_each_cited(filings: Path) -> No
 def test_a_figure_over_two_years_and_two_statements(filings: Path) -> None:
     answer = ask(
         filings,
-        "What is Acme Retail's FY2018 DPO? DPO is defined as: 365 * (average accounts payable between FY2017 "
-        "and FY2018) / (FY2018 COGS + change in inventory between FY2017 and FY2018). Round your answer to two "
-        "decimal places.",
+        "What is Acme Retail's FY2018 DPO? DPO is defined as: 365 * (average accounts payable between "
+        "FY2017 and FY2018) / (FY2018 COGS + change in inventory between FY2017 and FY2018). Round your "
+        "answer to two decimal places.",
     )
     value = answer.value
     assert value is not None and value.text == "21.51"  # 365 * 306 / (5,202 - 9)
