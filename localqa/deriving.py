@@ -19,10 +19,13 @@ from typing import TYPE_CHECKING
 
 from localqa import figures
 from localqa.answering import checked
+from localqa.errors import ModelError
+from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, PartResult
 
 if TYPE_CHECKING:
     from localqa.library import IndexContext, Library
+    from localqa.models.base import AnswerModel
 
 # Candidates read per search of a line item: a filing has dozens of rows sharing its label's words
 # (segments, notes, quarters), and the statement's row is often not the first by BM25. No cap
@@ -31,18 +34,29 @@ ITEM_K = 100
 
 
 def derive(
-    library: Library, result: PartResult, answer: Answer, context: IndexContext, documents: Sequence[str]
+    library: Library,
+    result: PartResult,
+    answer: Answer,
+    context: IndexContext,
+    documents: Sequence[str],
+    model: AnswerModel,
+    settings: AnswerSettings,
 ) -> Answer:
     """`answer` (the part's quote) replaced by the figure the part asks for, when it asks for one
     and the figure can be computed; a figure the evidence lacks an operand of is a refusal naming
     it, except for a single line item, where the quote and its own value stand."""
     figure = figures.plan(result.question)
+    if figure is None and model.is_language_model and figures.asks_computed(result.question):
+        written = _written(result.question, model, settings)
+        if isinstance(written, str):  # the part's quote stands, with the value it gives
+            return answer
+        figure = written
     if figure is None:
         return answer
     within = _documents(result, answer, documents)
     if not within:
         return answer
-    settings = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
+    lexical = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
     candidates: dict[str, list[Candidate]] = {}
     for item in {need.item.key: need.item for need in figure.needs}.values():
         found = candidates.setdefault(item.key, [])
@@ -53,7 +67,7 @@ def derive(
                 caller=context.caller,
                 parts=[text],
                 k=ITEM_K,
-                settings=settings,
+                settings=lexical,
                 documents=within,
             )
             seen = {c.location for c in found}
@@ -73,6 +87,16 @@ def derive(
         return Answer.refused("no figure computed: its check failed").model_copy(update=kept)
     verified = Answer.verified_quote(first.quote, first.citation)
     return verified.model_copy(update={**kept, "value": shown})
+
+
+def _written(part: str, model: AnswerModel, settings: AnswerSettings) -> figures.FigurePlan | str:
+    """The plan of a figure whose arithmetic the model writes (`figures.expression_request`), or
+    why there is none."""
+    try:
+        completion = model.complete(figures.expression_request(part, settings))
+    except ModelError as error:
+        return f"model error: {error}"
+    return figures.plan_from_reply(part, completion.text)
 
 
 def _documents(result: PartResult, answer: Answer, documents: Sequence[str]) -> list[str]:

@@ -23,6 +23,7 @@ it, and its expression, recomputed from them, gives the figure shown at the deci
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import tomllib
@@ -32,9 +33,13 @@ from decimal import ROUND_HALF_UP, Decimal
 from enum import Enum
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from localqa import arithmetic, periods, values
 from localqa.errors import LocalQAError
+from localqa.models.base import AnswerRequest
 from localqa.sentences import asks_yes_or_no
+from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Operand, Value
 
 GLOSSARY = Path(__file__).with_name("glossary.toml")
@@ -171,7 +176,7 @@ class FigurePlan:
     needs: tuple[Need, ...]
     unit: str | None
     decimals: int | None
-    origin: str  # "definition", "glossary", "shape" (`_SHAPES`) or "item"
+    origin: str  # "definition", "glossary", "shape" (`_SHAPES`), "item" or "model"
     statements: tuple[str, ...] = ()  # the statements the question names
 
 
@@ -267,6 +272,8 @@ def _what(
     if shaped is not None:
         return shaped
     if not asked.quantity and not re.search(r"\bwhat\s+(?:is|was|were|are)\b", asking, re.IGNORECASE):
+        return None
+    if _COMPUTED.search(asking):  # "the difference between gross profit and ...": not one line item
         return None
     item = _longest_item(folded, terms)
     if item is None:
@@ -499,6 +506,118 @@ def _year_of(text: str) -> int | None:
 
 def _key(folded: str) -> str:
     return re.sub(r"\W+", "_", folded).strip("_")[:40] or "item"
+
+
+# --- an expression a model writes -------------------------------------------------------------------
+
+# A part that asks for something computed: without a glossary entry or a definition, a language
+# model may write its arithmetic.
+_COMPUTED = re.compile(
+    r"\b(?:ratio|growth|change|margin|average|difference|sum|cagr|turnover|per\s+\w+|percentage|"
+    r"rate|increase|decrease|how\s+(?:much|many)\s+more)\b",
+    re.IGNORECASE,
+)
+# The numbers an expression may hold besides its operands: a percentage, days or months in a year,
+# a thousand for a scale, small counts. Any other is a figure of the model's own, and refused.
+CONSTANTS = frozenset(Decimal(n) for n in (1, 2, 3, 4, 5, 10, 12, 100, 365, 1000))
+MAX_OPERANDS = 6
+
+
+def asks_computed(part: str) -> bool:
+    """Whether a part asks for a figure computed from others (a ratio, growth, a margin, ...)."""
+    return _COMPUTED.search(_asking(part)) is not None and bool(values.wanted(part).years)
+
+
+def expression_request(part: str, settings: AnswerSettings) -> AnswerRequest:
+    """The request a language model answers with the line items a figure needs and its
+    expression, under a schema that admits nothing else: operand names of a fixed shape, years
+    among those the part names (and each year before them), an expression of arithmetic only."""
+    from localqa import prompts
+
+    named = sorted(set(values.wanted(part).years))
+    years = sorted({y for year in named for y in (year - 1, year)})
+    schema = {
+        "type": "object",
+        "properties": {
+            "operands": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_OPERANDS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,24}$"},
+                        "item": {"type": "string", "minLength": 2, "maxLength": 60},
+                        "year": {"enum": years},
+                    },
+                    "required": ["name", "item", "year"],
+                    "additionalProperties": False,
+                },
+            },
+            "expression": {"type": "string", "pattern": "^[a-z0-9_ .(),+*/^-]{1,160}$"},
+        },
+        "required": ["operands", "expression"],
+        "additionalProperties": False,
+    }
+    user = prompts.FIGURE_USER.format(question=part, years=", ".join(f"FY{y}" for y in named))
+    messages = ({"role": "system", "content": prompts.FIGURE_SYSTEM}, {"role": "user", "content": user})
+    return AnswerRequest(
+        question=part,
+        passages={},
+        units=(),
+        messages=messages,
+        schema=schema,
+        max_tokens=settings.reply_tokens * 2,
+        settings=settings,
+    )
+
+
+class _Written(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    operands: list[dict[str, str | int]]
+    expression: str
+
+
+def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> FigurePlan | str:
+    """The plan a model's reply describes, or why it cannot be used (said to the reader): a reply
+    that is not the JSON asked for, a name the expression uses that no operand has, a year the
+    part does not name, or a number of the model's own in the expression."""
+    terms = terms or glossary()
+    try:
+        written = _Written.model_validate(json.loads(reply))
+        expression = arithmetic.parse(written.expression)
+    except (ValueError, TypeError, RecursionError):
+        return "the model's expression is not the arithmetic asked for"
+    named = {y for year in values.wanted(part).years for y in (year - 1, year)}
+    needs: dict[str, Need] = {}
+    for operand in written.operands[:MAX_OPERANDS]:
+        name, item, year = operand.get("name"), operand.get("item"), operand.get("year")
+        if not isinstance(name, str) or not isinstance(item, str) or year not in named:
+            return "the model named an operand outside the question's years"
+        assert isinstance(year, int)
+        needs[name] = Need(name, _item_named(item, terms), year)
+    if not set(expression.names()) <= set(needs):
+        return "the model's expression uses a name it gave no operand"
+    own = sorted(n for n in expression.numbers() if n not in CONSTANTS)
+    if own:
+        return f"the model's expression holds a figure of its own ({own[0]}), which no document gave"
+    used = tuple(needs[n] for n in expression.names())
+    asked = values.wanted(part)
+    return FigurePlan(
+        _asking(part), expression, used, _unit_asked(asked), asked.decimals, "model", named_statements(part)
+    )
+
+
+def _item_named(phrase: str, terms: Glossary) -> Item:
+    """The glossary's line item a phrase names, or the phrase itself as an item."""
+    folded = _fold(phrase)
+    forms = {folded, folded + "s", folded.removesuffix("s")}
+    found = next((i for i in terms.items.values() if forms & {_fold(n) for n in i.names}), None)
+    if found is None:
+        longest = _longest_item(folded, terms)
+        found = terms.items[longest[1]] if longest else None
+    return found or Item(_key(folded), (folded,), (folded,))
 
 
 # --- reading operands -----------------------------------------------------------------------------

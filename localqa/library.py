@@ -209,10 +209,9 @@ class Library:
         from localqa.deriving import derive
 
         context = IndexContext(self, as_of, caller or Caller(), result.question)
-        answer = answer_part(
-            result.question, result.candidates, model, settings or self.settings.answering, context
-        )
-        return derive(self, result, answer, context, documents)
+        settings = settings or self.settings.answering
+        answer = answer_part(result.question, result.candidates, model, settings, context)
+        return derive(self, result, answer, context, documents, model, settings)
 
     def page(
         self, source: str, page: int | None, *, as_of: date, caller: Caller | None = None

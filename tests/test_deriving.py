@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from conftest import FakeModel
 from filings import write_filing
 
+from localqa import figures
 from localqa.cli import cli
 from localqa.index import refresh_index
 from localqa.library import Library
@@ -157,3 +158,44 @@ def test_the_web_app_and_the_api_show_the_value_and_its_operands(filings: Path) 
     assert (value["text"], value["number"], value["unit"]) == ("34.5 %", 34.5, "%")
     assert [o["value"]["text"] for o in value["operands"]] == ["7,939", "5,202"]
     assert value["expression"] == "(revenue_fy2018 - cogs_fy2018) / revenue_fy2018 * 100"
+
+
+DIFFERENCE = "What is the FY2018 difference between Acme Retail's gross profit and its SG&A expenses?"
+WRITTEN = {
+    "operands": [
+        {"name": "gross_profit", "item": "gross profit", "year": 2018},
+        {"name": "sga", "item": "selling, general and administrative expenses", "year": 2018},
+    ],
+    "expression": "gross_profit - sga",
+}
+
+
+def test_a_language_model_writes_the_arithmetic_no_glossary_entry_covers(filings: Path) -> None:
+    model = FakeModel().enqueue(json.dumps({"source": "P1", "sentence": 1}), json.dumps(WRITTEN))
+    answer = ask(filings, DIFFERENCE, model=model)
+    assert answer.verified and answer.value is not None
+    assert (answer.value.text, answer.value.expression) == ("651.00", "gross_profit - sga")  # 2,737 - 2,086
+    figure_request = model.history[1]
+    assert figure_request.schema["properties"]["operands"]["items"]["properties"]["year"] == {
+        "enum": [2017, 2018]
+    }
+    assert "Fiscal years it names: FY2018" in figure_request.messages[1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("expression", "why"),
+    [
+        ("gross_profit - 2086", "a figure of its own (2086)"),  # a figure from memory, not a document
+        ("gross_profit - rent", "a name it gave no operand"),
+        ("import os", "not the arithmetic asked for"),
+    ],
+)
+def test_a_model_written_expression_with_a_figure_of_its_own_is_refused(expression: str, why: str) -> None:
+    reply = json.dumps({**WRITTEN, "expression": expression})
+    found = figures.plan_from_reply(DIFFERENCE, reply)
+    assert isinstance(found, str) and why in found
+
+
+def test_the_extractive_backend_writes_no_arithmetic(filings: Path) -> None:
+    answer = ask(filings, DIFFERENCE)  # extractive: the glossary and definitions only
+    assert answer.value is None or not answer.value.derived
