@@ -42,7 +42,7 @@ run: setup
 
 lint: setup
 	$(BIN)/ruff check localqa tests benchmarks pdfs evals
-	$(BIN)/ruff format --check localqa
+	$(BIN)/ruff format --check localqa benchmarks
 	$(BIN)/mypy
 
 eval-gates: setup
@@ -63,8 +63,9 @@ package-check: setup
 	$(BIN)/python .ci/check_package.py
 
 bench: setup
-	$(BIN)/python benchmarks/ingest.py
-	$(BIN)/python benchmarks/beir.py
+	$(BIN)/python -m benchmarks.ingest
+	$(BIN)/python -m benchmarks.beir
+	$(BIN)/python -m benchmarks.growth
 
 clean:
 	rm -rf $(VENV) index *.egg-info

@@ -33,7 +33,12 @@ def test_every_command_is_documented_and_current() -> None:
 
 
 ROOT = REFERENCE.parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "evals" / "README.md"]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "evals" / "README.md",
+    ROOT / "benchmarks" / "README.md",
+]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
