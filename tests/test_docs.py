@@ -39,6 +39,7 @@ PAGES = [
     *sorted((ROOT / "docs").glob("*.md")),
     ROOT / "evals" / "README.md",
     ROOT / "benchmarks" / "README.md",
+    ROOT / "CHANGELOG.md",
 ]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
