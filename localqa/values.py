@@ -385,7 +385,7 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "number",
         re.compile(
             rf"(?<![\w.,$€£¥-])(?:{_AMOUNT}|(?:{_WORD_NUMBER})(?=\s+[a-z]))"
-            r"(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+)?(?![\w.,]\d)",
+            r"(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+(?:\s+per\s+[a-z]+)?)?(?![\w.,]\d)",
             re.IGNORECASE,
         ),
     ),
@@ -447,13 +447,25 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     return _counted(min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors)), part)
 
 
+# Words that are the unit of the number before them: kept with it whatever the part asks.
+UNIT_WORDS = frozenset(
+    "cent cents dollar dollars euro euros pound pounds yen usd eur gbp percent item items page pages "
+    "book books copy copies person people visitor visitors seat seats time times km kilometres "
+    "kilometers mile miles metre metres meter meters kg kilograms gram grams litre litres liter liters "
+    "tonne tonnes ton tons".split()
+)
+
+
 def _counted(span: Span, part: str) -> Span:
-    """A plain number keeps the word after it only when that word is what the part counts ("1,234
-    tweets" for "how many tweets"): "nine widely-used datasets" gives "nine"."""
+    """A plain number keeps the words after it when they are its unit ("20 cents per day") or what
+    the part counts ("1,234 tweets" for "how many tweets"): "nine widely-used datasets" gives
+    "nine"."""
     if span.kind != "number" or " " not in span.text:
         return span
-    number, word = span.text.rsplit(" ", 1)
-    if set(tokenizer().terms(word)) & set(tokenizer().terms(part)) or word.lower() in _SCALE_WORDS:
+    number, _, words = span.text.partition(" ")
+    word = words.split()[0]
+    asked = set(tokenizer().terms(part))
+    if word.lower() in UNIT_WORDS or word.lower() in _SCALE_WORDS or set(tokenizer().terms(word)) & asked:
         return span
     return Span(span.kind, number, span.start, span.start + len(number))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FakeModel
+from fake_model import FakeModel
 from filings import write_filing
 
 from localqa import figures
