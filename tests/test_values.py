@@ -174,7 +174,11 @@ def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
         ),
         ("How many datasets are used?", "We run experiments on nine widely-used datasets.", "nine"),
         ("How many tweets were there?", "There were 1,234 tweets on the first day.", "1,234 tweets"),
-        ("How much is the fine for an overdue book?", "Overdue books incur a fine of 20 cents per day.", "20 cents per day"),
+        (
+            "How much is the fine for an overdue book?",
+            "Overdue books incur a fine of 20 cents per day.",
+            "20 cents per day",
+        ),
         ("Who leads the program?", "Allison Crimmins leads the program.", None),  # no value kind asked
         ("How many days does a loan last?", "Loans are renewed once.", None),  # no span of the kind
     ],
