@@ -522,6 +522,18 @@ def value_of(part: str, quote: str, citation: Location, context: Context | None 
     )
 
 
+def row_name(row: Row) -> str | None:
+    """What names a row: its label; in a table whose first column is headed like the others (a
+    ruled table: "Item ID: EQ-314; Item: ...") its first cell, with that header ("Item ID EQ-314"),
+    since the label there is the table's title."""
+    first = row.cells[0] if row.cells else None
+    if first is None or first.header is None or header_years(first.header, FiscalCalendar()):
+        return row.label
+    if read_number(first.text) is not None:
+        return row.label
+    return f"{first.header} {first.text}"
+
+
 def cell_value(row: Row, cell: Cell, scale_texts: Sequence[str] = ()) -> Value:
     """A cell as a value: its text as written, its number, the table's scale, and both headers."""
     read = read_quantity(cell.text)
@@ -532,7 +544,7 @@ def cell_value(row: Row, cell: Cell, scale_texts: Sequence[str] = ()) -> Value:
         unit=figure.unit if figure else None,
         scale=(read[1] if read else None)
         or (stated_scale(scale_texts) if figure and figure.unit is None else None),
-        row=row.label,
+        row=row_name(row) if cell is not row.cells[0] else row.label,
         column=cell.header,
     )
 
