@@ -80,8 +80,8 @@ def derive(
         return Answer.refused(computed.why or "no figure computed").model_copy(update=kept)
     value = computed.value
     first = (value.operands or ())[0]
-    if figure.origin == "item":
-        value = first.value  # one line item: the cell itself, not a figure computed from it
+    if figure.origin == "item" and value.expression == first.name:
+        value = first.value  # one line item as written: the cell itself, not a figure computed from it
     shown = checked(value, first.quote)
     if shown is None:
         return Answer.refused("no figure computed: its check failed").model_copy(update=kept)

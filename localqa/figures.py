@@ -178,6 +178,7 @@ class FigurePlan:
     decimals: int | None
     origin: str  # "definition", "glossary", "shape" (`_SHAPES`), "item" or "model"
     statements: tuple[str, ...] = ()  # the statements the question names
+    scale: str | None = None  # the scale the question asks the figure in ("Answer in USD billions")
 
 
 _DEFINITION = re.compile(
@@ -218,7 +219,7 @@ def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     needs = tuple(namespace.needs[name] for name in expression.names() if name in namespace.needs)
     if not needs:
         return None
-    return FigurePlan(what, expression, needs, unit, asked.decimals, origin, statements)
+    return FigurePlan(what, expression, needs, unit, asked.decimals, origin, statements, asked.scale)
 
 
 def named_statements(text: str) -> tuple[str, ...]:
@@ -605,7 +606,14 @@ def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> Fig
     used = tuple(needs[n] for n in expression.names())
     asked = values.wanted(part)
     return FigurePlan(
-        _asking(part), expression, used, _unit_asked(asked), asked.decimals, "model", named_statements(part)
+        _asking(part),
+        expression,
+        used,
+        _unit_asked(asked),
+        asked.decimals,
+        "model",
+        named_statements(part),
+        asked.scale,
     )
 
 
@@ -786,14 +794,14 @@ def compute(figure: FigurePlan, found: Sequence[Found]) -> Computed:
         return Computed(None, _missing(missing, found))
     operands = tuple(_operand(by_name[n.name]) for n in figure.needs)
     numbers = {o.name: magnitude(o) for o in operands}
+    expression, scale = _in_scale_asked(figure, _result_scale(figure, operands, numbers))
     try:
-        result = figure.expression.evaluate(_common_scale(operands, numbers))
+        result = expression.evaluate(_common_scale(operands, numbers))
     except arithmetic.ExpressionError as error:
         return Computed(None, f"no figure computed: {error}")
     decimals = figure.decimals if figure.decimals is not None else 2
     rounded = result.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     unit = "%" if figure.unit == "%" else None
-    scale = _result_scale(figure, operands, numbers)
     text = f"{rounded:,f}" + (" %" if unit == "%" else "")
     return Computed(
         Value(
@@ -802,9 +810,22 @@ def compute(figure: FigurePlan, found: Sequence[Found]) -> Computed:
             unit=unit,
             scale=scale,
             operands=operands,
-            expression=figure.expression.text,
+            expression=expression.text,
         )
     )
+
+
+def _in_scale_asked(figure: FigurePlan, scale: str | None) -> tuple[arithmetic.Expression, str | None]:
+    """The expression, and the result's scale: brought to the scale the part asks for ("Answer in
+    USD billions" of a table in millions: `/ 1000`, written into the expression, so that the check
+    recomputes it) when both scales are known."""
+    if figure.scale is None or scale is None or figure.scale == scale:
+        return figure.expression, scale
+    shift = values.SCALES[scale] - values.SCALES[figure.scale]
+    factor = "1000 * " * (shift // 3) if shift > 0 else ""
+    divisor = " / 1000" * (-shift // 3) if shift < 0 else ""
+    text = f"{factor}({figure.expression.text}){divisor}" if shift else figure.expression.text
+    return arithmetic.parse(text), figure.scale
 
 
 def substituted(value: Value) -> str:

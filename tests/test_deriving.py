@@ -199,3 +199,11 @@ def test_a_model_written_expression_with_a_figure_of_its_own_is_refused(expressi
 def test_the_extractive_backend_writes_no_arithmetic(filings: Path) -> None:
     answer = ask(filings, DIFFERENCE)  # extractive: the glossary and definitions only
     assert answer.value is None or not answer.value.derived
+
+
+def test_the_scale_the_question_asks_for_shapes_the_value(filings: Path) -> None:
+    answer = ask(filings, "What were Acme Retail's FY2018 net sales? Answer in USD billions.")
+    value = answer.value
+    assert value is not None and value.derived
+    assert (value.text, value.scale, value.expression) == ("7.94", "billions", "(revenue_fy2018) / 1000")
+    assert [o.value.text for o in value.operands or ()] == ["7,939"]
