@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from localqa import figures
+from localqa import computing, figures, operands
 from localqa.answering import checked
 from localqa.errors import ModelError
 from localqa.settings import AnswerSettings
@@ -60,7 +60,7 @@ def derive(
     candidates: dict[str, list[Candidate]] = {}
     for item in {need.item.key: need.item for need in figure.needs}.values():
         found = candidates.setdefault(item.key, [])
-        for text in figures.search_texts(item, figure.statements):
+        for text in operands.search_texts(item, figure.statements):
             (part,) = library.search(
                 text,
                 as_of=context.as_of,
@@ -72,7 +72,7 @@ def derive(
             )
             seen = {c.location for c in found}
             found += [c for c in part.candidates if c.location not in seen]
-    computed = figures.compute(figure, figures.read_operands(figure, candidates, context))
+    computed = computing.compute(figure, operands.read_operands(figure, candidates, context))
     kept = {"call": answer.call, "selection": answer.selection}
     if computed.value is None:
         if figure.origin == "item":

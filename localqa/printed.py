@@ -52,11 +52,11 @@ def value_lines(value: Value) -> list[str]:
     expression written out in the operands' values, and each operand's quote and citation."""
     if not value.derived:
         return [f"   Answer: {describe_value(value)}"]
-    from localqa import figures  # a search never needs it
+    from localqa.computing import substituted  # a search never needs it
 
     operands = value.operands or ()
     lines = [
-        f"   Answer: {describe_value(value)} = {figures.substituted(value)}",
+        f"   Answer: {describe_value(value)} = {substituted(value)}",
         f"   Computed by localqa from {len(operands)} verified figure(s), each a cell of the row quoted:",
     ]
     for operand in operands:

@@ -17,7 +17,7 @@ rounding its instruction asks for. Nothing here calls a model, and nothing here 
   with its unit, a duration, a time or a range of times, a date) closest to the words the
   sentence shares with the part.
 
-Every value is a span of the quote (`is_span`): `localqa.figures.figure_check` checks it again
+Every value is a span of the quote (`is_span`): `localqa.computing.figure_check` checks it again
 before anything is shown.
 """
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from localqa import figures, values
-from localqa.figures import FigureProblem, figure_check, plan
+from localqa import computing, glossary, operands, values
+from localqa.computing import FigureProblem, figure_check
+from localqa.figures import plan
 from localqa.types import Candidate, Kind, Location, Operand, Value
 
 
@@ -122,11 +123,11 @@ def test_a_users_glossary_extends_and_overrides_the_built_in_one(
         '[items.revenue]\nnames = ["turnover"]\nrows = ["turnover"]\nstatement = "income statement"\n',
         encoding="utf-8",
     )
-    monkeypatch.setenv(figures.GLOSSARY_ENV, str(extra))
+    monkeypatch.setenv(glossary.GLOSSARY_ENV, str(extra))
     found = plan("What is the FY2022 rule of 40 score?")
     assert found is not None and found.origin == "glossary"
     assert {n.item.key for n in found.needs} == {"revenue", "operating_income", "depreciation_amortization"}
-    assert figures.glossary().items["revenue"].rows == ("turnover",)
+    assert glossary.glossary().items["revenue"].rows == ("turnover",)
 
 
 def test_a_broken_glossary_is_an_error_naming_the_file(
@@ -134,9 +135,9 @@ def test_a_broken_glossary_is_an_error_naming_the_file(
 ) -> None:
     extra = tmp_path / "glossary.toml"
     extra.write_text('[metrics.bad]\nnames = ["bad"]\nformula = "revenue +"\n', encoding="utf-8")
-    monkeypatch.setenv(figures.GLOSSARY_ENV, str(extra))
-    with pytest.raises(figures.GlossaryError, match=r"glossary.toml: metrics.bad.formula: .*ends too early"):
-        figures.glossary()
+    monkeypatch.setenv(glossary.GLOSSARY_ENV, str(extra))
+    with pytest.raises(glossary.GlossaryError, match=r"glossary.toml: metrics.bad.formula: .*ends too early"):
+        glossary.glossary()
 
 
 # --- reading operands and computing --------------------------------------------------------------
@@ -145,12 +146,12 @@ INCOME = "CONSOLIDATED STATEMENTS OF OPERATIONS (In millions)"
 BALANCE = "CONSOLIDATED BALANCE SHEETS (In millions)"
 
 
-def read(question: str, candidates: list[Candidate]) -> figures.Computed:
+def read(question: str, candidates: list[Candidate]) -> computing.Computed:
     found = plan(question)
     assert found is not None
     keys = {n.item.key for n in found.needs}
-    read = figures.read_operands(found, {key: candidates for key in keys}, values.Alone())
-    return figures.compute(found, read)
+    read = operands.read_operands(found, {key: candidates for key in keys}, values.Alone())
+    return computing.compute(found, read)
 
 
 def test_a_ratio_is_computed_from_the_cells_of_the_statement_rows_and_rounded_as_asked() -> None:
@@ -170,7 +171,7 @@ def test_a_ratio_is_computed_from_the_cells_of_the_statement_rows_and_rounded_as
     value = computed.value
     assert value is not None and value.text == "24.26" and value.number == 24.26
     assert [o.value.text for o in value.operands or ()] == ["6,489", "282", "253"]
-    assert figures.substituted(value) == "6,489 / average(282, 253)"
+    assert computing.substituted(value) == "6,489 / average(282, 253)"
     assert figure_check(value, "") is None
 
 
@@ -220,9 +221,13 @@ def test_a_row_that_only_mentions_the_item_is_not_its_row() -> None:
     found = plan("What is the FY2022 retention ratio?")
     assert found is not None
     net_income = next(n for n in found.needs if n.item.key == "net_income")
-    assert figures.row_match(net_income.item, "Net earnings attributable to General Mills") is not None
-    assert figures.row_match(net_income.item, "Net earnings attributable to noncontrolling interests") is None
-    assert figures.row_match(net_income.item, "Net effect of net income on deferred taxes and others") is None
+    assert operands.row_match(net_income.item, "Net earnings attributable to General Mills") is not None
+    assert (
+        operands.row_match(net_income.item, "Net earnings attributable to noncontrolling interests") is None
+    )
+    assert (
+        operands.row_match(net_income.item, "Net effect of net income on deferred taxes and others") is None
+    )
 
 
 # --- the check of a derived figure ------------------------------------------------------------------

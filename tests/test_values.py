@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from localqa import values
-from localqa.figures import FigureProblem, figure_check
+from localqa.computing import FigureProblem, figure_check
 from localqa.types import Kind, Location, Value
 from localqa.values import Cell, FiscalCalendar, Row, read_quantity, read_row
 

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from jinja2 import Environment
 
-from localqa.figures import substituted
+from localqa.computing import substituted
 from localqa.library import Library, ListedDocument
 from localqa.printed import describe_value
 from localqa.serve.errors import HttpError
