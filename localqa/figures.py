@@ -410,7 +410,8 @@ def expression_request(part: str, settings: AnswerSettings) -> AnswerRequest:
                     "additionalProperties": False,
                 },
             },
-            "expression": {"type": "string", "pattern": "^[a-z0-9_ .(),+*/^-]{1,160}$"},
+            # Names, whole numbers and operators only: no "a.b", no quoted text.
+            "expression": {"type": "string", "pattern": "^([a-z][a-z0-9_]*|[0-9]+|[ ()+*/^,-]){1,80}$"},
         },
         "required": ["operands", "expression"],
         "additionalProperties": False,
@@ -451,6 +452,8 @@ def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> Fig
         name, item, year = operand.get("name"), operand.get("item"), operand.get("year")
         if not isinstance(name, str) or not isinstance(item, str) or year not in named:
             return "the model named an operand outside the question's years"
+        if name in needs:
+            return "the model gave two operands one name"
         assert isinstance(year, int)
         needs[name] = Need(name, _item_named(item, terms), year)
     if not set(expression.names()) <= set(needs):
@@ -473,11 +476,9 @@ def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> Fig
 
 
 def _item_named(phrase: str, terms: Glossary) -> Item:
-    """The glossary's line item a phrase names, or the phrase itself as an item."""
-    folded = fold(phrase)
+    """The glossary's line item a model's phrase names exactly ("net sales"), else the phrase itself
+    as an item: "product sales" is a row of its own, not the revenue it is part of."""
+    folded = fold(phrase.replace("_", " "))
     forms = {folded, folded + "s", folded.removesuffix("s")}
     found = next((i for i in terms.items.values() if forms & {fold(n) for n in i.names}), None)
-    if found is None:
-        longest = _longest_item(folded, terms)
-        found = terms.items[longest[1]] if longest else None
     return found or Item(_key(folded), (folded,), (folded,))

@@ -47,11 +47,15 @@ ORDER = {"scorer": "the closest match first", "passage": "passage by passage"}
 # line items it needs and writes the arithmetic over them; it never sees or writes a figure of a
 # document (`localqa.figures.expression_request`, `figures.plan_from_reply`).
 FIGURE_SYSTEM = """You write the arithmetic for a financial figure that a question asks for.
-List each line item of a financial statement the figure needs, with the fiscal year it is needed \
-for, and give each a short lower-case name such as revenue_2022. Then write the expression over \
-those names with + - * / ^, parentheses and average(a, b). Use no figures from memory: the only \
-numbers allowed in the expression are constants such as 100 (a percentage) or 365 (days).
-Reply with JSON: {"operands": [{"name": ..., "item": ..., "year": ...}], "expression": ...}."""
+List each line item of a financial statement the figure needs, as the statement would label its \
+row, with the fiscal year it is needed for, and give each a different short lower-case name. Then \
+write the expression over those names with + - * / ^, parentheses and average(a, b). Use no \
+figures from memory: the only numbers allowed in the expression are constants such as 100 (a \
+percentage) or 365 (days).
+Example. Question: What is the FY2021 ratio of cash to current liabilities, in percent?
+Reply: {"operands": [{"name": "cash_2021", "item": "cash and cash equivalents", "year": 2021}, \
+{"name": "liabilities_2021", "item": "total current liabilities", "year": 2021}], \
+"expression": "cash_2021 / liabilities_2021 * 100"}"""
 
 FIGURE_USER = """Question: {question}
 Fiscal years it names: {years}"""

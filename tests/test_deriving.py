@@ -207,3 +207,21 @@ def test_the_scale_the_question_asks_for_shapes_the_value(filings: Path) -> None
     assert value is not None and value.derived
     assert (value.text, value.scale, value.expression) == ("7.94", "billions", "(revenue_fy2018) / 1000")
     assert [o.value.text for o in value.operands or ()] == ["7,939"]
+
+
+def test_a_model_named_item_is_the_glossarys_only_when_it_names_it_exactly() -> None:
+    reply = json.dumps(
+        {
+            "operands": [
+                {"name": "product_sales", "item": "product sales", "year": 2018},
+                {"name": "net_sales", "item": "net sales", "year": 2018},
+            ],
+            "expression": "product_sales / net_sales * 100",
+        }
+    )
+    found = figures.plan_from_reply("What share of FY2018 net sales were product sales?", reply)
+    assert not isinstance(found, str)
+    assert [(n.item.key, n.item.rows[:1]) for n in found.needs] == [
+        ("product_sales", ("product sales",)),  # a row of its own, not the revenue it is part of
+        ("revenue", ("total revenues",)),
+    ]
