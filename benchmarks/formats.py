@@ -1,6 +1,6 @@
 """Ingest speed and peak memory per source format, against each library's own bare read.
 
-    python benchmarks/formats.py [--repeat 3] [--scale 1.0] [--json OUT]
+    python -m benchmarks.formats [--repeat 3] [--scale 1.0] [--json OUT]
 
 Writes one deterministic file per format into ~/.cache/localqa-bench/formats (with the libraries
 that localqa reads them with: python-docx, openpyxl for .xlsx, python-pptx; CSV and HTML as
@@ -32,8 +32,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-CACHE = Path(os.environ.get("LOCALQA_BENCH_CACHE", Path.home() / ".cache" / "localqa-bench")) / "formats"
+from benchmarks import common
+
+REPO = common.REPO
+CACHE = common.CACHE / "formats"
 WORDS = (
     "loan renewal desk member card item policy hold fine return branch reading room staff notice "
     "equipment laptop camera projector deposit"
@@ -321,6 +323,7 @@ def measure(fmt: str, variant: str, path: Path, repeat: int) -> dict[str, Any] |
             capture_output=True,
             text=True,
             cwd=REPO,
+            env=common.child_env(),
             check=False,
         )
         if done.returncode != 0:
@@ -346,7 +349,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     load = os.getloadavg()
-    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; {os.cpu_count()} cores; files in {CACHE}")
+    print(f"{common.load_on_cores()}; files in {CACHE}")
     paths = fixtures(args.scale)
     baseline = measure("csv", "none", paths["csv"], 1)  # an interpreter that imports nothing
     print(f"python alone: peak {baseline['peak_mb'] if baseline else 0:.0f} MB\n")
