@@ -1063,7 +1063,7 @@ def test_interrupting_the_embedding_keeps_a_searchable_index_and_what_was_embedd
     )
     assert process.stderr is not None
     first = process.stderr.readline()
-    assert first.startswith("Searchable now: 9 documents, 52 passages; embedding 52 passages"), first
+    assert first.startswith("Searchable now: 12 documents, 74 passages; embedding 74 passages"), first
     # Meanwhile the index answers, and counts the vectors as they are committed.
     started = time.monotonic()
     while index_status(db).embeddings.get(MODEL_NAME, 0) < 16 and time.monotonic() - started < 120:
@@ -1076,12 +1076,12 @@ def test_interrupting_the_embedding_keeps_a_searchable_index_and_what_was_embedd
         "run 'localqa index' to compute the rest."
     )
     embedded = index_status(db).embeddings[MODEL_NAME]
-    assert 16 <= embedded < 52 and embedded % 8 == 0
+    assert 16 <= embedded < 74 and embedded % 8 == 0
     status = runner.invoke(cli, ["status", "--all", "--db", str(db)])
-    assert f"Embeddings:     {embedded} of 52 passages ({MODEL_NAME})" in status.stdout
+    assert f"Embeddings:     {embedded} of 74 passages ({MODEL_NAME})" in status.stdout
     assert sources_found(db, "Is parking free?") >= {"faq.md"}
     report = refresh_index(folder, db)
-    assert report.embedded == 52 - embedded and index_status(db).embeddings == {MODEL_NAME: 52}
+    assert report.embedded == 74 - embedded and index_status(db).embeddings == {MODEL_NAME: 74}
 
 
 def _index_with_file_size_limit(

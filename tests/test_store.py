@@ -323,8 +323,9 @@ def test_removed_passages_vectors_are_compacted_once_they_are_a_quarter_of_the_f
     assert next(tmp_path.glob("index.sqlite3.vectors-*")) == first
     assert len(_vectors_by_rowid(db)) > index_status(db).embeddings[MODEL_NAME]
     before = _vectors_by_location(db)
-    (sample_pdfs / "library-handbook.pdf").unlink()  # the largest document: past a quarter
+    (sample_pdfs / "library-handbook.pdf").unlink()  # the largest documents: past a quarter
     (sample_pdfs / "library-handbook.page-4.ocr.txt").unlink()
+    (sample_pdfs / "loans-handbook.docx").unlink()
     refresh_index(sample_pdfs, db)
     (second,) = tmp_path.glob("index.sqlite3.vectors-*")
     assert second != first
