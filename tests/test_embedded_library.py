@@ -47,23 +47,30 @@ class Expect:
     kind: Kind
     number: int  # table row for a table, else paragraph
     phrase: str
+    also: tuple[Expect, ...] = ()  # other passages that answer as well
 
     def matches(self, location: Location | None) -> bool:
         if location is None:
             return False
         number = location.row if location.kind is Kind.TABLE else location.paragraph
-        return (location.source, location.page, location.kind, number) == (
-            self.source,
-            self.page,
-            self.kind,
-            self.number,
+        found = (location.source, location.page, location.kind, number)
+        return found == (self.source, self.page, self.kind, self.number) or any(
+            other.matches(location) for other in self.also
         )
 
 
 EQ314_JUNE = Expect("equipment-policy-2026-06-01.pdf", 1, Kind.TABLE, 2, "30 minutes")
 EQ314_NOV = Expect("equipment-policy-2026-11-01.pdf", 1, Kind.TABLE, 2, "45 minutes")
 MAPS = Expect("library-handbook.pdf", 4, Kind.OCR, 1, "12:00 to 15:00")
-BOOK_LOAN = Expect("library-handbook.pdf", 1, Kind.PROSE, 3, "21 days")
+# The Word handbook's renewals table gives the loan period too ("Books ...; Loan period: 21 days").
+BOOK_LOAN = Expect(
+    "library-handbook.pdf",
+    1,
+    Kind.PROSE,
+    3,
+    "21 days",
+    also=(Expect("loans-handbook.docx", None, Kind.TABLE, 1, "21 days"),),
+)
 
 COMPOUND = (
     "What is the loan limit for EQ-314, when does the desk accept maps for the community map "
