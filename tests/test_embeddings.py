@@ -204,7 +204,7 @@ def test_embeddings_build_into_the_localqa_cache(tmp_path: Path, monkeypatch: py
         vectors = embeddings.embed(SENTENCES[:2])
     finally:
         embeddings._make_encoder.cache_clear()
-    (model,) = tmp_path.glob("all-MiniLM-L6-v2-int8-*.onnx")
+    (model,) = tmp_path.glob(f"all-MiniLM-L6-v2-{embeddings.PRECISION}-*.onnx")
     assert minilm.is_intact(model)
     assert vectors.shape == (2, embeddings.DIMENSIONS)
 
