@@ -1,7 +1,7 @@
 """Page-level retrieval on real PDFs (FinanceBench and MMLongBench-Doc dev splits) and SciFact
 nDCG@10, measured through `localqa eval` as a user runs it.
 
-    python benchmarks/pdfqa.py [--sets financebench,mmlongbench,scifact] [--retriever R] [-k 5]
+    python -m benchmarks.pdfqa [--sets financebench,mmlongbench,scifact] [--retriever R] [-k 5]
                                [--model NAME] [--bench DIR] [--cache DIR] [--json OUT]
 
 Each set becomes a localqa suite (`cases.toml`) and a folder of documents under `--cache`
@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -61,15 +60,13 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.common import CACHE, FOLDERS, LOADERS, REPO, BenchSet, Case, bench_folder, ndcg_at
+
 CHECKOUT = [REPO]  # the localqa measured: this one, or --checkout DIR (an older worktree)
-# ../shared/bench beside the repository (or beside the folder of worktrees it sits in).
-BENCH_PLACES = (REPO.parent / "shared/bench", REPO.parents[1] / "shared/bench")
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench"
 SETS = ("financebench", "mmlongbench", "scifact")
 AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effective date)
 # Code whose change changes what an index holds (extraction, passage writing, schema).
@@ -83,93 +80,6 @@ INDEX_CODE = (
 EMBED_CODE = ("localqa/embeddings.py",)
 HITS_AT = (1, 5)
 SCIFACT_K = 10
-
-
-# ---------------------------------------------------------------------------------------------
-# Cases
-
-
-@dataclass
-class Case:
-    id: str
-    question: str
-    source: str  # the question's own document (per-document mode); "" for SciFact
-    pages: set[tuple[str, int]]  # evidence (source, 1-based page); empty: unanswerable
-    category: str  # answerable | unanswerable | needs_visual | scifact
-    parts: list[str] = field(default_factory=list)
-
-
-@dataclass
-class BenchSet:
-    name: str
-    title: str
-    documents: list[Path]
-    cases: list[Case]
-    notes: list[str] = field(default_factory=list)
-    markdown: dict[str, str] | None = None  # SciFact: file name -> Markdown text (written, not copied)
-    qrels: dict[str, set[str]] | None = None  # SciFact: case id -> relevant sources
-
-
-def load_financebench(folder: Path) -> BenchSet:
-    cases = []
-    for line in (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        source = f"{record['doc_name']}.pdf"
-        # evidence_page_num is 0-based (the README): doc[n] is localqa page n + 1.
-        pages = {(f"{e['doc_name']}.pdf", int(e["evidence_page_num"]) + 1) for e in record["evidence"]}
-        cases.append(Case(record["financebench_id"], record["question"], source, pages, "answerable"))
-    documents = sorted((folder / "pdfs").glob("*.pdf"))
-    return BenchSet("financebench", "financebench-dev", documents, cases)
-
-
-def load_mmlongbench(folder: Path) -> BenchSet:
-    cases = []
-    notes = []
-    for number, line in enumerate((folder / "questions.jsonl").read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        category = {"text_or_table": "answerable"}.get(record["category"], record["category"])
-        listed = [int(p) for p in json.loads(record["evidence_pages"] or "[]")]
-        # evidence_pages is 1-based (the README); a 0 cannot be a page.
-        pages = {(record["doc_id"], p) for p in listed if p >= 1}
-        if category != "unanswerable" and not pages:
-            notes.append(
-                f"question {number} ({record['category']}) lists evidence pages {listed}, none of them a "
-                "1-based page: left out"
-            )
-            continue
-        cases.append(Case(f"mml-{number:02d}", record["question"], record["doc_id"], pages, category))
-    documents = sorted((folder / "pdfs").glob("*.pdf"))
-    return BenchSet("mmlongbench", "mmlongbench-dev", documents, cases, notes)
-
-
-def load_scifact(folder: Path) -> BenchSet:
-    markdown = {}
-    for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            title = " ".join(record["title"].split())
-            markdown[f"{record['_id']}.md"] = f"# {title}\n\n{record['text'].strip()}\n"
-    queries = {}
-    for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            queries[record["_id"]] = record["text"]
-    qrels: dict[str, set[str]] = {}
-    for line in (folder / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
-        if line.strip():
-            query, doc, grade = line.split("\t")
-            if int(grade) > 0:
-                qrels.setdefault(f"scifact-{query}", set()).add(f"{doc}.md")
-    cases = [
-        Case(case_id, queries[case_id.removeprefix("scifact-")], "", set(), "scifact",
-             parts=[queries[case_id.removeprefix("scifact-")]])
-        for case_id in sorted(qrels, key=lambda c: int(c.removeprefix("scifact-")))
-    ]  # fmt: skip
-    return BenchSet("scifact", "SciFact test", [], cases, markdown=markdown, qrels=qrels)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,17 +436,12 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
 
 
 def ndcg_at_10(cases: list[Case], qrels: dict[str, set[str]], run: dict[str, Any]) -> dict[str, Any]:
+    """nDCG@10 over the documents of each claim's candidates, in rank order (binary qrels)."""
     by_id = {c["id"]: c for c in run["cases"]}
     total = 0.0
     for case in cases:
-        ranked: list[str] = []
-        for _, source, _ in sorted(ranked_pages(by_id[case.id])):
-            if source not in ranked:
-                ranked.append(source)
-        relevant = qrels[case.id]
-        dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:SCIFACT_K]) if s in relevant)
-        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), SCIFACT_K)))
-        total += dcg / ideal
+        ranked = list(dict.fromkeys(source for _, source, _ in sorted(ranked_pages(by_id[case.id]))))
+        total += ndcg_at(ranked, dict.fromkeys(qrels[case.id], 1), SCIFACT_K)
     return {
         "ndcg@10": fraction(round(total, 4), len(cases)),
         "abstained": fraction(sum(not by_id[c.id]["candidates"] for c in cases), len(cases)),
@@ -763,7 +668,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
     parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="suites, documents and indexes")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="suites, documents and indexes")
     parser.add_argument(
         "--retriever",
         choices=("lexical", "semantic", "hybrid"),
@@ -806,15 +711,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(chosen) - set(SETS))
     if unknown:
         parser.error(f"unknown set(s) {', '.join(unknown)}; choose from {', '.join(SETS)}")
-    bench = args.bench or next((p for p in BENCH_PLACES if p.is_dir()), BENCH_PLACES[0])
-    folders = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev", "scifact": "scifact"}
-    missing = [folders[s] for s in chosen if not (bench / folders[s]).is_dir()]
+    bench = bench_folder(args.bench)
+    missing = [FOLDERS[s] for s in chosen if not (bench / FOLDERS[s]).is_dir()]
     if missing:
         print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
         return 0
     for patterns in (INDEX_CODE, INDEX_CODE + EMBED_CODE):
         code_hash(patterns)  # now, before anything is built
-    loaders = {"financebench": load_financebench, "mmlongbench": load_mmlongbench, "scifact": load_scifact}
     path = "localqa eval (subprocess)"
     from localqa.store import describe
 
@@ -822,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pdfqa: {path}; indexes in {where}; cache {args.cache}")
     reports = []
     for name in chosen:
-        report = measure(loaders[name](bench / folders[name]), args.cache, args)
+        report = measure(LOADERS[name](bench / FOLDERS[name]), args.cache, args)
         print_report(report)
         reports.append(report)
     if args.json:

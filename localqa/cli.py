@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from localqa.evaluate.suite import Suite
     from localqa.library import Asked, Library
     from localqa.store import Db
+    from localqa.store.base import WriteSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -276,37 +277,12 @@ def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | Non
     """
     from localqa.index import refresh_index
 
-    show = not as_json and sys.stderr.isatty()
-    searchable: list[int] = []
-
-    def ready(summary: Any, missing: int) -> None:
-        searchable.append(missing)
-        progress.__exit__(None, None, None)  # the extraction bar ends before the line below
-        if missing and not as_json:
-            say(
-                f"Searchable now: {summary.documents} documents, {summary.passages} passages; "
-                f"embedding {missing} passages for semantic retrieval (interrupt to finish later).",
-                err=True,
-            )
-
+    events = _IndexEvents(show=not as_json and sys.stderr.isatty(), announce=not as_json)
     try:
-        with (
-            _ProgressBar("Extracting", show, unit="pages") as progress,
-            _ProgressBar("Embedding", show, unit="passages") as embedding,
-        ):
-            report = refresh_index(
-                pdfs,
-                db,
-                rebuild=rebuild,
-                progress=progress,
-                embed=embed,
-                embed_progress=embedding,
-                wait=lambda why: say(f"Waiting: {why}", err=True),
-                jobs=jobs,
-                ready=ready,
-            )
+        with events:
+            report = refresh_index(pdfs, db, rebuild=rebuild, embed=embed, jobs=jobs, events=events)
     except KeyboardInterrupt:
-        if not searchable:
+        if not events.searchable_now:
             raise
         say(
             "Interrupted: the index is up to date and searchable; the embeddings computed so far are "
@@ -333,6 +309,44 @@ def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | Non
         say([f"{'Warning' if p.warning else 'Error'}: {p}" for p in report.problems], err=True)
     if report.failed:
         sys.exit(1)
+
+
+class _IndexEvents:
+    """What `localqa index` shows while the index is refreshed (`localqa.index.RefreshEvents`): a
+    progress bar for extraction, the moment the index is searchable, a progress bar for the
+    embeddings."""
+
+    def __init__(self, show: bool, announce: bool) -> None:
+        self.extraction = _ProgressBar("Extracting", show, unit="pages")
+        self.embeddings = _ProgressBar("Embedding", show, unit="passages")
+        self.announce = announce
+        self.searchable_now = False
+
+    def __enter__(self) -> _IndexEvents:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.extraction.close()
+        self.embeddings.close()
+
+    def waiting(self, why: str) -> None:
+        say(f"Waiting: {why}", err=True)
+
+    def extracting(self, done: int, total: int, item: str) -> None:
+        self.extraction(done, total, item)
+
+    def searchable(self, summary: WriteSummary, to_embed: int) -> None:
+        self.searchable_now = True
+        self.extraction.close()  # the extraction bar ends before the line below
+        if to_embed and self.announce:
+            say(
+                f"Searchable now: {summary.documents} documents, {summary.passages} passages; "
+                f"embedding {to_embed} passages for semantic retrieval (interrupt to finish later).",
+                err=True,
+            )
+
+    def embedding(self, done: int, total: int, item: str) -> None:
+        self.embeddings(done, total, item)
 
 
 class _ProgressBar:
@@ -368,9 +382,13 @@ class _ProgressBar:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Fill the bar and end its line (it may be reported to again: a new bar starts)."""
         if self.bar is not None:
             self.bar.update(self.bar.length - self.bar.pos)
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(None, None, None)
             self.bar = None
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import postgres_server
 import psycopg
+import pytest
+
+pytestmark = pytest.mark.postgres  # a server of its own, not the session's
 
 
 def test_the_server_starts_from_a_copy_of_its_programs_and_loads_pgvector() -> None:
