@@ -26,7 +26,7 @@ from localqa.catalog import searchable_heading
 from localqa.errors import LocalQAError
 from localqa.files import cache_dir
 from localqa.settings import machine_threads
-from localqa.store.base import Progress, Writer
+from localqa.store.base import Progress, Store, Writer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,6 +67,11 @@ QUESTION_TIME_CACHE = 20_000
 
 class EmbeddingsUnavailable(LocalQAError):
     pass
+
+
+def earlier_encoders(index: Store | Writer) -> list[str]:
+    """The earlier encoders (FORMER_MODEL_NAMES) whose vectors `index` holds."""
+    return [model for model in FORMER_MODEL_NAMES if index.has_vectors(model)]
 
 
 def enabled_by_default() -> bool:

@@ -149,7 +149,7 @@ def refresh_index(
             embeddings.require()  # before anything is written
         # An earlier encoder's vectors are never compared with this one's: they are dropped, and
         # the passages embedded again (below) if embedding.
-        former = [model for model in embeddings.FORMER_MODEL_NAMES if writer.has_vectors(model)]
+        former = embeddings.earlier_encoders(writer)
         for model in former:
             writer.drop_vectors(model)
         had_vectors = writer.has_vectors(embeddings.MODEL_NAME) or bool(former)

@@ -92,7 +92,7 @@ def search(
     documents they name."""
     settings = resolve(store, settings or RetrievalSettings())
     if settings.retriever != "lexical" and store.lacks_vectors(embeddings.MODEL_NAME):
-        former = [model for model in embeddings.FORMER_MODEL_NAMES if store.has_vectors(model)]
+        former = embeddings.earlier_encoders(store)
         if former:  # never compared with this encoder's vectors: they differ
             raise LocalQAError(
                 f"the index's embeddings were computed by an earlier encoder ({', '.join(former)}), "
