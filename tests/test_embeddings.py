@@ -320,7 +320,7 @@ def test_the_weights_file_changes_no_vector(tmp_path: Path) -> None:
     import onnx
 
     files = minilm.model_files()
-    path = minilm.ensure_model(tmp_path / "split", "int8")
+    path = minilm.ensure_model(tmp_path / "split", embeddings.PRECISION)
     whole = tmp_path / "whole.onnx"
     onnx.save_model(onnx.load(str(path)), str(whole))  # the weights read back into one file
     assert not minilm.weights_path(whole).exists()
