@@ -7,8 +7,8 @@ float32, so a dot product is the cosine. They are sentence-transformers' vectors
 weights (the reference) to float rounding, whatever the x86-64 processor (AVX-512, AVX2 or AVX
 alone) and the ONNX Runtime release (1.20 to 1.32 tested): an index built on one machine can be
 searched from another (tests/test_embeddings_reference.py, tests/test_embeddings_machines.py). The
-int8 model used before was 1.9x faster, but its vectors depended on both (benchmarks/README.md,
-"The same vectors on every machine").
+int8 model used before did 1.7x less CPU work, but its vectors depended on both (docs/measured.md,
+"Embeddings").
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ INSTALL_HINT = "install it with: pip install 'localqa[semantic]'"
 # real passage on two threads against 20.5 on one, benchmarks/README).
 BATCH = 1
 PROGRESS_EVERY = 64  # texts between two progress reports
-# float32: an int8 model's vectors differ from one processor to another (benchmarks/README.md).
+# float32: an int8 model's vectors differ from one processor to another (docs/measured.md).
 PRECISION: minilm.Precision = "fp32"
 # Vectors committed together while indexing: an interrupted run keeps every finished batch.
 COMMIT_EVERY = 2048

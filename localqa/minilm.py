@@ -245,7 +245,7 @@ def _quantise(source: Path, dest: Path) -> None:
     without VNNI and not with it, and each activation tensor's scale is set by its largest value,
     so a last-bit difference in the float operators (the attention's, which ONNX Runtime computes
     with AVX-512 or AVX2 code) moves values across rounding steps, and those moves grow layer by
-    layer (benchmarks/README.md). Per-channel weight scales: with one scale per tensor, cosine to
+    layer (docs/measured.md). Per-channel weight scales: with one scale per tensor, cosine to
     the fp32 vectors drops to ~0.94; per channel it stays above 0.98. The word embedding table stays
     fp32: it is a lookup, not a product, so int8 would only lose accuracy."""
     import logging
