@@ -8,7 +8,7 @@ weights (the reference) to float rounding, whatever the x86-64 processor (AVX-51
 alone) and the ONNX Runtime release (1.20 to 1.32 tested): an index built on one machine can be
 searched from another (tests/test_embeddings_reference.py, tests/test_embeddings_machines.py). The
 int8 model used before did 1.7x less CPU work, but its vectors depended on both (docs/measured.md,
-"Embeddings").
+"Encoder").
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ and QEMU's emulator never offers AVX-512, whatever this machine has: `Haswell` h
 `SandyBridge` AVX alone. On a machine without AVX-512 the Haswell run repeats this machine's
 kernels; the SandyBridge one still differs. With the int8 model localqa ran before, the Haswell
 run was 0.033 away on an AVX-512 machine; on the fixture's passages it gave the fixture's own
-vectors, bit for bit, where this machine was 0.037 away (benchmarks/README.md).
+vectors, bit for bit, where this machine was 0.037 away (docs/measured.md, "Encoder").
 
 Needs `qemu-x86_64` (Debian's qemu-user; `make test` installs it when run as root). Emulation is
 slow: these texts take about half a minute on each processor.

@@ -29,7 +29,7 @@ LONG = " ".join(
     for i in range(40)
 )
 # Float rounding, per component of a unit vector. Measured: at most 1.9e-7 over 110 SciFact
-# abstracts, claims and odd strings, with ONNX Runtime 1.20 to 1.32 (benchmarks/README.md). The
+# abstracts, claims and odd strings, with ONNX Runtime 1.20 to 1.32 (docs/measured.md). The
 # int8 model localqa ran before was 0.01 to 0.04 away, depending on the processor.
 ROUNDING = 1e-5
 
