@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PYTHON ?= python3
 SAMPLE_QUESTION := What is the loan limit for EQ-314, when does the desk accept maps for the community map exchange, and how many days does a standard book loan last?
 
-.PHONY: setup tesseract chromium run test test-fast lint eval-gates package-check bench clean
+.PHONY: setup tesseract chromium emulator run test test-fast lint eval-gates package-check bench clean
 
 setup: $(VENV)/.installed tesseract chromium
 
@@ -36,6 +36,18 @@ chromium:
 	    echo "chromium is missing: run 'sudo apt-get install chromium chromium-driver' and try again" >&2; exit 1; \
 	  fi; }
 
+# Debian's qemu-user, for the test that embeds the same texts under emulated older processors
+# (tests/test_embeddings_machines.py: a text's vector must not depend on the processor). Without
+# it that test is skipped, so another user is only told.
+emulator:
+	@command -v qemu-x86_64 >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "Installing qemu-user (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null; \
+	  else \
+	    echo "qemu-user is missing: the test on emulated processors will be skipped ('sudo apt-get install qemu-user' runs it)" >&2; \
+	  fi; }
+
 run: setup
 	$(BIN)/localqa index
 	$(BIN)/localqa ask "$(SAMPLE_QUESTION)" --as-of 2026-11-14 --model embedded
@@ -51,7 +63,7 @@ eval-gates: setup
 	$(BIN)/localqa eval evals/tenants
 
 # --durations=25: the slowest tests, printed with every run, so that a slow one is seen when it lands.
-test: lint
+test: lint emulator
 	$(BIN)/pytest --durations=25
 	$(MAKE) --no-print-directory eval-gates
 

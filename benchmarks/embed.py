@@ -26,12 +26,14 @@ work done whatever else runs on the machine, so it is the fairest comparison on 
                    optimizer, run by ONNX Runtime (sorted, batch 32)
   onnx-fp32[-t1]   localqa.minilm's graph (the same fused operators, built from the safetensors
                    weights without torch), ONNX Runtime, sorted, batch 32
+  onnx-fp32-b1[-t1]  ... one text per call: what localqa runs since issue 29 (localqa.embeddings)
   onnx-int8[-t1]   the same quantised (dynamic int8, per-channel), one text per call: what
-                   localqa adopts (localqa.embeddings)
+                   localqa ran before issue 29 (its vectors depend on the processor)
   onnx-int8-b32[-t1]  ... batched by 32 after sorting (faster, but a vector then depends on
                    the texts batched with it: see localqa.embeddings.BATCH)
-  onnx-int8-pool   localqa.embeddings.embed: one text per call on one ONNX Runtime thread, one
-                   call per core side by side (what `localqa index` runs)
+  onnx-fp32-pool, onnx-int8-pool   localqa.embeddings.embed: one text per call on one ONNX
+                   Runtime thread, one call per core side by side (what `localqa index` runs), on
+                   the fp32 encoder (now) or the int8 one (before issue 29)
   onnx-int8-b8, onnx-int8-unsorted   ... batch 8; 256-row chunks in index order
   onnx-int8-128[-t1]  ... truncated at 128 tokens
   openvino-fp32[-t1]  OpenVINO on the plain torch export (OpenVINO does not run ONNX Runtime's
@@ -327,11 +329,21 @@ def openvino_variant(path: Path, files: minilm.ModelFiles, threads: int = 2, bat
     return _batched_sorted(encode, batch)
 
 
-def pool_variant() -> EncodeAll:
+def pool_variant(built: Built, precision: minilm.Precision) -> EncodeAll:
+    """`localqa.embeddings.embed` (what `localqa index` runs) on this precision's encoder: int8
+    is what it ran before issue 29, fp32 what it runs now."""
+    from unittest import mock
+
     from localqa import embeddings
 
-    embeddings.embed(["warm up"])
-    return lambda texts: np.asarray(embeddings.embed(texts))
+    encoder = minilm.Encoder(built.get(f"localqa-{precision}"), built.files, threads=1)
+
+    def run(texts: list[str]) -> Vectors:
+        with mock.patch.object(embeddings, "_encoder", lambda: encoder):
+            return np.asarray(embeddings.embed(texts))
+
+    run(["warm up"])
+    return run
 
 
 def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
@@ -347,8 +359,9 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
         "onnx-int8-unsorted": lambda: localqa_variant(built, "int8", threads=threads, sorted_whole=False),
         "openvino-int8": lambda: openvino_variant(built.get("torch-export-int8"), files, threads),
         # What localqa runs (issue 21): one text per call, one ONNX Runtime thread per call, one
-        # call per core side by side.
-        "onnx-int8-pool": lambda: pool_variant(),
+        # call per core side by side; int8 before issue 29, fp32 since.
+        "onnx-int8-pool": lambda: pool_variant(built, "int8"),
+        "onnx-fp32-pool": lambda: pool_variant(built, "fp32"),
     }
     # The options worth comparing on one core too (`-t1`): with one thread, CPU time is the work
     # done, whatever else runs on the machine.
@@ -357,6 +370,7 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
             f"st{suffix}": (lambda n=n: st_variant(per_chunk=True, threads=n)),
             f"st-sorted{suffix}": (lambda n=n: st_variant(per_chunk=False, threads=n)),
             f"onnx-fp32{suffix}": (lambda n=n: localqa_variant(built, "fp32", threads=n)),
+            f"onnx-fp32-b1{suffix}": (lambda n=n: localqa_variant(built, "fp32", threads=n, batch=1)),
             # int8: one text per call (see localqa.embeddings.BATCH), and batched for comparison.
             f"onnx-int8{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=1)),
             f"onnx-int8-b32{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=32)),

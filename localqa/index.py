@@ -147,7 +147,12 @@ def refresh_index(
         embedding = embed if embed is not None else embeddings.enabled_by_default()
         if embedding:
             embeddings.require()  # before anything is written
-        had_vectors = writer.has_vectors(embeddings.MODEL_NAME)
+        # An earlier encoder's vectors are never compared with this one's: they are dropped, and
+        # the passages embedded again (below) if embedding.
+        former = embeddings.earlier_encoders(writer)
+        for model in former:
+            writer.drop_vectors(model)
+        had_vectors = writer.has_vectors(embeddings.MODEL_NAME) or bool(former)
         writer.remove_files(plan.remove)
         writer.put_documents(plan.documents.values(), plan.blocked)
         extracted: dict[str, tuple[int, ...]] = {}
@@ -180,6 +185,15 @@ def refresh_index(
         writer.record_catalog(scan.catalog_sha256)
         if embedding:
             writer.expect_vectors(embeddings.MODEL_NAME)
+            if former:
+                problems.append(
+                    Problem(
+                        describe(db),
+                        f"its embeddings were computed by an earlier encoder ({', '.join(former)}); "
+                        f"every passage is embedded again with {embeddings.MODEL_NAME}",
+                        warning=True,
+                    )
+                )
         elif had_vectors:
             writer.drop_vectors(embeddings.MODEL_NAME)
             problems.append(

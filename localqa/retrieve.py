@@ -92,6 +92,13 @@ def search(
     documents they name."""
     settings = resolve(store, settings or RetrievalSettings())
     if settings.retriever != "lexical" and store.lacks_vectors(embeddings.MODEL_NAME):
+        former = embeddings.earlier_encoders(store)
+        if former:  # never compared with this encoder's vectors: they differ
+            raise LocalQAError(
+                f"the index's embeddings were computed by an earlier encoder ({', '.join(former)}), "
+                f"and --retriever {settings.retriever} needs {embeddings.MODEL_NAME}'s; run "
+                "'localqa index' to compute them again"
+            )
         raise LocalQAError(
             f"the index has no embeddings for {embeddings.MODEL_NAME}, which --retriever "
             f"{settings.retriever} needs; run 'localqa index --embed' (needs localqa[semantic])"

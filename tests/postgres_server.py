@@ -49,6 +49,28 @@ def _reachable_by_others(path: Path) -> bool:
     return all(os.stat(folder).st_mode & 0o001 for folder in [path, *path.parents])
 
 
+def _copy_programs(folder: Path, as_user: dict[str, int]) -> Path:
+    """Copy the wheel's PostgreSQL into `folder`, owned by the server's user; the copy's bin
+    folder. The programs find their bundled libraries (libpq, ...) through RPATHs relative to
+    themselves, `$ORIGIN/../../../pgserver.libs` from pginstall/bin (deeper from lib/postgresql),
+    i.e. the folder beside the `pgserver` package. So the copy keeps the installed layout:
+    folder/pgserver/pginstall and folder/pgserver.libs."""
+    installed = binaries().parent  # .../site-packages/pgserver/pginstall
+    package = installed.parent
+    copy = folder / package.name / installed.name
+    shutil.copytree(installed, copy, symlinks=True)
+    copied = [folder / package.name]
+    libraries = package.parent / f"{package.name}.libs"  # where auditwheel puts them (Linux wheels)
+    if libraries.is_dir():
+        shutil.copytree(libraries, folder / libraries.name, symlinks=True)
+        copied.append(folder / libraries.name)
+    if as_user:  # readable by the server's user, whatever modes the checkout's umask gave them
+        for top in copied:
+            for path in [top, *top.rglob("*")]:
+                os.lchown(path, as_user["user"], as_user["group"])
+    return copy / "bin"
+
+
 def _free_port() -> int:
     with closing(socket.socket()) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -93,16 +115,18 @@ class PostgresServer:
 
 
 @contextmanager
-def running(**settings: str) -> Iterator[PostgresServer]:
+def running(*, copy_binaries: bool = False, **settings: str) -> Iterator[PostgresServer]:
     """Start a server (extra `postgres -c` settings as keywords), yield it, stop and delete it."""
-    server = start(**settings)
+    server = start(copy_binaries=copy_binaries, **settings)
     try:
         yield server
     finally:
         server.stop()
 
 
-def start(**settings: str) -> PostgresServer:
+def start(*, copy_binaries: bool = False, **settings: str) -> PostgresServer:
+    """`copy_binaries`: run a copy of the programs even when the installed ones are reachable
+    (they are copied anyway when the server's user cannot reach them)."""
     bin_dir = binaries()
     folder = Path(tempfile.mkdtemp(prefix="localqa-pg-"))
     as_user: dict[str, int] = {}
@@ -110,9 +134,8 @@ def start(**settings: str) -> PostgresServer:
         nobody = pwd.getpwnam("nobody")
         as_user = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
         os.chown(folder, nobody.pw_uid, nobody.pw_gid)
-        if not _reachable_by_others(bin_dir):  # a checkout under /root, say: use a copy
-            shutil.copytree(bin_dir.parent, folder / "pginstall", symlinks=True)
-            bin_dir = folder / "pginstall" / "bin"
+    if copy_binaries or (as_user and not _reachable_by_others(bin_dir)):  # a checkout under /root, say
+        bin_dir = _copy_programs(folder, as_user)
     data = folder / "data"
     secret = folder / "password"
     secret.write_text(PASSWORD + "\n")

@@ -204,7 +204,7 @@ def test_embeddings_build_into_the_localqa_cache(tmp_path: Path, monkeypatch: py
         vectors = embeddings.embed(SENTENCES[:2])
     finally:
         embeddings._make_encoder.cache_clear()
-    (model,) = tmp_path.glob("all-MiniLM-L6-v2-int8-*.onnx")
+    (model,) = tmp_path.glob(f"all-MiniLM-L6-v2-{embeddings.PRECISION}-*.onnx")
     assert minilm.is_intact(model)
     assert vectors.shape == (2, embeddings.DIMENSIONS)
 
@@ -320,7 +320,7 @@ def test_the_weights_file_changes_no_vector(tmp_path: Path) -> None:
     import onnx
 
     files = minilm.model_files()
-    path = minilm.ensure_model(tmp_path / "split", "int8")
+    path = minilm.ensure_model(tmp_path / "split", embeddings.PRECISION)
     whole = tmp_path / "whole.onnx"
     onnx.save_model(onnx.load(str(path)), str(whole))  # the weights read back into one file
     assert not minilm.weights_path(whole).exists()

@@ -1,5 +1,7 @@
 """localqa's encoder against the reference implementation: sentence-transformers running the same
-packaged weights on PyTorch (a dev dependency; localqa itself never imports it)."""
+packaged weights on PyTorch (a dev dependency; localqa itself never imports it). The reference
+does not depend on the machine: PyTorch's float32 and ONNX Runtime's agree to float rounding on
+any processor, so these tests hold wherever they run (issue 29)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,10 @@ LONG = " ".join(
     f"Clause {i}: equipment on loan must be returned in the condition it was lent, with every part."
     for i in range(40)
 )
+# Float rounding, per component of a unit vector. Measured: at most 1.9e-7 over 110 SciFact
+# abstracts, claims and odd strings, with ONNX Runtime 1.20 to 1.32 (docs/measured.md). The
+# int8 model localqa ran before was 0.01 to 0.04 away, depending on the processor.
+ROUNDING = 1e-5
 
 
 @pytest.fixture(scope="module")
@@ -38,15 +44,15 @@ def reference() -> Any:
     return model.encode([*SENTENCES, LONG], normalize_embeddings=True)
 
 
-def test_the_adopted_int8_encoder_keeps_every_sentence_near_the_reference(reference: Any) -> None:
+def test_the_adopted_encoder_computes_the_reference_vectors(reference: Any) -> None:
     vectors = embeddings.embed([*SENTENCES, LONG])
-    cosines = (vectors * reference).sum(axis=1)
-    assert cosines.min() >= 0.99, cosines
+    assert abs(vectors - reference).max() < ROUNDING
 
 
-def test_the_fp32_graph_is_the_reference_model(tmp_path: Path, reference: Any) -> None:
-    """Before quantisation the built graph computes what PyTorch computes, to float rounding."""
+def test_the_graph_batched_and_on_several_threads_is_still_the_reference_model(
+    tmp_path: Path, reference: Any
+) -> None:
+    """Built afresh and run as one padded batch on ONNX Runtime's own threads (one per core)."""
     files = minilm.model_files()
     encoder = minilm.Encoder(minilm.ensure_model(tmp_path, "fp32"), files)
-    vectors = encoder.encode([*SENTENCES, LONG])
-    assert abs(vectors - reference).max() < 1e-4
+    assert abs(encoder.encode([*SENTENCES, LONG]) - reference).max() < ROUNDING

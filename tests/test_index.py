@@ -22,6 +22,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pymupdf
 import pytest
 from backends import BOTH, NewIndex, execute, query
@@ -37,7 +38,8 @@ from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
 from localqa.index import Quietly, open_index, refresh_index
 from localqa.library import index_status, search_parts
-from localqa.store import Db, postgres_url
+from localqa.settings import RetrievalSettings
+from localqa.store import Db, describe, postgres_url, writing
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from localqa.types import Caller
 
@@ -994,6 +996,52 @@ def _vectors_by_location(db: Path) -> dict[tuple[Any, ...], bytes]:
             (p.source, p.page, p.kind, p.paragraph, p.table, p.row): matrix[i].tobytes()
             for i, p in ((i, found[n]) for i, n in enumerate(numbers.tolist()))
         }
+
+
+@pytest.mark.semantic
+@pytest.mark.parametrize("embed", [True, False], ids=["embedding", "not-embedding"])
+def test_an_earlier_encoders_vectors_are_never_searched_and_the_next_refresh_drops_them(
+    indexed: tuple[Path, Db], embed: bool
+) -> None:
+    """An index embedded by an earlier encoder (issue 29: the int8 model, whose vectors depended
+    on the processor) is never searched with them: `--retriever hybrid` says why and what to run,
+    the default searches lexically, and `status` marks them. The next `localqa index` drops them,
+    and embeds every passage again when it embeds."""
+    folder, db = indexed
+    former = "all-MiniLM-L6-v2-int8"
+    with writing(db) as writer:
+        ids = [p.id for p in writer.passages_without_vectors(former)]
+        unit = np.random.default_rng(29).standard_normal((len(ids), 384)).astype(np.float32)
+        writer.expect_vectors(former)
+        writer.put_vectors(former, ids, unit / np.linalg.norm(unit, axis=1, keepdims=True))
+        writer.finish()
+    assert index_status(db).embeddings == {former: SAMPLE_PASSAGES}
+    question = "When must I bring back a camera lens?"
+    with pytest.raises(LocalQAError) as refused:
+        search_parts(question, as_of=NOV_14, db=db, settings=RetrievalSettings(retriever="hybrid"))
+    assert str(refused.value) == (
+        f"the index's embeddings were computed by an earlier encoder ({former}), and --retriever "
+        f"hybrid needs {MODEL_NAME}'s; run 'localqa index' to compute them again"
+    )
+    assert search_parts(question, as_of=NOV_14, db=db)[0].retriever == "lexical"
+    status = CliRunner().invoke(cli, ["status", "--all", "--db", str(db)])
+    assert (
+        f"Embeddings:     {SAMPLE_PASSAGES} of {SAMPLE_PASSAGES} passages ({former}, an earlier "
+        "encoder's: 'localqa index' computes them again)"
+    ) in status.stdout
+
+    report = refresh_index(folder, db, embed=embed)
+    assert not report.failed and report.embedded == (SAMPLE_PASSAGES if embed else 0)
+    assert index_status(db).embeddings == ({MODEL_NAME: SAMPLE_PASSAGES} if embed else {})
+    said = (
+        f"its embeddings were computed by an earlier encoder ({former}); every passage is embedded "
+        f"again with {MODEL_NAME}"
+        if embed
+        else "embeddings were not computed this time, so the ones it had were removed (semantic and "
+        "hybrid retrieval need every passage's); run 'localqa index --embed'"
+    )
+    assert [str(p) for p in report.problems] == [f"{describe(db)}: {said}"]
+    assert search_parts(question, as_of=NOV_14, db=db)[0].retriever == ("hybrid" if embed else "lexical")
 
 
 @pytest.mark.sqlite_only  # its vector file (PostgreSQL's commits: tests/test_postgres.py)

@@ -162,7 +162,7 @@ def test_semantic_search_on_an_index_without_embeddings_says_how_to_add_them(lib
     )
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: the index has no embeddings for all-MiniLM-L6-v2-int8, which --retriever hybrid needs; "
+        "Error: the index has no embeddings for all-MiniLM-L6-v2-fp32, which --retriever hybrid needs; "
         "run 'localqa index --embed' (needs localqa[semantic])\n"
     )
 

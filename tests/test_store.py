@@ -19,17 +19,20 @@ import pytest
 from index_oracle import assert_consistent
 
 from localqa.embeddings import MODEL_NAME
+from localqa.errors import LocalQAError
 from localqa.index import open_index, refresh_index
 from localqa.library import index_status, search_parts
 from localqa.retrieve import question_parts, search
 from localqa.settings import RetrievalSettings
 from localqa.store.schema import SCHEMA_VERSION
+from localqa.store.sqlite import writing
 from localqa.types import Caller
 
 REPO = Path(__file__).resolve().parent.parent
 NOV_14 = date(2026, 11, 14)
 LEXICAL = RetrievalSettings(retriever="lexical", k=10)
 SCHEMA_5 = Path(__file__).parent / "fixtures" / "schema-5"
+SCHEMA_5_MODEL = "all-MiniLM-L6-v2-int8"  # the encoder its vectors were computed with
 
 
 @pytest.fixture
@@ -143,9 +146,9 @@ def test_an_index_refreshed_in_place_answers_exactly_as_one_rebuilt(
         assert [first.location.source, second.location.source] == ["a-courier.md", "z-courier.md"]
 
 
-def _vectors_by_location(db: Path) -> dict[tuple[Any, ...], Any]:
+def _vectors_by_location(db: Path, model: str = MODEL_NAME) -> dict[tuple[Any, ...], Any]:
     with open_index(db) as store:
-        numbers, matrix = store._vectors(MODEL_NAME)  # type: ignore[attr-defined]
+        numbers, matrix = store._vectors(model)  # type: ignore[attr-defined]
         live = numbers < store._layout.size  # type: ignore[attr-defined]  # rows of removed passages: no
         numbers, matrix = numbers[live], matrix[live]
         found = store.passages(numbers.tolist())
@@ -186,33 +189,70 @@ def test_an_index_copied_without_its_vector_file_has_no_vectors_until_refreshed(
     assert index_status(together).embeddings == {MODEL_NAME: report.passages}
 
 
+def _schema_5_vectors() -> dict[tuple[Any, ...], Any]:
+    """The vectors the schema-5 fixture stores (in a table then), by their passage's location."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(f"file:{SCHEMA_5 / 'index.sqlite3'}?mode=ro", uri=True)) as db:
+        rows = db.execute(
+            "SELECT p.source, p.page, p.kind, p.paragraph, p.table_no, p.row_no, e.model, e.vector "
+            "FROM passages p JOIN embeddings e ON e.passage_id = p.id"
+        ).fetchall()
+    assert {row[6] for row in rows} == {SCHEMA_5_MODEL}
+    return {tuple(row[:6]): np.frombuffer(row[7], dtype="<f4") for row in rows}
+
+
 @pytest.mark.semantic
-def test_an_index_of_schema_5_is_migrated_in_place_keeping_its_passages_and_vectors(tmp_path: Path) -> None:
+def test_an_index_of_schema_5_is_migrated_in_place_and_its_earlier_encoders_vectors_replaced(
+    tmp_path: Path,
+) -> None:
     """The fixture was written by localqa before issue 21 (FTS5, postings in one row per term,
-    vectors in a table). `localqa index` migrates it in place: nothing is extracted or embedded
-    again, and it answers as an index built today from the same files."""
+    vectors in a table), with the int8 encoder. Migrated in place, it keeps its passages and, bit
+    for bit, the vectors it stores. Those are an earlier encoder's (they depended on the processor
+    that computed them: issue 29), so until `localqa index` runs they are never compared with
+    today's: hybrid search says why it cannot run, and the default searches lexically. Then
+    nothing is extracted again, every passage is embedded again, and the index answers as one
+    built today from the same files."""
     docs = tmp_path / "docs"
     shutil.copytree(SCHEMA_5 / "docs", docs)
     old = tmp_path / "old.sqlite3"
     shutil.copyfile(SCHEMA_5 / "index.sqlite3", old)
+    with writing(old) as writer:  # the first writer to open it migrates it (`finish` stamps the version)
+        writer.finish()
+    assert index_status(old).schema_version == SCHEMA_VERSION
+    kept, stored = _vectors_by_location(old, SCHEMA_5_MODEL), _schema_5_vectors()
+    assert kept.keys() == stored.keys() and all(np.array_equal(kept[k], stored[k]) for k in kept)
+    question = "How long may the portable scanner be borrowed?"
+    hybrid = RetrievalSettings(retriever="hybrid", k=3)
+    with pytest.raises(LocalQAError) as refused:
+        search_parts(question, as_of=date(2026, 1, 1), db=old, settings=hybrid)
+    assert str(refused.value) == (
+        f"the index's embeddings were computed by an earlier encoder ({SCHEMA_5_MODEL}), and "
+        f"--retriever hybrid needs {MODEL_NAME}'s; run 'localqa index' to compute them again"
+    )
+    assert search_parts(question, as_of=date(2026, 1, 1), db=old)[0].retriever == "lexical"
+
     report = refresh_index(docs, old)
-    assert (report.added, report.changed, report.removed, report.embedded) == ([], [], [], 0)
+    assert (report.added, report.changed, report.removed, report.embedded) == ([], [], [], 6)
     assert report.unchanged == 2 and not report.failed
-    status = index_status(old)
-    assert status.schema_version == SCHEMA_VERSION and status.embeddings == {MODEL_NAME: 6}
+    assert [str(p) for p in report.problems] == [
+        f"{old}: its embeddings were computed by an earlier encoder ({SCHEMA_5_MODEL}); every passage "
+        f"is embedded again with {MODEL_NAME}"
+    ]
+    assert index_status(old).embeddings == {MODEL_NAME: 6}
     assert_consistent(old)
     fresh = tmp_path / "fresh.sqlite3"
     refresh_index(docs, fresh)
     questions = [
-        ("How long may the portable scanner be borrowed?", date(2026, 1, 1), Caller()),
+        (question, date(2026, 1, 1), Caller()),
         ("When does the reading room open on Saturdays?", date(2026, 1, 1), Caller()),
         ("EQ-314 deposit", date(2026, 1, 1), Caller()),
     ]
     assert answers(old, questions, LEXICAL) == answers(fresh, questions, LEXICAL)
     mine, theirs = _vectors_by_location(old), _vectors_by_location(fresh)
-    assert mine.keys() == theirs.keys()
-    assert all(np.allclose(mine[k], theirs[k], atol=1e-5) for k in mine)
-    hybrid = RetrievalSettings(retriever="hybrid", k=3)
+    assert mine.keys() == theirs.keys() == stored.keys()
+    assert all(np.array_equal(mine[k], theirs[k]) for k in mine)
     assert [c[3][0][2] for c in answers(old, questions, hybrid)] == [
         c[3][0][2] for c in answers(fresh, questions, hybrid)
     ]
@@ -242,7 +282,6 @@ def _vectors_by_rowid(db: Path) -> dict[int, Any]:
 def _keeping_vectors_of(full: Path, copy: Path, keep: set[int]) -> Path:
     """A copy of `full` in which only the passages in `keep` (rowids) have their vector, as an
     index looks while `localqa index` is still embedding."""
-    from localqa.store.sqlite import writing
 
     for path in copy.parent.glob(f"{copy.name}*"):
         path.unlink()
