@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from localqa.catalog import Problem, visible_labels
+from localqa import eligibility
+from localqa.catalog import Problem
 from localqa.store import Db, describe, open_store, writing
 from localqa.store.base import IndexedState, IndexStatus, Progress, Store, WriteSummary
 from localqa.types import Caller, Document, Passage
@@ -202,8 +203,4 @@ def status_for(store: Store, caller: Caller | None) -> IndexStatus:
     operator's view of everything."""
     if caller is None:
         return store.status(None)
-    labels = visible_labels(caller.role)
-    visible = frozenset(
-        d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
-    )
-    return store.status(visible)
+    return store.status(frozenset(d.doc_id for d in eligibility.visible(store.documents(), caller)))

@@ -157,7 +157,9 @@ class Store(ABC):
 
     def __init__(self) -> None:
         self._eligible: dict[tuple[str, str, int], dict[str, Document]] = {}
-        self._dates: list[date] | None = None
+        # Per caller (role, tenant): the documents they may see, and the dates their eligible
+        # set can change on (`eligibility.turning_dates`).
+        self._visible: dict[tuple[str, str], tuple[list[Document], list[date]]] = {}
 
     @abstractmethod
     def close(self) -> None: ...
@@ -177,7 +179,7 @@ class Store(ABC):
     def _forget(self) -> None:
         """Drop everything derived from the index (a store that moved to a newer version)."""
         self._eligible = {}
-        self._dates = None
+        self._visible = {}
 
     def __enter__(self) -> Store:
         return self
@@ -194,12 +196,18 @@ class Store(ABC):
     def eligible(self, as_of: date, caller: Caller) -> dict[str, Document]:
         """The documents `caller` may retrieve from on `as_of` (`localqa.eligibility`), by id.
         Remembered for the snapshot: the answer changes only when the date passes an effective
-        date, so it is kept per (caller, number of effective dates on or before `as_of`)."""
-        if self._dates is None:
-            self._dates = sorted({d.effective for d in self.documents() if d.effective is not None})
-        key = (caller.role, caller.tenant, bisect.bisect_right(self._dates, as_of))
+        date of a document the caller may see, so it is kept per (caller, number of those dates on
+        or before `as_of`). Only those: a key counting every document's dates would make the first
+        question on a hidden document's date the slow one, and a caller timing a sweep of dates
+        would learn it (issue 29)."""
+        who = (caller.role, caller.tenant)
+        if who not in self._visible:
+            visible = eligibility.visible(self.documents(), caller)
+            self._visible[who] = (visible, eligibility.turning_dates(visible))
+        visible, dates = self._visible[who]
+        key = (*who, bisect.bisect_right(dates, as_of))
         if key not in self._eligible:
-            self._eligible[key] = {d.doc_id: d for d in eligibility.eligible(self.documents(), as_of, caller)}
+            self._eligible[key] = {d.doc_id: d for d in eligibility.current(visible, as_of)}
         return self._eligible[key]
 
     @abstractmethod
