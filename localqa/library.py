@@ -29,6 +29,7 @@ from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
 from localqa.index import open_index, status_for
 from localqa.retrieve import search
+from localqa.scope import DocumentNames
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
@@ -140,6 +141,7 @@ class Library:
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
+        names = DocumentNames.of(documents)  # checked and compiled before waiting for the store
         with self._reading() as store:
             return search(
                 store,
@@ -148,7 +150,7 @@ class Library:
                 caller=caller or Caller(),
                 parts=parts,
                 settings=settings,
-                documents=documents,
+                documents=names,
             )
 
     def answer(
