@@ -35,7 +35,16 @@ from localqa.shapes import (
     timing_json,
 )
 from localqa.terminal import visible
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult, Selection
+from localqa.types import (
+    DEFAULT_ROLE,
+    DEFAULT_TENANT,
+    ROLES,
+    Answer,
+    Caller,
+    PartResult,
+    Selection,
+    is_tenant_name,
+)
 
 if TYPE_CHECKING:
     from localqa.evaluate.suite import Suite
@@ -156,6 +165,12 @@ def documents_option(function: F) -> F:
     )(function)
 
 
+def _tenant(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if not is_tenant_name(value):
+        raise click.BadParameter("a tenant is a name; give the one the catalog gives (default: default)")
+    return value
+
+
 def who_options(role_help: str, tenant_help: str) -> Callable[[F], F]:
     """--role and --tenant: who is asking (or counted, or served). Never taken from a document."""
 
@@ -165,6 +180,7 @@ def who_options(role_help: str, tenant_help: str) -> Callable[[F], F]:
             envvar="LOCALQA_TENANT",
             default=DEFAULT_TENANT,
             show_default=True,
+            callback=_tenant,
             help=f"{tenant_help} (env LOCALQA_TENANT).",
         )(function)
         return click.option(

@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from backends import BOTH, NewIndex
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from localqa.cli import cli
 from localqa.index import open_index, write_documents
+from localqa.library import Library
+from localqa.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.app import ServeConfig, create_app
+from localqa.serve.auth import UsersFileError, load_users
 from localqa.store import Db
 from localqa.types import Caller, Document, Kind, Passage
 
@@ -130,3 +136,110 @@ def test_timing_a_sweep_of_dates_shows_no_hidden_effective_date(
                     times.append(time.perf_counter() - started)
     ratio = statistics.median(hidden) / statistics.median(quiet)
     assert ratio < 1.5, f"a date a hidden document takes effect took {ratio:.2f} times as long"
+
+
+# --- 4. a name to scope a search is bounded, and checked outside the library's lock ------------------
+
+
+@pytest.fixture
+def sample_client(library_db: Db) -> Iterator[TestClient]:
+    db = Path(str(library_db))
+    with client_for(db, db.parent / "pdfs") as client:
+        yield client
+
+
+def search_naming(client: TestClient, names: list[str]) -> Any:
+    return client.post("/api/search", json={"question": "What is the loan limit?", "documents": names})
+
+
+@pytest.mark.sqlite_only
+def test_a_64_kb_glob_is_refused_at_once(sample_client: TestClient) -> None:
+    """The pass's request: `fnmatch` translates unclosed `[` in quadratic time, and it took 46 s."""
+    started = time.perf_counter()
+    response = search_naming(sample_client, ["[!" * 32000])
+    assert time.perf_counter() - started < 5
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": f"a document name is 64000 characters long, over {MAX_NAME_CHARS}; give a file name, "
+        "a glob ('ADOBE_*') or a series ('localqa status --documents' lists them)"
+    }
+
+
+@pytest.mark.sqlite_only
+def test_too_many_names_are_refused(sample_client: TestClient) -> None:
+    names = [f"report-{n}.pdf" for n in range(MAX_NAMES + 1)]
+    response = sample_client.post(
+        "/api/search", json={"question": "What is the loan limit?", "documents": names}
+    )
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": f"{MAX_NAMES + 1} document names given, at most {MAX_NAMES} are taken; name fewer, or "
+        "use a glob ('ADOBE_*')"
+    }
+
+
+@pytest.mark.sqlite_only
+def test_the_costliest_names_the_limits_allow_take_well_under_a_second_each(
+    sample_client: TestClient,
+) -> None:
+    """The bound: as many names as are taken, each as long as is taken and of the shape that costs
+    `fnmatch` most to translate (measured: about 15 ms each at 255 characters)."""
+    costly = [("*a" * MAX_NAME_CHARS)[:MAX_NAME_CHARS], ("[a-" * MAX_NAME_CHARS)[:MAX_NAME_CHARS]]
+    names = [costly[n % 2][:-1] + str(n % 10) for n in range(MAX_NAMES)]
+    started = time.perf_counter()
+    response = sample_client.post(
+        "/api/search", json={"question": "What is the loan limit?", "documents": names}
+    )
+    assert response.status_code == 404  # they match nothing
+    assert time.perf_counter() - started < MAX_NAMES * 0.25
+
+
+@pytest.mark.sqlite_only
+def test_names_are_checked_before_the_library_is_waited_for(sample_client: TestClient) -> None:
+    """While another request holds the library, a request whose names cannot be used is answered
+    at once: the check (and a glob's compilation) does not wait for the lock."""
+    library = served_library(sample_client)
+    with library._lock:
+        response = search_naming(sample_client, ["[!" * 200])
+    assert response.status_code == 400
+
+
+def served_library(client: TestClient) -> Library:
+    served: Library = client.app.state.served.library  # type: ignore[attr-defined]
+    return served
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("name", ["", "   "])
+def test_a_blank_doc_is_called_blank(runner: CliRunner, library_db: Db, name: str) -> None:
+    result = runner.invoke(cli, ["search", "What is the loan limit?", "--db", str(library_db), "--doc", name])
+    assert result.exit_code == 2
+    assert (
+        "a document name is blank; give a file name, a glob ('ADOBE_*') or a series ('localqa status "
+        "--documents' lists them)" in result.stderr
+    )
+
+
+# --- 7. rough edges ---------------------------------------------------------------------------------
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize(
+    "command", [["search", "What is the loan limit?"], ["status"], ["show", "fines-and-fees.md"]]
+)
+@pytest.mark.parametrize("tenant", ["", "  "])
+def test_a_blank_tenant_is_refused_as_the_users_file_refuses_it(
+    runner: CliRunner, library_db: Db, command: list[str], tenant: str
+) -> None:
+    result = runner.invoke(cli, [*command, "--db", str(library_db), "--tenant", tenant])
+    assert result.exit_code == 2
+    assert "Invalid value for '--tenant': a tenant is a name; give the one the catalog gives" in result.stderr
+
+
+@pytest.mark.sqlite_only
+def test_a_blank_tenant_in_the_users_file_is_refused(tmp_path: Path) -> None:
+    users = tmp_path / "users.toml"
+    entry = f'[[user]]\ntoken_sha256 = "{"0" * 64}"\nrole = "public"\ntenant = "  "\n'
+    users.write_text(entry, encoding="utf-8")
+    with pytest.raises(UsersFileError, match="tenant must be a name"):
+        load_users(users)
