@@ -243,3 +243,12 @@ def test_a_blank_tenant_in_the_users_file_is_refused(tmp_path: Path) -> None:
     users.write_text(entry, encoding="utf-8")
     with pytest.raises(UsersFileError, match="tenant must be a name"):
         load_users(users)
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("endpoint", ["/api/search", "/api/ask"])
+@pytest.mark.parametrize("k", [True, "5", 5.0, False])
+def test_k_must_be_a_json_integer(sample_client: TestClient, endpoint: str, k: object) -> None:
+    response = sample_client.post(endpoint, json={"question": "What is the loan limit?", "k": k})
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("k: Input should be a valid integer")
