@@ -10,13 +10,16 @@ line; and a document not yet in force is treated alike everywhere.
 
 from __future__ import annotations
 
+import sqlite3
 import statistics
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from backends import BOTH, NewIndex
 from click.testing import CliRunner
@@ -28,7 +31,7 @@ from localqa.library import Library
 from localqa.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import UsersFileError, load_users
-from localqa.store import Db
+from localqa.store import Db, postgres_url
 from localqa.types import Caller, Document, Kind, Passage
 
 BACKENDS = BOTH
@@ -252,3 +255,40 @@ def test_k_must_be_a_json_integer(sample_client: TestClient, endpoint: str, k: o
     response = sample_client.post(endpoint, json={"question": "What is the loan limit?", "k": k})
     assert response.status_code == 400
     assert response.json()["error"].startswith("k: Input should be a valid integer")
+
+
+def write_sql(db: Db, *statements: str) -> None:
+    """Change the index behind the store's back, on either backend (each statement committed)."""
+    url = postgres_url(db)
+    if url is None:
+        with closing(sqlite3.connect(str(db))) as connection:
+            for statement in statements:
+                connection.execute(statement)
+                connection.commit()
+        return
+    with psycopg.connect(url, autocommit=True) as connection:
+        for statement in statements:
+            connection.execute(statement)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
+            "has schema version 5, this localqa needs",
+        ),
+        ("DROP TABLE postings", "postings"),
+    ],
+    ids=["another-schema", "damaged"],
+)
+def test_an_index_that_cannot_be_read_is_a_503_with_its_message(
+    library_copy: Db, sample_pdfs: Path, change: str, message: str
+) -> None:
+    with client_for(library_copy, sample_pdfs) as client:
+        assert client.post("/api/search", json={"question": "What is the loan limit?"}).status_code == 200
+        write_sql(library_copy, change, "UPDATE meta SET value = value || 'x' WHERE key = 'generation'")
+        response = client.post("/api/search", json={"question": "What is the loan limit?"})
+        assert response.status_code == 503, response.text
+        assert message in response.json()["error"]
+        assert "localqa index" in response.json()["error"]  # and the fix

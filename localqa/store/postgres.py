@@ -50,7 +50,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import TransactionStatus
 
 from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
-from localqa.errors import IndexMissingError, LocalQAError, SchemaError
+from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
 from localqa.settings import Chunking
 from localqa.store import describe
 from localqa.store.base import (
@@ -113,10 +113,12 @@ def _connect(url: str, application: str) -> Connection:
         raise _failure(url, error, _CONNECT_HINT) from None
 
 
-def _failure(url: str, error: psycopg.Error, hint: str) -> LocalQAError:
+def _failure(
+    url: str, error: psycopg.Error, hint: str, kind: type[LocalQAError] = LocalQAError
+) -> LocalQAError:
     """A one-line error naming the database (without its password) and the fix."""
     detail = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    return LocalQAError(f"{describe(url)}: {_scrub(detail, url)}; {hint}")
+    return kind(f"{describe(url)}: {_scrub(detail, url)}; {hint}")
 
 
 def _scrub(text: str, url: str) -> str:
@@ -250,7 +252,10 @@ class PostgresStore(LayoutStore):
             return self._db.execute(sql, args).fetchall()
         except psycopg.Error as error:
             raise _failure(
-                self._url, error, "check the server, or rebuild with 'localqa index --rebuild'"
+                self._url,
+                error,
+                "check the server, or rebuild with 'localqa index --rebuild'",
+                IndexUnavailableError,
             ) from None
 
     # --- documents and metadata -----------------------------------------------------------

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
-from localqa.errors import IndexMissingError, LocalQAError, SchemaError
+from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
 from localqa.settings import Chunking
 from localqa.store import segments as postings_segments
 from localqa.store import vectors
@@ -192,8 +192,10 @@ class SQLiteStore(LayoutStore):
     def _query(self, sql: str, *args: Any) -> list[Any]:
         try:
             return self._db.execute(sql, args).fetchall()
-        except sqlite3.DatabaseError as error:
-            raise LocalQAError(f"{self.path}: {error}; rebuild it with 'localqa index --rebuild'") from None
+        except sqlite3.DatabaseError as error:  # damaged ("no such table", "malformed")
+            raise IndexUnavailableError(
+                f"{self.path}: {error}; rebuild it with 'localqa index --rebuild'"
+            ) from None
 
     def changed(self) -> bool:
         try:
