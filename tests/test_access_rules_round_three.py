@@ -292,3 +292,47 @@ def test_an_index_that_cannot_be_read_is_a_503_with_its_message(
         assert response.status_code == 503, response.text
         assert message in response.json()["error"]
         assert "localqa index" in response.json()["error"]  # and the fix
+
+
+def catalog_of_many(folder: Path, entries: int) -> None:
+    """A one-file library whose catalog also has `entries` entries for files it does not hold."""
+    folder.mkdir()
+    (folder / "rules.md").write_text("# Rules\n\nBooks are lent for 21 days.\n", encoding="utf-8")
+    tables = ['["rules.md"]\naccess = "public"\n'] + [
+        f'["report-{n:06}.pdf"]\naccess = "public"\n' for n in range(entries)
+    ]
+    (folder / "catalog.toml").write_text("\n".join(tables), encoding="utf-8")
+
+
+@pytest.mark.sqlite_only
+def test_many_entries_without_files_are_one_warning_with_counts_and_the_first_names(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    catalog_of_many(tmp_path / "pdfs", 20_000)
+    result = runner.invoke(
+        cli, ["index", "--pdfs", str(tmp_path / "pdfs"), "--db", str(tmp_path / "i.sqlite3")]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"Warning: {tmp_path / 'pdfs' / 'catalog.toml'}: 20000 entries are for files that are not in "
+        f"{tmp_path / 'pdfs'} (report-000000.pdf, report-000001.pdf, report-000002.pdf, report-000003.pdf, "
+        "report-000004.pdf and 19995 more); remove the entries or add the files"
+    ]
+
+
+@pytest.mark.sqlite_only
+def test_many_names_in_one_error_are_counted_and_the_first_few_shown(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    catalog_of_many(tmp_path / "pdfs", 20_000)
+    (tmp_path / "pdfs" / "rules.md").rename(tmp_path / "pdfs" / "rules-2026.md")
+    result = runner.invoke(
+        cli, ["index", "--pdfs", str(tmp_path / "pdfs"), "--db", str(tmp_path / "i.sqlite3")]
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"Error: {tmp_path / 'pdfs' / 'catalog.toml'}: 1 file has no entry (rules-2026.md) while 20001 "
+        "entries match no file (report-000000.pdf, report-000001.pdf, report-000002.pdf, report-000003.pdf, "
+        "report-000004.pdf and 19996 more); was a file renamed? Name each entry exactly as its file, give "
+        "every file an entry, or remove the entries that match no file (the index was not changed)"
+    ]
