@@ -10,6 +10,7 @@ line; and a document not yet in force is treated alike everywhere.
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import statistics
 import time
@@ -24,6 +25,7 @@ import pytest
 from backends import BOTH, NewIndex
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
+from postgres_server import PASSWORD
 
 from localqa.cli import cli
 from localqa.index import open_index, write_documents
@@ -31,7 +33,7 @@ from localqa.library import Library
 from localqa.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import UsersFileError, load_users
-from localqa.store import Db, postgres_url
+from localqa.store import Db, describe, postgres_url, redact
 from localqa.types import Caller, Document, Kind, Passage
 
 BACKENDS = BOTH
@@ -336,3 +338,88 @@ def test_many_names_in_one_error_are_counted_and_the_first_few_shown(
         "report-000004.pdf and 19996 more); was a file renamed? Name each entry exactly as its file, give "
         "every file an entry, or remove the entries that match no file (the index was not changed)"
     ]
+
+
+# --- 3. a PostgreSQL password is never printed, cut where libpq cuts it ------------------------------
+
+SECRET = "S3cret"
+# URLs whose password (SECRET, in one spelling or another) libpq reads, or which libpq refuses with
+# a message that quotes it: a `?` or `#` libpq takes as part of the password (it reads up to the
+# `@`), a bracket left open, a bad percent escape, a space, and the same in the query.
+LEAKY_URLS = [
+    f"postgresql://bob:Hunter2?{SECRET}@127.0.0.1:{{port}}/lib",
+    f"postgresql://bob:Hunter2#{SECRET}@127.0.0.1:{{port}}/lib",
+    f"postgresql://bob:Hunter2?x#{SECRET}@127.0.0.1:{{port}}/lib?sslmode=disable",
+    f"postgresql://bob:{SECRET}@[::1/lib",
+    f"postgresql://bob:{SECRET}%zz@127.0.0.1:{{port}}/lib",
+    f"postgresql://bob:{SECRET[:2]} {SECRET[2:]}@127.0.0.1:{{port}}/lib",
+    f"postgresql://bob@127.0.0.1:{{port}}/lib?password={SECRET}%",
+    f"postgresql://bob@127.0.0.1:{{port}}/lib?sslmode=disable&password={SECRET}=x",
+    f"postgresql://bob@127.0.0.1:{{port}}/lib?sslpassword={SECRET}%zz",
+]
+
+
+def closed_port() -> int:
+    with closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def hidden(text: str) -> bool:
+    """Nothing of the password shows: no spelling, no half of it (around a `?`, `#` or space)."""
+    return all(part not in text for part in (SECRET, "Hunter2", "cret"))
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("template", LEAKY_URLS)
+def test_no_form_of_a_password_is_printed(template: str, runner: CliRunner, tmp_path: Path) -> None:
+    url = template.format(port=closed_port())
+    assert hidden(describe(url))
+    (tmp_path / "pdfs").mkdir()
+    for command in (
+        ["index", "--pdfs", str(tmp_path / "pdfs")],
+        ["status"],
+        ["search", "What is the loan limit?"],
+        ["eval", "evals/library", "--save", str(tmp_path / "run.json")],
+    ):
+        result = runner.invoke(cli, [*command, "--db", url])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith("Error: postgresql://bob@"), result.stderr
+        assert hidden(result.output), result.output
+
+
+@pytest.mark.sqlite_only
+def test_a_password_is_redacted_from_any_message_that_quotes_it() -> None:
+    url = f"postgresql://bob:{SECRET}%zz@[::1/lib?password=x{SECRET}"
+    echoed = f'invalid percent-encoded token: "{SECRET}%zz" in URI: "{url}"; password "x{SECRET}"'
+    assert hidden(redact(echoed, url))
+
+
+def test_a_password_with_a_question_mark_and_a_hash_is_never_shown(
+    backend: str, postgres: Any, sample_pdfs: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """A real server, signed in to with such a password: every command's output, saved run and
+    report leave it out."""
+    if backend != "postgresql":
+        pytest.skip("about a PostgreSQL URL")
+    password = f"Hunter2?x#{SECRET}"
+    name = f"bob_{closed_port()}"
+    with postgres.admin() as admin:
+        admin.execute(f"CREATE ROLE {name} LOGIN PASSWORD '{password}'")
+        admin.execute(f'CREATE DATABASE "{name}" OWNER {name} TEMPLATE localqa_template')
+    url = postgres.url(name).replace(f"postgres:{PASSWORD}@", f"{name}:{password}@")
+    saved, report = tmp_path / "run.json", tmp_path / "report.md"
+    outputs = []
+    for command in (
+        ["index", "--pdfs", str(sample_pdfs)],
+        ["index", "--pdfs", str(sample_pdfs), "--json"],
+        ["status", "--all"],
+        ["status", "--json"],
+        ["eval", "evals/library", "--save", str(saved), "--report", str(report)],
+    ):
+        result = runner.invoke(cli, [*command, "--db", url])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+    outputs += [saved.read_text(encoding="utf-8"), report.read_text(encoding="utf-8")]
+    assert describe(url) in outputs[0]
+    assert all(hidden(text) for text in outputs)

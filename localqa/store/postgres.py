@@ -52,7 +52,7 @@ from psycopg.pq import TransactionStatus
 from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
 from localqa.settings import Chunking
-from localqa.store import describe
+from localqa.store import describe, redact
 from localqa.store.base import (
     IndexedFile,
     IndexedState,
@@ -116,22 +116,11 @@ def _connect(url: str, application: str) -> Connection:
 def _failure(
     url: str, error: psycopg.Error, hint: str, kind: type[LocalQAError] = LocalQAError
 ) -> LocalQAError:
-    """A one-line error naming the database (without its password) and the fix."""
+    """A one-line error naming the database (without its password) and the fix. libpq's message
+    may quote the URL or a piece of it (a malformed one), and a server's may quote a password:
+    both are redacted."""
     detail = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    return kind(f"{describe(url)}: {_scrub(detail, url)}; {hint}")
-
-
-def _scrub(text: str, url: str) -> str:
-    """`text` without any password the URL or the environment gave (a server's message could
-    quote one back)."""
-    try:
-        given = [conninfo_to_dict(url).get("password")]
-    except psycopg.Error:
-        given = []
-    for secret in [*given, os.environ.get("PGPASSWORD")]:
-        if secret:
-            text = text.replace(str(secret), "***")
-    return text
+    return kind(f"{describe(url)}: {redact(detail, url)}; {hint}")
 
 
 def _generation(db: Connection) -> str | None:
