@@ -69,7 +69,7 @@ from localqa import embeddings  # noqa: E402
 from localqa.index import open_index, write_documents  # noqa: E402
 from localqa.retrieve import search  # noqa: E402
 from localqa.settings import RetrievalSettings  # noqa: E402
-from localqa.store import Db, describe, postgres_url, writing  # noqa: E402
+from localqa.store import Db, describe, password_to_environment, postgres_url, writing  # noqa: E402
 from localqa.store.base import Store  # noqa: E402
 from localqa.store.schema import SCHEMA_VERSION  # noqa: E402
 from localqa.text import IDENTIFIER, identifiers  # noqa: E402
@@ -1290,6 +1290,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-vectors", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     parser.add_argument("--cold-hybrid", action=argparse.BooleanOptionalAction, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.db:  # its children get the URL on their command line: the password goes in PGPASSWORD
+        args.db = password_to_environment(args.db)
     if args.cold:
         return cold_main(_db(args.cold), bool(args.cold_hybrid))
     if args.refresh:

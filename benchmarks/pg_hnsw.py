@@ -55,7 +55,7 @@ from localqa import embeddings  # noqa: E402
 from localqa.evaluate.run import run_suite  # noqa: E402
 from localqa.evaluate.suite import load_suite  # noqa: E402
 from localqa.settings import RetrievalSettings  # noqa: E402
-from localqa.store import describe  # noqa: E402
+from localqa.store import describe, password_to_environment  # noqa: E402
 from localqa.store.postgres import PostgresStore, _vector_text  # noqa: E402
 
 WIDTH = 384
@@ -215,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="pdfqa's cache")
     parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
     args = parser.parse_args(argv)
+    args.db = password_to_environment(args.db)  # its children see the URL: the password goes in PGPASSWORD
     bench_dir = args.bench or next((p for p in pdfqa.BENCH_PLACES if p.is_dir()), pdfqa.BENCH_PLACES[0])
     if not (bench_dir / "financebench-dev").is_dir():
         print(f"Skipped: financebench-dev not found under {bench_dir} (pass --bench DIR).")

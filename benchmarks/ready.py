@@ -568,6 +568,9 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--api", choices=("lexical", "hybrid"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    from localqa.store import password_to_environment
+
+    args.db = password_to_environment(args.db)  # its children see the URL: the password goes in PGPASSWORD
     if args.api:
         return api_main(args.db, args.api)
     if args.runs < 1:

@@ -10,6 +10,7 @@ line; and a document not yet in force is treated alike everywhere.
 
 from __future__ import annotations
 
+import os
 import socket
 import sqlite3
 import statistics
@@ -33,7 +34,7 @@ from localqa.library import Library
 from localqa.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import UsersFileError, load_users
-from localqa.store import Db, describe, postgres_url, redact
+from localqa.store import Db, describe, password_to_environment, postgres_url, redact
 from localqa.types import Caller, Document, Kind, Passage
 
 BACKENDS = BOTH
@@ -423,3 +424,19 @@ def test_a_password_with_a_question_mark_and_a_hash_is_never_shown(
     outputs += [saved.read_text(encoding="utf-8"), report.read_text(encoding="utf-8")]
     assert describe(url) in outputs[0]
     assert all(hidden(text) for text in outputs)
+
+
+def test_a_program_passing_the_url_to_children_moves_its_password_to_pgpassword(
+    backend: str, postgres: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command line is visible to every user (`ps`): benchmarks hand their children the URL
+    without its password, and the password in PGPASSWORD."""
+    if backend != "postgresql":
+        pytest.skip("about a PostgreSQL URL")
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    url = postgres.create_database() + "?sslmode=disable"
+    moved = password_to_environment(url)
+    assert moved == describe(url) and PASSWORD not in str(moved)
+    assert os.environ["PGPASSWORD"] == PASSWORD
+    with psycopg.connect(str(moved)) as signed_in:  # the server let us in
+        assert signed_in.execute("SELECT 1").fetchone() == (1,)

@@ -129,6 +129,22 @@ def _secrets(text: str) -> set[str]:
     return {secret for secret in found if secret}
 
 
+def password_to_environment(db: Db) -> Db:
+    """For a program that passes `db` to child processes on their command line, where every user
+    of the machine may read it (`ps`): the URL without its password, which moves to PGPASSWORD
+    in this process's environment, which the children inherit. Anything else is returned as is."""
+    url = postgres_url(db)
+    parts = None if url is None else _url_parts(url)
+    if url is None or parts is None:
+        return db
+    _, _, password, _, query = parts
+    given = [piece.partition("=")[2] for piece in query if unquote(piece.partition("=")[0]) == "password"]
+    secret = password if password is not None else next(iter(given), None)
+    if secret is not None:
+        os.environ["PGPASSWORD"] = unquote(secret)
+    return describe(url)
+
+
 def open_store(db: Db) -> Store:
     """Open an existing index for reading (IndexMissingError when there is none)."""
     url = postgres_url(db)
