@@ -10,6 +10,7 @@ line; and a document not yet in force is treated alike everywhere.
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import sqlite3
@@ -22,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pymupdf
 import pytest
 from backends import BOTH, NewIndex
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
+from PIL import Image
 from postgres_server import PASSWORD
 
 from localqa.cli import cli
@@ -34,6 +37,7 @@ from localqa.library import Library
 from localqa.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import UsersFileError, load_users
+from localqa.show import MAX_PIXELS
 from localqa.store import Db, describe, password_to_environment, postgres_url, redact
 from localqa.types import Caller, Document, Kind, Passage
 
@@ -440,3 +444,108 @@ def test_a_program_passing_the_url_to_children_moves_its_password_to_pgpassword(
     assert os.environ["PGPASSWORD"] == PASSWORD
     with psycopg.connect(str(moved)) as signed_in:  # the server let us in
         assert signed_in.execute("SELECT 1").fetchone() == (1,)
+
+
+# --- 5. a giant page is drawn within a pixel budget -------------------------------------------------
+
+GIANT = "giant-map.pdf"
+GIANT_SENTENCE = "The giant map shows every branch of the library."
+
+
+@pytest.fixture(scope="module")
+def giant(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A library of one PDF whose one page is 14,400 points square (200 inches, PDF's largest),
+    indexed: (its folder, its index)."""
+    folder = tmp_path_factory.mktemp("giant") / "pdfs"
+    folder.mkdir()
+    document = pymupdf.open()
+    page = document.new_page(width=14_400, height=14_400)
+    page.insert_text((72, 144), GIANT_SENTENCE, fontsize=48)
+    document.save(folder / GIANT)
+    db = folder.parent / "index.sqlite3"
+    assert CliRunner().invoke(cli, ["index", "--pdfs", str(folder), "--db", str(db)]).exit_code == 0
+    return folder, db
+
+
+def pixels(png: bytes) -> int:
+    with Image.open(io.BytesIO(png)) as image:
+        return int(image.width * image.height)
+
+
+@pytest.mark.sqlite_only
+def test_show_draws_a_giant_page_within_the_pixel_budget(
+    giant: tuple[Path, Path], runner: CliRunner, tmp_path: Path
+) -> None:
+    folder, db = giant
+    out = tmp_path / "page.png"
+    args = [
+        "show",
+        GIANT,
+        "1",
+        "--quote",
+        GIANT_SENTENCE,
+        "--pdfs",
+        str(folder),
+        "--db",
+        str(db),
+        "-o",
+        str(out),
+    ]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert 0.9 * MAX_PIXELS < pixels(out.read_bytes()) <= MAX_PIXELS
+
+
+@pytest.mark.sqlite_only
+def test_the_page_route_draws_a_giant_page_within_the_pixel_budget(giant: tuple[Path, Path]) -> None:
+    folder, db = giant
+    with client_for(db, folder) as client:
+        response = client.get(f"/api/pages/{GIANT}/1.png", params={"quote": GIANT_SENTENCE, "size": "large"})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/png"
+    assert pixels(response.content) <= MAX_PIXELS
+
+
+@pytest.mark.sqlite_only
+def test_ask_show_answers_about_a_giant_page(
+    giant: tuple[Path, Path], runner: CliRunner, tmp_path: Path
+) -> None:
+    folder, db = giant
+    question = "Which map shows every branch of the library?"
+    args = [
+        "ask",
+        question,
+        "--model",
+        "extractive",
+        "--show",
+        str(tmp_path),
+        "--pdfs",
+        str(folder),
+        "--db",
+        str(db),
+    ]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert GIANT_SENTENCE in result.stdout
+    (image,) = tmp_path.glob("*.png")
+    assert pixels(image.read_bytes()) <= MAX_PIXELS
+
+
+@pytest.mark.sqlite_only
+def test_a_page_mupdf_cannot_draw_is_one_json_error(
+    giant: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever MuPDF refuses (here: made to refuse every page) is the JSON error shape, not a
+    text/plain 500."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise pymupdf.mupdf.FzErrorLimit("Overly large image")
+
+    monkeypatch.setattr(pymupdf.Page, "get_pixmap", refuse)
+    folder, db = giant
+    with client_for(db, folder) as client:
+        response = client.get(f"/api/pages/{GIANT}/1.png")
+    assert response.status_code == 422
+    assert response.json() == {
+        "error": f"{GIANT}, page 1: MuPDF cannot draw it (code=5: Overly large image); nothing is shown"
+    }
