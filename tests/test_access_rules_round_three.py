@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import socket
 import sqlite3
 import statistics
@@ -25,6 +26,7 @@ from typing import Any
 import psycopg
 import pymupdf
 import pytest
+from access import ALARM, NOV, STAFF, edit_catalog, index
 from backends import BOTH, NewIndex
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
@@ -549,3 +551,117 @@ def test_a_page_mupdf_cannot_draw_is_one_json_error(
     assert response.json() == {
         "error": f"{GIANT}, page 1: MuPDF cannot draw it (code=5: Overly large image); nothing is shown"
     }
+
+
+# --- 2. an index restored with `cp` is the one served --------------------------------------------------
+
+
+def public_sources(client: TestClient, question: str = ALARM) -> tuple[int, set[str]]:
+    response = client.post("/api/search", json={"question": question, "as_of": NOV, "k": 20})
+    if response.status_code != 200:
+        return response.status_code, set()
+    return 200, {c["source"] for part in response.json()["parts"] for c in part["candidates"]}
+
+
+def make_the_staff_document_public(runner: CliRunner, folder: Path, db: Path) -> None:
+    edit_catalog(folder, 'access = "staff"', 'access = "public"')
+    assert index(runner, folder, db).exit_code == 0
+
+
+@pytest.mark.sqlite_only
+def test_an_index_restored_with_cp_is_served_by_the_next_request(
+    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    """The pass's restore: a backup copied over the index file changes neither its inode nor
+    SQLite's data_version, and a running server went on answering from the old index, in which
+    the staff document had been made public."""
+    db = tmp_path / "index" / "library.sqlite3"
+    assert index(runner, sample_pdfs, db).exit_code == 0
+    backup = tmp_path / "backup.sqlite3"
+    shutil.copyfile(db, backup)
+    make_the_staff_document_public(runner, sample_pdfs, db)
+    with client_for(db, sample_pdfs) as client:
+        assert STAFF in public_sources(client)[1]
+        shutil.copyfile(backup, db)  # `cp backup.sqlite3 library.sqlite3`
+        status, sources = public_sources(client)
+        assert status == 200 and sources and STAFF not in sources
+
+
+@pytest.mark.sqlite_only
+def test_an_index_restored_with_cp_over_a_leftover_wal_is_refused_until_it_is_removed(
+    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    """A refresh while the server reads leaves a write-ahead log the server's snapshot kept from
+    being folded into the file. Copied over, the backup would be read through that log (another
+    index's pages: "no such table", or the old answers). The server refuses it with a 503 that
+    says what to do, until the log is removed."""
+    db = tmp_path / "index" / "library.sqlite3"
+    wal = db.with_name(db.name + "-wal")
+    assert index(runner, sample_pdfs, db).exit_code == 0
+    backup = tmp_path / "backup.sqlite3"
+    shutil.copyfile(db, backup)
+    with client_for(db, sample_pdfs) as client:
+        assert STAFF not in public_sources(client)[1]
+        make_the_staff_document_public(runner, sample_pdfs, db)
+        assert wal.stat().st_size > 0  # kept: the server read an older snapshot meanwhile
+        assert STAFF in public_sources(client)[1]
+        shutil.copyfile(backup, db)
+        for _ in range(3):
+            response = client.post("/api/search", json={"question": ALARM, "as_of": NOV})
+            assert response.status_code == 503, response.text
+            assert response.json() == {
+                "error": f"{db} was replaced while {wal.name} of the index it replaced was beside it, "
+                f"and the two cannot be read together; stop every localqa using it, delete {wal.name} "
+                f"and {db.name}-shm, and start again (docs/usage.md, 'Restoring a backup')"
+            }
+        # The server holds nothing of the log open now: once it is removed, the backup is read.
+        wal.unlink()
+        db.with_name(db.name + "-shm").unlink()
+        status, sources = public_sources(client)
+        assert status == 200 and sources and STAFF not in sources
+
+
+@pytest.mark.sqlite_only
+def test_a_checkpoint_held_back_by_another_reader_is_no_replacement(
+    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    """The file also changes without a commit when a checkpoint folds part of the log into it
+    (another reader's older snapshot holds back the rest): that is the same index, and it is
+    served, never refused."""
+    db = tmp_path / "index" / "library.sqlite3"
+    assert index(runner, sample_pdfs, db).exit_code == 0
+    with client_for(db, sample_pdfs) as client, closing(sqlite3.connect(db, isolation_level=None)) as writer:
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute("UPDATE meta SET value = 'first' WHERE key = 'built'")
+        with closing(sqlite3.connect(db, isolation_level=None)) as older:
+            older.execute("BEGIN")
+            older.execute("SELECT count(*) FROM passages").fetchall()  # holds the first commit's snapshot
+            writer.execute("UPDATE passages SET section = 'moved' WHERE id = (SELECT max(id) FROM passages)")
+            assert public_sources(client)[0] == 200  # the server reads the second commit
+            before = db.stat().st_mtime_ns, db.stat().st_size
+            time.sleep(0.05)  # file times are coarse (a clock tick): let the checkpoint's show
+            frames, folded = writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1:]
+            assert 0 < folded < frames  # the file changed; the rest is held back by `older`
+            assert (db.stat().st_mtime_ns, db.stat().st_size) != before
+            for _ in range(2):
+                assert public_sources(client)[0] == 200
+
+
+@pytest.mark.sqlite_only
+def test_a_backup_restored_through_sqlite_is_served_by_the_next_request(
+    sample_pdfs: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    """The restore docs/usage.md gives for a running server: SQLite's backup API writes the
+    backup in as one transaction (`sqlite3 library.sqlite3 ".restore backup.sqlite3"`)."""
+    db = tmp_path / "index" / "library.sqlite3"
+    assert index(runner, sample_pdfs, db).exit_code == 0
+    backup = tmp_path / "backup.sqlite3"
+    with closing(sqlite3.connect(db)) as live, closing(sqlite3.connect(backup)) as copy:
+        live.backup(copy)  # `.backup backup.sqlite3`
+    with client_for(db, sample_pdfs) as client:
+        make_the_staff_document_public(runner, sample_pdfs, db)
+        assert STAFF in public_sources(client)[1]
+        with closing(sqlite3.connect(backup)) as copy, closing(sqlite3.connect(db)) as live:
+            copy.backup(live)  # `.restore backup.sqlite3`
+        status, sources = public_sources(client)
+        assert status == 200 and sources and STAFF not in sources

@@ -169,7 +169,8 @@ class Store(ABC):
         """Whether the index was written (a refresh committed, or the index was replaced) since
         what this store read of it: a long-lived reader (`localqa serve`) asks before each
         question and reopens the index when it was. When it was not, the reads that follow see
-        the version that was checked. Cheap (a query at most)."""
+        the version that was checked. Cheap (a query at most). IndexUnavailableError when the
+        index was replaced in a way that cannot be read (see the backend's)."""
 
     def release(self) -> None:  # noqa: B027 (most stores hold nothing between reads)
         """The reader is done for now (between two requests): a store on a database server

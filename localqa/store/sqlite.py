@@ -25,8 +25,10 @@ import hashlib
 import json
 import os
 import sqlite3
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
+from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
 from pathlib import Path
@@ -112,7 +114,7 @@ def open_store(path: Path) -> SQLiteStore:
         watcher = connect()
         db = connect()
         try:
-            identity = _identity(path)
+            file_state = _FileState.of(path)
             version = watcher.execute("PRAGMA data_version").fetchone()[0]
             db.execute("BEGIN")
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
@@ -152,13 +154,40 @@ def open_store(path: Path) -> SQLiteStore:
             db.close()
             watcher.close()
             continue
-        return SQLiteStore(path, db, watcher, version, identity, set(expected), mapped)
+        return SQLiteStore(path, db, watcher, version, file_state, set(expected), mapped)
     raise AssertionError("unreachable")
 
 
-def _identity(path: Path) -> tuple[int, int]:
-    found = path.stat()
-    return found.st_dev, found.st_ino
+@dataclass(frozen=True)
+class _FileState:
+    """What a reader compares to know the index file changed under it: the file (device and
+    inode: replaced by a rename), its stamp (size, modification and change times: written), and
+    its write-ahead log as SQLite's wal-index (`<index>-shm`) counts it: frames in the log, and
+    how many of them are folded into the file."""
+
+    identity: tuple[int, int]
+    stamp: tuple[int, int, int]
+    log: tuple[int, int]
+
+    @classmethod
+    def of(cls, path: Path) -> _FileState:
+        log = _log_state(path)  # first: a checkpoint after it shows in the stamp and the log both
+        found = path.stat()
+        return cls((found.st_dev, found.st_ino), (found.st_size, found.st_mtime_ns, found.st_ctime_ns), log)
+
+
+def _log_state(path: Path) -> tuple[int, int]:
+    """(frames in the write-ahead log, frames folded into the database file), from the wal-index
+    header (sqlite.org/walformat.html: mxFrame at byte 16, nBackfill at 96, native byte order);
+    (0, 0) when there is none."""
+    try:
+        with path.with_name(f"{path.name}-shm").open("rb") as shm:
+            header = shm.read(100)
+    except OSError:
+        return 0, 0
+    if len(header) < 100:
+        return 0, 0
+    return struct.unpack_from("=I", header, 16)[0], struct.unpack_from("=I", header, 96)[0]
 
 
 class SQLiteStore(LayoutStore):
@@ -168,7 +197,7 @@ class SQLiteStore(LayoutStore):
         db: sqlite3.Connection,
         watcher: sqlite3.Connection,
         version: int,
-        identity: tuple[int, int],
+        state: _FileState,
         embedded_with: set[str],
         mapped: dict[str, vectors.MappedRows],
     ) -> None:
@@ -177,7 +206,8 @@ class SQLiteStore(LayoutStore):
         self._db = db
         self._watcher = watcher
         self._version = version
-        self._identity = identity
+        self._state = state
+        self._refused: str | None = None  # why the file cannot be read (see `changed`)
         self._embedded_with = embedded_with  # models the index is embedded with (vectors may still be coming)
         self._mapped = mapped
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
@@ -198,12 +228,39 @@ class SQLiteStore(LayoutStore):
             ) from None
 
     def changed(self) -> bool:
+        """Also when the file was written without a commit: copied over (`cp backup.sqlite3
+        library.sqlite3` changes neither the inode nor data_version), or a checkpoint folded the
+        log into it. A copy over a file whose log holds frames not folded into it yet cannot be
+        read: SQLite would read those frames, of the index it replaced, over the copy. That is
+        an IndexUnavailableError, for as long as the log is there; the store closes, so that
+        nothing of the log stays open in this process once it is removed."""
+        path = Path(self.path)
+        if self._refused is not None:
+            frames, folded = _log_state(path)
+            if frames > folded:
+                raise IndexUnavailableError(self._refused)
+            return True
         try:
-            if _identity(Path(self.path)) != self._identity:
-                return True  # replaced (an older localqa's refresh, a restored backup)
-            return bool(self._watcher.execute("PRAGMA data_version").fetchone()[0] != self._version)
+            now = _FileState.of(path)
+            if now.identity != self._state.identity:
+                return True  # replaced by a rename (an older localqa's refresh, a restored backup)
+            if self._watcher.execute("PRAGMA data_version").fetchone()[0] != self._version:
+                return True  # a refresh committed
         except (OSError, sqlite3.Error):
             return True  # gone or unreadable: reopening says why
+        if now.stamp == self._state.stamp:
+            return False
+        (frames, folded), (_, folded_before) = now.log, self._state.log
+        if frames > folded and folded == folded_before:  # nothing folded, yet the file changed
+            log, shm = (f"{path.name}-{suffix}" for suffix in ("wal", "shm"))
+            self._refused = (
+                f"{path} was replaced while {log} of the index it replaced was beside it, and the "
+                f"two cannot be read together; stop every localqa using it, delete {log} and {shm}, "
+                "and start again (docs/usage.md, 'Restoring a backup')"
+            )
+            self.close()
+            raise IndexUnavailableError(self._refused)
+        return True
 
     # --- documents and metadata -----------------------------------------------------------
 
