@@ -461,7 +461,10 @@ def _listed(row: Any) -> str:
         parts.append(f"effective {document.effective.isoformat()}")
     if row.period is not None:
         parts.append(f"period {row.shown_period}, from its {row.period_from}")
-    parts.append("in force" if row.in_force else "not in force today")
+    if row.in_force:
+        parts.append("in force")
+    else:
+        parts.append(f"in force from {row.in_force_from}" if row.in_force_from else "not in force today")
     return " · ".join(parts)
 
 

@@ -44,6 +44,13 @@ def visible(documents: Iterable[Document], caller: Caller) -> list[Document]:
     return [d for d in documents if d.tenant == caller.tenant and d.access is not None and d.access in labels]
 
 
+def listed(visible: Iterable[Document]) -> list[Document]:
+    """Of documents a caller may see (`visible`), those listed for them: the current ones, each
+    searchable from its effective date (until a later version replaces it); a draft or retired
+    one never is."""
+    return [d for d in visible if d.status is Status.CURRENT]
+
+
 def eligible(documents: Iterable[Document], as_of: date, caller: Caller) -> list[Document]:
     """The documents `caller` may retrieve from on `as_of`."""
     # Tenant and access first: what the caller may not see takes no part in supersession.

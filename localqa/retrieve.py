@@ -98,7 +98,7 @@ def search(
         )
     eligible = _eligible(store, store.eligible(as_of, caller))
     if documents:
-        eligible = eligible.within(named(documents, eligible.documents, as_of, caller))
+        eligible = eligible.within(named(documents, eligible.documents, as_of, caller, store.listed(caller)))
     asked = question_parts(question, parts)
     # The model loads while the lexical side runs; not before the question is known to be good (a
     # usage error would wait for it), nor when no document is eligible (nothing to rank).

@@ -89,15 +89,23 @@ def _name(given: str) -> Name:
 
 
 def named(
-    names: Sequence[str] | DocumentNames, allowed: Mapping[str, Document], as_of: date, caller: Caller
+    names: Sequence[str] | DocumentNames,
+    allowed: Mapping[str, Document],
+    as_of: date,
+    caller: Caller,
+    listed: Sequence[Document] = (),
 ) -> dict[str, Document]:
     """The documents of `allowed` that `names` name, by id. A name is a file name (with or
     without its extension), a glob over file names (`ADOBE_*.pdf`) or a catalog series; case is
-    ignored. Every name must match at least one document."""
+    ignored. Every name must match at least one document. One that matches only documents listed
+    for the caller (`listed`: see `eligibility.listed`) that are not in force on `as_of` is an
+    error that says when they are; one that matches nothing else, or only documents the caller
+    may not see, is the same error, after the same work."""
     chosen: dict[str, Document] = {}
     for name in DocumentNames.of(names).names:
         found = {d.doc_id: d for d in allowed.values() if name.names(d)}
         if not found:
+            _not_in_force(name, [d for d in listed if name.names(d)], as_of)
             raise UnknownDocumentError(
                 f"no document named {name.given!r} can be searched by role {caller.role}, tenant "
                 f"{caller.tenant} on {as_of.isoformat()}; list the documents with "
@@ -106,6 +114,24 @@ def named(
             )
         chosen.update(found)
     return chosen
+
+
+def _not_in_force(name: Name, listed: Sequence[Document], as_of: date) -> None:
+    """Raise the error for a name that matches only documents listed for the caller but not in
+    force on `as_of`: one not in force yet (the earliest, when several), or one replaced."""
+    later = [d for d in listed if d.effective and d.effective > as_of]
+    if later:
+        first = min(later, key=lambda d: (d.effective or as_of, d.source))
+        raise UnknownDocumentError(
+            f"{name.given!r} names a document in force from {first.effective} ({first.source}), not on "
+            f"{as_of.isoformat()}; search it with --as-of {first.effective} or later"
+        )
+    if listed:
+        raise UnknownDocumentError(
+            f"{name.given!r} names a document not in force on {as_of.isoformat()} ({listed[0].source}: a "
+            "later version replaced it); name the version in force, or search with an --as-of date when "
+            "it was"
+        )
 
 
 def _key(text: str) -> str:

@@ -11,6 +11,7 @@ line; and a document not yet in force is treated alike everywhere.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import socket
@@ -665,3 +666,81 @@ def test_a_backup_restored_through_sqlite_is_served_by_the_next_request(
             copy.backup(live)  # `.restore backup.sqlite3`
         status, sources = public_sources(client)
         assert status == 200 and sources and STAFF not in sources
+
+
+# --- 8. a document not yet in force: listed with its date, named with it, searched from it -----------
+
+JULY = "2026-07-01"
+NOVEMBER_POLICY = "equipment-policy-2026-11-01.pdf"  # in force from 2026-11-01
+
+
+@pytest.mark.sqlite_only
+def test_a_document_not_yet_in_force_is_listed_with_its_date_everywhere(sample_client: TestClient) -> None:
+    listed = sample_client.get("/api/documents", params={"as_of": JULY}).json()["documents"]
+    by_source = {row["source"]: row for row in listed}
+    assert by_source[NOVEMBER_POLICY]["in_force"] is False
+    assert by_source[NOVEMBER_POLICY]["in_force_from"] == "2026-11-01"
+    june = by_source["equipment-policy-2026-06-01.pdf"]
+    assert (june["in_force"], june["in_force_from"]) == (True, None)
+    page = sample_client.get("/library", params={"as_of": JULY}).text
+    assert "in force from 2026-11-01" in page
+
+
+@pytest.mark.sqlite_only
+def test_status_lists_a_document_not_yet_in_force_with_its_date(runner: CliRunner, tmp_path: Path) -> None:
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    soon = date.today() + timedelta(days=30)
+    (folder / f"fees-{soon.isoformat()}.md").write_text(
+        "# Fees\n\nA card costs 2 dollars.\n", encoding="utf-8"
+    )
+    db = tmp_path / "index.sqlite3"
+    assert index(runner, folder, db).exit_code == 0
+    result = runner.invoke(cli, ["status", "--db", str(db), "--documents"])
+    assert f"  fees-{soon}.md · series fees · effective {soon} · in force from {soon}" in result.stdout
+    data = json.loads(runner.invoke(cli, ["status", "--db", str(db), "--documents", "--json"]).stdout)
+    assert [row["in_force_from"] for row in data["listed"]] == [soon.isoformat()]
+
+
+@pytest.mark.sqlite_only
+def test_doc_naming_a_document_not_yet_in_force_says_from_when(runner: CliRunner, library_db: Db) -> None:
+    args = ["search", "What is the loan limit for EQ-314?", "--db", str(library_db), "--as-of", JULY]
+    result = runner.invoke(cli, [*args, "--doc", NOVEMBER_POLICY])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"Error: {NOVEMBER_POLICY!r} names a document in force from 2026-11-01 ({NOVEMBER_POLICY}), not on "
+        f"{JULY}; search it with --as-of 2026-11-01 or later"
+    )
+    # A name it shares with a document in force narrows to that one, as before.
+    assert runner.invoke(cli, [*args, "--doc", "equipment-policy"]).exit_code == 0
+
+
+@pytest.mark.sqlite_only
+def test_doc_naming_a_replaced_version_says_so(runner: CliRunner, library_db: Db) -> None:
+    args = ["search", "What is the loan limit for EQ-314?", "--db", str(library_db), "--as-of", NOV]
+    result = runner.invoke(cli, [*args, "--doc", "equipment-policy-2026-06-01.pdf"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "Error: 'equipment-policy-2026-06-01.pdf' names a document not in force on 2026-11-14 "
+        "(equipment-policy-2026-06-01.pdf: a later version replaced it); name the version in force, or "
+        "search with an --as-of date when it was"
+    )
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("as_of", ["2026-05-01", JULY, "2026-10-15", NOV])
+def test_the_listing_and_doc_agree_on_every_document(
+    sample_client: TestClient, runner: CliRunner, library_db: Db, as_of: str
+) -> None:
+    """What the listing says is in force is exactly what `--doc` may name, on any date; whatever
+    it lists otherwise, `--doc` refuses with its reason, never as a missing name."""
+    listed = sample_client.get("/api/documents", params={"as_of": as_of}).json()["documents"]
+    assert listed
+    for row in listed:
+        result = runner.invoke(
+            cli, ["search", "loan", "--db", str(library_db), "--as-of", as_of, "--doc", row["source"]]
+        )
+        assert (result.exit_code == 0) == row["in_force"], (row, result.output)
+        if not row["in_force"]:
+            assert "no document named" not in result.stderr
+            assert ("in force from" in result.stderr) == (row["in_force_from"] is not None)

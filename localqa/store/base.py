@@ -194,6 +194,18 @@ class Store(ABC):
     def documents(self) -> tuple[Document, ...]:
         """Every indexed document, visible or not (eligibility is decided by the caller)."""
 
+    def listed(self, caller: Caller) -> list[Document]:
+        """The documents listed for `caller` (`eligibility.listed`), whatever the date."""
+        return eligibility.listed(self._visible_to(caller)[0])
+
+    def _visible_to(self, caller: Caller) -> tuple[list[Document], list[date]]:
+        """The documents `caller` may see, and the dates their eligible set can change on."""
+        who = (caller.role, caller.tenant)
+        if who not in self._visible:
+            visible = eligibility.visible(self.documents(), caller)
+            self._visible[who] = (visible, eligibility.turning_dates(visible))
+        return self._visible[who]
+
     def eligible(self, as_of: date, caller: Caller) -> dict[str, Document]:
         """The documents `caller` may retrieve from on `as_of` (`localqa.eligibility`), by id.
         Remembered for the snapshot: the answer changes only when the date passes an effective
@@ -201,12 +213,8 @@ class Store(ABC):
         or before `as_of`). Only those: a key counting every document's dates would make the first
         question on a hidden document's date the slow one, and a caller timing a sweep of dates
         would learn it (issue 29)."""
-        who = (caller.role, caller.tenant)
-        if who not in self._visible:
-            visible = eligibility.visible(self.documents(), caller)
-            self._visible[who] = (visible, eligibility.turning_dates(visible))
-        visible, dates = self._visible[who]
-        key = (*who, bisect.bisect_right(dates, as_of))
+        visible, dates = self._visible_to(caller)
+        key = (caller.role, caller.tenant, bisect.bisect_right(dates, as_of))
         if key not in self._eligible:
             self._eligible[key] = {d.doc_id: d for d in eligibility.current(visible, as_of)}
         return self._eligible[key]
