@@ -96,6 +96,7 @@ def refresh_index(
     can be asked from then on), with the totals and how many passages are left to embed."""
     from localqa import embeddings, extract
     from localqa.catalog import load_catalog
+    from localqa.extract.bound import bounded
     from localqa.extract.pool import Job, default_jobs, extract_many
     from localqa.plan import outcome, plan_refresh, scan_folder
 
@@ -131,9 +132,12 @@ def refresh_index(
                     failed.add(unit.name)
                     continue
                 problems += result.problems
+                passages, split = bounded(result.passages)
+                if split:
+                    problems.append(_split_problem(unit.name, split))
                 doc_id = plan.documents[unit.doc_source].doc_id
                 writer.replace_unit(
-                    unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.found
+                    unit.name, unit.sha256, doc_id, passages, result.pages_without_text, result.found
                 )
                 extracted[unit.name] = result.pages_without_text
                 if not result.passages:
@@ -169,6 +173,20 @@ def refresh_index(
         passages=summary.passages,
         embedded=embedded,
         digest=summary.digest,
+    )
+
+
+def _split_problem(name: str, split: int) -> Problem:
+    """The warning for a file whose passages had to be split (`localqa.extract.bound`)."""
+    from localqa.extract.bound import MAX_PASSAGE_CHARS, MAX_SENTENCE_CHARS
+
+    many = f"{split} passages" if split > 1 else "1 passage"
+    return Problem(
+        name,
+        f"{many} over {MAX_PASSAGE_CHARS} characters, or with a sentence or row over {MAX_SENTENCE_CHARS}, "
+        f"{'were' if split > 1 else 'was'} split into passages within those bounds; check that the file's "
+        "text has its paragraph breaks",
+        warning=True,
     )
 
 

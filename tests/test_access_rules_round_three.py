@@ -35,9 +35,11 @@ from PIL import Image
 from postgres_server import PASSWORD
 
 from localqa.cli import cli
+from localqa.extract.bound import MAX_PASSAGE_CHARS, MAX_SENTENCE_CHARS, bounded
 from localqa.index import open_index, write_documents
 from localqa.library import Library
 from localqa.scope import MAX_NAME_CHARS, MAX_NAMES
+from localqa.sentences import units
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import UsersFileError, load_users
 from localqa.show import MAX_PIXELS
@@ -744,3 +746,101 @@ def test_the_listing_and_doc_agree_on_every_document(
         if not row["in_force"]:
             assert "no document named" not in result.stderr
             assert ("in force from" in result.stderr) == (row["in_force_from"] is not None)
+
+
+# --- 6. one line of 50 MB is not one passage -----------------------------------------------------------
+
+LINES = {
+    "words": "ledger " * 60_000,  # no sentence ends: one "sentence" of 420,000 characters
+    "sentences": "".join(f"The fee for item {n} is {n % 97} dollars. " for n in range(12_000)),
+    "one-token": "x" * 60_000,  # not even a space
+}
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("shape", sorted(LINES))
+def test_a_file_of_one_giant_line_is_indexed_in_bounded_passages(
+    shape: str, runner: CliRunner, tmp_path: Path
+) -> None:
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    (folder / "giant.md").write_text("# Giant\n\n" + LINES[shape] + "\n", encoding="utf-8")
+    (folder / "rules.md").write_text("# Rules\n\nBooks are lent for 21 days.\n", encoding="utf-8")
+    db = tmp_path / "index.sqlite3"
+    result = index(runner, folder, db)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"Warning: giant.md: 1 passage over {MAX_PASSAGE_CHARS} characters, or with a sentence or row over "
+        f"{MAX_SENTENCE_CHARS}, was split into passages within those bounds; check that the file's text has "
+        "its paragraph breaks"
+    ]
+    with open_index(db) as store:
+        stored = store.page_passages("giant.md", None)
+        assert len(stored) > 1
+        assert [p.paragraph for p in stored] == list(range(1, len(stored) + 1))
+        assert max(len(p.text) for p in stored) <= MAX_PASSAGE_CHARS
+        assert max(len(s) for p in stored for s in units(p.text, p.kind)) <= MAX_SENTENCE_CHARS
+        # Nothing is lost: the pieces are the line, but for the spaces they were cut at.
+        assert "".join(p.text for p in stored).replace(" ", "") == LINES[shape].replace(" ", "")
+        assert [p.text for p in store.page_passages("rules.md", None)] == ["Books are lent for 21 days."]
+    found = runner.invoke(cli, ["search", "ledger fee item x", "--db", str(db), "--json", "-k", "3"])
+    assert found.exit_code == 0
+    candidates = json.loads(found.stdout)["parts"][0]["candidates"]
+    assert candidates or shape == "one-token"
+    assert all(len(c["text"]) <= MAX_PASSAGE_CHARS for c in candidates)
+    question = "What is the fee for item 7?"
+    asked = runner.invoke(cli, ["ask", question, "--db", str(db), "--model", "extractive", "--json"])
+    quote = json.loads(asked.stdout)["parts"][0]["answer"]["quote"] or ""
+    assert len(quote) <= MAX_SENTENCE_CHARS
+    if shape == "sentences":
+        assert quote == "The fee for item 7 is 7 dollars."
+
+
+def prose(text: str, paragraph: int, page: int | None = 1, kind: Kind = Kind.PROSE) -> Passage:
+    return Passage(kind=kind, source="a.pdf", page=page, text=text, paragraph=paragraph)
+
+
+@pytest.mark.sqlite_only
+def test_passages_within_the_bounds_are_left_as_they_are() -> None:
+    passages = [
+        prose("Short.", 1),
+        prose("A sentence. " * 400, 2),
+        prose("Books are lent. " * 1_100, 3, page=2),
+    ]
+    assert max(len(p.text) for p in passages) <= MAX_PASSAGE_CHARS
+    kept, split = bounded(passages)
+    assert split == 0 and all(k is p for k, p in zip(kept, passages, strict=True))
+
+
+@pytest.mark.sqlite_only
+def test_a_giant_table_row_becomes_prose_between_the_pages_paragraphs() -> None:
+    row = Passage(
+        kind=Kind.TABLE,
+        source="a.pdf",
+        page=1,
+        text="Item: " + "scanner " * 1_000,
+        table=1,
+        row=2,
+        boxes=((1, 2, 3, 4),),
+    )
+    kept, split = bounded([prose("Before.", 1), row, prose("After.", 2), prose("Next page.", 1, page=2)])
+    assert split == 1
+    assert [(p.kind, p.page, p.paragraph) for p in kept] == [
+        (Kind.PROSE, 1, 1),
+        (Kind.PROSE, 1, 2),
+        (Kind.PROSE, 1, 3),
+        (Kind.PROSE, 1, 4),
+        (Kind.PROSE, 2, 1),  # another page: as it was
+    ]
+    assert [kept[0].text, kept[3].text, kept[4].text] == ["Before.", "After.", "Next page."]
+    assert all(p.boxes == row.boxes and p.table is None for p in kept[1:3])
+    assert all(len(p.text) <= MAX_SENTENCE_CHARS for p in kept)
+
+
+@pytest.mark.sqlite_only
+def test_a_long_passage_of_sentences_is_cut_where_sentences_end() -> None:
+    sentences = [f"Sentence {n} says that the reading room opens at nine." for n in range(600)]
+    kept, split = bounded([prose(" ".join(sentences), 1)])
+    assert split == 1 and len(kept) > 1
+    assert all(len(p.text) <= MAX_PASSAGE_CHARS and p.text.endswith(".") for p in kept)
+    assert [s for p in kept for s in units(p.text, p.kind)] == sentences
