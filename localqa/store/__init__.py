@@ -118,14 +118,14 @@ def _is_secret(piece: str) -> bool:
 def _secrets(text: str) -> set[str]:
     """The secrets a --db value gives libpq, as written and as decoded, and PGPASSWORD's; and
     the pieces a message may quote of them (libpq names the words around a space it refuses, and
-    takes a password only to the first `@`)."""
+    takes a password only to its first `@`, the rest for the host)."""
     parts = _url_parts(text)
     found = {os.environ.get("PGPASSWORD") or ""}
     if parts is not None:
         _, _, password, _, query = parts
         found |= {password or "", *(piece.partition("=")[2] for piece in query if _is_secret(piece))}
     found |= {unquote(secret) for secret in found}
-    found |= {piece for secret in found for piece in (*secret.split(), secret.partition("@")[0])}
+    found |= {piece for secret in found for piece in (*secret.split(), *secret.split("@"))}
     return {secret for secret in found if secret}
 
 
