@@ -24,7 +24,7 @@ from localqa.text import squash
 from localqa.types import Kind, Passage
 
 MAX_PASSAGE_CHARS = 20_000
-MAX_SENTENCE_CHARS = 5_000
+MAX_SENTENCE_CHARS = 8_000
 # Where a passage over the bound is cut first: after a sentence's end in the last part of the
 # window when there is one (so that a sentence is rarely cut), else after a word.
 _SENTENCE_END = re.compile(r"[.!?]['\")\]]* ")
