@@ -3,10 +3,12 @@
 A passage is the unit of search, and a sentence (or table row) the unit of a quote: a file whose
 text never breaks (one 50 MB line of Markdown) was indexed as one passage, printed whole by
 `search`, and made `ask` read and quote 50 MB. So no passage is longer than MAX_PASSAGE_CHARS and
-no sentence or row longer than MAX_SENTENCE_CHARS: a passage over either is split, where its own
-sentences end when it has any, else where a word ends, and the file is named in a warning. Both
-bounds are above every passage of the dev sets, so a real document is never split (see
-docs/measured.md).
+no sentence or row longer than MAX_SENTENCE_CHARS, and the file of one over either is named in a
+warning. A passage over MAX_PASSAGE_CHARS is cut in pieces no longer than a sentence may be, where
+a sentence-ending mark and a space are (else where a word ends); a shorter one with a sentence over
+MAX_SENTENCE_CHARS keeps its other sentences (pysbd's, as answers split them) and that sentence is
+cut where words end. Both bounds are above every passage of the dev sets, so a real document is
+never split (docs/usage.md, Index).
 
 A piece of a sentence cut in pieces is a passage of its own, so that no sentence found in a
 passage at answer time can be longer than the bound; a piece of a table row is a prose passage
@@ -51,14 +53,17 @@ def _pieces(passage: Passage) -> list[Passage] | None:
     if len(passage.text) <= MAX_SENTENCE_CHARS:  # nothing in it can be over either bound
         return None
     text = squash(passage.text)
-    blocks = list(_cut(text, MAX_PASSAGE_CHARS, sentences=True))
-    units = [[text]] if passage.kind is Kind.TABLE else [parts.sentences(block) for block in blocks]
-    if len(blocks) == 1 and all(len(unit) <= MAX_SENTENCE_CHARS for unit in units[0]):
-        return None
-    texts: list[str] = []
-    for block in units:
+    if len(text) > MAX_PASSAGE_CHARS:
+        # Megabytes are not read sentence by sentence (pysbd takes a tenth of a second per
+        # passage's worth): pieces no longer than a sentence may be, cut where one seems to end.
+        texts = list(_cut(text, MAX_SENTENCE_CHARS, sentences=True))
+    else:
+        units = [text] if passage.kind is Kind.TABLE else parts.sentences(text)
+        if all(len(unit) <= MAX_SENTENCE_CHARS for unit in units):
+            return None
+        texts = []
         run: list[str] = []
-        for unit in block:
+        for unit in units:
             if len(unit) <= MAX_SENTENCE_CHARS:
                 run.append(unit)
                 continue
