@@ -54,7 +54,7 @@ from localqa import embeddings
 from localqa.index import open_index, write_documents
 from localqa.retrieve import search
 from localqa.settings import RetrievalSettings
-from localqa.store import Db, describe, postgres_url
+from localqa.store import Db, describe, password_to_environment, postgres_url
 from localqa.store.base import Store
 from localqa.text import IDENTIFIER, identifiers
 from localqa.types import Caller, Document, Kind, Passage
@@ -385,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
+    if args.db:  # a PostgreSQL URL's password goes in PGPASSWORD, never on a command line
+        args.db = password_to_environment(args.db)
     if args.db and postgres_url(args.db) is None:
         parser.error("--db takes a postgresql:// URL (SQLite is always measured)")
     servers: list[str | None] = [None] if args.db is None else [None, args.db]

@@ -65,7 +65,7 @@ from localqa.extract import extract_file
 from localqa.index import open_index
 from localqa.retrieve import search
 from localqa.settings import RetrievalSettings
-from localqa.store import Db, describe, postgres_url, writing
+from localqa.store import Db, describe, password_to_environment, postgres_url, writing
 from localqa.store.base import Store
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.types import Caller, Document, Kind, Passage
@@ -904,6 +904,8 @@ def main(argv: list[str] | None = None) -> int:
         return build_main(args.data, corpus, int(size), layout, as_db(path), bool(args.build_vectors))
     if args.db and postgres_url(args.db) is None:
         parser.error("--db takes a postgresql:// URL (SQLite is always measured)")
+    if args.db:  # its children get the URL on their command line: the password goes in PGPASSWORD
+        args.db = password_to_environment(args.db)
     servers: list[str | None] = [None] if args.db is None else [None, args.db]
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]

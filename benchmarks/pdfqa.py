@@ -705,6 +705,10 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", type=Path, metavar="DIR", help="keep each set's suites and eval runs in DIR/<set>"
     )
     args = parser.parse_args(argv)
+    if args.db:  # its children get the URL on their command line: the password goes in PGPASSWORD
+        from localqa.store import password_to_environment
+
+        args.db = password_to_environment(args.db)
     if args.checkout:
         CHECKOUT[0] = args.checkout.resolve()
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]

@@ -546,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
         help="also count each fresh command's instructions once under valgrind (load-independent)",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    from localqa.store import password_to_environment
+
+    args.db = password_to_environment(args.db)  # its children see the URL: the password goes in PGPASSWORD
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     source = None if str(args.questions) == "none" else (args.questions or default_questions())

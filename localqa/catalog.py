@@ -14,7 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, PlainValidator, StrictStr, ValidationError
+from pydantic_core import PydanticCustomError
 
 from localqa.errors import CatalogError
 from localqa.periods import parse_label
@@ -171,6 +174,94 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def _complaint(text: str) -> PydanticCustomError:
+    """A validation error whose message is what is wrong with the value (`_problems` adds the
+    field and the value)."""
+    return PydanticCustomError("catalog", text)
+
+
+def _text(value: str) -> str:
+    if not value.strip():
+        raise _complaint(_NOT_TEXT)
+    return value
+
+
+def _no_slash(value: str) -> str:
+    # Document ids are "tenant/id": a slash would let two different pairs collide.
+    if "/" in value:
+        raise _complaint("must not contain '/'")
+    return value
+
+
+def _date(value: object) -> date:
+    """A catalog date (`effective`, a period's `start` and `end`): TOML gives dates natively, an
+    ISO string is one too; a datetime is not a date."""
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    elif isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    raise _complaint("is not a date; write it as YYYY-MM-DD")
+
+
+_PERIOD_FORMS = (
+    'write it as a fiscal year or quarter ("FY2022", "Q2 2024") or as dates '
+    "({start = 2022-01-01, end = 2022-12-31})"
+)
+
+
+def _period(value: object) -> Period:
+    """A catalog `period`: a label naming one fiscal year or quarter, or a table of `start` and
+    `end` dates, start not after end."""
+    if isinstance(value, str):
+        label = " ".join(value.split())
+        if parse_label(label):
+            return Period(label=label)
+    if not isinstance(value, dict):
+        raise _complaint(f"is not a period; {_PERIOD_FORMS}")
+    if set(value) != {"start", "end"}:
+        raise _complaint(f"needs exactly start and end dates; {_PERIOD_FORMS}")
+    try:
+        start, end = _date(value["start"]), _date(value["end"])
+    except PydanticCustomError:
+        raise _complaint(f"has a start or end that is not a date; {_PERIOD_FORMS}") from None
+    if start > end:
+        raise _complaint("starts after it ends; swap start and end")
+    return Period(start=start, end=end)
+
+
+Text = Annotated[StrictStr, AfterValidator(_text)]
+NamePart = Annotated[StrictStr, AfterValidator(_text), AfterValidator(_no_slash)]  # id, tenant
+CatalogDate = Annotated[date, PlainValidator(_date)]
+CatalogPeriod = Annotated[Period, PlainValidator(_period)]
+
+
+class CatalogEntry(BaseModel):
+    """One `catalog.toml` entry, checked strictly: no field it does not know, no value of another
+    type taken for one of its own (`version = 2026` is not "2026"). Its validation errors are the
+    entry's problems (`_problems`). `access` is checked after: a bad label does not block the file,
+    it leaves the document indexed and visible to nobody."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    id: NamePart | None = None
+    series: Text | None = None
+    version: Text | None = None
+    effective: CatalogDate | None = None
+    status: Literal["current", "retired", "draft"] = "current"
+    access: Any = None
+    tenant: NamePart | None = None
+    title: Text | None = None
+    period: CatalogPeriod | None = None
+
+
+# What is wrong with a value that pydantic's own types refuse (a number for a text), by field.
+_REFUSED = {"status": "is not one of current, retired, draft"}
+_NOT_TEXT = "must be a non-empty string"
+
+
 def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | None, list[Problem]]:
     """The metadata of `source`, from its catalog entry or its file name.
 
@@ -181,44 +272,12 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
     stem = Path(source).stem
     if entry is None:
         return _from_file_name(source, stem)
-
-    problems: list[Problem] = []
-    unknown = sorted(set(entry) - set(FIELDS))
-    if unknown:
-        problems.append(
-            Problem(
-                source,
-                f"catalog.toml: unknown field(s) {', '.join(unknown)}; known fields are {', '.join(FIELDS)}",
-            )
-        )
-    effective = _catalog_date(entry.get("effective"))
-    if effective is False:
-        problems.append(
-            Problem(
-                source,
-                f"catalog.toml: effective = {entry['effective']!r} is not a date; write it as YYYY-MM-DD",
-            )
-        )
-    status = entry.get("status", Status.CURRENT.value)
-    if not isinstance(status, str) or status not in {s.value for s in Status}:
-        problems.append(
-            Problem(source, f"catalog.toml: status = {status!r} is not one of current, retired, draft")
-        )
-    for name in ("id", "series", "version", "tenant", "title"):
-        value = entry.get(name)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            problems.append(Problem(source, f"catalog.toml: {name} = {value!r} must be a non-empty string"))
-        elif name in ("id", "tenant") and isinstance(value, str) and "/" in value:
-            # Document ids are "tenant/id": a slash would let two different pairs collide.
-            problems.append(Problem(source, f"catalog.toml: {name} = {value!r} must not contain '/'"))
-    period = _period(entry.get("period"))
-    if isinstance(period, str):
-        problems.append(Problem(source, f"catalog.toml: period = {entry['period']!r} {period}"))
-        period = None
-    if problems:
-        return None, problems
-
-    access = entry.get("access")
+    try:
+        checked = CatalogEntry.model_validate(entry)
+    except ValidationError as error:
+        return None, _problems(source, entry, error)
+    problems = []
+    access = checked.access
     if access not in ACCESS_LABELS:
         shown = "missing" if "access" not in entry else f"{access!r} is not public or staff"
         problems.append(
@@ -229,20 +288,45 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
             )
         )
         access = None
-    tenant = entry.get("tenant") or DEFAULT_TENANT
+    tenant = checked.tenant or DEFAULT_TENANT
     document = Document(
-        doc_id=document_id(tenant, entry.get("id") or stem),
+        doc_id=document_id(tenant, checked.id or stem),
         source=source,
-        series=entry.get("series") or stem,
-        version=entry.get("version"),
-        effective=effective or None,
-        status=Status(status),
+        series=checked.series or stem,
+        version=checked.version,
+        effective=checked.effective,
+        status=Status(checked.status),
         access=access,
         tenant=tenant,
-        title=entry.get("title"),
-        period=period,
+        title=checked.title,
+        period=checked.period,
     )
     return document, problems
+
+
+def _problems(source: str, entry: dict[str, Any], error: ValidationError) -> list[Problem]:
+    """An entry's validation errors as its problems, one per field (unknown fields: one for all),
+    each naming the field, its value and the fix."""
+    errors = error.errors()
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+    problems = (
+        [
+            Problem(
+                source,
+                f"catalog.toml: unknown field(s) {', '.join(unknown)}; known fields are {', '.join(FIELDS)}",
+            )
+        ]
+        if unknown
+        else []
+    )
+    wrong = {str(e["loc"][0]): e for e in reversed(errors) if e["type"] != "extra_forbidden"}
+    for name in sorted(wrong, key=FIELDS.index):
+        found = wrong[name]
+        complaint = (
+            found["msg"] if found["type"] == "catalog" else _REFUSED.get(name, "must be a non-empty string")
+        )
+        problems.append(Problem(source, f"catalog.toml: {name} = {entry[name]!r} {complaint}"))
+    return problems
 
 
 def searchable_heading(context: str, section: str | None) -> str:
@@ -286,8 +370,9 @@ def _from_file_name(source: str, stem: str) -> tuple[Document | None, list[Probl
     if dated is None:
         return Document(doc_id=document_id(DEFAULT_TENANT, stem), source=source, series=stem), []
     series, written = dated
-    effective = _catalog_date(written)
-    if not effective:
+    try:
+        effective = date.fromisoformat(written)
+    except ValueError:
         return None, [Problem(source, f"file name date {written!r} is not a real date")]
     return Document(
         doc_id=document_id(DEFAULT_TENANT, stem),
@@ -296,46 +381,3 @@ def _from_file_name(source: str, stem: str) -> tuple[Document | None, list[Probl
         effective=effective,
         version=written,
     ), []
-
-
-_PERIOD_FORMS = (
-    'write it as a fiscal year or quarter ("FY2022", "Q2 2024") or as dates '
-    "({start = 2022-01-01, end = 2022-12-31})"
-)
-
-
-def _period(value: object) -> Period | str | None:
-    """A catalog `period` (None when absent), or what is wrong with it: a label naming one
-    fiscal year or quarter, or a table of `start` and `end` dates, start not after end."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        label = " ".join(value.split())
-        return Period(label=label) if parse_label(label) else f"is not a period; {_PERIOD_FORMS}"
-    if not isinstance(value, dict):
-        return f"is not a period; {_PERIOD_FORMS}"
-    unknown = sorted(set(value) - {"start", "end"})
-    if unknown or not {"start", "end"} <= set(value):
-        return f"needs exactly start and end dates; {_PERIOD_FORMS}"
-    start, end = _catalog_date(value["start"]), _catalog_date(value["end"])
-    if not start or not end:
-        return f"has a start or end that is not a date; {_PERIOD_FORMS}"
-    if start > end:
-        return "starts after it ends; swap start and end"
-    return Period(start=start, end=end)
-
-
-def _catalog_date(value: object) -> date | Literal[False] | None:
-    """A catalog date (`effective`, a period's `start` and `end`): None when absent, False when
-    it is not a date. TOML gives dates natively; an ISO string is accepted too; a datetime is
-    not a date."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            return False
-    if isinstance(value, date) and not isinstance(value, datetime):
-        return value
-    return False

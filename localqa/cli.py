@@ -36,7 +36,7 @@ from localqa.shapes import (
     timing_json,
 )
 from localqa.terminal import visible
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Caller
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Caller, is_tenant_name
 
 if TYPE_CHECKING:
     from localqa.evaluate.suite import Suite
@@ -158,6 +158,12 @@ def documents_option(function: F) -> F:
     )(function)
 
 
+def _tenant(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if not is_tenant_name(value):
+        raise click.BadParameter("a tenant is a name; give the one the catalog gives (default: default)")
+    return value
+
+
 def who_options(role_help: str, tenant_help: str) -> Callable[[F], F]:
     """--role and --tenant: who is asking (or counted, or served). Never taken from a document."""
 
@@ -167,6 +173,7 @@ def who_options(role_help: str, tenant_help: str) -> Callable[[F], F]:
             envvar="LOCALQA_TENANT",
             default=DEFAULT_TENANT,
             show_default=True,
+            callback=_tenant,
             help=f"{tenant_help} (env LOCALQA_TENANT).",
         )(function)
         return click.option(
@@ -477,7 +484,10 @@ def _listed(row: Any) -> str:
         parts.append(f"effective {document.effective.isoformat()}")
     if row.period is not None:
         parts.append(f"period {row.shown_period}, from its {row.period_from}")
-    parts.append("in force" if row.in_force else "not in force today")
+    if row.in_force:
+        parts.append("in force")
+    else:
+        parts.append(f"in force from {row.in_force_from}" if row.in_force_from else "not in force today")
     return " · ".join(parts)
 
 

@@ -37,14 +37,35 @@ def in_force(documents: Iterable[Document], as_of: date) -> list[Document]:
     return chosen
 
 
+def visible(documents: Iterable[Document], caller: Caller) -> list[Document]:
+    """The documents `caller` may see at all, whatever the date or status: their tenant, and an
+    access label their role may see."""
+    labels = visible_labels(caller.role)
+    return [d for d in documents if d.tenant == caller.tenant and d.access is not None and d.access in labels]
+
+
+def listed(visible: Iterable[Document]) -> list[Document]:
+    """Of documents a caller may see (`visible`), those listed for them: the current ones, each
+    searchable from its effective date (until a later version replaces it); a draft or retired
+    one never is."""
+    return [d for d in visible if d.status is Status.CURRENT]
+
+
 def eligible(documents: Iterable[Document], as_of: date, caller: Caller) -> list[Document]:
     """The documents `caller` may retrieve from on `as_of`."""
-    labels = visible_labels(caller.role)
     # Tenant and access first: what the caller may not see takes no part in supersession.
-    visible = [
-        d for d in documents if d.tenant == caller.tenant and d.access is not None and d.access in labels
-    ]
+    return current(visible(documents, caller), as_of)
+
+
+def current(visible: Iterable[Document], as_of: date) -> list[Document]:
+    """Of documents a caller may see (`visible`), those they may retrieve from on `as_of`."""
     return [d for d in in_force(visible, as_of) if d.status is Status.CURRENT]
+
+
+def turning_dates(visible: Iterable[Document]) -> list[date]:
+    """The dates on which what `current` gives for documents a caller may see can change: their
+    effective dates, drafts' left out (a draft never takes part), in order."""
+    return sorted({d.effective for d in visible if d.effective is not None and d.status is not Status.DRAFT})
 
 
 def _effective(document: Document) -> date:

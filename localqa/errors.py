@@ -10,11 +10,16 @@ class CatalogError(LocalQAError):
     """catalog.toml cannot be read at all."""
 
 
-class IndexMissingError(LocalQAError):
+class IndexUnavailableError(LocalQAError):
+    """The index cannot be read now (missing, of another schema version, damaged): a server
+    answers 503 with the message, which says how to fix it."""
+
+
+class IndexMissingError(IndexUnavailableError):
     """No index at the given path."""
 
 
-class SchemaError(LocalQAError):
+class SchemaError(IndexUnavailableError):
     """The index was written by an incompatible localqa version."""
 
 

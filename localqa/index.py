@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from localqa.catalog import Problem, visible_labels
+from localqa import eligibility
+from localqa.catalog import Problem
 from localqa.store import Db, describe, open_store, writing
 from localqa.store.base import IndexedState, IndexStatus, Progress, Store, WriteSummary
 from localqa.types import Caller, Document, Passage
@@ -134,6 +135,7 @@ def refresh_index(
     (waiting for another run, progress, the moment the index becomes searchable)."""
     from localqa import embeddings, extract
     from localqa.catalog import load_catalog
+    from localqa.extract.bound import bounded
     from localqa.extract.pool import Job, default_jobs, extract_many
     from localqa.plan import outcome, plan_refresh, scan_folder
 
@@ -175,9 +177,12 @@ def refresh_index(
                     failed.add(unit.name)
                     continue
                 problems += result.problems
+                passages, split = bounded(result.passages)
+                if split:
+                    problems.append(_split_problem(unit.name, split))
                 doc_id = plan.documents[unit.doc_source].doc_id
                 writer.replace_unit(
-                    unit.name, unit.sha256, doc_id, result.passages, result.pages_without_text, result.found
+                    unit.name, unit.sha256, doc_id, passages, result.pages_without_text, result.found
                 )
                 extracted[unit.name] = result.pages_without_text
                 if not result.passages:
@@ -226,6 +231,20 @@ def refresh_index(
     )
 
 
+def _split_problem(name: str, split: int) -> Problem:
+    """The warning for a file whose passages had to be split (`localqa.extract.bound`)."""
+    from localqa.extract.bound import MAX_PASSAGE_CHARS, MAX_SENTENCE_CHARS
+
+    many = f"{split} passages" if split > 1 else "1 passage"
+    return Problem(
+        name,
+        f"{many} over {MAX_PASSAGE_CHARS} characters, or with a sentence or row over {MAX_SENTENCE_CHARS}, "
+        f"{'were' if split > 1 else 'was'} split into passages within those bounds; check that the file's "
+        "text has its paragraph breaks",
+        warning=True,
+    )
+
+
 def write_documents(
     db: Db, documents: Iterable[tuple[Document, Iterable[Passage]]], *, embed: bool = False
 ) -> None:
@@ -257,8 +276,4 @@ def status_for(store: Store, caller: Caller | None) -> IndexStatus:
     operator's view of everything."""
     if caller is None:
         return store.status(None)
-    labels = visible_labels(caller.role)
-    visible = frozenset(
-        d.doc_id for d in store.documents() if d.tenant == caller.tenant and d.access in labels
-    )
-    return store.status(visible)
+    return store.status(frozenset(d.doc_id for d in eligibility.visible(store.documents(), caller)))

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from localqa import periods, values
-from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
 from localqa.index import open_index, status_for
 from localqa.retrieve import search
+from localqa.scope import DocumentNames
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
@@ -79,12 +79,14 @@ class VisiblePage(BaseModel):
 @dataclass(frozen=True)
 class ListedDocument:
     """One document the caller could ever retrieve from, whether it is in force on the date
-    asked about, and the period it covers with where that comes from ("catalog" or "cover")."""
+    asked about (and when it will be, for one not in force yet), and the period it covers with
+    where that comes from ("catalog" or "cover")."""
 
     document: Document
     in_force: bool
     period: Period | None = None
     period_from: str | None = None
+    in_force_from: date | None = None  # its effective date, when that is after the date asked about
 
     @property
     def shown_period(self) -> str | None:
@@ -140,6 +142,7 @@ class Library:
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
+        names = DocumentNames.of(documents)  # checked and compiled before waiting for the store
         with self._reading() as store:
             return search(
                 store,
@@ -148,7 +151,7 @@ class Library:
                 caller=caller or Caller(),
                 parts=parts,
                 settings=settings,
-                documents=documents,
+                documents=names,
             )
 
     def answer(
@@ -243,19 +246,23 @@ class Library:
         return VisiblePage(source=source, page=page, sha256=sha256, passages=passages)
 
     def documents(self, *, as_of: date, caller: Caller | None = None) -> list[ListedDocument]:
-        """The documents `caller` may see, each marked in force on `as_of` or not. "May see" is
-        the eligibility rule itself, asked of each document on its own effective date; a draft or
-        retired document, another tenant's or a narrower access label's, is never listed."""
+        """The documents listed for `caller` (`eligibility.listed`: those they could retrieve
+        from on some date; a draft or retired document, another tenant's or a narrower access
+        label's, never is), each marked in force on `as_of` or not, and one not in force yet
+        with the date it will be (the README's access rules: not yet in force)."""
         caller = caller or Caller()
         with self._reading() as store:
-            documents = list(store.documents())
+            listed = sorted(store.listed(caller), key=lambda d: (d.series, d.effective or date.min, d.source))
+            in_force = store.eligible(as_of, caller)
             found = store.found()
-        in_force = {d.doc_id for d in eligible(documents, as_of, caller)}
-        visible = [d for d in documents if eligible([d], d.effective or as_of, caller)]
-        visible.sort(key=lambda d: (d.series, d.effective or date.min, d.source))
         return [
-            ListedDocument(d, d.doc_id in in_force, *periods.of_document(d, found.get(d.doc_id)))
-            for d in visible
+            ListedDocument(
+                d,
+                d.doc_id in in_force,
+                *periods.of_document(d, found.get(d.doc_id)),
+                in_force_from=d.effective if d.effective and d.effective > as_of else None,
+            )
+            for d in listed
         ]
 
     def status(self, caller: Caller | None = None) -> IndexStatus:

@@ -33,6 +33,8 @@ from localqa.formats import NOT_READ, SOURCE_SUFFIXES, format_of
 from localqa.store.base import IndexedFile, IndexedState
 from localqa.types import ROLES, Document, Status
 
+FEW = 5  # names a message lists before it counts the rest
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -323,10 +325,18 @@ def _unmatched_entries(sources: list[str], catalog: Catalog, folder: Path) -> di
     if orphans and without_entry:
         raise CatalogError(
             f"{folder / CATALOG_NAME}: {_count(without_entry, 'file has', 'files have')} no entry "
-            f"({', '.join(without_entry)}) while {_count(orphans, 'entry matches', 'entries match')} no "
-            f"file ({', '.join(orphans)}); was a file renamed? Name each entry exactly as its file, give "
+            f"({_first(without_entry)}) while {_count(orphans, 'entry matches', 'entries match')} no "
+            f"file ({_first(orphans)}); was a file renamed? Name each entry exactly as its file, give "
             "every file an entry, or remove the entries that match no file (the index was not changed)"
         )
+    if len(orphans) > FEW:  # one line, not one per entry (a catalog of 100,000 printed 100,000)
+        found[str(folder / CATALOG_NAME)] = Problem(
+            str(folder / CATALOG_NAME),
+            f"{len(orphans)} entries are for files that are not in {folder} ({_first(orphans)}); remove "
+            "the entries or add the files",
+            warning=True,
+        )
+        return found
     for key in orphans:
         found[key] = Problem(
             key,
@@ -338,6 +348,12 @@ def _unmatched_entries(sources: list[str], catalog: Catalog, folder: Path) -> di
 
 def _count(names: list[str], one: str, many: str) -> str:
     return f"1 {one}" if len(names) == 1 else f"{len(names)} {many}"
+
+
+def _first(names: list[str]) -> str:
+    """`a, b, c, d, e and 95 more`: the first FEW names, and how many more there are."""
+    shown = ", ".join(names[:FEW])
+    return shown if len(names) <= FEW else f"{shown} and {len(names) - FEW} more"
 
 
 def _kept(previous: Document) -> tuple[Document, list[Problem]]:

@@ -30,7 +30,7 @@ from localqa import embeddings, routing
 from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
-from localqa.scope import named
+from localqa.scope import DocumentNames, named
 from localqa.settings import MAX_PARTS, RetrievalSettings
 from localqa.store.base import Scope, Store
 from localqa.text import identifiers, squash
@@ -85,7 +85,7 @@ def search(
     caller: Caller,
     parts: Sequence[str] = (),
     settings: RetrievalSettings | None = None,
-    documents: Sequence[str] = (),
+    documents: Sequence[str] | DocumentNames = (),
 ) -> list[PartResult]:
     """Candidates per question part, each list in rank order; an empty list means abstain.
     `documents` (file names, globs or series: `localqa.scope`) narrows the search to the eligible
@@ -105,7 +105,7 @@ def search(
         )
     eligible = _eligible(store, store.eligible(as_of, caller))
     if documents:
-        eligible = eligible.within(named(documents, eligible.documents, as_of, caller))
+        eligible = eligible.within(named(documents, eligible.documents, as_of, caller, store.listed(caller)))
     asked = question_parts(question, parts)
     # The model loads while the lexical side runs; not before the question is known to be good (a
     # usage error would wait for it), nor when no document is eligible (nothing to rank).

@@ -90,6 +90,7 @@ def document_json(row: ListedDocument) -> dict[str, Any]:
         "effective": d.effective.isoformat() if d.effective else None,
         "status": d.status.value,
         "in_force": row.in_force,
+        "in_force_from": row.in_force_from.isoformat() if row.in_force_from else None,
         "period": period_json(row.period, row.period_from),
     }
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import functools
 import io
+import math
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -42,6 +44,12 @@ from localqa.types import Box, Kind, Location, Passage
 # Multiplied into the page: white paper becomes this yellow, ink stays dark and readable.
 HIGHLIGHT = (255, 212, 0)
 DEFAULT_DPI = 110
+# The most pixels a page image has: a larger page is drawn at a lower resolution. A letter or A4
+# page at 600 dpi fits; a page 14,400 points square (PDF's largest) at 110 dpi would be 484 million
+# pixels, which MuPDF refuses, and 10,000 points took 5.7 s and 2.4 GB.
+MAX_PIXELS = 36_000_000
+# One page drawn at a time: each holds up to a few hundred MB while it is composed.
+_DRAWING = threading.Lock()
 TOLERANCE = 1.0  # points a glyph's centre may sit outside its passage's box (rounding)
 
 
@@ -193,7 +201,8 @@ def _word_span(text: str, quote: str) -> range:
 
 
 def render(pdf: Path, number: int, boxes: Sequence[Box], dpi: int = DEFAULT_DPI) -> bytes:
-    """Page `number` (1-based) of `pdf` as PNG, with `boxes` (page points) highlighted."""
+    """Page `number` (1-based) of `pdf` as PNG, with `boxes` (page points) highlighted: at `dpi`,
+    or at less when that would be over MAX_PIXELS."""
     try:
         with open_pdf(pdf) as document:
             if not 1 <= number <= document.page_count:
@@ -201,14 +210,20 @@ def render(pdf: Path, number: int, boxes: Sequence[Box], dpi: int = DEFAULT_DPI)
             return draw(document[number - 1], boxes, dpi)
     except PdfUnreadable as error:
         raise QuoteNotShownError(f"{pdf.name}: {error}") from None
+    except pymupdf.mupdf.FzErrorBase as error:  # whatever else MuPDF refuses to draw
+        raise QuoteNotShownError(
+            f"{pdf.name}, page {number}: MuPDF cannot draw it ({error}); nothing is shown"
+        ) from None
 
 
 def draw(page: pymupdf.Page, boxes: Sequence[Box], dpi: int = DEFAULT_DPI) -> bytes:
-    """`page` as PNG, with `boxes` (page points, unrotated) highlighted."""
+    """`page` as PNG, with `boxes` (page points, unrotated) highlighted, at `dpi` or at less when
+    that would be over MAX_PIXELS; one page is drawn at a time (a large one takes memory)."""
     from PIL import Image, ImageChops, ImageDraw
 
-    zoom = pymupdf.Matrix(dpi / 72, dpi / 72)
-    pixmap = page.get_pixmap(matrix=zoom, alpha=False, colorspace=pymupdf.csRGB)
+    zoom = pymupdf.Matrix(*[_scale(page.rect, dpi)] * 2)
+    with _DRAWING:
+        pixmap = page.get_pixmap(matrix=zoom, alpha=False, colorspace=pymupdf.csRGB)
     # Boxes are on the unrotated page; the image is the page as displayed.
     to_pixels = page.rotation_matrix * zoom
     image = Image.frombytes("RGB", (pixmap.width, pixmap.height), pixmap.samples)
@@ -224,6 +239,13 @@ def draw(page: pymupdf.Page, boxes: Sequence[Box], dpi: int = DEFAULT_DPI) -> by
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def _scale(page: pymupdf.Rect, dpi: int) -> float:
+    """Pixels per point: `dpi`'s, or fewer, so that the page is at most MAX_PIXELS."""
+    scale = dpi / 72
+    drawn = page.width * page.height * scale**2
+    return scale if drawn <= MAX_PIXELS else scale * math.sqrt(MAX_PIXELS / drawn) * 0.999
 
 
 def page_image(

@@ -189,6 +189,12 @@ class Candidate(Frozen):
         }
 
 
+def is_tenant_name(text: str) -> bool:
+    """A tenant is named by something: a blank name (from a flag, the environment or the users
+    file) is refused, never taken as a tenant of its own that sees nothing."""
+    return bool(text.strip())
+
+
 class Caller(Frozen):
     """Who is asking: always from flags, env or config, never from a model or a document."""
 

@@ -7,9 +7,11 @@ from datetime import date, datetime
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from localqa.catalog import (
     Catalog,
+    CatalogEntry,
     Problem,
     document_for,
     document_id,
@@ -373,3 +375,26 @@ def test_top_level_value_instead_of_a_table_is_a_fatal_error(tmp_path: Path) -> 
 )
 def test_a_name_that_looks_like_the_catalog(name: str, looks: bool) -> None:
     assert looks_like_catalog(name) is looks
+
+
+def test_each_field_of_an_entry_is_one_problem_in_the_fields_order() -> None:
+    """`CatalogEntry` reports every field that is wrong, each once, after the unknown ones."""
+    wrong = entry(colour="red", status="old", effective="soon", version=2026)
+    document, problems = document_for("a.pdf", wrong)
+    assert document is None
+    assert [p.message for p in problems] == [
+        "catalog.toml: unknown field(s) colour; known fields are "
+        "id, series, version, effective, status, access, tenant, title, period",
+        "catalog.toml: version = 2026 must be a non-empty string",
+        "catalog.toml: effective = 'soon' is not a date; write it as YYYY-MM-DD",
+        "catalog.toml: status = 'old' is not one of current, retired, draft",
+    ]
+
+
+def test_a_catalog_entry_takes_no_value_of_another_type() -> None:
+    """Strict: nothing is coerced (a number is not a version, true is not a status)."""
+    checked = CatalogEntry.model_validate({"version": "2026", "effective": "2026-01-01"})
+    assert checked.effective == date(2026, 1, 1)
+    for wrong in ({"version": 2026}, {"status": True}, {"title": ["Fees"]}, {"tenant": b"acme"}):
+        with pytest.raises(ValidationError):
+            CatalogEntry.model_validate(wrong)

@@ -137,7 +137,8 @@ def test_any_other_url_is_a_usage_error_and_writes_nothing(
         ("postgresql://alice@db/lib?sslpassword=s3cret", "postgresql://alice@db/lib"),
         ("postgresql://alice@db/lib?Password=s3cret#s3cret", "postgresql://alice@db/lib"),
         ("postgresql://:s3cret@h1:5432,h2:5433/lib", "postgresql://@h1:5432,h2:5433/lib"),
-        ("postgresql://alice:s3cret@[::1/lib", "postgresql://…"),
+        ("postgresql://alice:s3cret@[::1/lib", "postgresql://alice@[::1/lib"),
+        ("postgresql://alice:s3cret?x#y@db/lib", "postgresql://alice@db/lib"),
         ("index/library.sqlite3", "index/library.sqlite3"),
     ],
 )

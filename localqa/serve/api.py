@@ -31,9 +31,10 @@ router = APIRouter(prefix="/api", dependencies=GATE)
 
 
 class SearchQuery(BaseModel):
-    """The body of POST /api/search (the CLI's arguments)."""
+    """The body of POST /api/search (the CLI's arguments). Strict: each value has its JSON type
+    (`"k": true` or `"k": "5"` is refused, not read as 1 or 5)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str
     as_of: str | None = None

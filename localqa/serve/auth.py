@@ -20,7 +20,7 @@ from pathlib import Path
 
 from localqa.errors import LocalQAError
 from localqa.tomlfile import TomlFileError, read_toml
-from localqa.types import ROLES, Caller
+from localqa.types import ROLES, Caller, is_tenant_name
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 USER_FIELDS = ("name", "token_sha256", "role", "tenant", "operator")
@@ -79,7 +79,7 @@ def load_users(path: Path) -> tuple[User, ...]:
             raise UsersFileError(f"{where}: role must be one of {', '.join(ROLES)}")
         tenant = entry.get("tenant", "default")
         operator = entry.get("operator", False)
-        if not isinstance(tenant, str) or not tenant or not isinstance(operator, bool):
+        if not isinstance(tenant, str) or not is_tenant_name(tenant) or not isinstance(operator, bool):
             raise UsersFileError(f"{where}: tenant must be a name and operator true or false")
         users.append(
             User(str(entry.get("name", f"user {number}")), digest, Caller(role=role, tenant=tenant), operator)

@@ -10,7 +10,7 @@ from starlette.exceptions import HTTPException
 
 from localqa import show
 from localqa.errors import (
-    IndexMissingError,
+    IndexUnavailableError,
     LocalQAError,
     ModelError,
     QuestionError,
@@ -42,7 +42,7 @@ def status_of(error: LocalQAError) -> int:
         return 422
     if isinstance(error, ModelError):
         return 502
-    if isinstance(error, IndexMissingError):
+    if isinstance(error, IndexUnavailableError):
         return 503
     if isinstance(error, SuiteError):
         return 422

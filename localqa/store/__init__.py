@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from localqa.errors import LocalQAError
 
@@ -63,27 +63,86 @@ def postgres_url(db: Db) -> str | None:
 
 
 def describe(db: Db) -> str:
-    """`db` as it may be shown: a file path as given; a URL without its password (in the user
-    part or the query) and without a fragment."""
+    """`db` as it may be shown: a file path as given; a URL without its password, cut as libpq
+    cuts it (`_url_parts`: a `?` or `#` before the `@` is part of the password to libpq), and
+    without the query's `password` and `sslpassword`."""
     text = os.fspath(db)
     if _SCHEME.match(text) is None:
         return text
-    scheme = text.split(":", 1)[0]
-    if not text[len(scheme) + 1 :].startswith("//"):
-        return f"{scheme}:…"  # not a URL libpq reads: nothing of it is shown
-    try:
-        parts = urlsplit(text)
-    except ValueError:  # a malformed host ("[::1")
-        return f"{scheme}://…"
-    user, at, hosts = parts.netloc.rpartition("@")
-    netloc = f"{user.partition(':')[0]}@{hosts}" if at else hosts
-    query = "&".join(
-        piece
-        for piece in parts.query.split("&")
-        if piece and unquote(piece.partition("=")[0]).strip().lower() not in _SECRETS
-    )
-    shown = f"{scheme}://{netloc}{parts.path}"
-    return f"{shown}?{query}" if query else shown
+    parts = _url_parts(text)
+    if parts is None:
+        return f"{text.split(':', 1)[0]}:…"  # not a URL libpq reads: nothing of it is shown
+    scheme, user, _, rest, query = parts
+    kept = [piece for piece in query if not _is_secret(piece)]
+    shown = f"{scheme}://{'' if user is None else f'{user}@'}{rest}"
+    return f"{shown}?{'&'.join(kept)}" if kept else shown
+
+
+def redact(text: str, db: Db) -> str:
+    """`text` (a message from libpq or a server, which may quote the URL or a piece of it, such
+    as a malformed password) with every password `db` carries, and PGPASSWORD's, replaced by
+    `***`; the URL itself by its `describe` form first."""
+    given = os.fspath(db)
+    text = text.replace(given, describe(given))
+    for secret in sorted(_secrets(given), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _url_parts(text: str) -> tuple[str, str | None, str | None, str, list[str]] | None:
+    """A `scheme://` URL cut as libpq's parser cuts it (fe-connect.c, conninfo_uri_parse_options):
+    (scheme, user, password, hosts and database, the query's `key=value` pieces), or None when
+    `text` is no such URL. The user part ends at an `@` before any `/`, the password starts at its
+    first `:`; libpq gives `?` and `#` no meaning there, nor `#` anywhere. libpq ends the password at
+    the first `@`; here it runs to the last one before the `/`, so that a password with an `@` in
+    it is hidden whole all the same. Nothing is decoded: these are the pieces as written."""
+    scheme, slashes, rest = text.partition("://")
+    if not slashes or _SCHEME.match(f"{scheme}:") is None:
+        return None
+    user = password = None
+    slash = rest.find("/")
+    at = rest.rfind("@", 0, len(rest) if slash < 0 else slash)
+    if at >= 0:
+        user, colon, secret = rest[:at].partition(":")
+        password = secret if colon else None
+        rest = rest[at + 1 :]
+    rest, _, query = rest.partition("?")
+    return scheme, user, password, rest, [piece for piece in query.split("&") if piece]
+
+
+def _is_secret(piece: str) -> bool:
+    """A query piece that gives libpq a secret (compared loosely: when in doubt, it is one)."""
+    return unquote(piece.partition("=")[0]).strip().lower() in _SECRETS
+
+
+def _secrets(text: str) -> set[str]:
+    """The secrets a --db value gives libpq, as written and as decoded, and PGPASSWORD's; and
+    the pieces a message may quote of them (libpq names the words around a space it refuses, and
+    takes a password only to its first `@`, the rest for the host)."""
+    parts = _url_parts(text)
+    found = {os.environ.get("PGPASSWORD") or ""}
+    if parts is not None:
+        _, _, password, _, query = parts
+        found |= {password or "", *(piece.partition("=")[2] for piece in query if _is_secret(piece))}
+    found |= {unquote(secret) for secret in found}
+    found |= {piece for secret in found for piece in (*secret.split(), *secret.split("@"))}
+    return {secret for secret in found if secret}
+
+
+def password_to_environment(db: Db) -> Db:
+    """For a program that passes `db` to child processes on their command line, where every user
+    of the machine may read it (`ps`): the URL without its password, which moves to PGPASSWORD
+    in this process's environment, which the children inherit. Anything else is returned as is."""
+    url = postgres_url(db)
+    parts = None if url is None else _url_parts(url)
+    if url is None or parts is None:
+        return db
+    _, _, password, _, query = parts
+    given = [piece.partition("=")[2] for piece in query if unquote(piece.partition("=")[0]) == "password"]
+    secret = password if password is not None else next(iter(given), None)
+    if secret is not None:
+        os.environ["PGPASSWORD"] = unquote(secret)
+    return describe(url)
 
 
 def open_store(db: Db) -> Store:

@@ -158,7 +158,9 @@ class Store(ABC):
 
     def __init__(self) -> None:
         self._eligible: dict[tuple[str, str, int], dict[str, Document]] = {}
-        self._dates: list[date] | None = None
+        # Per caller (role, tenant): the documents they may see, and the dates their eligible
+        # set can change on (`eligibility.turning_dates`).
+        self._visible: dict[tuple[str, str], tuple[list[Document], list[date]]] = {}
 
     @abstractmethod
     def close(self) -> None: ...
@@ -168,7 +170,8 @@ class Store(ABC):
         """Whether the index was written (a refresh committed, or the index was replaced) since
         what this store read of it: a long-lived reader (`localqa serve`) asks before each
         question and reopens the index when it was. When it was not, the reads that follow see
-        the version that was checked. Cheap (a query at most)."""
+        the version that was checked. Cheap (a query at most). IndexUnavailableError when the
+        index was replaced in a way that cannot be read (see the backend's)."""
 
     def release(self) -> None:  # noqa: B027 (most stores hold nothing between reads)
         """The reader is done for now (between two requests): a store on a database server
@@ -178,7 +181,7 @@ class Store(ABC):
     def _forget(self) -> None:
         """Drop everything derived from the index (a store that moved to a newer version)."""
         self._eligible = {}
-        self._dates = None
+        self._visible = {}
 
     def __enter__(self) -> Store:
         return self
@@ -192,15 +195,29 @@ class Store(ABC):
     def documents(self) -> tuple[Document, ...]:
         """Every indexed document, visible or not (eligibility is decided by the caller)."""
 
+    def listed(self, caller: Caller) -> list[Document]:
+        """The documents listed for `caller` (`eligibility.listed`), whatever the date."""
+        return eligibility.listed(self._visible_to(caller)[0])
+
+    def _visible_to(self, caller: Caller) -> tuple[list[Document], list[date]]:
+        """The documents `caller` may see, and the dates their eligible set can change on."""
+        who = (caller.role, caller.tenant)
+        if who not in self._visible:
+            visible = eligibility.visible(self.documents(), caller)
+            self._visible[who] = (visible, eligibility.turning_dates(visible))
+        return self._visible[who]
+
     def eligible(self, as_of: date, caller: Caller) -> dict[str, Document]:
         """The documents `caller` may retrieve from on `as_of` (`localqa.eligibility`), by id.
         Remembered for the snapshot: the answer changes only when the date passes an effective
-        date, so it is kept per (caller, number of effective dates on or before `as_of`)."""
-        if self._dates is None:
-            self._dates = sorted({d.effective for d in self.documents() if d.effective is not None})
-        key = (caller.role, caller.tenant, bisect.bisect_right(self._dates, as_of))
+        date of a document the caller may see, so it is kept per (caller, number of those dates on
+        or before `as_of`). Only those: a key counting every document's dates would make the first
+        question on a hidden document's date the slow one, and a caller timing a sweep of dates
+        would learn it (issue 29)."""
+        visible, dates = self._visible_to(caller)
+        key = (caller.role, caller.tenant, bisect.bisect_right(dates, as_of))
         if key not in self._eligible:
-            self._eligible[key] = {d.doc_id: d for d in eligibility.eligible(self.documents(), as_of, caller)}
+            self._eligible[key] = {d.doc_id: d for d in eligibility.current(visible, as_of)}
         return self._eligible[key]
 
     @abstractmethod

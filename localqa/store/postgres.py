@@ -32,14 +32,15 @@ shown: every message names the database by `localqa.store.describe`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import date
-from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -50,36 +51,33 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import TransactionStatus
 
 from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
-from localqa.errors import IndexMissingError, LocalQAError, SchemaError
+from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
 from localqa.settings import Chunking
-from localqa.store import describe
+from localqa.store import describe, redact
 from localqa.store.base import (
     IndexedFile,
     IndexedState,
-    IndexStatus,
     Scope,
-    StoredPassage,
     Unembedded,
     Vectors,
     Writer,
     WriteSummary,
 )
-from localqa.store.layout import KEPT_SCOPES, LayoutStore, Unit
+from localqa.store.layout import KEPT_SCOPES, Unit
 from localqa.store.postgres_schema import migrate
 from localqa.store.postings import PackedRow, PostingsWriter, TermCounter, lengths
+from localqa.store.reads import IN_VALUES, SqlStore, Values
 from localqa.store.rows import (
     DOCUMENT_COLUMNS,
     FOUND_COLUMNS,
-    PASSAGE_COLUMNS,
     document_of,
     document_values,
     found_of,
     found_values,
-    status_of,
 )
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.text import identifiers
-from localqa.types import Document, Found, Location, Passage
+from localqa.types import Document, Found, Passage
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -113,23 +111,14 @@ def _connect(url: str, application: str) -> Connection:
         raise _failure(url, error, _CONNECT_HINT) from None
 
 
-def _failure(url: str, error: psycopg.Error, hint: str) -> LocalQAError:
-    """A one-line error naming the database (without its password) and the fix."""
+def _failure(
+    url: str, error: psycopg.Error, hint: str, kind: type[LocalQAError] = LocalQAError
+) -> LocalQAError:
+    """A one-line error naming the database (without its password) and the fix. libpq's message
+    may quote the URL or a piece of it (a malformed one), and a server's may quote a password:
+    both are redacted."""
     detail = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
-    return LocalQAError(f"{describe(url)}: {_scrub(detail, url)}; {hint}")
-
-
-def _scrub(text: str, url: str) -> str:
-    """`text` without any password the URL or the environment gave (a server's message could
-    quote one back)."""
-    try:
-        given = [conninfo_to_dict(url).get("password")]
-    except psycopg.Error:
-        given = []
-    for secret in [*given, os.environ.get("PGPASSWORD")]:
-        if secret:
-            text = text.replace(str(secret), "***")
-    return text
+    return kind(f"{describe(url)}: {redact(detail, url)}; {hint}")
 
 
 def _generation(db: Connection) -> str | None:
@@ -204,7 +193,7 @@ def open_store(url: str) -> PostgresStore:
     return PostgresStore(url, db, generation)
 
 
-class PostgresStore(LayoutStore):
+class PostgresStore(SqlStore):
     def __init__(self, url: str, db: Connection, generation: str | None) -> None:
         super().__init__()
         self.path = describe(url)
@@ -235,11 +224,11 @@ class PostgresStore(LayoutStore):
 
     def _forget(self) -> None:
         super()._forget()
-        self.__dict__.pop("_documents", None)
-        self.__dict__.pop("_found", None)
         self._filters = {}
 
     def _query(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        """As `SqlStore._query`: the statement translated to PostgreSQL's dialect (`_dialect`)."""
+        given = [list(arg.items) if isinstance(arg, Values) else arg for arg in args]
         try:
             if self._db.info.transaction_status == TransactionStatus.IDLE:
                 # A read after release() without changed(): a new snapshot, checked all the same.
@@ -247,51 +236,25 @@ class PostgresStore(LayoutStore):
                 if generation != self._generation:
                     self._forget()
                     self._generation = generation
-            return self._db.execute(sql, args).fetchall()
+            return self._db.execute(_dialect(sql), given).fetchall()
         except psycopg.Error as error:
             raise _failure(
-                self._url, error, "check the server, or rebuild with 'localqa index --rebuild'"
+                self._url,
+                error,
+                "check the server, or rebuild with 'localqa index --rebuild'",
+                IndexUnavailableError,
             ) from None
 
-    # --- documents and metadata -----------------------------------------------------------
-
-    @cached_property
-    def _documents(self) -> tuple[Document, ...]:
-        return tuple(document_of(row) for row in self._query(f"SELECT {DOCUMENT_COLUMNS} FROM documents"))
-
-    def documents(self) -> tuple[Document, ...]:
-        return self._documents
-
-    @cached_property
-    def _found(self) -> dict[str, Found]:
-        rows = self._query(f"SELECT doc_id, {FOUND_COLUMNS} FROM documents")
-        return {doc_id: found_of(title, name, period) for doc_id, title, name, period in rows}
-
-    def found(self) -> dict[str, Found]:
-        return self._found
-
-    def corpus_digest(self) -> str:
-        rows = self._query("SELECT value FROM meta WHERE key = 'corpus_digest'")
-        return str(rows[0][0]) if rows else ""
-
-    def status(self, doc_ids: frozenset[str] | None) -> IndexStatus:
-        where, args = ("", ()) if doc_ids is None else (" WHERE p.doc_id = ANY(%s)", (sorted(doc_ids),))
-        kinds = dict(self._query(f"SELECT kind, count(*) FROM passages p{where} GROUP BY kind", *args))
-        sidecars = self._query(
-            f"SELECT count(DISTINCT origin) FROM passages p{where}{' AND' if where else ' WHERE'} "
-            "origin LIKE '%%.ocr.txt'",
-            *args,
-        )[0][0]
-        embedded = self._query(
+    def _embedded_counts(self, doc_ids: frozenset[str] | None) -> dict[str, int]:
+        where, args = "", []
+        if doc_ids is not None:
+            where, args = f" WHERE p.doc_id {IN_VALUES}", [Values(sorted(doc_ids))]
+        rows = self._query(
             f"SELECT e.model, count(*) FROM embeddings e JOIN passages p ON p.id = e.passage_id{where} "
             "GROUP BY e.model",
             *args,
         )
-        meta = dict(self._query("SELECT key, value FROM meta"))
-        sources = dict(self._query(f"SELECT source, count(*) FROM passages p{where} GROUP BY source", *args))
-        return status_of(
-            self.path, self._documents, doc_ids, kinds, sidecars, dict(embedded), meta, sources=sources
-        )
+        return dict(rows)
 
     # --- retrieval ------------------------------------------------------------------------
 
@@ -307,23 +270,20 @@ class PostgresStore(LayoutStore):
 
     def _postings_rows(self, terms: Sequence[str]) -> dict[str, tuple[bytes, bytes, bytes]]:
         rows = self._query(
-            "SELECT term, passages, heading, body FROM postings WHERE term = ANY(%s)", list(terms)
+            f"SELECT term, passages, heading, body FROM postings WHERE term {IN_VALUES}", Values(terms)
         )
         return {term: (bytes(ids), bytes(heading), bytes(body)) for term, ids, heading, body in rows}
 
     def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> list[tuple[int, str]]:
         return self._query(
             "SELECT passage_id, identifier FROM identifiers "
-            "WHERE identifier = ANY(%s) AND (col = 'body' OR %s)",
-            list(codes),
+            f"WHERE identifier {IN_VALUES} AND (col = 'body' OR ?)",
+            Values(codes),
             chunking == "heading",
         )
 
     def has_vectors(self, model: str) -> bool:
-        return bool(self._query("SELECT 1 FROM meta WHERE key = %s", _VECTORS + model))
-
-    def lacks_vectors(self, model: str) -> bool:
-        return bool(self._query("SELECT 1 FROM passages LIMIT 1")) and not self.has_vectors(model)
+        return bool(self._query("SELECT 1 FROM meta WHERE key = ?", _VECTORS + model))
 
     def _filter(self, scope: Scope) -> tuple[bool, list[str]]:
         """The scope as a filter on document ids the server can apply: (True, the ids in it) or
@@ -347,12 +307,12 @@ class PostgresStore(LayoutStore):
         # go to the lower id, as in the ranking that reads them.
         inside, ids = self._filter(scope)
         rows = self._query(
-            "SELECT passage_id, -(vector <#> %s::vector) AS similarity FROM embeddings "
-            f"WHERE model = %s AND {'' if inside else 'NOT '}doc_id = ANY(%s) "
-            f"ORDER BY similarity DESC, passage_id{' LIMIT %s' if limit is not None else ''}",
+            "SELECT passage_id, -(vector <#> ?::vector) AS similarity FROM embeddings "
+            f"WHERE model = ? AND doc_id {'' if inside else 'NOT '}{IN_VALUES} "
+            f"ORDER BY similarity DESC, passage_id{' LIMIT ?' if limit is not None else ''}",
             _vector_text(vector),
             model,
-            ids,
+            Values(ids),
             *([limit] if limit is not None else []),
         )
         return (
@@ -364,47 +324,22 @@ class PostgresStore(LayoutStore):
         stored = self._stored(np.fromiter(ids, dtype=np.int64))
         rows = self._query(
             "SELECT p.id, d.context, p.section, p.text FROM passages p "
-            "JOIN documents d ON d.doc_id = p.doc_id WHERE p.id = ANY(%s) AND NOT EXISTS "
-            "(SELECT 1 FROM embeddings e WHERE e.model = %s AND e.passage_id = p.id)",
-            stored,
+            f"JOIN documents d ON d.doc_id = p.doc_id WHERE p.id {IN_VALUES} AND NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.model = ? AND e.passage_id = p.id)",
+            Values(stored),
             model,
         )
         numbers = self._numbers([row[0] for row in rows]).tolist()
         found = [Unembedded(number, *row[1:]) for number, row in zip(numbers, rows, strict=True)]
         return sorted(found, key=lambda u: u.id)
 
-    def _passage_rows(self, stored: Sequence[int]) -> list[tuple[Any, ...]]:
-        return self._query(f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE id = ANY(%s)", list(stored))
 
-    def passage_at(self, location: Location) -> StoredPassage | None:
-        rows = self._query(
-            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = %s AND page IS NOT DISTINCT FROM %s "
-            "AND kind = %s AND table_no IS NOT DISTINCT FROM %s AND row_no IS NOT DISTINCT FROM %s "
-            "AND paragraph IS NOT DISTINCT FROM %s ORDER BY section IS NOT DISTINCT FROM %s DESC, id LIMIT 1",
-            location.source,
-            location.page,
-            location.kind.value,
-            location.table,
-            location.row,
-            location.paragraph,
-            # Word, HTML and slide paragraphs are numbered within their section: the one in the
-            # citation's section first (a citation that omits its section still finds one).
-            location.section,
-        )
-        return self._numbered(rows)[0] if rows else None
-
-    def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
-        rows = self._query(
-            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = %s AND page IS NOT DISTINCT FROM %s "
-            "ORDER BY id",
-            source,
-            page,
-        )
-        return self._numbered(rows)
-
-    def file_hash(self, name: str) -> str | None:
-        rows = self._query("SELECT sha256 FROM files WHERE name = %s", name)
-        return str(rows[0][0]) if rows else None
+@functools.cache
+def _dialect(sql: str) -> str:
+    """A statement of the shared dialect (`localqa.store.reads`) as PostgreSQL reads it."""
+    sql = sql.replace("%", "%%")
+    sql = sql.replace(f"NOT {IN_VALUES}", "<> ALL(?)").replace(IN_VALUES, "= ANY(?)")
+    return re.sub(r"\bIS \?", "IS NOT DISTINCT FROM ?", sql).replace("?", "%s")
 
 
 def _vector_text(vector: Vectors) -> str:
@@ -434,7 +369,7 @@ def writing(
             try:
                 _refuse_foreign_tables(db, url)
                 migrate(db)
-                previous = _read_state(db)
+                previous = _state_of(db)
                 if rebuild:
                     db.execute(
                         "DELETE FROM files; DELETE FROM passages; DELETE FROM documents; DELETE FROM postings"
@@ -485,7 +420,7 @@ def _refuse_foreign_tables(db: Connection, url: str) -> None:
         )
 
 
-def _read_state(db: Connection) -> IndexedState:
+def _state_of(db: Connection) -> IndexedState:
     files = db.execute("SELECT name, sha256, pages_without_text FROM files").fetchall()
     documents = db.execute(f"SELECT {DOCUMENT_COLUMNS} FROM documents").fetchall()
     return IndexedState(
@@ -546,7 +481,7 @@ class PostgresWriter(Writer):
         self._waiting: list[_NewPassage] = []
         self._waiting_files: dict[str, tuple[str, str]] = {}  # name -> (sha256, pages without text)
         self._origins = {origin for (origin,) in self._execute("SELECT DISTINCT origin FROM passages")}
-        self._contexts: dict[str, tuple[str, str]] = {}  # doc_id -> (wanted, indexed): see _context
+        self._contexts: dict[str, tuple[str, str]] = {}  # doc_id -> `_wanted_and_indexed`
         self._next_id: int | None = None
         self.commits = 0
 
@@ -691,7 +626,7 @@ class PostgresWriter(Writer):
             self._sync_context(document.doc_id)
         self._execute("UPDATE documents SET access = NULL WHERE source = ANY(%s)", list(blocked))
 
-    def _context(self, doc_id: str) -> tuple[str, str]:
+    def _wanted_and_indexed(self, doc_id: str) -> tuple[str, str]:
         """(the document context its passages should be indexed with, the one they are)."""
         if doc_id not in self._contexts:
             ((source, title, found_title, indexed),) = self._execute(
@@ -703,7 +638,7 @@ class PostgresWriter(Writer):
     def _sync_context(self, doc_id: str) -> None:
         """Re-index the document's passages when its context (title, file name) changed: their
         heading text, identifiers, postings and lengths, and their vectors (re-embedded later)."""
-        wanted, indexed = self._context(doc_id)
+        wanted, indexed = self._wanted_and_indexed(doc_id)
         if wanted == indexed:
             return
         self._send()
@@ -752,7 +687,7 @@ class PostgresWriter(Writer):
             )
             self._contexts.pop(doc_id, None)
             self._sync_context(doc_id)
-        context, _ = self._context(doc_id)
+        context, _ = self._wanted_and_indexed(doc_id)
         for passage in passages:
             self._waiting.append(
                 (

@@ -25,10 +25,11 @@ import hashlib
 import json
 import os
 import sqlite3
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
+from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -36,22 +37,21 @@ import numpy as np
 import numpy.typing as npt
 
 from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
-from localqa.errors import IndexMissingError, LocalQAError, SchemaError
+from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
 from localqa.settings import Chunking
 from localqa.store import segments as postings_segments
 from localqa.store import vectors
 from localqa.store.base import (
     IndexedFile,
     IndexedState,
-    IndexStatus,
     Scope,
-    StoredPassage,
     Unembedded,
     Vectors,
     Writer,
     WriteSummary,
 )
-from localqa.store.layout import LayoutStore, Unit
+from localqa.store.layout import Unit
+from localqa.store.reads import IN_VALUES, SqlStore, Values
 from localqa.store.rows import (
     DOCUMENT_COLUMNS,
     FOUND_COLUMNS,
@@ -61,12 +61,11 @@ from localqa.store.rows import (
     found_of,
     found_values,
     passage_of,
-    status_of,
 )
 from localqa.store.schema import SCHEMA_VERSION, migrate
 from localqa.store.segments import SegmentWriter
 from localqa.text import identifiers
-from localqa.types import Document, Found, Location, Passage
+from localqa.types import Document, Found, Passage
 
 # What is embedded for a passage (embeddings.passage_text), and its id.
 _UNEMBEDDED = (
@@ -112,7 +111,7 @@ def open_store(path: Path) -> SQLiteStore:
         watcher = connect()
         db = connect()
         try:
-            identity = _identity(path)
+            file_state = _FileState.of(path)
             version = watcher.execute("PRAGMA data_version").fetchone()[0]
             db.execute("BEGIN")
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
@@ -152,23 +151,50 @@ def open_store(path: Path) -> SQLiteStore:
             db.close()
             watcher.close()
             continue
-        return SQLiteStore(path, db, watcher, version, identity, set(expected), mapped)
+        return SQLiteStore(path, db, watcher, version, file_state, set(expected), mapped)
     raise AssertionError("unreachable")
 
 
-def _identity(path: Path) -> tuple[int, int]:
-    found = path.stat()
-    return found.st_dev, found.st_ino
+@dataclass(frozen=True)
+class _FileState:
+    """What a reader compares to know the index file changed under it: the file (device and
+    inode: replaced by a rename), its stamp (size, modification and change times: written), and
+    its write-ahead log as SQLite's wal-index (`<index>-shm`) counts it: frames in the log, and
+    how many of them are folded into the file."""
+
+    identity: tuple[int, int]
+    stamp: tuple[int, int, int]
+    log: tuple[int, int]
+
+    @classmethod
+    def of(cls, path: Path) -> _FileState:
+        log = _log_state(path)  # first: a checkpoint after it shows in the stamp and the log both
+        found = path.stat()
+        return cls((found.st_dev, found.st_ino), (found.st_size, found.st_mtime_ns, found.st_ctime_ns), log)
 
 
-class SQLiteStore(LayoutStore):
+def _log_state(path: Path) -> tuple[int, int]:
+    """(frames in the write-ahead log, frames folded into the database file), from the wal-index
+    header (sqlite.org/walformat.html: mxFrame at byte 16, nBackfill at 96, native byte order);
+    (0, 0) when there is none."""
+    try:
+        with path.with_name(f"{path.name}-shm").open("rb") as shm:
+            header = shm.read(100)
+    except OSError:
+        return 0, 0
+    if len(header) < 100:
+        return 0, 0
+    return struct.unpack_from("=I", header, 16)[0], struct.unpack_from("=I", header, 96)[0]
+
+
+class SQLiteStore(SqlStore):
     def __init__(
         self,
         path: Path,
         db: sqlite3.Connection,
         watcher: sqlite3.Connection,
         version: int,
-        identity: tuple[int, int],
+        state: _FileState,
         embedded_with: set[str],
         mapped: dict[str, vectors.MappedRows],
     ) -> None:
@@ -177,7 +203,8 @@ class SQLiteStore(LayoutStore):
         self._db = db
         self._watcher = watcher
         self._version = version
-        self._identity = identity
+        self._state = state
+        self._refused: str | None = None  # why the file cannot be read (see `changed`)
         self._embedded_with = embedded_with  # models the index is embedded with (vectors may still be coming)
         self._mapped = mapped
         self._matrices: dict[str, tuple[npt.NDArray[np.int64], Vectors]] = {}
@@ -190,62 +217,55 @@ class SQLiteStore(LayoutStore):
             mapped.close()
 
     def _query(self, sql: str, *args: Any) -> list[Any]:
+        """As `SqlStore._query`: the dialect is SQLite's own (a list goes as JSON)."""
+        given = [json.dumps(list(arg.items)) if isinstance(arg, Values) else arg for arg in args]
         try:
-            return self._db.execute(sql, args).fetchall()
-        except sqlite3.DatabaseError as error:
-            raise LocalQAError(f"{self.path}: {error}; rebuild it with 'localqa index --rebuild'") from None
+            return self._db.execute(sql, given).fetchall()
+        except sqlite3.DatabaseError as error:  # damaged ("no such table", "malformed")
+            raise IndexUnavailableError(
+                f"{self.path}: {error}; rebuild it with 'localqa index --rebuild'"
+            ) from None
 
     def changed(self) -> bool:
+        """Also when the file was written without a commit: copied over (`cp backup.sqlite3
+        library.sqlite3` changes neither the inode nor data_version), or a checkpoint folded the
+        log into it. A copy over a file whose log holds frames not folded into it yet cannot be
+        read: SQLite would read those frames, of the index it replaced, over the copy. That is
+        an IndexUnavailableError, for as long as the log is there; the store closes, so that
+        nothing of the log stays open in this process once it is removed."""
+        path = Path(self.path)
+        if self._refused is not None:
+            frames, folded = _log_state(path)
+            if frames > folded:
+                raise IndexUnavailableError(self._refused)
+            return True
         try:
-            if _identity(Path(self.path)) != self._identity:
-                return True  # replaced (an older localqa's refresh, a restored backup)
-            return bool(self._watcher.execute("PRAGMA data_version").fetchone()[0] != self._version)
+            now = _FileState.of(path)
+            if now.identity != self._state.identity:
+                return True  # replaced by a rename (an older localqa's refresh, a restored backup)
+            if self._watcher.execute("PRAGMA data_version").fetchone()[0] != self._version:
+                return True  # a refresh committed
         except (OSError, sqlite3.Error):
             return True  # gone or unreadable: reopening says why
+        if now.stamp == self._state.stamp:
+            return False
+        (frames, folded), (_, folded_before) = now.log, self._state.log
+        if frames > folded and folded == folded_before:  # nothing folded, yet the file changed
+            log, shm = (f"{path.name}-{suffix}" for suffix in ("wal", "shm"))
+            self._refused = (
+                f"{path} was replaced while {log} of the index it replaced was beside it, and the "
+                f"two cannot be read together; stop every localqa using it, delete {log} and {shm}, "
+                "and start again (docs/usage.md, 'Restoring a backup')"
+            )
+            self.close()
+            raise IndexUnavailableError(self._refused)
+        return True
 
-    # --- documents and metadata -----------------------------------------------------------
-
-    @cached_property
-    def _documents(self) -> tuple[Document, ...]:
-        return tuple(document_of(row) for row in self._query(f"SELECT {DOCUMENT_COLUMNS} FROM documents"))
-
-    def documents(self) -> tuple[Document, ...]:
-        return self._documents
-
-    @cached_property
-    def _found(self) -> dict[str, Found]:
-        rows = self._query(f"SELECT doc_id, {FOUND_COLUMNS} FROM documents")
-        return {doc_id: found_of(title, name, period) for doc_id, title, name, period in rows}
-
-    def found(self) -> dict[str, Found]:
-        return self._found
-
-    def corpus_digest(self) -> str:
-        row = self._query("SELECT value FROM meta WHERE key = 'corpus_digest'")
-        return str(row[0][0]) if row else ""
-
-    def status(self, doc_ids: frozenset[str] | None) -> IndexStatus:
-        where, args = (
-            ("", ())
-            if doc_ids is None
-            else (" WHERE doc_id IN (SELECT value FROM json_each(?))", (_ids(doc_ids),))
-        )
-        kinds = dict(self._query(f"SELECT kind, count(*) FROM passages{where} GROUP BY kind", *args))
-        sidecars = self._query(
-            f"SELECT count(DISTINCT origin) FROM passages{where}{' AND' if where else ' WHERE'} "
-            "origin LIKE '%.ocr.txt'",
-            *args,
-        )[0][0]
+    def _embedded_counts(self, doc_ids: frozenset[str] | None) -> dict[str, int]:
         layout = self._layout
         counted = layout.mask(doc_ids) if doc_ids is not None else np.arange(layout.size + 1) < layout.size
-        embedded = {
-            model: int((self._embedded(model) & counted).sum()) for model in sorted(self._embedded_with)
-        }
-        meta = dict(self._query("SELECT key, value FROM meta"))
-        sources = dict(self._query(f"SELECT source, count(*) FROM passages{where} GROUP BY source", *args))
-        return status_of(
-            self.path, self._documents, doc_ids, kinds, sidecars, embedded, meta, sources=sources
-        )
+        models = sorted(self._embedded_with)
+        return {model: int((self._vector_mask(model) & counted).sum()) for model in models}
 
     # --- retrieval ------------------------------------------------------------------------
 
@@ -267,16 +287,13 @@ class SQLiteStore(LayoutStore):
     def _carrier_rows(self, codes: Sequence[str], chunking: Chunking) -> list[tuple[int, str]]:
         return self._query(
             "SELECT passage_id, identifier FROM identifiers "
-            "WHERE identifier IN (SELECT value FROM json_each(?)) AND (col = 'body' OR ?)",
-            json.dumps(list(codes)),
+            f"WHERE identifier {IN_VALUES} AND (col = 'body' OR ?)",
+            Values(codes),
             chunking == "heading",
         )
 
     def has_vectors(self, model: str) -> bool:
         return model in self._embedded_with
-
-    def lacks_vectors(self, model: str) -> bool:
-        return not self.has_vectors(model) and bool(self._query("SELECT 1 FROM passages LIMIT 1"))
 
     def _vectors(self, model: str) -> tuple[npt.NDArray[np.int64], Vectors]:
         """The model's committed vectors (a memory-mapped matrix) and each row's passage, by
@@ -296,7 +313,7 @@ class SQLiteStore(LayoutStore):
             self._matrices[model] = cached
         return cached
 
-    def _embedded(self, model: str) -> npt.NDArray[np.bool_]:
+    def _vector_mask(self, model: str) -> npt.NDArray[np.bool_]:
         """Which passages have a vector of `model`, by canonical number (one slot more: none)."""
         have = self._have.get(model)
         if have is None:
@@ -318,55 +335,14 @@ class SQLiteStore(LayoutStore):
         return ids[inside], (matrix @ vector)[inside]
 
     def missing_vectors(self, model: str, ids: Iterable[int]) -> list[Unembedded]:
-        have = self._embedded(model)
+        have = self._vector_mask(model)
         wanted = sorted(number for number in ids if not have[number])
         if not wanted:
             return []
         internal = self._layout.internal[np.array(wanted, dtype=np.int64)].tolist()
-        rows = self._query(
-            f"{_UNEMBEDDED} WHERE p.id IN (SELECT value FROM json_each(?))",
-            json.dumps(internal),
-        )
+        rows = self._query(f"{_UNEMBEDDED} WHERE p.id {IN_VALUES}", Values(internal))
         number_of = dict(zip(internal, wanted, strict=True))
         return sorted((Unembedded(number_of[pid], *rest) for pid, *rest in rows), key=lambda u: u.id)
-
-    def _passage_rows(self, stored: Sequence[int]) -> list[Any]:
-        return self._query(
-            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE id IN (SELECT value FROM json_each(?))",
-            json.dumps(list(stored)),
-        )
-
-    def passage_at(self, location: Location) -> StoredPassage | None:
-        rows = self._query(
-            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? AND kind = ? "
-            "AND table_no IS ? AND row_no IS ? AND paragraph IS ? ORDER BY section IS ? DESC, id LIMIT 1",
-            location.source,
-            location.page,
-            location.kind.value,
-            location.table,
-            location.row,
-            location.paragraph,
-            # Word, HTML and slide paragraphs are numbered within their section: the one in the
-            # citation's section first (a citation that omits its section still finds one).
-            location.section,
-        )
-        return self._numbered(rows)[0] if rows else None
-
-    def file_hash(self, name: str) -> str | None:
-        rows = self._query("SELECT sha256 FROM files WHERE name = ?", name)
-        return str(rows[0][0]) if rows else None
-
-    def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
-        rows = self._query(
-            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id",
-            source,
-            page,
-        )
-        return self._numbered(rows)
-
-
-def _ids(doc_ids: frozenset[str]) -> str:
-    return json.dumps(sorted(doc_ids))
 
 
 # --- writing -------------------------------------------------------------------------------------
@@ -720,7 +696,7 @@ class SQLiteWriter(Writer):
             (*document_values(document), *found_values(found), context),
         )
 
-    def _context(self, doc_id: str) -> tuple[str, str, str]:
+    def _source_wanted_and_indexed(self, doc_id: str) -> tuple[str, str, str]:
         """(the document's source, the context its passages should be indexed with, the one
         they are)."""
         source, title, found_title, indexed = self._db.execute(
@@ -732,7 +708,7 @@ class SQLiteWriter(Writer):
         """Re-index the document's passages when its context (title, file name) changed. Their
         searchable heading text changes, so they become new passages (new ids: an id never
         changes its text), with new postings, identifiers and (later) vectors."""
-        source, wanted, indexed = self._context(doc_id)
+        source, wanted, indexed = self._source_wanted_and_indexed(doc_id)
         if wanted == indexed:
             return
         self._db.execute("UPDATE documents SET context = ? WHERE doc_id = ?", (wanted, doc_id))
@@ -765,7 +741,7 @@ class SQLiteWriter(Writer):
                 (*found_values(found), doc_id),
             )
             self._sync_context(doc_id)
-        source, context, _ = self._context(doc_id)
+        source, context, _ = self._source_wanted_and_indexed(doc_id)
         self._insert_unit(name, source, doc_id, passages, context)
         self._db.execute(
             "INSERT OR REPLACE INTO files (name, sha256, pages_without_text) VALUES (?, ?, ?)",
