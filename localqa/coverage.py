@@ -16,6 +16,13 @@ still quotes the nearest passage. So a verified quote is checked against the que
   library?", where every passage shares "library") must be close in meaning to some unit (MiniLM
   cosine, `AnswerSettings.coverage_neighbour`).
 
+Not terms, because the question uses them to frame, count or point: framing words ("list",
+"mentioned", "format"), number words ("two"), the document's own parts and their numbers
+("Section 3.3", "Table 2", "page 1", "the cover page"), a percentage the question compares
+against ("more than 10 % of sales"; `threshold`) and a year that is part of a name ("the Health
+and Social Care Act 2008"). A year also counts when the cited document's fiscal period covers it
+(`Candidate.period`) or when it is the year of the table column the answer reads (`columns`).
+
 Otherwise the quote is withheld and the reason names the missing term. Matching folds what the
 index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, plurals and other
 Porter suffixes, diacritics), numbers written with or without separators and at any scale of a
@@ -23,8 +30,10 @@ thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in milli
 anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
 Company") or runs it into a longer word of a title ("ACTIVISIONBLIZZARD_2019_10K", a file
 name), a long name misspelt by one letter ("Activsion"), a demonym of a place the evidence
-names ("Singaporean": "Singapore"), and a mixed-case initialism of consecutive capitalised words
-of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS").
+names ("Singaporean": "Singapore"), a mixed-case initialism of consecutive capitalised words
+of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS"), a period however written
+("Q32024", "FY21": its year), a hyphenated word written whole ("E-mail": "email") and a word cut
+short ("Tel." for "telephone").
 
 Which word is a name is the name rule of `localqa.words`, which routing reads too: a capitalised
 word is one when its lower-case form is no ordinary English word, per Webster's Second ("ratio"
@@ -39,12 +48,13 @@ may see; a reason repeats only the question's own words.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from localqa import embeddings, lexicon, parts, sentences, words
+from localqa import embeddings, lexicon, parts, periods, sentences, words
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
 from localqa.text import IDENTIFIER, identifiers
@@ -67,6 +77,23 @@ _FIGURE = re.compile(
 )
 # Any number in the evidence, with a scale word after it when there is one.
 _EVIDENCE_NUMBER = re.compile(rf"(?<![\d.])(?P<a>{_NUMBER}){_scale_word('scale')}", re.IGNORECASE)
+# A reference to the document's own structure, a part and its number ("Section 3.3", "Table 2",
+# "page 1", "Item 7A", "Part II", "pages 4-5"): a reader points at a place, and the text rarely
+# repeats its own numbering. Never a year ("does the plan cover 2019").
+_PART_NUMBER = rf"(?!{periods.YEAR_DIGITS}\b)(?:\d+(?:\.\d+)*[a-z]?\b|[ivxlc]+\b)"
+_POINTER = re.compile(
+    r"\b(?:" + "|".join(sorted(lexicon.DOCUMENT_PARTS, key=len, reverse=True)) + r"|pp?)(?:e?s)?\.?\s*"
+    rf"(?:no\.\s*)?#?\s*{_PART_NUMBER}(?:\s*(?:,|and|or|to|-|\u2013)\s*{_PART_NUMBER})*",
+    re.IGNORECASE,
+)
+# A comparison a figure follows ("more than 10 % of sales", "within roughly 5 % each year"): the
+# figure is a threshold the question applies, not a fact the evidence states.
+_COMPARISON = re.compile(
+    r"(?:\b(?:more|less|greater|fewer|higher|lower|larger|smaller)\s+than|\bexceed(?:s|ed|ing)?|\bover"
+    r"|\bunder|\babove|\bbelow|\bbeyond|\bat\s+(?:least|most)|\bwithin|\bup\s+to)"
+    r"(?:\s+(?:roughly|about|approximately|around|nearly|almost|some))?\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -102,20 +129,23 @@ def asking_sentences(part: str) -> str:
 
 
 def question_terms(part: str) -> list[Term]:
-    """The names, identifiers, years and figures of a question part, in order."""
-    text = asking_sentences(part)
+    """The names, identifiers, years and figures of a question part, in order. Not terms: what the
+    question points at (`_POINTER`: "Section 3.3", "Table 2"), a percentage it compares against
+    (`threshold`: "more than 10 % of sales"), and a year written as part of a name
+    (`words.Run.titled_year`: "the Health and Social Care Act 2008"). A period however written
+    ("FY2022", "Q32024", "FY21", "fiscal 2022"; `localqa.periods`) is its year."""
+    text = _POINTER.sub(lambda m: " " * len(m.group(0)), asking_sentences(part))
     terms: list[Term] = [Term(code, "identifier") for code in identifiers(text)]
     spans = [m.span() for m in IDENTIFIER.finditer(text)]
     for match in _FIGURE.finditer(text):
         value = _figure_value(match)
         if value is not None:
-            terms.append(Term(match.group(0).strip(), "figure", value=value))
             spans.append(match.span())
-    for match in words.YEAR.finditer(text):
-        if not any(start <= match.start() < end for start, end in spans):
-            terms.append(Term(match.group(1), "year"))
-    # The runs of names (`words.name_runs`); a figure is no part of one ("$3.2bn").
-    terms += [_name(name) for run in words.name_runs(text, skip=(_FIGURE,)) for name in run.names()]
+            if not threshold(text, match):
+                terms.append(Term(match.group(0).strip(), "figure", value=value))
+    runs = words.name_runs(text, skip=(_FIGURE,))
+    terms += [Term(year, "year") for year in _years(text, spans, runs)]
+    terms += [_name(name) for run in runs for name in run.names()]
     seen: set[tuple[TermKind, str]] = set()
     unique = []
     for term in terms:
@@ -124,6 +154,30 @@ def question_terms(part: str) -> list[Term]:
             seen.add(key)
             unique.append(term)
     return unique
+
+
+def _years(text: str, spans: list[tuple[int, int]], runs: list[words.Run]) -> list[str]:
+    """The years of `text` outside `spans` (identifiers, figures), in order: each year token
+    ("2022", "FY2022"), then the year of each period written otherwise ("Q32024", "FY21"). A year
+    written only as part of a name is none."""
+
+    def outside(match: re.Match[str]) -> bool:
+        return not any(start < match.end() and match.start() < end for start, end in spans)
+
+    written = Counter(m.group(1) for m in words.YEAR.finditer(text) if outside(m))
+    titled = Counter(run.titled_year for run in runs if run.titled_year)
+    years = [year for year, count in written.items() if count > titled[year]]
+    for match in filter(outside, periods.MENTIONS.finditer(text)):
+        years += [str(m.year) for m in periods.mentions(match.group(0)) if str(m.year) not in written]
+    return list(dict.fromkeys(years))
+
+
+def threshold(text: str, figure: re.Match[str]) -> bool:
+    """Whether a percentage of the question is a threshold it applies: it follows a comparison
+    ("more than 10 % of sales", "within roughly 5 % each year"). A count or amount after one
+    ("exceed 700,000") is still a figure to find: where a question asks when or whether a level
+    was passed, the evidence states that level."""
+    return bool(figure.group("percent")) and _COMPARISON.search(text, 0, figure.start()) is not None
 
 
 def _name(text: str) -> Term:
@@ -163,13 +217,37 @@ def _places(candidate: Candidate, quote: str) -> list[Place]:
     return places
 
 
+def _period_places(candidate: Candidate, columns: Collection[int] = ()) -> list[Place]:
+    """Where a year is read besides the text: the fiscal years the candidate's document covers
+    (its period, `periods.facts`; "FY2022", both "FY2019 FY2020" for a year ending in January),
+    and the years of the table columns an answer reads (`columns`)."""
+    places = []
+    if candidate.period is not None:
+        years = sorted({year for year, _ in periods.facts(candidate.period)})
+        places.append(Place("period", " ".join(f"FY{year}" for year in years)))
+    if columns:
+        places.append(Place("column", " ".join(f"FY{year}" for year in sorted(set(columns)))))
+    return places
+
+
+def year_covered(year: int, cited: Candidate, columns: Collection[int] = ()) -> str | None:
+    """Where `year` is covered besides the text, as `TermCheck.found` says it: "period" when the
+    cited passage's document covers that fiscal year, "column" when it is the year of a table
+    column the answer reads (`columns`: the hook for selecting a table cell by fiscal year);
+    None otherwise."""
+    term = Term(str(year), "year")
+    return next((p.kind for p in _period_places(cited, columns) if _mentioned_in(term, p)), None)
+
+
 def mentions(term: Term, text: str, *, title: bool = False) -> bool:
     """Whether `text` mentions `term`, with the foldings of the module docstring. A `title` (the
     document's title and file-name words) may also run a name into a longer word."""
     if term.kind == "identifier":
         return term.text in identifiers(text)
-    if term.kind == "year":
-        return term.text in words.YEAR.findall(text)
+    if term.kind == "year":  # in a token ("FY2022"), or a period written otherwise ("FY22")
+        return term.text in words.YEAR.findall(text) or any(
+            str(m.year) == term.text for m in periods.mentions(text)
+        )
     if term.kind == "figure":
         assert term.value is not None
         return any(_same_figure(term.value, number) for number in _numbers(text))
@@ -218,6 +296,8 @@ def _misspelt(name: str, said: Sequence[str]) -> bool:
 
 
 def _mentioned_in(term: Term, place: Place) -> bool:
+    if place.kind in ("period", "column") and term.kind != "year":
+        return False
     if mentions(term, place.text, title=place.kind == "title"):
         return True
     return term.kind == "name" and place.kind in ("title", "heading") and initialism_of(term.text, place.text)
@@ -268,12 +348,18 @@ def _same_figure(wanted: Decimal, found: Decimal) -> bool:
 
 
 def check(
-    part: str, quote: str, cited: Candidate, candidates: Sequence[Candidate], settings: AnswerSettings
+    part: str,
+    quote: str,
+    cited: Candidate,
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    columns: Collection[int] = (),
 ) -> Coverage:
-    """The coverage verdict for a quote from `cited`, among the part's `candidates`."""
+    """The coverage verdict for a quote from `cited`, among the part's `candidates`; `columns`:
+    the fiscal years of the table columns the answer reads, each a year covered."""
     kinds = set(settings.coverage)
     checks: list[TermCheck] = []
-    places = _places(cited, quote)
+    places = [*_places(cited, quote), *_period_places(cited, columns)]
     named: set[str] = set()
     anchored: list[str] = []  # the question's terms the quote's evidence mentions
     for term in question_terms(part):
@@ -290,7 +376,10 @@ def check(
         if term.kind not in kinds:
             continue
         elsewhere = where is None and any(
-            _mentioned_in(term, p) for c in candidates if c is not cited for p in _places(c, "")
+            _mentioned_in(term, p)
+            for c in candidates
+            if c is not cited
+            for p in (*_places(c, ""), *_period_places(c))
         )
         checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
     note = None
@@ -317,21 +406,16 @@ def _distinctive_words(
     A word is carried in its own form, up to case, diacritics and a plural ending: Porter stemming,
     which retrieval matches with, makes "founded" the "found" of "if a lost item is found".
     """
-    text = asking_sentences(part)
-    # Words with a digit are years, figures, codes and names ("fy2019", "3m"): checked as such.
-    asked = [
-        w
-        for w in dict.fromkeys(words.plain(text).split())
-        if w not in STOP_WORDS and not any(c.isdigit() for c in w)
-    ]
+    asked = asked_words(part)
     units = {id(c): sentences.units(c.text, c.location.kind) for c in candidates}
-    carries = [
-        set().union(
-            *(_word_forms(u) for u in units[id(c)]), *(_word_forms(p.text) for p in _places(c, "")[2:])
-        )
-        for c in candidates
-    ]
-    held = {w: sum(words.singular(w) in found for found in carries) for w in asked}
+    texts = {id(c): [*units[id(c)], *(p.text for p in _places(c, "")[2:])] for c in candidates}
+    carries = [set().union(*(_word_forms(t) for t in texts[id(c)])) for c in candidates]
+    cut = [set().union(*(_abbreviations(t) for t in texts[id(c)])) for c in candidates]
+    shortened = words.abbreviations(asking_sentences(part))
+    held = {
+        w: sum(_carried(w, found, short, w in shortened) for found, short in zip(carries, cut, strict=True))
+        for w in asked
+    }
     specific = anchored + [w for w in asked if 0 < held[w] <= len(candidates) / 2]
     missing = [w for w in asked if not held[w] and words.singular(w) not in named]
     if not missing:
@@ -352,21 +436,72 @@ def _distinctive_words(
     return checks, None
 
 
+def asked_words(part: str) -> list[str]:
+    """The words of a part's asking sentences the word rule may judge, folded, each once, a
+    hyphenated word written whole ("email"): not stop words, not words with a digit (years,
+    figures, codes and names, "fy2019", "3m": checked as such), not what the question points at
+    (`_POINTER`) and not its framing (`framing`)."""
+    text = _POINTER.sub(" ", asking_sentences(part))
+    return [
+        w
+        for w in dict.fromkeys(words.plain(words.whole(text)).split())
+        if w not in STOP_WORDS and not any(c.isdigit() for c in w) and not framing(w)
+    ]
+
+
+def framing(word: str) -> bool:
+    """Whether a question's word frames, counts or points rather than says what it asks about:
+    the reply's form and the document's acts ("list", "format", "mentioned"), orders ("second"),
+    the document's own parts ("page", "section", "table", "cover"; `localqa.lexicon`) and number
+    words ("two", "dozen"): no passage need carry it."""
+    single = words.singular(word)
+    return (
+        single in lexicon.FRAMING_WORDS
+        or single in lexicon.DOCUMENT_PARTS
+        or word in lexicon.FRAMING_WORDS
+        or sentences.states_quantity(word)
+    )
+
+
+def _carried(word: str, found: frozenset[str] | set[str], short: set[str], cut_in_question: bool) -> bool:
+    """Whether a passage whose words are `found` and whose cut-short words are `short` carries a
+    question's `word`: in its own form (`_word_forms`), cut short in the passage ("Tel.":
+    "telephone"), or, cut short in the question, in full in the passage."""
+    single = words.singular(word)
+    if single in found or any(words.abbreviates(s, word) or words.abbreviates(s, single) for s in short):
+        return True
+    return cut_in_question and any(words.abbreviates(word, f) for f in found)
+
+
 @lru_cache(maxsize=128)
 def _word_forms(text: str) -> frozenset[str]:
-    """The words of `text` as the word rule compares them (`words.plain`, then `words.singular`)."""
-    return frozenset(words.singular(w) for w in words.plain(text).split())
+    """The words of `text` as the word rule compares them (`words.plain`, then `words.singular`),
+    each hyphenated word also written whole ("E-mail": "email")."""
+    return frozenset(words.singular(w) for w in [*words.plain(text).split(), *words.compounds(text)])
 
 
-def judge(part: str, answer: Answer, candidates: Sequence[Candidate], settings: AnswerSettings) -> Answer:
+@lru_cache(maxsize=128)
+def _abbreviations(text: str) -> frozenset[str]:
+    return frozenset(words.abbreviations(text))
+
+
+def judge(
+    part: str,
+    answer: Answer,
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    columns: Collection[int] = (),
+) -> Answer:
     """`answer` with its coverage verdict; a verified quote whose evidence misses a term of the
-    question becomes a refusal naming it. Refusals and disabled checks pass through unchanged."""
+    question becomes a refusal naming it. Refusals and disabled checks pass through unchanged.
+    `columns`: the fiscal years of the table columns the answer's value reads (a cell selected by
+    fiscal year), each a year covered (`check`)."""
     if not answer.verified or answer.citation is None or not settings.coverage:
         return answer
     cited = next((c for c in candidates if c.location == answer.citation), None)
     if cited is None:  # verification only passes quotes from supplied candidates
         return answer
-    verdict = check(part, answer.quote or "", cited, candidates, settings)
+    verdict = check(part, answer.quote or "", cited, candidates, settings, columns)
     missing = verdict.missing
     if missing is None:
         return answer.model_copy(update={"coverage": verdict})

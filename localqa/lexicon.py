@@ -45,3 +45,22 @@ REPORT_TYPES = {
 
 # Words an initialism skips: "Johnson & Johnson" is JnJ or J&J, "System on Chip" SoC.
 CONNECTIVES = frozenset({"and", "n", "of", "on", "the", "for", "de"})
+
+# The parts of a document a question may point at ("Section 3.3", "Table 2", "page 1", "the
+# second cover page"): a reader points at a place, and the text rarely repeats its own
+# numbering or calls itself a page. Lower case, singular.
+DOCUMENT_PARTS = frozenset(
+    "section table figure fig chart graph page cover chapter appendix exhibit note item part slide schedule "
+    "paragraph line row column step box panel document paper".split()
+)
+
+# Words a question frames its request with: the reply's form ("List all ...", "in list
+# format", "answer in"), what the document is said to do ("mentioned", "shown", "stated"), and
+# orders ("the second", "the last"). Not what the question is about. Lower case.
+FRAMING_WORDS = frozenset(
+    "answer format formatted list listed write written provide give stated tell show shown "
+    "mention mentioned describe described according include included presented refer "
+    "referred indicate indicated specify specified please respond reply "
+    "first second third fourth fifth sixth seventh eighth ninth tenth "
+    "last next previous former latter".split()
+)

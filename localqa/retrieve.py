@@ -25,7 +25,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from localqa import bm25, embeddings, routing
+from localqa import bm25, embeddings, periods, routing
 from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
@@ -462,6 +462,7 @@ def _candidates(
     store: Store, ids: list[int], scores: dict[int, float], allowed: dict[str, Document]
 ) -> list[Candidate]:
     stored = store.passages(ids)
+    found = store.found() if ids else {}
     candidates = []
     for rank, passage_id in enumerate(ids, start=1):
         passage = stored[passage_id]
@@ -476,6 +477,7 @@ def _candidates(
                 tenant=document.tenant,
                 boxes=passage.boxes,
                 title=searchable_title(document.source, document.title),
+                period=periods.of_document(document, found.get(passage.doc_id))[0],
             )
         )
     return candidates

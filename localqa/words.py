@@ -91,6 +91,40 @@ def plain(text: str) -> str:
     return " ".join(ALNUM.findall(fold(text)))
 
 
+# --- spelling variants ------------------------------------------------------------------------
+
+# A word written with hyphens is also the word written whole ("E-mail": "email").
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+# A word cut short: three letters or more before a full stop ("Tel.", "Dept.", "Mgr."), or
+# three before a colon, as a form labels a field ("Tel:", "Fax:").
+_ABBREVIATED = re.compile(r"(?<![\w.])(?:([^\W\d_]{3,})\.|([^\W\d_]{3}):)")
+
+
+def compounds(text: str) -> list[str]:
+    """The hyphenated words of `text`, folded and written whole ("E-mail": "email")."""
+    return [fold(m.group(0)).replace("-", "") for m in _COMPOUND.finditer(text)]
+
+
+def whole(text: str) -> str:
+    """`text` with its hyphenated words written whole ("E-mail address": "Email address")."""
+    return _COMPOUND.sub(lambda m: m.group(0).replace("-", ""), text)
+
+
+def abbreviations(text: str) -> set[str]:
+    """The words `text` writes cut short (`_ABBREVIATED`), folded."""
+    return {fold(m.group(1) or m.group(2)) for m in _ABBREVIATED.finditer(text)}
+
+
+def abbreviates(short: str, word: str) -> bool:
+    """Whether `short` (folded, written cut short) may stand for `word` (folded): it is shorter,
+    starts with the same letter and keeps the rest of its letters in order ("tel": "telephone",
+    "dept": "department", "mgr": "manager")."""
+    if len(short) < 3 or len(short) >= len(word) or short[0] != word[0]:
+        return False
+    letters = iter(word[1:])
+    return all(c in letters for c in short[1:])
+
+
 # --- misspellings ----------------------------------------------------------------------------
 
 # A name at least this long also counts within one edit (insertion, deletion, substitution or
@@ -237,10 +271,12 @@ def _is_name(word: str, first: bool) -> bool:
 @dataclass(frozen=True)
 class Run:
     """Consecutive words written as names, one name as the question writes it ("Lockheed
-    Martin", "Johnson & Johnson"): `text` is that span of its sentence."""
+    Martin", "Johnson & Johnson"): `text` is that span of its sentence; `year` a year written
+    right after it ("Care Act 2008", "Boeing 2019"), None when there is none."""
 
     words: tuple[Written, ...]
     text: str
+    year: str | None = None
 
     def names(self) -> list[str]:
         """The runs of its words that are names by themselves, as written ("Lockheed" of
@@ -255,6 +291,15 @@ class Run:
                 current = []
         return found
 
+    @property
+    def titled_year(self) -> str | None:
+        """Its year when the year is part of the name: after a last word that is no name by
+        itself, as in the title of an act, a plan or an event ("the Health and Social Care Act
+        2008", "Vision 2030"), where the evidence says "the Act"; after a name ("Boeing 2019
+        revenue") a year is the period asked about."""
+        last = self.words[-1]
+        return self.year if self.year and not last.is_name and not is_acronym(last.text) else None
+
 
 def name_runs(text: str, skip: Sequence[re.Pattern[str]] = ()) -> list[Run]:
     """The runs of words written as names in `text`, in order: words joined only by spaces, "&"
@@ -265,8 +310,11 @@ def name_runs(text: str, skip: Sequence[re.Pattern[str]] = ()) -> list[Run]:
     for sentence in parts.sentences(text):
         # Blanked with commas: positions are kept, and no run spans what was blanked.
         blanked = _blank(sentence, (*_NOT_NAMES, *skip))
-        for phrase in _PHRASE.split(blanked):
-            runs += _runs(phrase)
+        start = 0
+        for boundary in (*_PHRASE.finditer(blanked), None):
+            end = len(blanked) if boundary is None else boundary.start()
+            runs += _runs(sentence, blanked, start, end)
+            start = 0 if boundary is None else boundary.end()
     return runs
 
 
@@ -277,27 +325,37 @@ def _blank(text: str, patterns: Iterable[re.Pattern[str]]) -> str:
     return text
 
 
-def _runs(phrase: str) -> list[Run]:
+# A year right after a run, one space between ("Act 2008"), not the start of a longer token.
+_YEAR_AFTER = re.compile(rf" ({periods.YEAR_DIGITS})(?![\w]|[.,]\d)")
+
+
+def _runs(sentence: str, blanked: str, phrase_start: int, phrase_end: int) -> list[Run]:
+    """The runs of one phrase of a sentence (`blanked[phrase_start:phrase_end]`; the sentence
+    itself gives a year after a run)."""
     runs: list[Run] = []
     run: list[Written] = []
     start = end = 0
-    for position, match in enumerate(WORD.finditer(phrase)):
+
+    def close() -> None:
+        year = _YEAR_AFTER.match(sentence, end)
+        runs.append(Run(tuple(run), sentence[start:end], year.group(1) if year else None))
+        run.clear()
+
+    for position, match in enumerate(WORD.finditer(blanked, phrase_start, phrase_end)):
         raw = match.group(0)
         word = POSSESSIVE.sub("", raw)
-        if run and not _JOINS.fullmatch(phrase[end : match.start()]):
-            runs.append(Run(tuple(run), phrase[start:end]))
-            run = []
+        if run and not _JOINS.fullmatch(blanked, end, match.start()):
+            close()
         if written_as_name(word, first=position == 0):
             if not run:
                 start = match.start()
             run.append(Written(word, match.start() - start, position == 0))
             end = match.start() + len(word)
             if word != raw:  # a possessive ends the name: "Boeing's Commercial Airplanes"
-                runs.append(Run(tuple(run), phrase[start:end]))
-                run = []
+                runs.append(Run(tuple(run), sentence[start:end]))
+                run.clear()
         elif run:
-            runs.append(Run(tuple(run), phrase[start:end]))
-            run = []
+            close()
     if run:
-        runs.append(Run(tuple(run), phrase[start:end]))
+        close()
     return runs
