@@ -163,8 +163,9 @@ def singular(word: str) -> str:
     return word
 
 
-# Endings a dictionary headword may have lost, each with what replaces it.
-_INFLECTIONS = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"))
+# Endings a dictionary headword may have lost besides a plural's (`singular`), each with what
+# replaces it: a lookup may try several ("stabilizes": "stabilize", "bureaus": "bureau").
+_INFLECTIONS = (("s", ""), ("es", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"))
 
 
 def base_forms(word: str) -> Iterator[str]:
@@ -172,6 +173,7 @@ def base_forms(word: str) -> Iterator[str]:
     listed as "tweet", "found", "sale". Candidates, not a stemmer: a form counts only where a
     dictionary has it."""
     yield word
+    yield singular(word)
     for suffix, replacement in _INFLECTIONS:
         if word.endswith(suffix) and len(word) > len(suffix) + 2:
             yield word[: -len(suffix)] + replacement
