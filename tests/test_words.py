@@ -146,3 +146,22 @@ def test_years_in_tokens(text: str, years: list[str]) -> None:
 )
 def test_singular(word: str, singular: str) -> None:
     assert words.singular(word) == singular
+
+
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [
+        # a year after a title of ordinary words belongs to it; after a name it is a period
+        (
+            "What does the Health and Social Care Act 2008 require?",
+            [("Health", None, None), ("Social Care Act", "2008", "2008")],
+        ),
+        ("Which goals does Vision 2030 set?", [("Vision", "2030", "2030")]),
+        ("What was Boeing 2019 revenue?", [("Boeing", "2019", None)]),
+        ("What did ADBE 2015 report?", [("ADBE", "2015", None)]),
+        ("What did Boeing's 2019 filing say?", [("Boeing", None, None)]),
+        ("Was the Act, 2008 edition, repealed?", [("Act", None, None)]),
+    ],
+)
+def test_a_year_right_after_a_run(text: str, years: list[tuple[str, str | None, str | None]]) -> None:
+    assert [(run.text, run.year, run.titled_year) for run in words.name_runs(text)] == years
