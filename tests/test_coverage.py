@@ -578,3 +578,40 @@ def test_a_period_written_together_is_found_however_the_evidence_writes_it() -> 
         assert covered(question, candidate("Revenue was 3,100 in FY2023.")) == (
             'the evidence never mentions "2024"'
         )
+
+
+def test_a_question_naming_several_things_needs_each_in_the_passages_and_one_in_the_quotes() -> None:
+    """A comparison or a total over named things is answered row by row: the quote names one, the
+    other passages the rest (MMLongBench-dev's "Germanwings than Lufthansa"); a name no passage
+    carries, the twin's changed one ("than Boeing"), is still missing."""
+    quoted = candidate("Germanwings: 24 tweets")
+    other = candidate("Lufthansa: 12 tweets", paragraph=2)
+    both = (quoted, other)
+    verdict = coverage.check(
+        "How many more Tweets are attributed to Germanwings than Lufthansa?",
+        quoted.text,
+        quoted,
+        both,
+        ONLY_NAMED,
+    )
+    assert [(t.term, t.found) for t in verdict.terms] == [
+        ("Germanwings", "quote"),
+        ("Lufthansa", "other passages"),
+    ]
+    assert verdict.missing is None
+    verdict = coverage.check(
+        "How many more Tweets are attributed to Germanwings than Boeing?",
+        quoted.text,
+        quoted,
+        both,
+        ONLY_NAMED,
+    )
+    assert verdict.missing is not None and verdict.missing.reason() == 'the evidence never mentions "Boeing"'
+    # One name: the quote's evidence must name it.
+    verdict = coverage.check(
+        "How many Tweets are attributed to Lufthansa?", quoted.text, quoted, both, ONLY_NAMED
+    )
+    assert (
+        verdict.missing is not None
+        and verdict.missing.reason() == 'the quoted passage never mentions "Lufthansa"'
+    )
