@@ -426,7 +426,10 @@ def _distinctive_words(
     units = {id(c): sentences.units(c.text, c.location.kind) for c in candidates}
     texts = {id(c): [*units[id(c)], *(p.text for p in _places(c, "")[2:])] for c in candidates}
     carries = [set().union(*(_word_forms(t) for t in texts[id(c)])) for c in candidates]
-    cut = [set().union(*(_abbreviations(t) for t in texts[id(c)])) for c in candidates]
+    # Read in the whole passage: a sentence splitter ends a unit at "Tel." and loses what follows.
+    cut = [
+        set().union(_abbreviations(c.text), *(_abbreviations(t) for t in texts[id(c)])) for c in candidates
+    ]
     shortened = words.abbreviations(asking_sentences(part))
     held = {
         w: sum(_carried(w, found, short, w in shortened) for found, short in zip(carries, cut, strict=True))

@@ -95,9 +95,13 @@ def plain(text: str) -> str:
 
 # A word written with hyphens is also the word written whole ("E-mail": "email").
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
-# A word cut short: three letters or more before a full stop ("Tel.", "Dept.", "Mgr."), or
-# three before a colon, as a form labels a field ("Tel:", "Fax:").
-_ABBREVIATED = re.compile(r"(?<![\w.])(?:([^\W\d_]{3,})\.|([^\W\d_]{3}):)")
+# A word cut short: three letters or more before a full stop that ends no sentence (a digit,
+# a lower-case word or a bracket follows: "Tel. 6516", "Dept. of"), or three before a colon, as
+# a form labels a field ("Tel:", "Fax:").
+_ABBREVIATED = re.compile(r"(?<![\w.])(?:([^\W\d_]{3,})\.(?=\s*[\d(a-z])|([^\W\d_]{3}):)")
+# What a word cut short leaves out: at least this many letters ("tel" of "telephone"); less is an
+# inflection ("change" of "changed", "quarter" of "quarterly").
+_CUT_MIN = 3
 
 
 def compounds(text: str) -> list[str]:
@@ -116,10 +120,10 @@ def abbreviations(text: str) -> set[str]:
 
 
 def abbreviates(short: str, word: str) -> bool:
-    """Whether `short` (folded, written cut short) may stand for `word` (folded): it is shorter,
-    starts with the same letter and keeps the rest of its letters in order ("tel": "telephone",
-    "dept": "department", "mgr": "manager")."""
-    if len(short) < 3 or len(short) >= len(word) or short[0] != word[0]:
+    """Whether `short` (folded, written cut short) may stand for `word` (folded): it leaves out
+    `_CUT_MIN` letters or more, starts with the same letter and keeps the rest of its letters in
+    order ("tel": "telephone", "dept": "department", "mgr": "manager"; not "change": "changed")."""
+    if len(short) < 3 or len(word) - len(short) < _CUT_MIN or short[0] != word[0]:
         return False
     letters = iter(word[1:])
     return all(c in letters for c in short[1:])

@@ -535,6 +535,23 @@ def test_an_abbreviation_is_not_any_shorter_word() -> None:
     assert not words_abbreviate("mr", "manager")  # two letters: too short to tell
     assert not words_abbreviate("tel", "hotel")  # another first letter
     assert not words_abbreviate("tpl", "telephone")  # letters out of order
+    assert not words_abbreviate("change", "changed")  # an inflection, not a word cut short
+    assert not words_abbreviate("quarter", "quarterly")
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ("Tel. 6516 2000; Dept. of Lending; Fax: 6516 2001", {"tel", "dept", "fax"}),
+        # a full stop that ends a sentence cuts nothing short
+        ("The code is changed. The hall opens each quarter.", set()),
+        ("Ask the front desk.", set()),
+    ],
+)
+def test_words_cut_short(text: str, cut: set[str]) -> None:
+    from localqa.words import abbreviations
+
+    assert abbreviations(text) == cut
 
 
 def words_abbreviate(short: str, word: str) -> bool:
