@@ -382,7 +382,7 @@ def check(
             for p in (*_places(c, ""), *_period_places(c))
         )
         checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
-    checks = _several_names(checks)
+    checks = _several(checks)
     note = None
     if "word" in kinds:
         judged, note = _distinctive_words(part, candidates, named, anchored, settings)
@@ -390,19 +390,21 @@ def check(
     return Coverage(terms=tuple(checks), note=note)
 
 
-def _several_names(checks: list[TermCheck]) -> list[TermCheck]:
-    """A question that names several things ("How many more Tweets are attributed to Germanwings
-    than Lufthansa?", "... Germanwings, Lufthansa and Airbus in total?") is answered from
-    evidence that names each, and a quote is one sentence or row: when the quote's evidence
-    names one of them, each other one counts where another of the part's passages names it
-    ("other passages"). One missing from every passage is still missing."""
-    names = [c for c in checks if c.kind == "name"]
-    if len(names) < 2 or not any(c.found for c in names):
-        return checks
-    return [
-        c.model_copy(update={"found": "other passages"}) if c.kind == "name" and c.elsewhere else c
-        for c in checks
-    ]
+def _several(checks: list[TermCheck]) -> list[TermCheck]:
+    """A question that compares or totals several names or several years ("How many more Tweets
+    are attributed to Germanwings than Lufthansa?", "the FY2019 - FY2020 revenue growth", "a 3
+    year average from FY2018 to FY2020") is answered from evidence that names each, row by row or
+    column by column, and a quote is one sentence or row: when the quote's evidence mentions one
+    of them, each other one of that kind counts where another of the part's passages mentions it
+    ("other passages"). One missing from every passage is still missing ("than Boeing")."""
+    for kind in ("name", "year"):
+        several = [c for c in checks if c.kind == kind]
+        if len(several) >= 2 and any(c.found for c in several):
+            checks = [
+                c.model_copy(update={"found": "other passages"}) if c.kind == kind and c.elsewhere else c
+                for c in checks
+            ]
+    return checks
 
 
 def _distinctive_words(

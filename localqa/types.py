@@ -321,10 +321,10 @@ class TermCheck(Frozen):
     `found` is "quote", "passage", "heading", "title", "effective date", "period" (a year the
     document's fiscal period covers) or "column" (a year of the table column the answer reads);
     "evidence" for a name whose words sit in different ones; "other passages" for one of several
-    names the question compares, named by another of the part's passages; for a word, "meaning" when a
-    quotable unit is `similarity` close to it; None when it is missing. `elsewhere`: another of
-    the caller's candidates mentions it. `judged` is False for a word that could not be judged by
-    meaning (no embeddings)."""
+    names or years the question compares, mentioned by another of the part's passages; for a
+    word, "meaning" when a quotable unit is `similarity` close to it; None when it is missing.
+    `elsewhere`: another of the caller's candidates mentions it. `judged` is False for a word
+    that could not be judged by meaning (no embeddings)."""
 
     term: str
     kind: TermKind

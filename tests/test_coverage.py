@@ -624,6 +624,13 @@ def test_a_question_naming_several_things_needs_each_in_the_passages_and_one_in_
         ONLY_NAMED,
     )
     assert verdict.missing is not None and verdict.missing.reason() == 'the evidence never mentions "Boeing"'
+    # Several years alike: a row of one year, the other year in another passage.
+    row = candidate("Total net revenue (FY2020): 9,497,578")
+    prior = candidate("Total net revenue (FY2019): 4,713,500", paragraph=2)
+    growth = "What is the FY2019 - FY2020 total revenue growth rate?"
+    assert coverage.check(growth, row.text, row, (row, prior), ONLY_NAMED).missing is None
+    verdict = coverage.check(growth, row.text, row, (row,), ONLY_NAMED)
+    assert verdict.missing is not None and verdict.missing.reason() == 'the evidence never mentions "2019"'
     # One name: the quote's evidence must name it.
     verdict = coverage.check(
         "How many Tweets are attributed to Lufthansa?", quoted.text, quoted, both, ONLY_NAMED
