@@ -217,8 +217,8 @@ def classify(
     bench: pdfqa.BenchSet, shown: dict[str, list[Shown]], settings: AnswerSettings
 ) -> dict[str, Any]:
     """Per category: the questions, those shown a quote before the check, and those it refuses
-    (every quote withheld: the reader gets none), each with the first refusal's reason and the
-    document it would have quoted."""
+    (every quote withheld: the reader gets none), each with the first refusal's reason, the
+    document it would have quoted and whether that quote was from an evidence page."""
     result: dict[str, Any] = {}
     for case in bench.cases:
         if case.id not in shown:
@@ -231,7 +231,9 @@ def classify(
         row["quoted"] += 1
         reasons = [refusal(part, cited, quote, settings) for part, cited, quote in quotes]
         if all(reasons):
-            row["refused"].append((case.id, reasons[0], quotes[0][1].location.source))
+            location = quotes[0][1].location
+            right = case.category != "unanswerable" and on_evidence(case, location)
+            row["refused"].append((case.id, reasons[0], location.source, right))
     return result
 
 
@@ -247,7 +249,10 @@ def print_classifier(
     title: str, tables: dict[str, dict[str, Any]], questions: dict[str, str], detail: bool = True
 ) -> None:
     categories = [c for c in CATEGORY_ORDER if any(c in t for t in tables.values())]
-    print(f" Coverage as a classifier, {title}: questions refused (no quote left) / questions")
+    print(
+        f" Coverage as a classifier, {title}: questions refused (no quote left) / questions"
+        " [of them, quotes from an evidence page]"
+    )
     print("   " + f"{'kinds':<12}" + "".join(f"{c:>22}" for c in categories))
     for label, table in tables.items():
         cells = []
@@ -255,12 +260,14 @@ def print_classifier(
             row = table.get(category, {"cases": 0, "refused": []})
             refused, cases = len(row["refused"]), row["cases"]
             share = f" = {100 * refused / cases:.0f} %" if cases else ""
-            cells.append(f"{f'{refused}/{cases}{share}':>22}")
+            right = "" if category == "unanswerable" else f" [{sum(r[3] for r in row['refused'])}]"
+            cells.append(f"{f'{refused}/{cases}{share}{right}':>22}")
         print(f"   {label:<12}" + "".join(cells))
     if detail:
         for category, row in tables["all kinds"].items():
-            for case_id, reason, _ in row["refused"]:
-                print(f"      {category} {case_id}: {reason} | {questions[case_id][:90]}")
+            for case_id, reason, source, right in row["refused"]:
+                mark = " [from an evidence page]" if right else ""
+                print(f"      {category} {case_id}: {reason}{mark} ({source}) | {questions[case_id][:80]}")
 
 
 def variants() -> dict[str, AnswerSettings]:
