@@ -7,10 +7,14 @@ the evidence must mention, `localqa.coverage`) read a question alike.
 - **Patterns**: a word (`WORD`: letters and digits, joined inside by "&" or an apostrophe: "R&D",
   "AT&T", "Macy's"), its possessive ending, and a year (`YEAR`: also inside a token, "FY2022",
   "ACTIVISIONBLIZZARD_2019_10K"; the digits are the period grammar's, `localqa.periods`).
+- **Spelling variants**: a hyphenated word is also the word written whole (`compounds`, `whole`:
+  "E-mail", "email"); a word cut short stands for the word it abbreviates (`abbreviations`,
+  `abbreviates`: "Tel." for "telephone"); a long name misspelt by one letter is that name
+  (`one_edit`, `misspellings`: "Activsion").
 - **Inflection**: `singular` removes a plural ending ("policies", "taxes"); `base_forms` are the
   headwords a dictionary may list an inflected word under ("founded": "found").
 - **Names**: which words of a question name something (`is_name`), and the runs of words written
-  as names (`name_runs`).
+  as names (`name_runs`), with a year written right after one ("the Care Act 2008").
 
 The name rule. A word is *written as a name* when its spelling marks it: capitalised where a
 sentence or phrase does not start ("Boeing"), all capitals ("AMCOR", "EBITDA"), mixed case ("JnJ",
