@@ -15,11 +15,18 @@ retrieves it (`Settings.for_answering`: the k passages a model is shown). Two me
      *silenced whatever is quoted* when a quote from any of the k candidates is.
 2. **A model's own quotes** (`--model`, default embedded), as `benchmarks.confidence`
    recorded them (with the check off, in its answers file for this code under `--answers-from`,
-   default the cache): the quote a reader would be shown (first verified, label probability >=
-   the default threshold), before and after the check.
+   default the cache, or the file `--answers SET=FILE` names): the quote a reader would be shown
+   (first verified, label probability >= the default threshold), before and after the check.
 
 Both are printed for the default settings, for each kind of term on its own, and for a few
 `coverage_neighbour` values; every silenced question is listed with its missing term.
+
+3. **Coverage as a classifier**: per kind of term (all kinds, then each kind on its own), the
+   questions of each category the check refuses (it withholds every quote the case would show,
+   so the reader gets none), against all questions of the category: answerable ones refused
+   are its cost, unanswerable ones refused its use. Printed for the quotes `--model extractive`
+   shows (the sentence scorer's first unit of each part: no model needed) and for the recorded
+   quotes of measurement 2, every refused question listed with the reason.
 
 Skips with a message when the data is absent.
 """
@@ -34,7 +41,7 @@ from typing import Any
 
 from benchmarks import confidence, pdfqa
 from benchmarks.common import CACHE, FOLDERS, LOADERS, BenchSet, Case, bench_folder
-from localqa import coverage
+from localqa import coverage, sentences
 from localqa.index import open_index
 from localqa.retrieve import resolve, search
 from localqa.settings import AnswerSettings, Settings
@@ -162,6 +169,99 @@ def with_model(
     return result
 
 
+# A quote a reader would be shown for one part: the part, the passage it is from, its text.
+Shown = tuple[PartResult, Candidate, str]
+
+
+def scorer_quotes(parts: list[PartResult]) -> list[Shown]:
+    """The quote `--model extractive` shows for each part with candidates: the sentence scorer's
+    first unit (`localqa.sentences`, default answer settings)."""
+    shown = []
+    for part in parts:
+        if not part.candidates:
+            continue
+        first = sentences.rank(part.question, part.candidates, AnswerSettings()).units[0]
+        cited = next(c for c in part.candidates if c.location == first.location)
+        shown.append((part, cited, first.text))
+    return shown
+
+
+def recorded_shown(
+    record: dict[str, Any], found: list[PartResult], settings: AnswerSettings
+) -> list[Shown] | None:
+    """The recorded quotes a reader could be shown (verified, label confident enough), in part
+    order; None when today's retrieval differs from the recording's (`recorded_quotes`)."""
+    if len(record["parts"]) != len(found):
+        return None
+    shown = []
+    for recorded, part in zip(record["parts"], found, strict=True):
+        probability = recorded["confidence"]
+        confident = probability is None or probability >= settings.min_label_confidence
+        if not (recorded["verified"] and confident and recorded.get("citation")):
+            continue
+        location = Location.model_validate(recorded["citation"])
+        cited = next((c for c in part.candidates if c.location == location), None)
+        if cited is None:
+            return None
+        shown.append((part, cited, recorded["quote"]))
+    return shown
+
+
+def classify(bench: BenchSet, shown: dict[str, list[Shown]], settings: AnswerSettings) -> dict[str, Any]:
+    """Per category: the questions, those shown a quote before the check, and those it refuses
+    (every quote withheld: the reader gets none), each with the first refusal's reason, the
+    document it would have quoted and whether that quote was from an evidence page."""
+    result: dict[str, Any] = {}
+    for case in bench.cases:
+        if case.id not in shown:
+            continue
+        row = result.setdefault(case.category, {"cases": 0, "quoted": 0, "refused": []})
+        row["cases"] += 1
+        quotes = shown[case.id]
+        if not quotes:
+            continue
+        row["quoted"] += 1
+        reasons = [refusal(part, cited, quote, settings) for part, cited, quote in quotes]
+        if all(reasons):
+            location = quotes[0][1].location
+            right = case.category != "unanswerable" and on_evidence(case, location)
+            row["refused"].append((case.id, reasons[0], location.source, right))
+    return result
+
+
+def kind_variants() -> dict[str, AnswerSettings]:
+    """The check with all kinds of term (the default), then with each kind on its own."""
+    return {"all kinds": AnswerSettings(), **{kind: AnswerSettings(coverage=(kind,)) for kind in TERM_KINDS}}
+
+
+CATEGORY_ORDER = ("answerable", "needs_visual", "unanswerable")
+
+
+def print_classifier(
+    title: str, tables: dict[str, dict[str, Any]], questions: dict[str, str], detail: bool = True
+) -> None:
+    categories = [c for c in CATEGORY_ORDER if any(c in t for t in tables.values())]
+    print(
+        f" Coverage as a classifier, {title}: questions refused (no quote left) / questions"
+        " [of them, quotes from an evidence page]"
+    )
+    print("   " + f"{'kinds':<12}" + "".join(f"{c:>22}" for c in categories))
+    for label, table in tables.items():
+        cells = []
+        for category in categories:
+            row = table.get(category, {"cases": 0, "refused": []})
+            refused, cases = len(row["refused"]), row["cases"]
+            share = f" = {100 * refused / cases:.0f} %" if cases else ""
+            right = "" if category == "unanswerable" else f" [{sum(r[3] for r in row['refused'])}]"
+            cells.append(f"{f'{refused}/{cases}{share}{right}':>22}")
+        print(f"   {label:<12}" + "".join(cells))
+    if detail:
+        for category, row in tables["all kinds"].items():
+            for case_id, reason, source, right in row["refused"]:
+                mark = " [from an evidence page]" if right else ""
+                print(f"      {category} {case_id}: {reason}{mark} ({source}) | {questions[case_id][:80]}")
+
+
 def variants() -> dict[str, AnswerSettings]:
     default = AnswerSettings()
     found = {"default": default}
@@ -229,6 +329,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers-from", type=Path, help="folder of confidence.py answers per set")
     parser.add_argument("--model", default="embedded", help="whose recorded answers (default: embedded)")
     parser.add_argument(
+        "--answers",
+        action="append",
+        default=[],
+        metavar="SET=FILE",
+        help="the recorded answers of this set (a confidence.py answers file, e.g. one another "
+        "checkout recorded with the same retrieval) instead of this code's",
+    )
+    parser.add_argument(
         "--index",
         action="append",
         default=[],
@@ -239,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
     given = dict(item.split("=", 1) for item in args.index)
+    answer_files = {name: Path(path) for name, path in (item.split("=", 1) for item in args.answers)}
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
@@ -263,8 +372,14 @@ def main(argv: list[str] | None = None) -> int:
             table = independent(data, parts, settings)
             report[name]["independent"][label] = table
             print_independent(label, table, questions, detail=label in ("default", "word only"))
+        scorer = {case.id: scorer_quotes(parts[case.id]) for case in data.cases}
+        tables = {label: classify(data, scorer, s) for label, s in kind_variants().items()}
+        report[name]["classifier"] = {"scorer": tables}
+        print_classifier("the scorer's first sentence (--model extractive)", tables, questions)
         # The answers this code's confidence.py records (its cache key is this code's).
-        answers = confidence.answers_path(args.answers_from or args.cache, name, args.model)
+        answers = answer_files.get(name) or confidence.answers_path(
+            args.answers_from or args.cache, name, args.model
+        )
         if not answers.exists():
             print(f" No recorded answers ({answers.name}): run benchmarks.confidence first.")
             continue
@@ -277,6 +392,20 @@ def main(argv: list[str] | None = None) -> int:
             table = with_model(data, parts, records, settings)
             report[name]["model"][label] = table
             print_model(label, table, questions, detail=label == "default")
+        recorded = {
+            case_id: found
+            for case_id, record in records.items()
+            if (found := recorded_shown(record, parts[case_id], AnswerSettings())) is not None
+        }
+        tables = {label: classify(data, recorded, s) for label, s in kind_variants().items()}
+        report[name]["classifier"]["model"] = tables
+        left = len(records) - len(recorded)
+        print_classifier(
+            f"the {args.model} model's quotes"
+            + (f" ({left} recorded by other retrieval: left out)" if left else ""),
+            tables,
+            questions,
+        )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
     return 0

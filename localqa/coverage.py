@@ -4,16 +4,24 @@ Unanswerable questions are usually twins of answerable ones with one name, year 
 changed ("How many Tweets are attributed to Boeing?" beside "... to Lufthansa?"); a small model
 still quotes the nearest passage. So a verified quote is checked against the question part:
 
-- its **names** (words capitalised where English would not need it, and mixed-case or
-  letter-digit spellings such as "SoC" and "3M"; not all-capitals acronyms, see `_name_like`),
-  **identifiers** (`EQ-314`), **years** and **figures** (numbers with separators or decimals,
-  percentages, amounts of money) must each appear in the quoted sentence, its passage, the
-  passage's heading path or its document's title (a year also in its effective date);
+- its **names** (each run of words that are names by themselves, `words.is_name`: capitalised
+  where English would not need it, mixed-case or letter-digit spellings such as "SoC" and "3M";
+  never an all-capitals acronym), **identifiers** (`EQ-314`), **years** and **figures**
+  (numbers with separators or decimals, percentages, amounts of money) must each appear in the
+  quoted sentence, its passage, the passage's heading path or its document's title (a year also
+  in its effective date);
 - when nothing of the question singles out passages (its names, identifiers, years and figures
   are not in the quote's evidence, and every word the candidates carry is in most of them), each
   word of the asking sentence that no quotable unit carries ("founded" in "Who founded the
   library?", where every passage shares "library") must be close in meaning to some unit (MiniLM
   cosine, `AnswerSettings.coverage_neighbour`).
+
+Not terms, because the question uses them to frame, count or point: framing words ("list",
+"mentioned", "format"), number words ("two"), the document's own parts and their numbers
+("Section 3.3", "Table 2", "page 1", "the cover page"), a percentage the question compares
+against ("more than 10 % of sales"; `threshold`) and a year that is part of a name ("the Health
+and Social Care Act 2008"). A year also counts when the cited document's fiscal period covers it
+(`Candidate.period`) or when it is the year of the table column the answer reads (`columns`).
 
 Otherwise the quote is withheld and the reason names the missing term. Matching folds what the
 index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, plurals and other
@@ -22,14 +30,16 @@ thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in milli
 anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
 Company") or runs it into a longer word of a title ("ACTIVISIONBLIZZARD_2019_10K", a file
 name), a long name misspelt by one letter ("Activsion"), a demonym of a place the evidence
-names ("Singaporean": "Singapore"), and a mixed-case initialism of consecutive capitalised words
-of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS").
+names ("Singaporean": "Singapore"), a mixed-case initialism of consecutive capitalised words
+of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS"), a period however written
+("Q32024", "FY21": its year), a hyphenated word written whole ("E-mail": "email") and a word cut
+short ("Tel." for "telephone").
 
-Which capitalised word is a name: one whose lower-case form is not an ordinary English word, per
-Webster's Second (the `english-words` package's `web2` list, which keeps proper nouns capitalised:
-"ratio" is listed in lower case, "Columbia" and "January" only capitalised, "Boeing" not at all).
-The first word of a sentence (the parts' sentence rule, `parts.sentences`) is never a name by its
-capital alone; nor are months, weekdays and honorifics ("July", "Mr").
+Which word is a name is the name rule of `localqa.words`, which routing reads too: a capitalised
+word is one when its lower-case form is no ordinary English word, per Webster's Second ("ratio"
+is listed in lower case, "Columbia" only capitalised, "Boeing" not at all); the first word of a
+sentence (the parts' sentence rule, `parts.sentences`) is never one by its capital alone; nor
+are months, weekdays, honorifics and currency codes ("July", "Mr", "USD").
 
 The check only ever reads the candidates it is given, which retrieval drew from what the caller
 may see; a reason repeats only the question's own words.
@@ -38,47 +48,18 @@ may see; a reason repeats only the question's own words.
 from __future__ import annotations
 
 import re
-import threading
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from rapidfuzz.distance import OSA
-
-from localqa import embeddings, parts, sentences
+from localqa import embeddings, lexicon, parts, periods, sentences, words
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
 from localqa.text import IDENTIFIER, identifiers
 from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
 
-# Currency codes are units of a figure, not names ("Answer in USD millions").
-CURRENCY_CODES = frozenset("USD EUR GBP JPY CNY RMB INR CHF CAD AUD HKD SGD KRW".split())
-# Dates, not names: months and weekdays, in full and abbreviated. Webster's lists them only
-# capitalised, but a question's "July" or "Monday" dates what it asks about and the evidence
-# writes the date in many forms ("07/01/2022", "2022-07-01", a period "ended June 30"); the year
-# beside it is checked as a year.
-CALENDAR_NAMES = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec "
-    "monday tuesday wednesday thursday friday saturday sunday "
-    "mon tue tues wed thu thur thurs fri sat sun".split()
-)
-# Periods, not names: quarters, halves and fiscal or calendar years (a filing writes "second
-# quarter" as often as "Q2"), alone or after a year ("FY2023Q1"); and ordinals ("1st").
-_PERIOD = re.compile(
-    r"[QH][1-4]|[FC]Y|(?:[A-Za-z]{0,3}(?:19|20)\d{2})?(?:[QH][1-4])?|\d+(?:st|nd|rd|th)", re.I
-)
-
-_APOSTROPHES = "'\u2019"
-_WORD = re.compile(rf"[^\W_](?:[\w&{_APOSTROPHES}]*[^\W_])?")
-# Where, inside a sentence (`parts.sentences`), a phrase starts whose first word may be capitalised:
-# after a colon or semicolon, and a quoted or bracketed phrase.
-_PHRASE = re.compile(r"(?<=[:;])\s+|\s*[\"(\[\u201c\u201d\u2018\u2019]\s*")
-# Titles before a name, not names ("Mr. C.M. Maniar").
-HONORIFICS = frozenset("mr mrs ms mx dr prof sir".split())
-_YEAR = re.compile(r"(?<![\d.,])((?:19|20)\d{2})(?![\d]|,\d|\.\d)")
 _SCALE = {"thousand": 3, "k": 3, "million": 6, "mn": 6, "m": 6, "billion": 9, "bn": 9, "b": 9, "trillion": 12}
 
 
@@ -96,6 +77,23 @@ _FIGURE = re.compile(
 )
 # Any number in the evidence, with a scale word after it when there is one.
 _EVIDENCE_NUMBER = re.compile(rf"(?<![\d.])(?P<a>{_NUMBER}){_scale_word('scale')}", re.IGNORECASE)
+# A reference to the document's own structure, a part and its number ("Section 3.3", "Table 2",
+# "page 1", "Item 7A", "Part II", "pages 4-5"): a reader points at a place, and the text rarely
+# repeats its own numbering. Never a year ("does the plan cover 2019").
+_PART_NUMBER = rf"(?!{periods.YEAR_DIGITS}\b)(?:\d+(?:\.\d+)*[a-z]?\b|[ivxlc]+\b)"
+_POINTER = re.compile(
+    r"\b(?:" + "|".join(sorted(lexicon.DOCUMENT_PARTS, key=len, reverse=True)) + r"|pp?)(?:e?s)?\.?\s*"
+    rf"(?:no\.\s*)?#?\s*{_PART_NUMBER}(?:\s*(?:,|and|or|to|-|\u2013)\s*{_PART_NUMBER})*",
+    re.IGNORECASE,
+)
+# A comparison a figure follows ("more than 10 % of sales", "within roughly 5 % each year"): the
+# figure is a threshold the question applies, not a fact the evidence states.
+_COMPARISON = re.compile(
+    r"(?:\b(?:more|less|greater|fewer|higher|lower|larger|smaller)\s+than|\bexceed(?:s|ed|ing)?|\bover"
+    r"|\bunder|\babove|\bbelow|\bbeyond|\bat\s+(?:least|most)|\bwithin|\bup\s+to)"
+    r"(?:\s+(?:roughly|about|approximately|around|nearly|almost|some))?\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -131,22 +129,23 @@ def asking_sentences(part: str) -> str:
 
 
 def question_terms(part: str) -> list[Term]:
-    """The names, identifiers, years and figures of a question part, in order."""
-    text = asking_sentences(part)
+    """The names, identifiers, years and figures of a question part, in order. Not terms: what the
+    question points at (`_POINTER`: "Section 3.3", "Table 2"), a percentage it compares against
+    (`threshold`: "more than 10 % of sales"), and a year written as part of a name
+    (`words.Run.titled_year`: "the Health and Social Care Act 2008"). A period however written
+    ("FY2022", "Q32024", "FY21", "fiscal 2022"; `localqa.periods`) is its year."""
+    text = _POINTER.sub(lambda m: " " * len(m.group(0)), asking_sentences(part))
     terms: list[Term] = [Term(code, "identifier") for code in identifiers(text)]
     spans = [m.span() for m in IDENTIFIER.finditer(text)]
     for match in _FIGURE.finditer(text):
         value = _figure_value(match)
         if value is not None:
-            terms.append(Term(match.group(0).strip(), "figure", value=value))
             spans.append(match.span())
-    for match in _YEAR.finditer(text):
-        if not any(start <= match.start() < end for start, end in spans):
-            terms.append(Term(match.group(1), "year"))
-    # What is already a term is no part of a name: "EQ" in "EQ-314", "FY" in "FY2018".
-    for start, end in spans:
-        text = text[:start] + "," * (end - start) + text[end:]
-    terms += _names(text)
+            if not threshold(text, match):
+                terms.append(Term(match.group(0).strip(), "figure", value=value))
+    runs = words.name_runs(text, skip=(_FIGURE,))
+    terms += [Term(year, "year") for year in _years(text, spans, runs)]
+    terms += [_name(name) for run in runs for name in run.names()]
     seen: set[tuple[TermKind, str]] = set()
     unique = []
     for term in terms:
@@ -157,100 +156,32 @@ def question_terms(part: str) -> list[Term]:
     return unique
 
 
-def _names(text: str) -> list[Term]:
-    """Runs of consecutive name-like words, each run one name ("Lebron Brennan")."""
-    names: list[Term] = []
-    run: list[str] = []
-    previous_end = -1
-    phrases = [phrase for sentence in parts.sentences(text) for phrase in _PHRASE.split(sentence)]
-    for phrase in phrases:
-        for position, match in enumerate(_WORD.finditer(phrase)):
-            word = re.sub(rf"[{_APOSTROPHES}]s$", "", match.group(0))
-            gap = phrase[previous_end : match.start()] if previous_end >= 0 else ""
-            if run and (gap.strip() or position == 0):
-                names.append(_name(run))
-                run = []
-            if _name_like(word, first=position == 0):
-                run.append(word)
-            elif run:
-                names.append(_name(run))
-                run = []
-            previous_end = match.end()
-        if run:
-            names.append(_name(run))
-            run = []
-        previous_end = -1
-    return [n for n in names if n.tokens]
+def _years(text: str, spans: list[tuple[int, int]], runs: list[words.Run]) -> list[str]:
+    """The years of `text` outside `spans` (identifiers, figures), in order: each year token
+    ("2022", "FY2022"), then the year of each period written otherwise ("Q32024", "FY21"). A year
+    written only as part of a name is none."""
+
+    def outside(match: re.Match[str]) -> bool:
+        return not any(start < match.end() and match.start() < end for start, end in spans)
+
+    written = Counter(m.group(1) for m in words.YEAR.finditer(text) if outside(m))
+    titled = Counter(run.titled_year for run in runs if run.titled_year)
+    years = [year for year, count in written.items() if count > titled[year]]
+    for match in filter(outside, periods.MENTIONS.finditer(text)):
+        years += [str(m.year) for m in periods.mentions(match.group(0)) if str(m.year) not in written]
+    return list(dict.fromkeys(years))
 
 
-def _name(words: list[str]) -> Term:
-    text = " ".join(words)
+def threshold(text: str, figure: re.Match[str]) -> bool:
+    """Whether a percentage of the question is a threshold it applies: it follows a comparison
+    ("more than 10 % of sales", "within roughly 5 % each year"). A count or amount after one
+    ("exceed 700,000") is still a figure to find: where a question asks when or whether a level
+    was passed, the evidence states that level."""
+    return bool(figure.group("percent")) and _COMPARISON.search(text, 0, figure.start()) is not None
+
+
+def _name(text: str) -> Term:
     return Term(text, "name", tokens=tuple(tokenizer().tokens(text)))
-
-
-def _name_like(word: str, first: bool) -> bool:
-    letters = [c for c in word if c.isalpha()]
-    if not letters or _YEAR.fullmatch(word) or identifiers(word) or word.isdigit():
-        return False
-    if word.upper() in CURRENCY_CODES or _PERIOD.fullmatch(word) or word.lower() in STOP_WORDS:
-        return False
-    if word.lower() in CALENDAR_NAMES or word.lower() in HONORIFICS:
-        return False
-    if any(c.isdigit() for c in word):  # 3M, CONLL03
-        return True
-    # An all-capitals acronym is not required of the evidence: in the dev questions it mostly names
-    # a measure or concept that the evidence gives in figures or words (FinanceBench: EBITDA, CAGR,
-    # DPO, CCC, PPNE; MMLongBench: R&D, and the ticker ADBE in Adobe's filing). As names they
-    # withheld 6 of 41 FinanceBench evidence pages and 3 of 22 MMLongBench right quotes, to silence
-    # 1 more of the 11 unanswerable twins (benchmarks/README.md, coverage.py). Letter-digit codes
-    # (CONLL03) and mixed-case names (SoC, JnJ) are still names.
-    if word.isupper():
-        return False
-    if any(c.isupper() for c in word[1:]):  # SoC, JnJ, iPhone
-        return len(letters) > 1
-    if not word[0].isupper() or first or len(word) == 1:
-        return False
-    return not ordinary_word(word)
-
-
-def ordinary_word(word: str) -> bool:
-    """Whether `word` is an ordinary English word: Webster's Second lists it (or the form it is
-    inflected from) in lower case."""
-    lexicon = _lexicon()
-    lower = word.lower()
-    return any(form in lexicon for form in _base_forms(lower))
-
-
-def _base_forms(word: str) -> Iterable[str]:
-    # Webster's lists headwords: "tweets", "founded" and "sales" are found as "tweet", "found",
-    # "sale". Candidates, not a stemmer: a form counts only when the dictionary has it.
-    yield word
-    for suffix, replacement in (
-        ("ies", "y"),
-        ("es", ""),
-        ("s", ""),
-        ("ed", ""),
-        ("ed", "e"),
-        ("ing", ""),
-        ("ing", "e"),
-    ):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            yield word[: -len(suffix)] + replacement
-
-
-_LOADING = threading.Lock()
-
-
-def _lexicon() -> frozenset[str]:
-    with _LOADING:
-        return _load_lexicon()
-
-
-@lru_cache(maxsize=1)
-def _load_lexicon() -> frozenset[str]:
-    from english_words import get_english_words_set
-
-    return frozenset(w for w in get_english_words_set(["web2"]) if w.islower())
 
 
 def _decimal(number: str) -> Decimal | None:
@@ -286,35 +217,59 @@ def _places(candidate: Candidate, quote: str) -> list[Place]:
     return places
 
 
+def _period_places(candidate: Candidate, columns: Collection[int] = ()) -> list[Place]:
+    """Where a year is read besides the text: the fiscal years the candidate's document covers
+    (its period, `periods.facts`; "FY2022", both "FY2019 FY2020" for a year ending in January),
+    and the years of the table columns an answer reads (`columns`)."""
+    places = []
+    if candidate.period is not None:
+        years = sorted({year for year, _ in periods.facts(candidate.period)})
+        places.append(Place("period", " ".join(f"FY{year}" for year in years)))
+    if columns:
+        places.append(Place("column", " ".join(f"FY{year}" for year in sorted(set(columns)))))
+    return places
+
+
+def year_covered(year: int, cited: Candidate, columns: Collection[int] = ()) -> str | None:
+    """Where `year` is covered besides the text, as `TermCheck.found` says it: "period" when the
+    cited passage's document covers that fiscal year, "column" when it is the year of a table
+    column the answer reads (`columns`: the hook for selecting a table cell by fiscal year);
+    None otherwise."""
+    term = Term(str(year), "year")
+    return next((p.kind for p in _period_places(cited, columns) if _mentioned_in(term, p)), None)
+
+
 def mentions(term: Term, text: str, *, title: bool = False) -> bool:
     """Whether `text` mentions `term`, with the foldings of the module docstring. A `title` (the
     document's title and file-name words) may also run a name into a longer word."""
     if term.kind == "identifier":
         return term.text in identifiers(text)
-    if term.kind == "year":
-        return term.text in _YEAR.findall(text)
+    if term.kind == "year":  # in a token ("FY2022"), or a period written otherwise ("FY22")
+        return term.text in words.YEAR.findall(text) or any(
+            str(m.year) == term.text for m in periods.mentions(text)
+        )
     if term.kind == "figure":
         assert term.value is not None
         return any(_same_figure(term.value, number) for number in _numbers(text))
     found = _folded(text)
-    words = _plain(text).split()
-    if all(_word_mentioned(word, found, words) for word in _plain(term.text).split()):
+    said = words.plain(text).split()
+    if all(_word_mentioned(word, found, said) for word in words.plain(term.text).split()):
         return True
     # Run together, as in file names: "ACTIVISIONBLIZZARD_2019_10K", "MGMRESORTS_2018_10K".
-    joined = _plain(term.text).replace(" ", "")
-    if title and len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in words):
+    joined = words.plain(term.text).replace(" ", "")
+    if title and len(joined) >= RUN_TOGETHER_MIN and any(w.startswith(joined) for w in said):
         return True
-    return _misspelt(joined, words)
+    return _misspelt(joined, said)
 
 
-def _word_mentioned(word: str, found: frozenset[str], words: Sequence[str]) -> bool:
+def _word_mentioned(word: str, found: frozenset[str], said: Sequence[str]) -> bool:
     """One word of a name: as the index folds it, as the demonym of a word in the evidence
     ("Singaporean": "Singapore", "Indian": "India"), or misspelt by one letter."""
     if all(t in found for t in tokenizer().tokens(word)):
         return True
-    if any(len(w) >= DEMONYM_STEM_MIN and word.startswith(w) and len(word) - len(w) <= 3 for w in words):
+    if any(len(w) >= DEMONYM_STEM_MIN and word.startswith(w) and len(word) - len(w) <= 3 for w in said):
         return True
-    return _misspelt(word, words)
+    return _misspelt(word, said)
 
 
 # A name at least this long also counts at the start of a longer word of a title (a file name's
@@ -323,49 +278,44 @@ RUN_TOGETHER_MIN = 3
 # A name's word also counts as a demonym ("-an", "-ian", "-ese", "-i") of an evidence word at least
 # this long; shorter stems would match by accident.
 DEMONYM_STEM_MIN = 5
-# A name at least this long also counts within one edit (insertion, deletion, substitution or
-# transposition: "Activsion"). Twins differ by a whole name; short codes differ by one letter
-# ("TACREV" and "TACRED", two datasets), so they never match approximately.
-MISSPELT_MIN = 8
 
 
-def _misspelt(name: str, words: Sequence[str]) -> bool:
-    """Whether one of `words`, or its start (a run-together file name), is `name` within one edit."""
+def _misspelt(name: str, said: Sequence[str]) -> bool:
+    """Whether one of the words `said`, or its start (a run-together file name), is `name` within
+    one edit (`words.one_edit`)."""
     n = len(name)
-    if n < MISSPELT_MIN:
+    if n < words.MISSPELT_MIN:
         return False
-    for word in words:
+    for word in said:
         if len(word) < n - 1:
             continue
         starts = [word] if len(word) <= n + 1 else [word[: n - 1], word[:n], word[: n + 1]]
-        if any(OSA.distance(name, start, score_cutoff=1) <= 1 for start in starts):
+        if any(words.one_edit(name, start) for start in starts):
             return True
     return False
 
 
 def _mentioned_in(term: Term, place: Place) -> bool:
+    if place.kind in ("period", "column") and term.kind != "year":
+        return False
     if mentions(term, place.text, title=place.kind == "title"):
         return True
     return term.kind == "name" and place.kind in ("title", "heading") and initialism_of(term.text, place.text)
-
-
-# Words an initialism skips: "Johnson & Johnson" is JnJ or J&J, "System on Chip" SoC.
-_CONNECTIVES = frozenset({"and", "n", "of", "on", "the", "for", "de"})
 
 
 def initialism_of(name: str, text: str) -> bool:
     """Whether `name`, a mixed-case initialism ("JnJ", "AmEx", "SoC": its capitals are the
     initials), stands for consecutive capitalised words of `text`, connectives skipped. Read only in
     a title or heading, where a document names its subject in full ("JOHNSON JOHNSON 2022Q4
-    EARNINGS"); an all-capitals acronym is no name at all (`_name_like`)."""
+    EARNINGS"); an all-capitals acronym is no name by itself (`words.is_name`)."""
     capitals = "".join(c for c in name if c.isupper())
     if len(capitals) < 2 or name.isupper() or not name.isalpha():
         return False
-    words = [w for w in re.findall(r"[^\W_]+", text) if w.casefold() not in _CONNECTIVES]
+    found = [w for w in words.ALNUM.findall(text) if w.casefold() not in lexicon.CONNECTIVES]
     n = len(capitals)
     return any(
-        all(w[0].isupper() for w in words[i : i + n]) and "".join(w[0] for w in words[i : i + n]) == capitals
-        for i in range(len(words) - n + 1)
+        all(w[0].isupper() for w in found[i : i + n]) and "".join(w[0] for w in found[i : i + n]) == capitals
+        for i in range(len(found) - n + 1)
     )
 
 
@@ -373,12 +323,6 @@ def initialism_of(name: str, text: str) -> bool:
 def _folded(text: str) -> frozenset[str]:
     """The index tokenizer's tokens of `text` (each place is read once per term otherwise)."""
     return frozenset(tokenizer().tokens(text))
-
-
-def _plain(text: str) -> str:
-    """Lower case, diacritics removed, words separated by single spaces."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return " ".join(re.findall(r"[^\W_]+", "".join(c for c in decomposed if not unicodedata.combining(c))))
 
 
 def _numbers(text: str) -> Iterable[Decimal]:
@@ -404,12 +348,18 @@ def _same_figure(wanted: Decimal, found: Decimal) -> bool:
 
 
 def check(
-    part: str, quote: str, cited: Candidate, candidates: Sequence[Candidate], settings: AnswerSettings
+    part: str,
+    quote: str,
+    cited: Candidate,
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    columns: Collection[int] = (),
 ) -> Coverage:
-    """The coverage verdict for a quote from `cited`, among the part's `candidates`."""
+    """The coverage verdict for a quote from `cited`, among the part's `candidates`; `columns`:
+    the fiscal years of the table columns the answer reads, each a year covered."""
     kinds = set(settings.coverage)
     checks: list[TermCheck] = []
-    places = _places(cited, quote)
+    places = [*_places(cited, quote), *_period_places(cited, columns)]
     named: set[str] = set()
     anchored: list[str] = []  # the question's terms the quote's evidence mentions
     for term in question_terms(part):
@@ -426,14 +376,35 @@ def check(
         if term.kind not in kinds:
             continue
         elsewhere = where is None and any(
-            _mentioned_in(term, p) for c in candidates if c is not cited for p in _places(c, "")
+            _mentioned_in(term, p)
+            for c in candidates
+            if c is not cited
+            for p in (*_places(c, ""), *_period_places(c))
         )
         checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
+    checks = _several(checks)
     note = None
     if "word" in kinds:
-        words, note = _distinctive_words(part, candidates, named, anchored, settings)
-        checks += words
+        judged, note = _distinctive_words(part, candidates, named, anchored, settings)
+        checks += judged
     return Coverage(terms=tuple(checks), note=note)
+
+
+def _several(checks: list[TermCheck]) -> list[TermCheck]:
+    """A question that compares or totals several names or several years ("How many more Tweets
+    are attributed to Germanwings than Lufthansa?", "the FY2019 - FY2020 revenue growth", "a 3
+    year average from FY2018 to FY2020") is answered from evidence that names each, row by row or
+    column by column, and a quote is one sentence or row: when the quote's evidence mentions one
+    of them, each other one of that kind counts where another of the part's passages mentions it
+    ("other passages"). One missing from every passage is still missing ("than Boeing")."""
+    for kind in ("name", "year"):
+        several = [c for c in checks if c.kind == kind]
+        if len(several) >= 2 and any(c.found for c in several):
+            checks = [
+                c.model_copy(update={"found": "other passages"}) if c.kind == kind and c.elsewhere else c
+                for c in checks
+            ]
+    return checks
 
 
 def _distinctive_words(
@@ -453,23 +424,21 @@ def _distinctive_words(
     A word is carried in its own form, up to case, diacritics and a plural ending: Porter stemming,
     which retrieval matches with, makes "founded" the "found" of "if a lost item is found".
     """
-    text = asking_sentences(part)
-    # Words with a digit are years, figures, codes and names ("fy2019", "3m"): checked as such.
-    asked = [
-        w
-        for w in dict.fromkeys(_plain(text).split())
-        if w not in STOP_WORDS and not any(c.isdigit() for c in w)
-    ]
+    asked = asked_words(part)
     units = {id(c): sentences.units(c.text, c.location.kind) for c in candidates}
-    carries = [
-        set().union(
-            *(_word_forms(u) for u in units[id(c)]), *(_word_forms(p.text) for p in _places(c, "")[2:])
-        )
-        for c in candidates
+    texts = {id(c): [*units[id(c)], *(p.text for p in _places(c, "")[2:])] for c in candidates}
+    carries = [set().union(*(_word_forms(t) for t in texts[id(c)])) for c in candidates]
+    # Read in the whole passage: a sentence splitter ends a unit at "Tel." and loses what follows.
+    cut = [
+        set().union(_abbreviations(c.text), *(_abbreviations(t) for t in texts[id(c)])) for c in candidates
     ]
-    held = {w: sum(_singular(w) in found for found in carries) for w in asked}
+    shortened = words.abbreviations(asking_sentences(part))
+    held = {
+        w: sum(_carried(w, found, short, w in shortened) for found, short in zip(carries, cut, strict=True))
+        for w in asked
+    }
     specific = anchored + [w for w in asked if 0 < held[w] <= len(candidates) / 2]
-    missing = [w for w in asked if not held[w] and _singular(w) not in named]
+    missing = [w for w in asked if not held[w] and words.singular(w) not in named]
     if not missing:
         return [], None
     if specific:
@@ -488,32 +457,72 @@ def _distinctive_words(
     return checks, None
 
 
+def asked_words(part: str) -> list[str]:
+    """The words of a part's asking sentences the word rule may judge, folded, each once, a
+    hyphenated word written whole ("email"): not stop words, not words with a digit (years,
+    figures, codes and names, "fy2019", "3m": checked as such), not what the question points at
+    (`_POINTER`) and not its framing (`framing`)."""
+    text = _POINTER.sub(" ", asking_sentences(part))
+    return [
+        w
+        for w in dict.fromkeys(words.plain(words.whole(text)).split())
+        if w not in STOP_WORDS and not any(c.isdigit() for c in w) and not framing(w)
+    ]
+
+
+def framing(word: str) -> bool:
+    """Whether a question's word frames, counts or points rather than says what it asks about:
+    the reply's form and the document's acts ("list", "format", "mentioned"), orders ("second"),
+    the document's own parts ("page", "section", "table", "cover"; `localqa.lexicon`) and number
+    words ("two", "dozen"): no passage need carry it."""
+    single = words.singular(word)
+    return (
+        single in lexicon.FRAMING_WORDS
+        or single in lexicon.DOCUMENT_PARTS
+        or word in lexicon.FRAMING_WORDS
+        or sentences.states_quantity(word)
+    )
+
+
+def _carried(word: str, found: frozenset[str] | set[str], short: set[str], cut_in_question: bool) -> bool:
+    """Whether a passage whose words are `found` and whose cut-short words are `short` carries a
+    question's `word`: in its own form (`_word_forms`), cut short in the passage ("Tel.":
+    "telephone"), or, cut short in the question, in full in the passage."""
+    single = words.singular(word)
+    if single in found or any(words.abbreviates(s, word) or words.abbreviates(s, single) for s in short):
+        return True
+    return cut_in_question and any(words.abbreviates(word, f) for f in found)
+
+
 @lru_cache(maxsize=128)
 def _word_forms(text: str) -> frozenset[str]:
-    """The words of `text` as the word rule compares them (`_plain`, then `_singular`)."""
-    return frozenset(_singular(w) for w in _plain(text).split())
+    """The words of `text` as the word rule compares them (`words.plain`, then `words.singular`),
+    each hyphenated word also written whole ("E-mail": "email")."""
+    return frozenset(words.singular(w) for w in [*words.plain(text).split(), *words.compounds(text)])
 
 
-def _singular(word: str) -> str:
-    """A plural ending removed ("loans", "policies", "taxes"); other words unchanged."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+@lru_cache(maxsize=128)
+def _abbreviations(text: str) -> frozenset[str]:
+    return frozenset(words.abbreviations(text))
 
 
-def judge(part: str, answer: Answer, candidates: Sequence[Candidate], settings: AnswerSettings) -> Answer:
+def judge(
+    part: str,
+    answer: Answer,
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    columns: Collection[int] = (),
+) -> Answer:
     """`answer` with its coverage verdict; a verified quote whose evidence misses a term of the
-    question becomes a refusal naming it. Refusals and disabled checks pass through unchanged."""
+    question becomes a refusal naming it. Refusals and disabled checks pass through unchanged.
+    `columns`: the fiscal years of the table columns the answer's value reads (a cell selected by
+    fiscal year), each a year covered (`check`)."""
     if not answer.verified or answer.citation is None or not settings.coverage:
         return answer
     cited = next((c for c in candidates if c.location == answer.citation), None)
     if cited is None:  # verification only passes quotes from supplied candidates
         return answer
-    verdict = check(part, answer.quote or "", cited, candidates, settings)
+    verdict = check(part, answer.quote or "", cited, candidates, settings, columns)
     missing = verdict.missing
     if missing is None:
         return answer.model_copy(update={"coverage": verdict})

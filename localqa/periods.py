@@ -41,12 +41,16 @@ class Mention:
 
 
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4}
-_YEAR = r"(?:19|20)\d\d"
+# A year's digits, 1900-2099: the one year pattern (`localqa.words.YEAR` finds a year in a token).
+YEAR_DIGITS = r"(?:19|20)\d\d"
 _SHORT = r"'?\d\d"  # FY22, FY'22
-_FY = rf"(?:FY\s?(?:{_YEAR}|{_SHORT})|F{_YEAR}|fiscal\s+(?:year\s+)?{_YEAR})"
-_ANY_YEAR = rf"(?:{_FY}|{_YEAR})"
+_FY = rf"(?:FY\s?(?:{YEAR_DIGITS}|{_SHORT})|F{YEAR_DIGITS}|fiscal\s+(?:year\s+)?{YEAR_DIGITS})"
+_ANY_YEAR = rf"(?:{_FY}|{YEAR_DIGITS})"
 _QUARTER = r"(?:Q[1-4]|[1-4]Q|(?:first|second|third|fourth|1st|2nd|3rd|4th)[\s-]+quarter)"
 _HALF = r"(?:H[12]|[12]H|(?:first|second)\s+half)"
+# A period written as one word without its year ("Q2", "2Q", "H1", "FY"): no name
+# (`localqa.words`), and no period either until a year goes with it.
+PERIOD_WORD = re.compile(rf"(?:{_QUARTER}|{_HALF}|[FC]Y)", re.IGNORECASE)
 # Most specific first; each match consumes its text, so a year is read once.
 MENTIONS = re.compile(
     rf"""(?<![\w$.,])(?:

@@ -16,7 +16,6 @@ cosine ranking over the eligible rows of the vector matrix (reciprocal rank fusi
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
@@ -26,7 +25,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from localqa import embeddings, routing
+from localqa import bm25, embeddings, periods, routing
 from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
@@ -442,11 +441,18 @@ def _bm25(
     ids: list[npt.NDArray[np.int32]] = []
     gains: list[npt.NDArray[np.float64]] = []
     for postings in store.postings_of(scope, terms, settings.chunking):
-        found = len(postings.ids)
-        idf = bm25_idf(statistics.passages, found)
-        norm = settings.k1 * (1 - settings.b + settings.b * postings.lengths / statistics.average_length)
+        weight = bm25.idf(statistics.passages, len(postings.ids))
         ids.append(postings.ids)
-        gains.append(idf * postings.frequencies * (settings.k1 + 1) / (postings.frequencies + norm))
+        gains.append(
+            bm25.gain(
+                weight,
+                postings.frequencies,
+                postings.lengths,
+                statistics.average_length,
+                settings.k1,
+                settings.b,
+            )
+        )
     if not ids:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
     # Summed per passage in arrays indexed by passage id (ids are rowids, dense enough): grouping
@@ -459,16 +465,11 @@ def _bm25(
     return scored.astype(np.int64), scores[scored].astype(np.float64)
 
 
-def bm25_idf(total: int, containing: int) -> float:
-    """BM25's inverse document frequency (the non-negative "+1" form, as Lucene has it) of a term
-    that `containing` of `total` units hold."""
-    return math.log(1 + (total - containing + 0.5) / (containing + 0.5))
-
-
 def _candidates(
     store: Store, ids: list[int], scores: dict[int, float], allowed: dict[str, Document]
 ) -> list[Candidate]:
     stored = store.passages(ids)
+    found = store.found() if ids else {}
     candidates = []
     for rank, passage_id in enumerate(ids, start=1):
         passage = stored[passage_id]
@@ -483,6 +484,7 @@ def _candidates(
                 tenant=document.tenant,
                 boxes=passage.boxes,
                 title=searchable_title(document.source, document.title),
+                period=periods.of_document(document, found.get(passage.doc_id))[0],
             )
         )
     return candidates

@@ -9,12 +9,15 @@ found on its first page and the organisation its cover names (`Found`). What it 
 period (the catalog's, else its cover's; `localqa.periods`), or else the years in its names; and
 its report type (10-K, 10-Q, 8-K, an earnings release), from its names or its period.
 
-What a question names: words written as names (capitalised inside a sentence, upper case, or
-letters mixed with digits: "Lockheed Martin", "AMCOR", "3M", "JnJ"), each alone and a run of them
-glued together ("Activision Blizzard" finds `ACTIVISIONBLIZZARD`); fiscal periods ("FY2022",
-"Q2 of FY2023", "2019"); report types ("10-K", "8k", "annual report"). A word that only shares a
-topic with a title ("the Saturday opening hours" and "Opening Hours Notice") is not a name, so a
-question that names no document is ranked exactly as it would be without this module.
+What a question names: runs of words written as names (`words.name_runs`: capitalised inside a
+sentence, upper case, mixed case, or letters mixed with digits: "Lockheed Martin", "AMCOR", "3M",
+"JnJ"), each run glued together ("Activision Blizzard" finds `ACTIVISIONBLIZZARD`) and word by
+word, where a word that is no name by itself (`words.is_name`: an ordinary English word or an
+acronym, "Health" of "Consumer Health") counts only beside one that is or with its whole run;
+fiscal periods ("FY2022", "Q2 of FY2023", "2019"); report types ("10-K", "8k", "annual
+report"). A word that only shares a topic with a title ("the opening hours" and "Opening Hours
+Notice") is not a name, so a question that names no document is ranked exactly as it would be
+without this module.
 
 Each document that matches a name scores the rarity of what it matches among the eligible
 documents (idf = ln(1 + N / df)), summed over names, periods (weighted by how well they fit:
@@ -30,15 +33,13 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from localqa import periods
+from localqa import lexicon, periods, words
 from localqa.catalog import dated_name
 from localqa.store.tokenizer import STOP_WORDS
-from localqa.text import IDENTIFIER, LEGAL_FORMS
 from localqa.types import Document, Found, Period, Route
 
 # A document is routed to when it scores at least this share of the best-scoring document: the
@@ -47,40 +48,24 @@ from localqa.types import Document, Found, Period, Route
 # idf weights, a rare name alone is about half of a name plus its period) is left out.
 SHARE_OF_BEST = 0.75
 
-# Report types, each with the ways it is written (case is ignored).
-FORMS = {
-    "10-K": r"10-?k|annual\s+report",
-    "10-Q": r"10-?q|quarterly\s+report",
-    "8-K": r"8-?k|current\s+report",
-    "20-F": r"20-?f",
-    "earnings release": r"earnings(?:\s+(?:release|report))?",
-    "proxy statement": r"def\s*14a|proxy(?:\s+statement)?",
-}
-_FORM = re.compile(
-    r"(?<![\w-])(?:" + "|".join(f"(?P<f{i}>{rx})" for i, rx in enumerate(FORMS.values())) + r")(?![\w-])",
-    re.IGNORECASE,
-)
-_FORM_NAMES = list(FORMS)
+_FORM_NAMES = list(lexicon.REPORT_TYPES)
 _PERIOD_FORMS = {"year": "10-K", "quarter": "10-Q"}
 _FORMISH = re.compile(r"\d-?[kqf]|annual|quarterly|current|earnings|proxy|14a", re.IGNORECASE)
-_YEARISH = re.compile(r"(?:19|20)\d\d")
+_YEARISH = re.compile(periods.YEAR_DIGITS)
 _SEPARATORS = re.compile(r"[_\W]+")
-
-_APOSTROPHES = "'\u2019"
-_WORD = re.compile(rf"[^\W_]+(?:[{_APOSTROPHES}][^\W_]+)*")
-_POSSESSIVE = re.compile(rf"[{_APOSTROPHES}]s$")
-_OPENERS = " \t\n\"'([\u201c\u2018"
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 @dataclass(frozen=True)
 class Name:
-    """A name a question part writes (a run of words written as names): the ways a document's
-    names may spell it, each with how it was written: its `size` words, then (two or more) the
-    words glued together."""
+    """A name a question part writes (a run of words written as names, `words.name_runs`): the
+    ways a document's names may spell it, each with how it was written: its `size` words, then
+    (two or more) the words glued together; and its words, each knowing whether it is a name by
+    itself (`words.is_name`)."""
 
     spellings: tuple[tuple[str, str], ...]  # (folded key, as written)
     size: int
+    written: tuple[words.Written, ...]
 
 
 class Directory:
@@ -95,11 +80,11 @@ class Directory:
         documents = list(documents)
         # A first-page title that several documents share is the kind of document they are
         # ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Annual Report"), not a name.
-        titles = Counter(_fold(f.title) for d in documents if (f := found.get(d.doc_id)) and f.title)
+        titles = Counter(words.fold(f.title) for d in documents if (f := found.get(d.doc_id)) and f.title)
         for document in documents:
             doc_id = document.doc_id
             seen = found.get(doc_id)
-            title = seen.title if seen and seen.title and titles[_fold(seen.title)] == 1 else None
+            title = seen.title if seen and seen.title and titles[words.fold(seen.title)] == 1 else None
             organisation = seen.name if seen else None
             self.sources[doc_id] = document.source
             texts = _name_texts(document, title)
@@ -145,22 +130,35 @@ class Directory:
         names = _distinct(w for d in sorted(chosen, key=lambda d: self.sources[d]) for w in named[d])
         return chosen, Route(sources=sources, names=names)
 
+    def _holders(self, key: str) -> set[str]:
+        """The documents a name word (or a run of them glued) names: exactly, else, misspelt by one
+        letter in a long name (`words.misspellings`: "activsion"), the documents of the words it
+        may be."""
+        holders = self.names.get(key)
+        if holders is not None:
+            return holders
+        return set().union(*(self.names[near] for near in words.misspellings(key, self.names)))
+
     def _matches(self, name: Name, total: int) -> dict[str, tuple[float, str]]:
         """What each document matching `name` scores for it, and the spelling it matched. A name
         counts once however it is spelt: its words glued together ("generalmills"), or its words
         apart, each worth its share of the name (so another company that shares one word of a
-        three-word name, "American" Express for "American Water Works", scores a third of it)."""
-        words, glued = name.spellings[: name.size], name.spellings[name.size :]
+        three-word name, "American" Express for "American Water Works", scores a third of it). A word
+        that is no name by itself (`words.is_name`: "Health" of "Consumer Health") counts only
+        beside a word that is, or with every other word of the name."""
+        alone, glued = name.spellings[: name.size], name.spellings[name.size :]
         found: dict[str, tuple[float, str]] = {}
-        shares: dict[str, list[tuple[float, str]]] = defaultdict(list)
-        for key, written in words:
-            holders = self.names.get(key, ())
+        shares: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
+        for index, (key, written) in enumerate(alone):
+            holders = self._holders(key)
             for doc_id in holders:
-                shares[doc_id].append((_idf(total, len(holders)) / name.size, written))
+                shares[doc_id].append((_idf(total, len(holders)) / name.size, written, index))
         for doc_id, parts in shares.items():
-            found[doc_id] = (sum(w for w, _ in parts), " ".join(t for _, t in parts))
+            if len(parts) < name.size and not any(name.written[i].is_name for _, _, i in parts):
+                continue  # a common word or an acronym of a longer name never routes alone ("Health")
+            found[doc_id] = (sum(w for w, _, _ in parts), " ".join(t for _, t, _ in parts))
         for key, written in glued:
-            holders = self.names.get(key, ())
+            holders = self._holders(key)
             for doc_id in holders:
                 weight = _idf(total, len(holders))
                 if weight >= found.get(doc_id, (0.0, ""))[0]:
@@ -209,16 +207,16 @@ def _name_texts(document: Document, found_title: str | None) -> list[str]:
 def document_words(text: str) -> set[str]:
     """The name words of one of a document's names: each word folded, a CamelCase word also in
     its parts ("ActivisionBlizzard"); numbers, legal forms and stop words are not names."""
-    words: set[str] = set()
-    for raw in _WORD.findall(text):
+    found: set[str] = set()
+    for raw in words.WORD.findall(text):
         if raw.isdigit():
             continue
         mixed = not (raw.islower() or raw.isupper())
         for word in (raw, *_CAMEL.findall(raw)) if mixed else (raw,):
-            key = _fold(word)
+            key = words.fold(word)
             if _is_name_word(key):
-                words.add(key)
-    return words
+                found.add(key)
+    return found
 
 
 def _named_facts(spaced: str) -> set[periods.Fact]:
@@ -241,7 +239,12 @@ def _spaced(text: str) -> str:
 def _forms(text: str) -> set[str]:
     if not _FORMISH.search(text):
         return set()
-    return {_FORM_NAMES[int(key[1:])] for m in _FORM.finditer(text) for key, v in m.groupdict().items() if v}
+    return {
+        _FORM_NAMES[int(key[1:])]
+        for m in words.REPORT_TYPE.finditer(text)
+        for key, v in m.groupdict().items()
+        if v
+    }
 
 
 def _period_form(period: Period | None) -> set[str]:
@@ -253,70 +256,29 @@ def _period_form(period: Period | None) -> set[str]:
 
 
 def question_names(part: str) -> list[Name]:
-    """The names a question part writes: words written as names, and each run of two or more of
-    them glued together. Identifiers (EQ-314), periods (FY2022) and report types (10-K) are not
-    names: they are matched on their own or not at all."""
-    text = _blank(part, [IDENTIFIER, periods.MENTIONS, _FORM])
-    names: list[Name] = []
-    run: list[str] = []
-    previous_end = 0
-    for found in _WORD.finditer(text):
-        word = _POSSESSIVE.sub("", found.group(0))
-        if run and not re.fullmatch(r"[\s&-]*", text[previous_end : found.start()]):
-            names += _run_names(run)
-            run = []
-        before = text[: found.start()].rstrip(_OPENERS)
-        if _written_as_name(word, not before or before[-1] in ".?!:;") and _is_name_word(_fold(word)):
-            run.append(word)
-        else:
-            names += _run_names(run)
-            run = []
-        previous_end = found.end()
-    names += _run_names(run)
-    return list(dict.fromkeys(names))
+    """The names a question part writes: its runs of words written as names (`words.name_runs`),
+    each matched by its words and, two or more, by them glued together. Identifiers (EQ-314),
+    periods (FY2022) and report types (10-K) are not names: they are matched on their own or not
+    at all."""
+    return list(dict.fromkeys(_name(run) for run in words.name_runs(part)))
 
 
 def question_forms(part: str) -> dict[str, str]:
     """The report types a question part names: form -> as written."""
     found: dict[str, str] = {}
-    for match in _FORM.finditer(part):
+    for match in words.REPORT_TYPE.finditer(part):
         for key, value in match.groupdict().items():
             if value:
                 found.setdefault(_FORM_NAMES[int(key[1:])], value)
     return found
 
 
-def _run_names(run: list[str]) -> list[Name]:
-    if not run:
-        return []
-    spellings = [(_fold(word), word) for word in run]
-    if len(run) > 1:
-        spellings.append(("".join(_fold(word) for word in run), " ".join(run)))
-    return [Name(tuple(spellings), len(run))]
-
-
-def _written_as_name(word: str, sentence_start: bool) -> bool:
-    """Upper case (two capitals or more: "ADBE", "JnJ"), letters mixed with digits ("3M"), or
-    capitalised where a sentence does not start."""
-    capitals = sum(c.isupper() for c in word)
-    if capitals >= 2 or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)):
-        return True
-    return capitals == 1 and word[0].isupper() and not sentence_start
+def _name(run: words.Run) -> Name:
+    spellings = [(words.fold(word.text), word.text) for word in run.words]
+    if len(run.words) > 1:
+        spellings.append(("".join(key for key, _ in spellings), run.text))
+    return Name(tuple(spellings), len(run.words), run.words)
 
 
 def _is_name_word(key: str) -> bool:
-    return len(key) >= 2 and not key.isdigit() and key not in LEGAL_FORMS and key not in STOP_WORDS
-
-
-def _fold(word: str) -> str:
-    if word.isascii():
-        return word.lower()
-    decomposed = unicodedata.normalize("NFKD", word.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def _blank(text: str, patterns: list[re.Pattern[str]]) -> str:
-    """`text` with every match of `patterns` replaced by spaces (positions kept)."""
-    for pattern in patterns:
-        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
-    return text
+    return len(key) >= 2 and not key.isdigit() and key not in lexicon.LEGAL_FORMS and key not in STOP_WORDS

@@ -36,15 +36,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from localqa import embeddings, parts
-from localqa.retrieve import bm25_idf
+from localqa import bm25, embeddings, parts
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, RankedUnit
-
-# BM25's usual constants (as retrieval's defaults): how fast a repeated term saturates, and how
-# much a long unit is discounted.
-K1, B = 1.2, 0.75
 
 LEXICAL = "bm25"
 FUSED = "bm25+minilm"
@@ -130,7 +125,7 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
     words = tokenizer()
     asked = words.terms(question)
     tokens = [words.tokens(text) for text in texts]  # once: BM25 and the demotions read them
-    lexical = _bm25(asked, tokens)
+    lexical = _bm25(asked, tokens, settings)
     semantic: list[float] | None = None
     if embeddings.is_available() and settings.unit_semantic_weight > 0:
         semantic = _cosines(question, texts)
@@ -186,25 +181,23 @@ def _demotions(
     return [demotion(text, unit_tokens) for text, unit_tokens in zip(texts, tokens, strict=True)]
 
 
-def _bm25(terms: list[str], tokens: list[list[str]]) -> list[float]:
+def _bm25(terms: list[str], tokens: list[list[str]], settings: AnswerSettings) -> list[float]:
     """BM25 of each unit (its `tokens`) for the question's meaningful `terms`, with the units' own
     statistics."""
     if not tokens or not terms:
         return [0.0] * len(tokens)
     average = max(sum(len(t) for t in tokens) / len(tokens), 1.0)
     counts = [_counts(t) for t in tokens]
-    idf = {term: bm25_idf(len(tokens), sum(term in c for c in counts)) for term in terms}
-    scores = []
-    for unit_tokens, unit_counts in zip(tokens, counts, strict=True):
-        norm = K1 * (1 - B + B * len(unit_tokens) / average)
-        scores.append(
-            sum(
-                idf[term] * unit_counts[term] * (K1 + 1) / (unit_counts[term] + norm)
-                for term in terms
-                if term in unit_counts
-            )
+    idf = {term: bm25.idf(len(tokens), sum(term in c for c in counts)) for term in terms}
+    k1, b = settings.unit_k1, settings.unit_b
+    return [
+        sum(
+            bm25.gain(idf[term], float(unit_counts[term]), float(len(unit_tokens)), average, k1, b)
+            for term in terms
+            if term in unit_counts
         )
-    return scores
+        for unit_tokens, unit_counts in zip(tokens, counts, strict=True)
+    ]
 
 
 def _counts(tokens: list[str]) -> dict[str, int]:

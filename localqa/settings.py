@@ -97,6 +97,10 @@ class AnswerSettings(BaseModel):
     unit_semantic_weight: float = Field(default=1.0, ge=0.0)
     unit_passage_weight: float = Field(default=1.0, ge=0.0)
     unit_rrf_k: int = Field(default=60, ge=0)
+    # BM25 over the units (`localqa.bm25`): how fast a repeated term saturates, and how much a
+    # long unit is discounted; retrieval's defaults.
+    unit_k1: float = Field(default=1.2, ge=0.0)
+    unit_b: float = Field(default=0.75, ge=0.0, le=1.0)
 
     # Greedy decoding: the same question gives the same answer.
     temperature: float = Field(default=0.0, ge=0.0)

@@ -9,11 +9,6 @@ import re
 # Not inside a longer hyphenated name: "equipment-policy-2026-11-01" carries no identifier.
 IDENTIFIER = re.compile(r"(?<![\w-])([A-Za-z]{1,6}-\d{1,6}[A-Za-z]?)(?![\w]|-\d)")
 _SPACE = re.compile(r"\s+")
-# Words that say what kind of body an organisation is, not which one: "3M Company", "Corning
-# Incorporated", "Amcor plc" are named by the rest.
-LEGAL_FORMS = frozenset(
-    "ag co company corp corporation gmbh inc incorporated limited llc llp lp ltd nv plc sa se".split()
-)
 
 
 def squash(text: str) -> str:

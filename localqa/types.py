@@ -179,6 +179,9 @@ class Candidate(Frozen):
     # The document context searched with the passage (its title and file-name words,
     # `catalog.searchable_title`): evidence coverage reads it (`localqa.coverage`).
     title: str | None = None
+    # The period its document covers (its catalog entry's, else its cover's; `periods.of_document`):
+    # evidence coverage counts a year of it as mentioned.
+    period: Period | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -345,10 +348,13 @@ TERM_KINDS: tuple[TermKind, ...] = ("name", "identifier", "year", "figure", "wor
 class TermCheck(Frozen):
     """One term of a question part and where the quote's evidence mentions it (`localqa.coverage`).
 
-    `found` is "quote", "passage", "heading", "title" or "effective date"; "evidence" for a name
-    whose words sit in different ones; for a word, "meaning" when a quotable unit is `similarity`
-    close to it; None when it is missing. `elsewhere`: another of the caller's candidates mentions
-    it. `judged` is False for a word that could not be judged by meaning (no embeddings)."""
+    `found` is "quote", "passage", "heading", "title", "effective date", "period" (a year the
+    document's fiscal period covers) or "column" (a year of the table column the answer reads);
+    "evidence" for a name whose words sit in different ones; "other passages" for one of several
+    names or years the question compares, mentioned by another of the part's passages; for a
+    word, "meaning" when a quotable unit is `similarity` close to it; None when it is missing.
+    `elsewhere`: another of the caller's candidates mentions it. `judged` is False for a word
+    that could not be judged by meaning (no embeddings)."""
 
     term: str
     kind: TermKind

@@ -20,7 +20,7 @@ from localqa.index import refresh_index
 from localqa.library import answer
 from localqa.models.base import AnswerRequest
 from localqa.settings import AnswerSettings
-from localqa.types import Answer, Caller, Candidate, Kind, Location, Outcome
+from localqa.types import Answer, Caller, Candidate, Kind, Location, Outcome, Period
 
 ONLY_NAMED = AnswerSettings(coverage=("name", "identifier", "year", "figure"))
 
@@ -442,4 +442,196 @@ def test_a_demonym_counts_for_the_place_the_evidence_names() -> None:
     assert covered("How many hours does a Singaporean ISEP student serve?", evidence) is None
     assert covered("How many tweets mention Germanwings?", candidate("German media tweeted 20 times.")) == (
         'the evidence never mentions "Germanwings"'
+    )
+
+
+# --- what a question requires, by shape (issue 33; issue 28, item 6) ---------------------------------
+
+
+def required(question: str) -> set[tuple[str, str]]:
+    """The terms of `question` its evidence must mention: names, identifiers, years and figures,
+    and the words the word rule may judge."""
+    return {(t.text, t.kind) for t in question_terms(question)} | {
+        (w, "word") for w in coverage.asked_words(question)
+    }
+
+
+@pytest.mark.parametrize(
+    ("question", "term", "kind", "expected"),
+    [
+        # instruction and framing words
+        ("List all pages on which the buddy scheme is described.", "list", "word", False),
+        ("What date is mentioned at the beginning of the handbook?", "mentioned", "word", False),
+        ("Which courses are compulsory? Write them in list format.", "format", "word", False),
+        ("Which answer does the handbook give for late fees?", "answer", "word", False),
+        ("Which date does the handbook give for late fees?", "date", "word", True),
+        # number words and counts
+        ("Where are the two plants of Cipla located?", "two", "word", False),
+        ("Where are the two plants of Cipla located?", "plants", "word", True),
+        # references to the document's own structure
+        ("What does Section 3.3 say about supervisors?", "3.3", "figure", False),
+        ("What does Section 3.3 say about supervisors?", "section", "word", False),
+        ("Which fee does Table 2 list for late returns?", "table", "word", False),
+        ("Who signs the letter on page 1?", "page", "word", False),
+        ("Whose name is on the second cover page?", "cover", "word", False),
+        ("Whose name is on the second cover page?", "second", "word", False),
+        ("Does the plan cover 2019?", "2019", "year", True),
+        # a year inside a name belongs to the name; after a name it is the period asked about
+        ("What does the Health and Social Care Act 2008 require of providers?", "2008", "year", False),
+        ("What was Boeing 2019 revenue?", "2019", "year", True),
+        ("What was revenue in 2019 under the Act?", "2019", "year", True),
+        # a threshold the question applies is no figure to find; a level to pass still is
+        ("Does 3M have customers accounting for more than 10% of sales?", "10%", "figure", False),
+        ("Was gross margin stable, within roughly 5 % each year?", "5 %", "figure", False),
+        ("When did the number of tweets exceed 700,000?", "700,000", "figure", True),
+        ("Was revenue up 4.5% in 2022?", "4.5%", "figure", True),
+        # periods written together fold to their year
+        ("What was the revenue in Q32024?", "2024", "year", True),
+        ("What was the revenue in FY21?", "2021", "year", True),
+        ("What was the revenue in Q32024?", "Q32024", "name", False),
+        # kept: a changed name, identifiers exactly; an acronym is no name
+        ("How many Tweets are attributed to Boeing?", "Boeing", "name", True),
+        ("What is the loan limit for EQ-314?", "EQ-314", "identifier", True),
+        ("What was the EBITDA of ADBE in 2015?", "ADBE", "name", False),
+    ],
+)
+def test_what_a_question_requires(question: str, term: str, kind: str, expected: bool) -> None:
+    assert ((term, kind) in required(question)) is expected
+
+
+def no_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail if any word is left to be judged by meaning (every word was carried)."""
+    monkeypatch.setattr(embeddings, "embed", lambda *_: pytest.fail("a word was carried by no passage"))
+    monkeypatch.setattr(embeddings, "is_available", lambda: True)
+
+
+@pytest.mark.parametrize(
+    ("question", "evidence"),
+    [
+        ("What is the office email?", "Office E-mail: office@library.example"),
+        ("What is the office e-mail?", "Office email: office@library.example"),
+        ("What is the office telephone?", "Office Tel: 6516 2000"),
+        ("What is the office telephone?", "Office Tel. 6516 2000"),
+        ("Which dept. runs the office?", "The office is run by the Department of Lending."),
+        ("Which department runs the office?", "The office is run by the Dept. of Lending."),
+    ],
+)
+def test_spelling_variants_and_abbreviations_fold(
+    question: str, evidence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_meaning(monkeypatch)
+    passage = candidate(evidence)
+    verdict = coverage.check(question, passage.text, passage, (passage,), AnswerSettings())
+    assert verdict.missing is None
+
+
+def test_an_abbreviation_is_not_any_shorter_word() -> None:
+    assert words_abbreviate("tel", "telephone") and words_abbreviate("dept", "department")
+    assert not words_abbreviate("tel", "television"[:3])  # not shorter
+    assert not words_abbreviate("mr", "manager")  # two letters: too short to tell
+    assert not words_abbreviate("tel", "hotel")  # another first letter
+    assert not words_abbreviate("tpl", "telephone")  # letters out of order
+    assert not words_abbreviate("change", "changed")  # an inflection, not a word cut short
+    assert not words_abbreviate("quarter", "quarterly")
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ("Tel. 6516 2000; Dept. of Lending; Fax: 6516 2001", {"tel", "dept", "fax"}),
+        # a full stop that ends a sentence cuts nothing short
+        ("The code is changed. The hall opens each quarter.", set()),
+        ("Ask the front desk.", set()),
+    ],
+)
+def test_words_cut_short(text: str, cut: set[str]) -> None:
+    from localqa.words import abbreviations
+
+    assert abbreviations(text) == cut
+
+
+def words_abbreviate(short: str, word: str) -> bool:
+    from localqa.words import abbreviates
+
+    return abbreviates(short, word)
+
+
+FY2022 = Period(end=date(2022, 12, 31), kind="year")
+
+
+def test_a_year_the_documents_fiscal_period_covers_is_covered() -> None:
+    """A 10-K's statement row often carries no year; the filing's own period (catalog or cover)
+    says which fiscal year it is (issue 28, item 6)."""
+    row = candidate("Purchases of property, plant and equipment: (1,577)").model_copy(
+        update={"period": FY2022}
+    )
+    verdict = coverage.check("What was capex in FY2022?", row.text, row, (row,), ONLY_NAMED)
+    assert [(t.term, t.found) for t in verdict.terms] == [("2022", "period")]
+    assert covered("What was capex in FY2019?", row) == 'the evidence never mentions "2019"'
+    january = row.model_copy(update={"period": Period(end=date(2020, 1, 31), kind="year")})
+    assert covered("What was capex in FY2020?", january) is None  # Walmart's FY2020
+    assert covered("What was capex in FY2019?", january) is None  # a retailer naming it by its start
+
+
+def test_a_year_of_the_table_column_the_answer_reads_is_covered() -> None:
+    """The hook for selecting a table cell by fiscal year: the answer's column counts."""
+    row = candidate("Net sales: 14,694; 14,544; 13,900")  # the year headers lost in extraction
+    question = "What were net sales in FY2021?"
+    assert covered(question, row) == 'the evidence never mentions "2021"'
+    verdict = coverage.check(question, row.text, row, (row,), ONLY_NAMED, columns=(2021,))
+    assert [(t.term, t.found) for t in verdict.terms] == [("2021", "column")]
+    assert coverage.year_covered(2021, row, columns=(2021,)) == "column"
+    assert coverage.year_covered(2021, row) is None
+
+
+def test_a_period_written_together_is_found_however_the_evidence_writes_it() -> None:
+    for question in ("What was revenue in Q32024?", "What was revenue in FY24?", "What was revenue in 2024?"):
+        assert covered(question, candidate("Third quarter fiscal 2024 revenue was 3,100.")) is None
+        assert covered(question, candidate("Q3 FY24 revenue was 3,100.")) is None
+        assert covered(question, candidate("Revenue was 3,100 in FY2023.")) == (
+            'the evidence never mentions "2024"'
+        )
+
+
+def test_a_question_naming_several_things_needs_each_in_the_passages_and_one_in_the_quotes() -> None:
+    """A comparison or a total over named things is answered row by row: the quote names one, the
+    other passages the rest (MMLongBench-dev's "Germanwings than Lufthansa"); a name no passage
+    carries, the twin's changed one ("than Boeing"), is still missing."""
+    quoted = candidate("Germanwings: 24 tweets")
+    other = candidate("Lufthansa: 12 tweets", paragraph=2)
+    both = (quoted, other)
+    verdict = coverage.check(
+        "How many more Tweets are attributed to Germanwings than Lufthansa?",
+        quoted.text,
+        quoted,
+        both,
+        ONLY_NAMED,
+    )
+    assert [(t.term, t.found) for t in verdict.terms] == [
+        ("Germanwings", "quote"),
+        ("Lufthansa", "other passages"),
+    ]
+    assert verdict.missing is None
+    verdict = coverage.check(
+        "How many more Tweets are attributed to Germanwings than Boeing?",
+        quoted.text,
+        quoted,
+        both,
+        ONLY_NAMED,
+    )
+    assert verdict.missing is not None and verdict.missing.reason() == 'the evidence never mentions "Boeing"'
+    # Several years alike: a row of one year, the other year in another passage.
+    row = candidate("Total net revenue (FY2020): 9,497,578")
+    prior = candidate("Total net revenue (FY2019): 4,713,500", paragraph=2)
+    growth = "What is the FY2019 - FY2020 total revenue growth rate?"
+    assert coverage.check(growth, row.text, row, (row, prior), ONLY_NAMED).missing is None
+    verdict = coverage.check(growth, row.text, row, (row,), ONLY_NAMED)
+    assert verdict.missing is not None and verdict.missing.reason() == 'the evidence never mentions "2019"'
+    # One name: the quote's evidence must name it.
+    verdict = coverage.check(
+        "How many Tweets are attributed to Lufthansa?", quoted.text, quoted, both, ONLY_NAMED
+    )
+    assert (
+        verdict.missing is not None
+        and verdict.missing.reason() == 'the quoted passage never mentions "Lufthansa"'
     )

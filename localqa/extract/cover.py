@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
+from localqa.lexicon import LEGAL_FORMS
 from localqa.periods import cover_period
-from localqa.text import LEGAL_FORMS, squash
+from localqa.text import squash
 from localqa.types import Period
 
 # An SEC cover (10-K, 10-Q, 8-K, 20-F...) prints the filer's name on the line(s) just above

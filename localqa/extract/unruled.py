@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from localqa.extract.layout import X0, Line, Word, union
+from localqa.periods import YEAR_DIGITS
 from localqa.text import squash
 from localqa.types import Box
 
@@ -25,7 +26,7 @@ _VALUE = re.compile(
     re.IGNORECASE,
 )
 _CURRENCY = {"$", "€", "£", "¥", "US$"}
-_YEARISH = re.compile(r"^(?:fy\s?|q[1-4]\s?)?(?:19|20)\d\d[a-z]?$", re.IGNORECASE)
+_YEARISH = re.compile(rf"^(?:fy\s?|q[1-4]\s?)?{YEAR_DIGITS}[a-z]?$", re.IGNORECASE)
 _STATEMENT = re.compile(
     r"statements? of|balance sheets?|income|operations|cash flows?|comprehensive|stockholders|"
     r"shareholders|equity|financial (?:position|condition)|earnings|results",
