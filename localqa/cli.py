@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
+from localqa import printed
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
 from localqa.settings import (
     ASK_K,
@@ -35,7 +36,7 @@ from localqa.shapes import (
     timing_json,
 )
 from localqa.terminal import visible
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult, Selection
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Caller
 
 if TYPE_CHECKING:
     from localqa.evaluate.suite import Suite
@@ -514,9 +515,9 @@ def search(
     if as_json:
         click.echo(json.dumps(search_json(results, as_of, caller, documents), indent=2))
         return
-    lines = [_header(as_of, caller, results, documents)]
+    lines = [printed.header(as_of, caller, results, documents)]
     for number, result in enumerate(results, start=1):
-        lines += [*_part_head(number, result), *_format_candidates(result)]
+        lines += [*printed.part_head(number, result), *printed.candidate_lines(result)]
     say(lines)
 
 
@@ -623,7 +624,7 @@ def ask(
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
-        header = _header(as_of, caller, [p.result for p in asked.parts], documents)
+        header = printed.header(as_of, caller, [p.result for p in asked.parts], documents)
         lines = [f"{header} · model {model.label}{baseline}"]
         notes = {
             p.answer.selection.note for p in asked.parts if p.answer.selection and p.answer.selection.note
@@ -632,12 +633,15 @@ def ask(
         if verbose:
             lines.append(f"Retrieval: {asked.retrieval_seconds * 1000:.0f} ms for {len(asked.parts)} part(s)")
         for number, part in enumerate(asked.parts, start=1):
-            lines += [*_part_head(number, part.result), *_format_answer(part.result, part.answer)]
+            lines += [
+                *printed.part_head(number, part.result),
+                *printed.answer_lines(part.result, part.answer),
+            ]
             if number - 1 in images:
                 lines.append(f"   page image: {images[number - 1]}")
             if verbose:
-                lines += _format_selection(part.answer.selection)
-                lines.append(f"   ({_timing(part.answer)})")
+                lines += printed.selection_lines(part.answer.selection)
+                lines.append(f"   ({printed.timing(part.answer)})")
                 if part.answer.coverage:
                     lines.append(f"   (evidence coverage: {part.answer.coverage.describe()})")
         say(lines)
@@ -645,55 +649,6 @@ def ask(
     if faults:
         say([f"Error: {fault}" for fault in sorted(faults)], err=True)
         sys.exit(1)
-
-
-def _timing(answer: Answer) -> str:
-    scorer = f"scorer {answer.selection.seconds * 1000:.0f} ms; " if answer.selection else ""
-    call = answer.call
-    if call is None:
-        return f"{scorer}no model call"
-    tokens = "" if call.prompt_tokens is None else f", prompt {call.prompt_tokens} tokens"
-    if call.cached_tokens:
-        tokens += f" ({call.cached_tokens} cached)"
-    if call.completion_tokens is not None:
-        tokens += f", {call.completion_tokens} generated"
-    if call.label_confidence is not None:
-        tokens += f", label probability {call.label_confidence:.2f}"
-    return f"{scorer}model {call.seconds * 1000:.0f} ms{tokens}"
-
-
-def _format_selection(selection: Selection | None) -> list[str]:
-    """The scorer's ranking of the sentences shown to the model, and the model's choice."""
-    if selection is None:
-        return []
-    lines = [f"   Sentences shown, ranked by the scorer ({selection.scorer}):"]
-    for unit in selection.shown:
-        semantic = "" if unit.semantic is None else f", cosine {unit.semantic:.2f}"
-        demoted = f"  (demoted: {unit.demoted})" if unit.demoted else ""
-        lines.append(
-            f"     {unit.rank}. {unit.label} sentence {unit.sentence}  {unit.score:.4f} (BM25 "
-            f"{unit.lexical:.2f}{semantic})  {unit.location.brief()}{demoted}"
-        )
-        lines.append(f"        {unit.text}")
-    lines.append(f"   {selection.describe()}")
-    return lines
-
-
-def _format_answer(result: PartResult, answer: Answer) -> list[str]:
-    if answer.verified and answer.citation is not None:
-        lines = [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
-        if answer.other_evidence:
-            lines.append("   Other evidence (other documents also match; check for a conflict):")
-            lines += [f"     · {location.describe()}" for location in answer.other_evidence]
-        return lines
-    reason = f"model error: {answer.reason}" if answer.model_failed else answer.reason
-    lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {reason}."]
-    if result.candidates:
-        lines.append("   Evidence retrieved:")
-        lines += _format_candidates(result)
-    elif result.note:
-        lines.append(f"   ({result.note})")
-    return lines
 
 
 @cli.command()
@@ -1055,30 +1010,6 @@ def _page_images(
             continue
         images[index] = str(target)
     return images
-
-
-def _header(as_of: date, caller: Caller, results: list[PartResult], documents: tuple[str, ...]) -> str:
-    retriever = results[0].retriever if results else "none"
-    within = f" · only in {', '.join(documents)}" if documents else ""
-    return (
-        f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
-        f"{within}"
-    )
-
-
-def _part_head(number: int, result: PartResult) -> list[str]:
-    """A part's first lines: its question, and why it was searched mainly in some documents."""
-    return ["", f"{number}. {result.question}", *([f"   ({result.route.why})"] if result.route else [])]
-
-
-def _format_candidates(result: PartResult) -> list[str]:
-    if not result.candidates:
-        return [f"   No candidates: {result.note}."]
-    lines = []
-    for candidate in result.candidates:
-        lines.append(f"   [{candidate.rank}] {candidate.score:6.2f}  {candidate.location.describe()}")
-        lines.append(f"       {candidate.text}")
-    return lines
 
 
 def main() -> None:

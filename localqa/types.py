@@ -365,6 +365,62 @@ class Coverage(Frozen):
         return f"{checked}{f' ({self.note})' if self.note else ''}"
 
 
+class Operand(Frozen):
+    """One input of a derived figure (`localqa.figures`): its name in the expression, its value
+    (a verified span of `quote`, `localqa.values`), and the quote and citation it comes from."""
+
+    name: str
+    value: Value
+    quote: str
+    citation: Location
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value.as_json(),
+            "quote": self.quote,
+            "citation": self.citation.model_dump(mode="json"),
+        }
+
+
+class Value(Frozen):
+    """The value an answer gives: a span of its verified quote (a number with its unit, a date, a
+    duration, a name, a list), or for a table row the cell at the row and column asked about; or
+    a derived figure computed in code from `operands` by `expression` (`localqa.figures`).
+
+    `text` is the span as the document writes it ("(1,577)", "45 minutes"), or for a derived
+    figure the result as rounded ("12.5 %"). `number` is its numeric value, sign included (an
+    outflow in parentheses is negative), in the table's `scale` ("millions") and `unit` ("USD",
+    "%", "days"); None for a value that is no number. `row` and `column` are a table cell's row
+    label and column header. `expression` is written over the operands' names
+    ("(revenue_fy2022 - revenue_fy2021) / revenue_fy2021 * 100")."""
+
+    text: str
+    number: float | None = None
+    unit: str | None = None
+    scale: str | None = None
+    row: str | None = None
+    column: str | None = None
+    operands: tuple[Operand, ...] | None = None
+    expression: str | None = None
+
+    @property
+    def derived(self) -> bool:
+        return self.operands is not None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "number": self.number,
+            "unit": self.unit,
+            "scale": self.scale,
+            "row": self.row,
+            "column": self.column,
+            "operands": None if self.operands is None else [o.as_json() for o in self.operands],
+            "expression": self.expression,
+        }
+
+
 class Answer(Frozen):
     """The outcome of answering one part. A verified answer has a quote and its citation and no
     reason; a refused or failed one has a reason and no quote, citation or other evidence. Build
@@ -378,14 +434,25 @@ class Answer(Frozen):
     call: ModelCall | None = None  # None when no model was asked
     selection: Selection | None = None  # None when there was nothing to choose from
     coverage: Coverage | None = None  # None when no quote was checked (localqa.coverage)
+    # What the quote answers, when the part asks for one (`localqa.values`): a span of the quote,
+    # a table cell, or a figure derived from verified operands. Never on a refusal.
+    value: Value | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
         if self.outcome is Outcome.VERIFIED:
             if not self.quote or not self.quote.strip() or self.citation is None or self.reason is not None:
                 raise ValueError("a verified answer has a non-blank quote and a citation, and no reason")
-        elif not self.reason or self.quote is not None or self.citation is not None or self.other_evidence:
-            raise ValueError(f"a {self.outcome.value} answer has a reason and no quote, citation or evidence")
+        elif (
+            not self.reason
+            or self.quote is not None
+            or self.citation is not None
+            or self.other_evidence
+            or self.value is not None
+        ):
+            raise ValueError(
+                f"a {self.outcome.value} answer has a reason and no quote, citation, value or evidence"
+            )
         return self
 
     @classmethod
@@ -418,7 +485,11 @@ class Answer(Frozen):
             "quote": self.quote,
             "citation": self.citation.model_dump(mode="json") if self.citation else None,
             "reason": self.reason,
+            "value": self.value.as_json() if self.value else None,
             "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
             "selection": self.selection.as_json() if self.selection else None,
             "coverage": self.coverage.model_dump(mode="json") if self.coverage else None,
         }
+
+
+Operand.model_rebuild()

@@ -482,6 +482,7 @@ def test_the_json_of_each_outcome() -> None:
         "quote": FRAGILE_SENTENCE,
         "citation": FRAGILE.location.model_dump(mode="json"),
         "reason": None,
+        "value": None,
         "other_evidence": [STANDARD.location.model_dump(mode="json")],
         "selection": None,
         "coverage": None,

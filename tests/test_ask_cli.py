@@ -94,6 +94,7 @@ def test_verified_quote_is_printed_with_citation_and_model(
         "As of 2026-11-14 · role public · tenant default · retriever lexical · model fake:fake",
         "",
         f"1. {FINE_QUESTION}",
+        "   Answer: 20 cents per day",  # the value first, then the quote it is a span of
         f'   "{FINE_SENTENCE}"',
         f"   {FINE_CITATION}",
     ]
@@ -231,6 +232,7 @@ def test_ask_json_shape(
         "quote",
         "citation",
         "reason",
+        "value",
         "other_evidence",
         "selection",
         "coverage",

@@ -170,7 +170,7 @@ def _run(
                 # scored on the k candidates above.
                 answering = Settings(retrieval=settings, answering=chosen.answering).for_answering()
                 shown_to_model = _search(library, suite, case, caller, answering)
-                answer = _answer_with_model(library, case, shown_to_model, model)
+                answer = _answer_with_model(library, case, caller, shown_to_model, model)
             elif answers is not None:
                 answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
                 owner = owners.get(cited_doc) if cited_doc else None
@@ -244,12 +244,13 @@ def _search(
 
 
 def _answer_with_model(
-    library: Library, case: Case, parts: list[PartResult], model: AnswerModel
+    library: Library, case: Case, caller: Caller, parts: list[PartResult], model: AnswerModel
 ) -> AnswerScore:
-    """Answer each part; a case's answer is its first shown quote (most cases have one part)."""
+    """Answer each part as the case's caller; a case's answer is its first shown quote (most cases
+    have one part)."""
     scored: AnswerScore | None = None
     for part in parts:
-        answer = library.answer_part(part, model)
+        answer = library.answer_part(part, model, as_of=case.as_of, caller=caller, documents=case.documents)
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
             case,
