@@ -63,8 +63,16 @@ eval-gates: setup
 	$(BIN)/localqa eval evals/tenants
 
 # --durations=25: the slowest tests, printed with every run, so that a slow one is seen when it lands.
+# WORKERS=2: every test but the embedded model's in two pytest-xdist workers, then the model's alone
+# (it computes on every core); measured in docs/development.md.
+WORKERS ?= 1
 test: lint emulator
+ifeq ($(WORKERS),1)
 	$(BIN)/pytest --durations=25
+else
+	$(BIN)/pytest --durations=25 -m "not embedded" -n $(WORKERS)
+	$(BIN)/pytest --durations=25 -m embedded
+endif
 	$(MAKE) --no-print-directory eval-gates
 
 test-fast: setup

@@ -93,9 +93,17 @@ def new_index(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> I
             server.drop_database(name)
 
 
+_LIBRARIES: dict[str, Db] = {}  # the sample library's index, per backend, built by this process
+
+
 @pytest.fixture(scope="session")
 def library_db(backend: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Db:
-    """The sample library indexed once per test session and backend (read-only: do not modify)."""
+    """The sample library indexed once per test session and backend (read-only: do not modify).
+    Once per process, not per set-up of this fixture: pytest sets a fixture of a parametrized
+    session fixture up again when the tests of the two backends interleave (as they do across
+    pytest-xdist's workers), and the database's name is taken by then."""
+    if backend in _LIBRARIES:
+        return _LIBRARIES[backend]
     folder = tmp_path_factory.mktemp("library")
     shutil.copytree(SAMPLE_PDFS, folder / "pdfs", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     db: Db = folder / "library.sqlite3"
@@ -107,6 +115,7 @@ def library_db(backend: str, request: pytest.FixtureRequest, tmp_path_factory: p
     if backend == "postgresql":
         # Copies come from a database nobody reads (a template must have no other connections).
         server.create_database(template="library", name="library_template")
+    _LIBRARIES[backend] = db
     return db
 
 

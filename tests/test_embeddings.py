@@ -8,8 +8,10 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from click.testing import CliRunner
@@ -17,7 +19,17 @@ from click.testing import CliRunner
 from localqa import embeddings, minilm
 from localqa.cli import cli
 
-needs_semantic = pytest.mark.skipif(not embeddings.is_available(), reason="needs localqa[semantic]")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def needs_semantic(test: F) -> F:
+    """A test of the real encoder: marked `semantic` (out of `make test-fast`), skipped without
+    localqa[semantic]."""
+    marked: F = pytest.mark.semantic(
+        pytest.mark.skipif(not embeddings.is_available(), reason="needs localqa[semantic]")(test)
+    )
+    return marked
+
 
 SENTENCES = [
     "When must I bring back a camera lens?",
@@ -81,6 +93,12 @@ def test_empty_input_needs_no_model(extra_missing: None) -> None:
 # --- the cached model ----------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def fp32_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fp32 model built once for the module's tests that damage a copy of it."""
+    return minilm.ensure_model(tmp_path_factory.mktemp("fp32"), "fp32")
+
+
 @needs_semantic
 def test_the_model_is_built_once_then_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = minilm.ensure_model(tmp_path, "fp32")
@@ -113,8 +131,12 @@ def test_the_model_is_built_once_then_reused(tmp_path: Path, monkeypatch: pytest
         ("checksum", "delete"),
     ],
 )
-def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, file: str, damage: str) -> None:
-    path = minilm.ensure_model(tmp_path, "fp32")
+def test_a_missing_or_damaged_model_is_rebuilt(
+    tmp_path: Path, fp32_built: Path, file: str, damage: str
+) -> None:
+    shutil.copytree(fp32_built.parent, tmp_path, dirs_exist_ok=True)  # new inodes: checked by hash
+    path = tmp_path / fp32_built.name
+    assert minilm.ensure_model(tmp_path, "fp32") == path and minilm.is_intact(path)
     good = {p: p.read_bytes() for p in (path, minilm.weights_path(path))}
     damaged = {"graph": path, "weights": minilm.weights_path(path), "checksum": Path(f"{path}.sha256")}[file]
     data, times = damaged.read_bytes(), damaged.stat()
@@ -134,10 +156,12 @@ def test_a_missing_or_damaged_model_is_rebuilt(tmp_path: Path, file: str, damage
 
 
 @needs_semantic
-def test_an_unchanged_model_is_not_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unchanged_model_is_not_hashed_again(
+    tmp_path: Path, fp32_built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The files are hashed when they may have changed since their sums last matched (a
     copied cache: new inodes), not on every load."""
-    built = minilm.ensure_model(tmp_path / "built", "fp32")
+    built = fp32_built
     copy = tmp_path / "copy" / built.name
     shutil.copytree(built.parent, copy.parent)
     hashed: list[str] = []
