@@ -17,12 +17,16 @@ from localqa.errors import SuiteError
 from localqa.evaluate.records import CaseRecord, PartRecord, RecordedCandidate, Run, RunConfig, Totals
 from localqa.evaluate.score import (
     AnswerScore,
+    RetrievalScore,
+    TextAt,
     answer_leak,
     attribute,
     find_leaks,
+    first_passage,
     forbidden,
     score_answer,
     score_retrieval,
+    score_value,
 )
 from localqa.evaluate.suite import Case, Suite
 from localqa.index import Progress, refresh_index
@@ -34,7 +38,7 @@ from localqa.scope import UnknownDocumentError
 from localqa.settings import RetrievalSettings, Settings
 from localqa.store import Db, describe, postgres_url, temporary
 from localqa.store.base import Store
-from localqa.types import MAX_NUMBER, Caller, Candidate, Kind, Location, PartResult
+from localqa.types import MAX_NUMBER, Caller, Candidate, Kind, Location, PartResult, Value
 
 
 class RecordedCitation(BaseModel):
@@ -63,6 +67,7 @@ class RecordedAnswer(BaseModel):
     id: str
     quote: str | None = None
     citation: RecordedCitation | None = None
+    value: Value | None = None
 
 
 def load_answers(path: Path) -> dict[str, RecordedAnswer]:
@@ -170,9 +175,9 @@ def _run(
                 # scored on the k candidates above.
                 answering = Settings(retrieval=settings, answering=chosen.answering).for_answering()
                 shown_to_model = _search(library, suite, case, caller, answering)
-                answer = _answer_with_model(library, case, shown_to_model, model)
+                answer = _answer_with_model(library, case, shown_to_model, model, retrieval)
             elif answers is not None:
-                answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
+                answer, cited_doc = _grade_recorded(case, answers.get(case.id), db, parts, retrieval)
                 owner = owners.get(cited_doc) if cited_doc else None
                 if cited_doc is not None and (
                     cited_doc not in visible or owner is None or forbidden(owner, caller, case.as_of)
@@ -244,10 +249,11 @@ def _search(
 
 
 def _answer_with_model(
-    library: Library, case: Case, parts: list[PartResult], model: AnswerModel
+    library: Library, case: Case, parts: list[PartResult], model: AnswerModel, retrieval: RetrievalScore
 ) -> AnswerScore:
-    """Answer each part; a case's answer is its first shown quote (most cases have one part)."""
-    scored: AnswerScore | None = None
+    """Answer each part; a case's answer is its first shown quote (most cases have one part), with
+    its value, and set against the first passage retrieval gave that part."""
+    scored: tuple[AnswerScore, Value | None, PartResult] | None = None
     for part in parts:
         answer = library.answer_part(part, model)
         cited_text = _text_at(part.candidates, answer.citation)
@@ -260,27 +266,58 @@ def _answer_with_model(
             model_failed=answer.model_failed,
             selection=answer.selection,
         ).model_copy(update={"coverage": answer.coverage})
-        if scored is None or (current.quote is not None and scored.quote is None):
-            scored = current
+        if scored is None or (current.quote is not None and scored[0].quote is None):
+            scored = (current, answer.value, part)
         if current.shown_unverified:
-            return current
+            scored = (current, answer.value, part)
+            break
     assert scored is not None
-    return scored
+    current, value, part = scored
+    return _judged(case, current, value, part, retrieval, _passage_text(library.store))
+
+
+def _judged(
+    case: Case,
+    answer: AnswerScore,
+    value: Value | None,
+    part: PartResult | None,
+    retrieval: RetrievalScore,
+    text_at: TextAt,
+) -> AnswerScore:
+    """The answer's value scored, and the answer set against the part's first passage."""
+    first = part.candidates[0] if part is not None and part.candidates else None
+    answer = answer.model_copy(update={"first_passage": first_passage(case, first, answer)})
+    return score_value(case, answer, value, retrieval.recall, text_at)
+
+
+def _passage_text(store: Store) -> TextAt:
+    def text_at(location: Location) -> str | None:
+        found = store.passage_at(location)
+        return None if found is None else found.text
+
+    return text_at
 
 
 def _text_at(candidates: tuple[Candidate, ...], location: Location | None) -> str | None:
     return next((c.text for c in candidates if c.location == location), None)
 
 
-def _grade_recorded(case: Case, recorded: RecordedAnswer | None, db: Store) -> tuple[AnswerScore, str | None]:
+def _grade_recorded(
+    case: Case, recorded: RecordedAnswer | None, db: Store, parts: list[PartResult], retrieval: RetrievalScore
+) -> tuple[AnswerScore, str | None]:
     """Grade another system's answer against the passage it cites; also return that passage's
-    document id, so that citing a document the caller may not see is counted as a leak."""
+    document id, so that citing a document the caller may not see is counted as a leak. Its
+    first passage is that of the question's first part."""
+    first_part = parts[0] if parts else None
+    text_at = _passage_text(db)
     if recorded is None:
-        return score_answer(case, None, None, None, reason="no recorded answer for this case"), None
+        missing = score_answer(case, None, None, None, reason="no recorded answer for this case")
+        return _judged(case, missing, None, first_part, retrieval, text_at), None
     if recorded.citation is None:
-        return score_answer(case, recorded.quote, None, None), None
+        uncited = score_answer(case, recorded.quote, None, None)
+        return _judged(case, uncited, recorded.value, first_part, retrieval, text_at), None
     location = recorded.citation.location()
     found = db.passage_at(location)
-    if found is None:
-        return score_answer(case, recorded.quote, location, None), None
-    return score_answer(case, recorded.quote, location, found.text), found.doc_id
+    graded = score_answer(case, recorded.quote, location, None if found is None else found.text)
+    judged = _judged(case, graded, recorded.value, first_part, retrieval, text_at)
+    return judged, None if found is None else found.doc_id
