@@ -26,12 +26,12 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import coverage, prompts, sentences
+from localqa import coverage, figures, prompts, sentences, values
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
 from localqa.text import squash
-from localqa.types import Answer, Candidate, Kind, Location, ModelCall, RankedUnit, Selection
+from localqa.types import Answer, Candidate, Kind, Location, ModelCall, RankedUnit, Selection, Value
 
 
 class QuoteChoice(BaseModel):
@@ -138,8 +138,10 @@ def answer_part(
     candidates: tuple[Candidate, ...],
     model: AnswerModel,
     settings: AnswerSettings | None = None,
+    context: values.Context | None = None,
 ) -> Answer:
-    """Choose and verify a quote for one part. No candidates: no model call, a refusal."""
+    """Choose and verify a quote for one part, with the value it gives (`localqa.values`; the
+    `context` says what else a value may read). No candidates: no model call, a refusal."""
     if not candidates:
         return Answer.refused("no eligible passage matches this part")
     settings = settings or AnswerSettings()
@@ -168,11 +170,20 @@ def answer_part(
     chose = {"choice": verdict.choice, "kept_first": kept_first}
     answer = answer.model_copy(update={"call": call, "selection": selection.model_copy(update=chose)})
     answer = coverage.judge(question, answer, candidates, settings)
-    if answer.citation is None:
+    if answer.citation is None or answer.quote is None:
         return answer
     return answer.model_copy(
-        update={"other_evidence": _other_documents(candidates, answer.citation, settings)}
+        update={
+            "other_evidence": _other_documents(candidates, answer.citation, settings),
+            "value": checked(values.value_of(question, answer.quote, answer.citation, context), answer.quote),
+        }
     )
+
+
+def checked(value: Value | None, quote: str) -> Value | None:
+    """`value` when it passes the figure rule against its quote (`figures.figure_check`), else
+    None: a value that fails it is never shown."""
+    return value if value is not None and figures.figure_check(value, quote) is None else None
 
 
 def _call(completion: Completion, seconds: float) -> ModelCall:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import date
 from types import TracebackType
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import periods
+from localqa import periods, values
 from localqa.eligibility import eligible
 from localqa.errors import LocalQAError
 from localqa.index import open_index, status_for
@@ -32,7 +32,7 @@ from localqa.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
-from localqa.types import MAX_NUMBER, Answer, Caller, Document, PartResult, Passage, Period
+from localqa.types import MAX_NUMBER, Answer, Caller, Document, Location, PartResult, Passage, Period
 
 if TYPE_CHECKING:
     from localqa.models.base import AnswerModel
@@ -179,19 +179,40 @@ class Library:
         from localqa.models.base import AnswerModel
 
         chosen = model if isinstance(model, AnswerModel) else get_model(model)
-        answers = [PartAnswer(result=r, answer=self.answer_part(r, chosen, answering)) for r in results]
+        answers = [
+            PartAnswer(
+                result=r,
+                answer=self.answer_part(
+                    r, chosen, answering, as_of=as_of, caller=caller, documents=documents
+                ),
+            )
+            for r in results
+        ]
         return Asked(
             parts=answers, backend=chosen.backend, model=chosen.name, retrieval_seconds=retrieval_seconds
         )
 
     def answer_part(
-        self, result: PartResult, model: AnswerModel, settings: AnswerSettings | None = None
+        self,
+        result: PartResult,
+        model: AnswerModel,
+        settings: AnswerSettings | None = None,
+        *,
+        as_of: date,
+        caller: Caller | None = None,
+        documents: Sequence[str] = (),
     ) -> Answer:
-        """One retrieved part answered and verified (no index access: the candidates carry the
-        text)."""
+        """One retrieved part answered and verified, with the value it gives; a part asking for a
+        figure derived from line items (`localqa.figures`) has each retrieved and read as a part
+        of its own, as `caller` on `as_of`, within `documents`."""
         from localqa.answering import answer_part
+        from localqa.deriving import derive
 
-        return answer_part(result.question, result.candidates, model, settings or self.settings.answering)
+        context = IndexContext(self, as_of, caller or Caller(), result.question)
+        answer = answer_part(
+            result.question, result.candidates, model, settings or self.settings.answering, context
+        )
+        return derive(self, result, answer, context, documents)
 
     def page(
         self, source: str, page: int | None, *, as_of: date, caller: Caller | None = None
@@ -243,6 +264,10 @@ class Library:
         with self._reading() as store:
             return status_for(store, caller)
 
+    def reading(self) -> AbstractContextManager[Store]:
+        """The open store for one read, under the library's lock (see `_reading`)."""
+        return self._reading()
+
     @property
     def store(self) -> Store:
         """The open store, for what the methods above do not cover (evaluation reads documents,
@@ -270,6 +295,44 @@ class Library:
         if self._store is None:
             self._store = open_index(self.db)  # a missing index is IndexMissingError
         return self._store
+
+
+class IndexContext:
+    """What a value may read beyond its quote (`localqa.values.Context`), from the open index and
+    as the caller may: a source's fiscal calendar, from its period (catalog or cover) and the years
+    the question names; and a page's other passages, where a table states its scale. Each read
+    once per question."""
+
+    def __init__(self, library: Library, as_of: date, caller: Caller, question: str) -> None:
+        self.library = library
+        self.as_of = as_of
+        self.caller = caller
+        self.years = tuple(m.year for m in periods.mentions(question))
+        self._calendars: dict[str, values.FiscalCalendar] = {}
+        self._pages: dict[tuple[str, int | None], tuple[str, ...]] = {}
+
+    def calendar(self, source: str) -> values.FiscalCalendar:
+        if source not in self._calendars:
+            with self.library.reading() as store:
+                document = next(
+                    (d for d in store.eligible(self.as_of, self.caller).values() if d.source == source), None
+                )
+                found = store.found().get(document.doc_id) if document else None
+            period, _ = periods.of_document(document, found) if document else (None, None)
+            self._calendars[source] = values.calendar_for(
+                period.end if period else None, period.label if period else None, self.years
+            )
+        return self._calendars[source]
+
+    def around(self, location: Location) -> Sequence[str]:
+        key = (location.source, location.page)
+        if key not in self._pages:
+            try:
+                page = self.library.page(location.source, location.page, as_of=self.as_of, caller=self.caller)
+                self._pages[key] = tuple(p.text for p in page.passages)
+            except PageNotFoundError:
+                self._pages[key] = ()
+        return [*([location.section] if location.section else []), *self._pages[key]]
 
 
 def search_parts(

@@ -177,6 +177,12 @@ def cover_period(text: str) -> Period | None:
     return None
 
 
+def month_number(name: str) -> int | None:
+    """The number of a month written in full or abbreviated ("May", "Sept", "DECEMBER")."""
+    key = name.lower().rstrip(".")
+    return _MONTHS.get("sep" if key == "sept" else key)
+
+
 def _date(found: re.Match[str]) -> date | None:
     try:
         if found["iso"]:

@@ -852,8 +852,8 @@ def with_values(monkeypatch: pytest.MonkeyPatch, values: dict[str, Value | None]
     here, whatever `localqa.values` takes from a quote."""
     answer_part = Library.answer_part
 
-    def valued(self: Library, result: PartResult, model: Any, settings: Any = None) -> Answer:
-        answer = answer_part(self, result, model, settings)
+    def valued(self: Library, result: PartResult, model: Any, settings: Any = None, **asked: Any) -> Answer:
+        answer = answer_part(self, result, model, settings, **asked)
         value = values.get(result.question)
         return answer.model_copy(update={"value": value}) if answer.verified else answer
 

@@ -175,7 +175,7 @@ def _run(
                 # scored on the k candidates above.
                 answering = Settings(retrieval=settings, answering=chosen.answering).for_answering()
                 shown_to_model = _search(library, suite, case, caller, answering)
-                answer = _answer_with_model(library, case, shown_to_model, model, retrieval)
+                answer = _answer_with_model(library, case, caller, shown_to_model, model, retrieval)
             elif answers is not None:
                 answer, cited_doc = _grade_recorded(case, answers.get(case.id), db, parts, retrieval)
                 owner = owners.get(cited_doc) if cited_doc else None
@@ -249,13 +249,18 @@ def _search(
 
 
 def _answer_with_model(
-    library: Library, case: Case, parts: list[PartResult], model: AnswerModel, retrieval: RetrievalScore
+    library: Library,
+    case: Case,
+    caller: Caller,
+    parts: list[PartResult],
+    model: AnswerModel,
+    retrieval: RetrievalScore,
 ) -> AnswerScore:
-    """Answer each part; a case's answer is its first shown quote (most cases have one part), with
-    its value, and set against the first passage retrieval gave that part."""
+    """Answer each part as the case's caller; a case's answer is its first shown quote (most cases
+    have one part), with its value, and set against the first passage retrieval gave that part."""
     scored: tuple[AnswerScore, Value | None, PartResult] | None = None
     for part in parts:
-        answer = library.answer_part(part, model)
+        answer = library.answer_part(part, model, as_of=case.as_of, caller=caller, documents=case.documents)
         cited_text = _text_at(part.candidates, answer.citation)
         current = score_answer(
             case,

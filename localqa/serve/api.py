@@ -113,7 +113,10 @@ def ask(
         settings=library.settings.for_answering(),
         documents=query.documents,
     )
-    answers = [models.answer(library, result, model) for result in results]
+    answers = [
+        models.answer(library, result, model, as_of=as_of, caller=who.caller, documents=query.documents)
+        for result in results
+    ]
     payload = ask_json(results, answers, as_of, who.caller, (model.backend, model.name), query.documents)
     faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
     if faults:

@@ -82,7 +82,9 @@ def ask(
             retriever=results[0].retriever if results else "none",
         )
         for number, result in enumerate(results, start=1):
-            answer = models.answer(library, result, answer_model)
+            answer = models.answer(
+                library, result, answer_model, as_of=as_of, caller=who.caller, documents=doc
+            )
             yield templates.get_template("part.html").render(
                 part=_part_view(number, result, answer, as_of, len(results))
             )

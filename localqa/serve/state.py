@@ -5,7 +5,9 @@ closure, so each router stands on its own."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Annotated
 
@@ -63,9 +65,20 @@ class Models:
                 self._made[chosen] = get_model(chosen)
             return self._made[chosen]
 
-    def answer(self, library: Library, result: PartResult, model: AnswerModel) -> Answer:
+    def answer(
+        self,
+        library: Library,
+        result: PartResult,
+        model: AnswerModel,
+        *,
+        as_of: date,
+        caller: Caller,
+        documents: Sequence[str] = (),
+    ) -> Answer:
         with self.call:
-            return library.answer_part(result, model, self.settings)
+            return library.answer_part(
+                result, model, self.settings, as_of=as_of, caller=caller, documents=documents
+            )
 
 
 def _default_or_none() -> str | None:

@@ -1,0 +1,83 @@
+"""Answering a part that asks for a figure of a filing (`localqa.figures`): each line item the
+figure needs is retrieved as a part of its own, in the documents the part is about, and read at
+each fiscal year from its best row; the figure is computed and checked, or the answer says which
+operand the evidence does not give.
+
+Which documents: those the part was routed to because it names them (`localqa.routing`), else
+those the caller scoped the question to, else the document of the part's own verified quote, whose
+evidence mentions what the question names (`localqa.coverage`). A part about none of these gets no
+figure: operands from documents it never named could come from another company's filing.
+Every search runs as the caller on the as-of date, like the part's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from localqa import figures
+from localqa.answering import checked
+from localqa.types import Answer, Candidate, PartResult
+
+if TYPE_CHECKING:
+    from localqa.library import IndexContext, Library
+
+# Candidates read per search of a line item: a filing has dozens of rows sharing its label's words
+# (segments, notes, quarters), and the statement's row is often not the first by BM25. No cap
+# per page: the rows of one statement share a page.
+ITEM_K = 100
+
+
+def derive(
+    library: Library, result: PartResult, answer: Answer, context: IndexContext, documents: Sequence[str]
+) -> Answer:
+    """`answer` (the part's quote) replaced by the figure the part asks for, when it asks for one
+    and the figure can be computed; a figure the evidence lacks an operand of is a refusal naming
+    it, except for a single line item, where the quote and its own value stand."""
+    figure = figures.plan(result.question)
+    if figure is None:
+        return answer
+    within = _documents(result, answer, documents)
+    if not within:
+        return answer
+    settings = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
+    candidates: dict[str, list[Candidate]] = {}
+    for item in {need.item.key: need.item for need in figure.needs}.values():
+        found = candidates.setdefault(item.key, [])
+        for text in figures.search_texts(item, figure.statements):
+            (part,) = library.search(
+                text,
+                as_of=context.as_of,
+                caller=context.caller,
+                parts=[text],
+                k=ITEM_K,
+                settings=settings,
+                documents=within,
+            )
+            seen = {c.location for c in found}
+            found += [c for c in part.candidates if c.location not in seen]
+    computed = figures.compute(figure, figures.read_operands(figure, candidates, context))
+    kept = {"call": answer.call, "selection": answer.selection}
+    if computed.value is None:
+        if figure.origin == "item":
+            return answer
+        return Answer.refused(computed.why or "no figure computed").model_copy(update=kept)
+    value = computed.value
+    first = (value.operands or ())[0]
+    if figure.origin == "item":
+        value = first.value  # one line item: the cell itself, not a figure computed from it
+    shown = checked(value, first.quote)
+    if shown is None:
+        return Answer.refused("no figure computed: its check failed").model_copy(update=kept)
+    verified = Answer.verified_quote(first.quote, first.citation)
+    return verified.model_copy(update={**kept, "value": shown})
+
+
+def _documents(result: PartResult, answer: Answer, documents: Sequence[str]) -> list[str]:
+    if result.route is not None:
+        return list(result.route.sources)
+    if documents:
+        return list(documents)
+    if answer.verified and answer.citation is not None:
+        return [answer.citation.source]
+    return []

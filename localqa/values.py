@@ -1,0 +1,524 @@
+"""The value a verified quote gives: the shortest span of it that answers the part, or for a table
+row the cell at the column the part asks about.
+
+What a part asks for is read from its words (`Wanted`): the fiscal years it names (a year selects
+a table's column), whether it asks for a quantity ("how many", "what percentage", "Answer in USD
+millions"), a duration ("how long", "how many days"), a time or a date ("when"), and the scale and
+rounding its instruction asks for. Nothing here calls a model, and nothing here makes up a figure:
+
+- **A table row** (`Row`, read back from the row text extraction writes: `Caption: Row label:
+  Header: value; Header: value`) gives the cell whose column header holds the fiscal year asked
+  about (a header "2019", "Fiscal 2019", "May 31, 2019" or "Year Ended December 31, 2019", a date
+  read with the filer's fiscal-year end: `FiscalCalendar`), or, when the part names no period,
+  the one cell whose header shares a word with the part ("Loan limit" for "What is the loan limit
+  for EQ-314?"). A cell the part itself names (EQ-314) is never the answer. Two columns for one
+  year, or none chosen by the part's words, is ambiguous: no value, and the quote stands alone.
+- **A sentence** gives the span of the wanted kind (an amount of money, a percentage, a number
+  with its unit, a duration, a time or a range of times, a date) closest to the words the
+  sentence shares with the part.
+
+Every value is a span of the quote (`is_span`): `localqa.figures.figure_check` checks it again
+before anything is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Protocol
+
+from localqa import periods
+from localqa.store.tokenizer import tokenizer
+from localqa.text import identifiers, squash
+from localqa.types import Kind, Location, Value
+
+# --- numbers ------------------------------------------------------------------------------------
+
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
+}  # fmt: skip
+_DASHES = "-\u2212\u2013\u2014"
+# A number as tables and sentences write it: an optional currency sign, a sign or parentheses
+# (a negative), digits with thousands separators, decimals, a percent sign.
+_CELL_NUMBER = re.compile(
+    rf"^(?P<open>\()?\s*(?P<currency>US\$|[$€£¥])?\s*(?P<sign>[{_DASHES}])?\s*(?P<currency2>[$€£¥])?\s*"
+    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)\s*(?P<percent>%)?\s*(?P<close>\))?\s*"
+    r"(?P<percent2>%)?$"
+)
+_CURRENCIES = {"$": "USD", "US$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A number read from its text: `number` with its sign, and the unit its text carries."""
+
+    number: Decimal
+    unit: str | None
+
+
+_LEADING = re.compile(
+    rf"^(?P<number>(?:US\$|[$€£¥])?\s?(?:\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)|{'|'.join(_NUMBER_WORDS)})"
+    r"(?:\s+|-)(?P<unit>[A-Za-z][A-Za-z ]{0,30})$",
+    re.IGNORECASE,
+)
+
+
+def read_quantity(text: str) -> tuple[Figure, str | None] | None:
+    """A number with the unit words after it ("45 minutes", "two calendar days", "$1.8 billion"):
+    the figure and the scale word when the unit is one ("billions"); else `read_number`."""
+    figure = read_number(text)
+    if figure is not None:
+        return figure, None
+    found = _LEADING.match(text.strip())
+    if found is None:
+        return None
+    number = found["number"]
+    lead = read_number(number) if number[0].isdigit() or number[0] in _CURRENCY_SIGNS else None
+    if lead is None and number.lower() in _NUMBER_WORDS:
+        lead = Figure(Decimal(_NUMBER_WORDS[number.lower()]), None)
+    if lead is None:
+        return None
+    unit = found["unit"].strip()
+    scale = _SCALE_WORDS.get(unit.lower())
+    if scale is not None:
+        return lead, scale
+    return Figure(lead.number, lead.unit or unit), None
+
+
+_CURRENCY_SIGNS = "$€£¥U"
+
+
+def read_number(text: str) -> Figure | None:
+    """The number a table cell or a figure's text states: "(1,577)" is -1577 (parentheses mark a
+    negative), "$ 3.2" 3.2 dollars, "4.0%" 4.0 percent. None for anything else ("—", "n/a")."""
+    found = _CELL_NUMBER.match(text.strip())
+    if found is None:
+        return None
+    try:
+        number = Decimal(found["digits"].replace(",", ""))
+    except InvalidOperation:
+        return None
+    negative = bool(found["sign"]) or (bool(found["open"]) and bool(found["close"]))
+    if bool(found["open"]) != bool(found["close"]):
+        return None
+    currency = found["currency"] or found["currency2"]
+    unit = "%" if found["percent"] or found["percent2"] else _CURRENCIES.get(currency or "")
+    return Figure(-number if negative else number, unit)
+
+
+# --- scale --------------------------------------------------------------------------------------
+
+SCALES = {"thousands": 3, "millions": 6, "billions": 9, "trillions": 12}
+_SCALE_WORDS = {
+    "thousand": "thousands", "million": "millions", "billion": "billions", "trillion": "trillions",
+    "mn": "millions", "bn": "billions", "k": "thousands", "m": "millions", "b": "billions",
+}  # fmt: skip
+# How a table states its unit once: "(in millions)", "(Millions)", "(dollars in millions, except
+# per share data)", "$ in millions", "(amounts in thousands)".
+_STATED_SCALE = re.compile(
+    r"(?:\(|\b(?:in|dollars in|amounts in|\$\s*in)\s+)(?:[a-z$ ]*\bin\s+)?"
+    r"(?P<scale>thousands|millions|billions)\b",
+    re.IGNORECASE,
+)
+
+
+def stated_scale(texts: Iterable[str]) -> str | None:
+    """The scale a table's own text states ("(in millions)", "(Millions)"), the first found."""
+    for text in texts:
+        found = _STATED_SCALE.search(text)
+        if found:
+            return found["scale"].lower()
+    return None
+
+
+# --- what a part asks for -------------------------------------------------------------------------
+
+_QUANTITY = re.compile(
+    r"\bhow (?:many|much)\b|%|\b(?:percent(?:age)?s?|ratios?|rates?|margins?|amounts?|totals?|"
+    r"averages?|sums?|number of|figures?|values?|in (?:usd|eur|gbp|us\$|dollars)|round(?:ed)?|"
+    r"how (?:long|old|often|far))\b",
+    re.IGNORECASE,
+)
+_DURATION = re.compile(r"\bhow long\b|\bhow many (?:days|weeks|months|years|hours|minutes)\b", re.I)
+_WHEN = re.compile(
+    r"^\W*(?:when|what time|what date|until when|by when|on what date)\b|\bwhat (?:time|date)\b", re.I
+)
+_ASKED_SCALE = re.compile(
+    r"\b(?:in\s+)?(?:usd|us\$|\$|dollars|eur|gbp)?\s*(?P<scale>thousands|millions|billions)\b", re.I
+)
+_DECIMALS = re.compile(
+    r"\bround(?:ed)?\b[^.?]*?\b(?:to\s+)?(?:the\s+)?(?:nearest\s+)?(?P<n>one|two|three|four|zero|no|\d)\s+"
+    r"decimal(?:\s+places?|s)?\b|\bround(?:ed)?\b[^.?]*?\bwhole number\b",
+    re.IGNORECASE,
+)
+_PERCENT_ASKED = re.compile(r"%|\bpercent(?:age|s)?\b|\bin units of percents?\b", re.I)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a question part asks for, read from its words."""
+
+    years: tuple[int, ...]  # fiscal years it names, in order
+    quantity: bool  # a number ("how many", "what percentage", "in USD millions")
+    duration: bool  # "how long", "how many days"
+    when: bool  # a time or a date
+    scale: str | None  # "millions" when it asks "in USD millions"
+    decimals: int | None  # "round to one decimal place": 1
+    percent: bool  # the answer is asked as a percentage
+
+
+def wanted(part: str) -> Wanted:
+    """What `part` asks for (see `Wanted`)."""
+    scale = _ASKED_SCALE.search(part)
+    return Wanted(
+        years=tuple(m.year for m in periods.mentions(part) if m.quarter is None),
+        quantity=_QUANTITY.search(part) is not None,
+        duration=_DURATION.search(part) is not None,
+        when=_WHEN.search(part) is not None,
+        scale=scale["scale"].lower() if scale else None,
+        decimals=_decimals(part),
+        percent=_PERCENT_ASKED.search(part) is not None,
+    )
+
+
+def _decimals(part: str) -> int | None:
+    found = _DECIMALS.search(part)
+    if found is None:
+        return None
+    n = found["n"]
+    if n is None or n in ("no", "zero"):
+        return 0
+    return int(n) if n.isdigit() else _NUMBER_WORDS[n]
+
+
+# --- table rows ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    header: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """A table row read back from its text: the label before its first header (the row label, or
+    a ruled table's title) and its cells in order."""
+
+    label: str | None
+    cells: tuple[Cell, ...]
+
+
+_LEADER = re.compile(r"\s*\.{2,}[\s.]*$")
+
+
+def read_row(text: str) -> Row:
+    """`Caption: Row label: Header: value; Header: value` (extraction's row text) as a `Row`. The
+    caption and the row label cannot be told apart in the text: the label is the last of them."""
+    chunks = squash(text).split("; ")
+    first = chunks[0].split(": ")
+    headed = any(": " in chunk for chunk in chunks[1:]) or len(chunks) == 1
+    if len(first) >= 3 or (len(first) == 2 and headed):
+        label_parts, cells = first[:-2], [Cell(_clean(first[-2]), first[-1])]
+    elif len(first) == 2:
+        label_parts, cells = first[:-1], [Cell(None, first[-1])]
+    else:
+        label_parts, cells = [], [Cell(None, first[0])]
+    for chunk in chunks[1:]:
+        header, separator, value = chunk.partition(": ")
+        cells.append(Cell(_clean(header), value) if separator else Cell(None, chunk))
+    label = _clean(label_parts[-1]) if label_parts else None
+    return Row(label, tuple(cells))
+
+
+def _clean(text: str) -> str:
+    return _LEADER.sub("", text).strip()
+
+
+@dataclass(frozen=True)
+class FiscalCalendar:
+    """How a filer names its fiscal years: the year a year-end date belongs to. `offset` is the
+    fiscal year minus the calendar year of the end date for an end in January or early February
+    (0 when a retailer names the year by its end, Walmart's FY2020 ended 2020-01-31; -1 when by
+    its start, Foot Locker's fiscal 2022 ended 2023-01-28); None when not known, and then both
+    readings count (`periods.fiscal_years_ending`)."""
+
+    offset: int | None = None
+
+    def years_ending(self, end: date) -> tuple[int, ...]:
+        years = periods.fiscal_years_ending(end)
+        if len(years) == 2 and self.offset is not None:
+            return (end.year + self.offset,)
+        return years
+
+
+def calendar_for(period_end: date | None, period_label: str | None, years: Sequence[int]) -> FiscalCalendar:
+    """The filer's calendar, from its document's period: a catalog label names the year of a dated
+    end outright; else a year the question names that the end date may be called (the routing
+    chose the document for it) fixes which reading the filer uses."""
+    if period_end is None or len(periods.fiscal_years_ending(period_end)) < 2:
+        return FiscalCalendar()
+    label = periods.parse_label(period_label) if period_label else None
+    if label is not None:
+        return FiscalCalendar(label.year - period_end.year)
+    named = [y for y in years if y in periods.fiscal_years_ending(period_end)]
+    if named:
+        return FiscalCalendar(max(named) - period_end.year)
+    return FiscalCalendar()
+
+
+_HEADER_DATE = re.compile(
+    r"(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2}),?\s+(?P<year>(?:19|20)\d\d)", re.IGNORECASE
+)
+_HEADER_YEAR = re.compile(r"(?<![\d.,])(?:FY\s?|F|fiscal\s+(?:year\s+)?)?((?:19|20)\d\d)(?![\d,])", re.I)
+_CHANGE = re.compile(r"\bchange\b|%|\bvs\.?\b|\bincrease\b|\bdecrease\b|\bvariance\b", re.IGNORECASE)
+
+
+def header_years(header: str | None, calendar: FiscalCalendar) -> tuple[int, ...]:
+    """The fiscal year(s) a column header names: "2019", "Fiscal 2019", "FY2019" name 2019; a date
+    ("May 31, 2019", "Year Ended January 31, 2020") names the fiscal year ending on it, by the
+    filer's calendar. () for a header of no year or of a change between years."""
+    if not header or _CHANGE.search(header):
+        return ()
+    dates = list(_HEADER_DATE.finditer(header))
+    if len(dates) == 1:
+        end = _date(dates[0])
+        if end is not None:
+            return calendar.years_ending(end)
+    years = {int(y) for y in _HEADER_YEAR.findall(header)}
+    return tuple(years) if len(years) == 1 else ()
+
+
+def _date(found: re.Match[str]) -> date | None:
+    month = periods.month_number(found["month"])
+    if month is None:
+        return None
+    try:
+        return date(int(found["year"]), month, int(found["day"]))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class CellChoice:
+    """The cell chosen for a part, or why none was (`why`: said to the reader, in their words)."""
+
+    cell: Cell | None
+    why: str | None = None
+
+
+def choose_cell(
+    part: str, row: Row, asked: Wanted, calendar: FiscalCalendar, year: int | None = None
+) -> CellChoice:
+    """The cell of `row` at the column the part asks about: the one whose header holds `year` (or
+    the one year the part names); else the one whose header shares a word with the part. A cell
+    the part itself names is never chosen."""
+    named = {code.upper() for code in identifiers(part)}
+    cells = [c for c in row.cells if c.text and c.text.upper() not in named and c.text not in part]
+    years = (year,) if year is not None else tuple(dict.fromkeys(asked.years))
+    dated = [c for c in cells if header_years(c.header, calendar)]
+    if years and dated:
+        matching = [c for c in dated if set(header_years(c.header, calendar)) & set(years)]
+        if len(years) > 1 and year is None:
+            return CellChoice(None, f"the question names {len(years)} years; a row gives one cell each")
+        if not matching:
+            return CellChoice(None, f"the row has no column for {years[0]}")
+        if len(matching) > 1:
+            return CellChoice(None, f"the row has {len(matching)} columns for {years[0]}")
+        return CellChoice(matching[0])
+    if len(cells) == 1 and not dated:
+        return CellChoice(cells[0])
+    words = set(tokenizer().terms(part))
+    overlaps = [(len(words & set(tokenizer().terms(c.header or ""))), c) for c in cells]
+    best = max((n for n, _ in overlaps), default=0)
+    chosen = [c for n, c in overlaps if n == best]
+    if best == 0 or len(chosen) > 1:
+        return CellChoice(None, "the question does not say which column of the row it asks about")
+    return CellChoice(chosen[0])
+
+
+# --- spans of a sentence --------------------------------------------------------------------------
+
+_TIME_UNITS = (
+    r"(?:calendar\s+|business\s+|working\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)"
+)
+_WORD_NUMBER = "|".join(_NUMBER_WORDS)
+_AMOUNT = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_CLOCK = r"\d{1,2}(?::\d{2})\s*(?:[ap]\.?m\.?)?|\d{1,2}\s*[ap]\.?m\.?|noon|midnight"
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?"
+    r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_SCALED = r"(?:\s?(?:thousand|million|billion|trillion|mn|bn)\b)?"
+_SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "time",
+        re.compile(
+            rf"\b(?:from\s+)?(?:{_CLOCK})\s*(?:to|until|[-\u2013])\s*(?:{_CLOCK})|(?<![\d:])(?:{_CLOCK})(?![\d:])",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "date",
+        re.compile(
+            rf"\b{_MONTH}\.?\s+\d{{1,2}},?\s+(?:19|20)\d\d\b|\b\d{{1,2}}\s+{_MONTH}\.?,?\s+(?:19|20)\d\d\b"
+            r"|\b(?:19|20)\d\d-\d\d-\d\d\b"
+        ),
+    ),
+    ("money", re.compile(rf"(?:US\$|[$€£¥])\s?(?:{_AMOUNT}){_SCALED}", re.IGNORECASE)),
+    (
+        "percent",
+        re.compile(rf"(?<![\w.,])[{_DASHES}]?(?:{_AMOUNT})\s?(?:%|percent\b|per cent\b)", re.IGNORECASE),
+    ),
+    (
+        "duration",
+        re.compile(rf"(?<![\w.,])(?:{_AMOUNT}|{_WORD_NUMBER})(?:\s+|-)(?:{_TIME_UNITS})\b", re.IGNORECASE),
+    ),
+    (
+        "number",
+        re.compile(
+            rf"(?<![\w.,$€£¥-])(?:{_AMOUNT})(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+)?(?![\w.,]\d)",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def spans(sentence: str) -> list[Span]:
+    """Every value-shaped span of `sentence`, the more specific kinds first where two overlap."""
+    found: list[Span] = []
+    for kind, pattern in _SPANS:
+        for match in pattern.finditer(sentence):
+            text = match.group(0).strip()
+            start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
+            if any(s.start < start + len(text) and start < s.end for s in found):
+                continue
+            found.append(Span(kind, text, start, start + len(text)))
+    return sorted(found, key=lambda s: s.start)
+
+
+def _wanted_kinds(asked: Wanted) -> tuple[str, ...]:
+    if asked.when:
+        return ("time", "date")
+    if asked.duration:
+        return ("duration",)
+    if asked.percent:
+        return ("percent",)
+    if asked.quantity:
+        return ("money", "percent", "duration", "number")
+    return ()
+
+
+def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
+    """The span of `sentence` that answers the part: of the kind it asks for, and, of several,
+    the one nearest to the words the sentence shares with the part. A span the part itself
+    states (a year, a figure it names) is not the answer."""
+    kinds = _wanted_kinds(asked)
+    if not kinds:
+        return None
+    found = [s for s in spans(sentence) if s.kind in kinds and s.text not in part]
+    if asked.duration:
+        unit = re.search(r"how many (\w+)", part, re.IGNORECASE)
+        if unit:
+            found = [s for s in found if unit.group(1).lower().rstrip("s") in s.text.lower()] or found
+    if not found:
+        return None
+    found.sort(key=lambda s: kinds.index(s.kind))
+    first_kind = [s for s in found if s.kind == found[0].kind]
+    anchors = _anchors(part, sentence)
+    if not anchors or len(first_kind) == 1:
+        return first_kind[0]
+    return min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors))
+
+
+def _anchors(part: str, sentence: str) -> list[int]:
+    """Where in the sentence the words it shares with the part stand."""
+    terms = set(tokenizer().terms(part))
+    return [m.start() for m in re.finditer(r"\w+", sentence) if set(tokenizer().terms(m.group(0))) & terms]
+
+
+# --- the value of an answer -----------------------------------------------------------------------
+
+
+class Context(Protocol):
+    """What a value may also read beyond its quote: the filer's fiscal calendar (which year a
+    column dated in January belongs to), and the text around a passage, where a table states its
+    scale ("(in millions)"). `localqa.library` reads both from the index, as the caller may."""
+
+    def calendar(self, source: str) -> FiscalCalendar: ...
+
+    def around(self, location: Location) -> Sequence[str]: ...
+
+
+class Alone:
+    """No context: the quote and its heading path only."""
+
+    def calendar(self, source: str) -> FiscalCalendar:
+        return FiscalCalendar()
+
+    def around(self, location: Location) -> Sequence[str]:
+        return [location.section] if location.section else []
+
+
+def value_of(part: str, quote: str, citation: Location, context: Context | None = None) -> Value | None:
+    """The value `quote` (a verified whole sentence, or a whole table row, at `citation`) gives
+    for the part, or None when the part asks for none or the quote gives no such span."""
+    asked = wanted(part)
+    context = context or Alone()
+    if citation.kind is Kind.TABLE:
+        row = read_row(quote)
+        choice = choose_cell(part, row, asked, context.calendar(citation.source))
+        if choice.cell is None:
+            return None
+        return cell_value(row, choice.cell, [quote, *context.around(citation)])
+    span = choose_span(part, quote, asked)
+    if span is None:
+        return None
+    read = read_quantity(span.text) if span.kind != "time" and span.kind != "date" else None
+    return Value(
+        text=span.text,
+        number=float(read[0].number) if read else None,
+        unit=read[0].unit if read else None,
+        scale=read[1] if read else None,
+    )
+
+
+def cell_value(row: Row, cell: Cell, scale_texts: Sequence[str] = ()) -> Value:
+    """A cell as a value: its text as written, its number, the table's scale, and both headers."""
+    read = read_quantity(cell.text)
+    figure = read[0] if read else None
+    return Value(
+        text=cell.text,
+        number=float(figure.number) if figure else None,
+        unit=figure.unit if figure else None,
+        scale=(read[1] if read else None)
+        or (stated_scale(scale_texts) if figure and figure.unit is None else None),
+        row=row.label,
+        column=cell.header,
+    )
+
+
+def is_span(text: str, quote: str) -> bool:
+    """Whether `text` is a span of `quote`, whitespace squashed (the value rule)."""
+    return bool(squash(text)) and squash(text) in squash(quote)
+
+
+def describe(value: Value) -> str:
+    """The value as the CLI prints it: `1,577 (USD millions) — Purchases of PP&E, 2018`."""
+    unit = " ".join(u for u in (value.unit if value.unit != "%" else None, value.scale) if u)
+    shown = value.text + (f" ({unit})" if unit else "")
+    where = ", ".join(p for p in (value.row, value.column) if p)
+    return f"{shown} — {where}" if where else shown
