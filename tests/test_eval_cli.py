@@ -22,7 +22,9 @@ from test_evaluate import (
     TENANT_CASES,
     TENANT_CATALOG,
     TENANT_DOCS,
+    answering_with,
     bypass_eligibility,
+    figure,
     reply,
     write_suite,
 )
@@ -231,6 +233,19 @@ def test_eval_exits_one_when_the_model_fails(
     [loan] = [c for c in run["cases"] if c["id"] == "loan-length"]
     assert loan["answer"]["reason"] == "cannot reach the backend at http://127.0.0.1:11434; is it running?"
     assert loan["answer"]["model_failed"] is True
+
+
+def test_eval_exits_one_when_an_unchecked_figure_is_shown(
+    runner: CliRunner, handbook_suite: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answering_with(monkeypatch, figure(text="27"))  # 5 + 21 is not 27
+
+    result = evaluate(runner, handbook_suite, "--model", "fake")
+
+    assert result.exit_code == 1, result.output
+    # loan-length and renewals-said-absent retrieve something and so are answered
+    assert one_error_line(result) == "Error: gate failed: 2 unchecked figure(s) shown"
+    assert "Unchecked figures shown: 2 (gate: must be 0)" in result.stdout.splitlines()
 
 
 def test_eval_with_a_working_model_reports_no_model_errors(

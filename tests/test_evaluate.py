@@ -31,6 +31,7 @@ from localqa.evaluate.score import (
     score_answer,
     score_retrieval,
     score_value,
+    unchecked_figure,
 )
 from localqa.evaluate.suite import Case, Expect, Suite, load_suite
 from localqa.index import open_index, refresh_index
@@ -1065,3 +1066,128 @@ def test_a_recorded_answer_carries_its_value(tmp_path: Path, beside: Db) -> None
     renewals = case(run, "renewals").answer
     assert (renewals.value_correct, renewals.value_blame) == (False, "span")  # "2" holds no number field
     assert case(run, "lost-card").answer.value_blame == "quote"  # no recorded answer
+
+
+# --- The unchecked-figures gate, and figures cited outside the part's candidates -------------------
+
+CARD = "A lost library card is replaced for 5 dollars."
+
+
+def handbook_location(paragraph: int) -> Location:
+    return _location("handbook.md").model_copy(update={"paragraph": paragraph})
+
+
+def figure(first_quote: str = CARD, second_quote: str = LOAN, text: str = "26") -> Value:
+    """A derived figure over two handbook paragraphs: the card fee (paragraph 4, which the loan
+    question does not retrieve) plus the loan days (paragraph 2)."""
+    fee = Operand(
+        name="fee", value=Value(text="5", number=5), quote=first_quote, citation=handbook_location(4)
+    )
+    days = Operand(
+        name="days", value=Value(text="21", number=21), quote=second_quote, citation=handbook_location(2)
+    )
+    return Value(text=text, number=float(text), operands=(fee, days), expression="fee + days")
+
+
+def answering_with(monkeypatch: pytest.MonkeyPatch, value: Value) -> None:
+    """Every part that retrieved something answered with `value`, quoted and cited as its first
+    operand (a derived figure's answer)."""
+    assert value.operands is not None
+    first = value.operands[0]
+
+    def derived(self: Library, result: PartResult, model: Any, settings: Any = None, **asked: Any) -> Answer:
+        if not result.candidates:
+            return Answer.refused("no eligible passage matches this part")
+        answer = Answer.verified_quote(first.quote, first.citation)
+        return answer.model_copy(update={"value": value})
+
+    monkeypatch.setattr(Library, "answer_part", derived)
+
+
+def test_a_derived_figure_cited_outside_the_candidates_is_verified_from_the_index(
+    handbook_suite: Suite, fake_model: Any, monkeypatch: pytest.MonkeyPatch, beside: Db
+) -> None:
+    answering_with(monkeypatch, figure())
+
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    loan = case(run, "loan-length")
+    assert handbook_location(4) not in {c.location for c in loan.candidates}
+    assert (loan.answer.verified, loan.answer.shown_unverified, loan.answer.unchecked_figure) == (
+        True,
+        False,
+        None,
+    )
+    assert not loan.leaks
+    assert (run.totals.unchecked_figures, run.totals.unverified_shown, run.gates_failed) == (0, 0, [])
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (figure(text="27"), "'27': its expression, recomputed from its operands, does not give it"),
+        (
+            figure(second_quote="lasts 21 days"),  # a span of the passage, not a whole sentence
+            "'26': operand days is not quoted from handbook.md prose ¶2",
+        ),
+        (
+            figure(second_quote="A standard book loan lasts 21 days or more."),  # not in the passage
+            "'26': operand days is not quoted from handbook.md prose ¶2",
+        ),
+    ],
+    ids=["recomputed", "operand-partial", "operand-absent"],
+)
+def test_a_figure_that_fails_its_check_is_counted_and_fails_the_gate(
+    handbook_suite: Suite,
+    fake_model: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    beside: Db,
+    value: Value,
+    why: str,
+) -> None:
+    answering_with(monkeypatch, value)
+
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    assert case(run, "loan-length").answer.unchecked_figure == why
+    answered = [c for c in run.cases if c.answer is not None and c.answer.unchecked_figure is not None]
+    assert run.totals.unchecked_figures == len(answered) > 0
+    assert f"{len(answered)} unchecked figure(s) shown" in run.gates_failed
+    summary = terminal_summary(run, None)
+    assert f"Unchecked figures shown: {len(answered)} (gate: must be 0)" in summary
+    [line] = [s for s in summary if " loan-length " in s]
+    assert line.endswith(f"  (unchecked figure {why})")
+
+
+def test_a_plain_value_that_is_not_a_span_of_its_quote_is_unchecked() -> None:
+    text_at = lambda location: LOAN  # noqa: E731
+    assert unchecked_figure(Value(text="21 days", number=21), LOAN, text_at) is None
+    assert unchecked_figure(None, LOAN, text_at) is None
+    assert unchecked_figure(Value(text="22 days", number=22), LOAN, text_at) == (
+        "'22 days': its text is not a span of its quote"
+    )
+    assert unchecked_figure(Value(text="21 days", number=12), LOAN, text_at) == (
+        "'21 days': its number is not the number its text states"
+    )
+
+
+def test_a_figure_citing_another_tenants_document_is_a_leak(
+    tenant_suite: Suite, fake_model: Any, monkeypatch: pytest.MonkeyPatch, beside: Db
+) -> None:
+    acme = "Under POL-12, employee hotel stays are reimbursed up to 180 dollars per night."
+    globex = "Under POL-12, employee hotel stays are reimbursed up to 240 dollars per night."
+    at = _location("acme-travel.md").model_copy(update={"paragraph": 2})
+    elsewhere = _location("globex-travel.md").model_copy(update={"paragraph": 2})
+    mine = Operand(name="acme", value=Value(text="180", number=180), quote=acme, citation=at)
+    theirs = Operand(name="globex", value=Value(text="240", number=240), quote=globex, citation=elsewhere)
+    answering_with(
+        monkeypatch, Value(text="420", number=420, operands=(mine, theirs), expression="acme + globex")
+    )
+
+    run = run_suite(tenant_suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    acme_case = case(run, "acme-pol12")
+    assert [(lk.source, lk.why) for lk in acme_case.leaks] == [
+        ("globex-travel.md", "the answer cites it: tenant globex, caller is tenant acme")
+    ]
+    assert run.totals.leaks >= 1 and run.gates_failed

@@ -126,6 +126,7 @@ class Totals(Frozen):
     # and the reverse (rescues): the answer stage should never lose more than it rescues.
     losses: int | None = None
     rescues: int | None = None
+    unchecked_figures: int | None = None  # a gate: values shown that are not checked figures
 
     @classmethod
     def of(cls, records: list[CaseRecord]) -> Totals:
@@ -169,6 +170,7 @@ class Totals(Frozen):
                 "value_blame": {cause: sum(a.value_blame == cause for a in valued) for cause in VALUE_BLAMES},
                 "losses": sum(a.first_passage == "loss" for a in positive),
                 "rescues": sum(a.first_passage == "rescue" for a in positive),
+                "unchecked_figures": sum(a.unchecked_figure is not None for a in answered),
             }
         )
 
@@ -191,6 +193,8 @@ class Run(Frozen):
             failed.append(f"{self.totals.leaks} tenant/access leak(s)")
         if self.totals.unverified_shown:
             failed.append(f"{self.totals.unverified_shown} unverified quote(s) shown")
+        if self.totals.unchecked_figures:
+            failed.append(f"{self.totals.unchecked_figures} unchecked figure(s) shown")
         return failed
 
     @property

@@ -70,6 +70,8 @@ def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
     lines.append(f"Tenant/access leaks:  {totals.leaks} (gate: must be 0)")
     if totals.unverified_shown is not None:
         lines.append(f"Unverified shown:     {totals.unverified_shown} (gate: must be 0)")
+    if totals.unchecked_figures is not None:
+        lines.append(f"Unchecked figures shown: {totals.unchecked_figures} (gate: must be 0)")
     lines += answer_stage_lines(totals)
     if comparison is not None:
         lines.append("")
@@ -127,6 +129,8 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
     out.append(f"| Tenant/access leaks (gate) | {totals.leaks} |")
     if totals.unverified_shown is not None:
         out.append(f"| Unverified quotes shown (gate) | {totals.unverified_shown} |")
+    if totals.unchecked_figures is not None:
+        out.append(f"| Unchecked figures shown (gate) | {totals.unchecked_figures} |")
     causes = value_causes(totals)
     if causes is not None:
         out.append(f"| Wrong values by cause | {causes} |")
@@ -193,9 +197,12 @@ def _value(case: CaseRecord) -> str:
 
 def _wrong_value(case: CaseRecord) -> str:
     answer = case.answer
-    if answer is None or answer.value_correct is not False:
+    if answer is None:
         return ""
-    return f"  (value, {answer.value_blame}: {answer.value_why})"
+    unchecked = f"  (unchecked figure {answer.unchecked_figure})" if answer.unchecked_figure else ""
+    if answer.value_correct is not False:
+        return unchecked
+    return f"  (value, {answer.value_blame}: {answer.value_why}){unchecked}"
 
 
 def _cell(text: str) -> str:

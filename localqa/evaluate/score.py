@@ -14,6 +14,7 @@ from localqa.answering import quote_check
 from localqa.catalog import visible_labels
 from localqa.evaluate.expected_value import judge
 from localqa.evaluate.suite import Case, Expect
+from localqa.figures import figure_check
 from localqa.text import squash
 from localqa.types import (
     Caller,
@@ -66,6 +67,8 @@ class AnswerScore(Frozen):
     value_why: str | None = None  # what was compared, for a wrong value
     value_blame: ValueBlame | None = None
     first_passage: FirstPassage | None = None
+    # A value shown that is not a checked figure (`unchecked_figure`), in any part: the gate.
+    unchecked_figure: str | None = None
 
 
 class Leak(Frozen):
@@ -198,6 +201,23 @@ def first_passage(case: Case, first: Candidate | None, answer: AnswerScore) -> F
 
 def _expected_at(case: Case, location: Location, text_at: TextAt) -> bool:
     return any(e.matches(location, text_at(location) or "") for e in case.expect)
+
+
+def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) -> str | None:
+    """Why a shown value is not a checked figure (None: it is, or no value was shown): it fails
+    the one figure rule (`localqa.figures.figure_check`, which `ask` applies before showing it)
+    against the quote it comes from, or an operand's quote is not a verified quote (a whole
+    sentence or row: `quote_check`) of the passage the index holds at the operand's citation."""
+    if value is None:
+        return None
+    problem = figure_check(value, quote or "")
+    if problem is not None:
+        return f"{value.text!r}: {problem.value}"
+    for operand in value.operands or ():
+        text = text_at(operand.citation)
+        if text is None or quote_check(operand.quote, text, operand.citation.kind) is not None:
+            return f"{value.text!r}: operand {operand.name} is not quoted from {operand.citation.brief()}"
+    return None
 
 
 def find_leaks(
