@@ -1,6 +1,6 @@
 # make run  — set everything up, index the sample library, answer a sample question (embedded model)
 # make test — set everything up and run lint, types, tests and the retrieval evaluation gates
-# make test-fast — the tests that need no real model, browser or embeddings (a quick loop)
+# make test-fast — the tests that need no real model, browser, embeddings, tesseract or PostgreSQL (a quick loop)
 
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -42,7 +42,7 @@ run: setup
 
 lint: setup
 	$(BIN)/ruff check localqa tests benchmarks pdfs evals
-	$(BIN)/ruff format --check localqa
+	$(BIN)/ruff format --check localqa benchmarks
 	$(BIN)/mypy
 
 eval-gates: setup
@@ -50,12 +50,13 @@ eval-gates: setup
 	$(BIN)/localqa eval evals/library
 	$(BIN)/localqa eval evals/tenants
 
+# --durations=25: the slowest tests, printed with every run, so that a slow one is seen when it lands.
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=25
 	$(MAKE) --no-print-directory eval-gates
 
 test-fast: setup
-	$(BIN)/pytest -m "not embedded and not browser and not semantic"
+	$(BIN)/pytest --durations=25 -m "not embedded and not browser and not semantic and not tesseract and not postgres"
 
 # Build the wheel as a user would install it and check that it carries every template, static
 # file and py.typed (package data is easy to lose, and nothing else would notice).
@@ -63,8 +64,9 @@ package-check: setup
 	$(BIN)/python .ci/check_package.py
 
 bench: setup
-	$(BIN)/python benchmarks/ingest.py
-	$(BIN)/python benchmarks/beir.py
+	$(BIN)/python -m benchmarks.ingest
+	$(BIN)/python -m benchmarks.beir
+	$(BIN)/python -m benchmarks.growth
 
 clean:
 	rm -rf $(VENV) index *.egg-info

@@ -2,14 +2,14 @@
 the model's time and its prompt and reply in tokens, with llama.cpp's own timings (prompt tokens/s,
 generated tokens/s), for one or more answer settings in one run.
 
-    python benchmarks/answer.py [--sets library,financebench] [--financebench 10]
+    python -m benchmarks.answer [--sets library,financebench] [--financebench 10]
                                 [--variants default] [--repeat 1] [--json OUT]
 
 Question sets:
 - `library`: every case of evals/library/cases.toml, over the sample library in pdfs/ (indexed
   into a temporary folder);
-- `financebench`: the first N questions of /work/shared/bench/financebench-dev (or
-  $LOCALQA_FINANCEBENCH) whose filing is there; the filings they name are copied and indexed
+- `financebench`: the first N questions of financebench-dev (`../shared/bench`, as the other
+  benchmarks find it) whose filing is there; the filings they name are copied and indexed
   once into ~/.cache/localqa-bench/answering/ (outside the repository). Each question is one
   part. Skipped, with a message, when the data is absent.
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -44,21 +43,19 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from benchmarks.common import CACHE, REPO, bench_folder, load, table
+from localqa.answering import answer_part
+from localqa.evaluate.suite import load_suite
+from localqa.index import refresh_index
+from localqa.library import search_parts
+from localqa.models import embedded
+from localqa.models.embedded import EmbeddedModel
+from localqa.retrieve import question_parts
+from localqa.settings import AnswerSettings, RetrievalSettings, Settings
+from localqa.types import Caller, Candidate
 
-from localqa.answering import answer_part  # noqa: E402
-from localqa.evaluate.suite import load_suite  # noqa: E402
-from localqa.index import refresh_index  # noqa: E402
-from localqa.library import search_parts  # noqa: E402
-from localqa.models import embedded  # noqa: E402
-from localqa.models.embedded import EmbeddedModel  # noqa: E402
-from localqa.retrieve import question_parts  # noqa: E402
-from localqa.settings import AnswerSettings, RetrievalSettings, Settings  # noqa: E402
-from localqa.types import Caller, Candidate  # noqa: E402
-
-FINANCEBENCH = Path(os.environ.get("LOCALQA_FINANCEBENCH", "/work/shared/bench/financebench-dev"))
-CACHE = Path.home() / ".cache" / "localqa-bench" / "answering"
+FINANCEBENCH = bench_folder() / "financebench-dev"
+ANSWERING = CACHE / "answering"
 VARIANTS = {
     "default": AnswerSettings(),
     "units8": AnswerSettings(units=8),
@@ -139,7 +136,7 @@ def library() -> list[Part]:
 def financebench(count: int) -> list[Part]:
     questions_file = FINANCEBENCH / "questions.jsonl"
     if not questions_file.exists():
-        print(f"financebench: skipped, no {questions_file} (set LOCALQA_FINANCEBENCH)", file=sys.stderr)
+        print(f"financebench: skipped, no {questions_file}", file=sys.stderr)
         return []
     chosen = []
     for line in questions_file.read_text(encoding="utf-8").splitlines():
@@ -148,7 +145,7 @@ def financebench(count: int) -> list[Part]:
             chosen.append(item)
         if len(chosen) == count:
             break
-    folder = CACHE / "financebench"
+    folder = ANSWERING / "financebench"
     docs = folder / "docs"
     docs.mkdir(parents=True, exist_ok=True)
     for item in chosen:
@@ -283,14 +280,12 @@ def _rates(calls: list[Call]) -> dict[str, float | None]:
 def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: AnswerSettings) -> None:
     print(
         f"Embedded model {embedded.MODEL_NAME}: {settings.threads} threads, context "
-        f"{settings.context_tokens}; load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f"{settings.context_tokens}; at the end {load()}"
     )
-    header = (
-        f"{'set':<13} {'variant':<8} {'parts':>5} {'retr ms':>7} {'scorer ms':>9} {'p90':>5} "
-        f"{'model s med':>11} {'p90':>6} {'max':>6} {'prompt tok med':>14} {'p90':>6} {'cached':>6} "
-        f"{'gen':>4} {'read s':>6} {'gen s':>6} {'read tok/s':>10} {'gen tok/s':>9} {'verified':>8}"
-    )
-    print(header)
+    headers = ["set", "variant", "parts", "retr ms", "scorer ms", "p90", "model s med", "p90", "max",
+               "prompt tok med", "p90", "cached", "gen", "read s", "gen s", "read tok/s", "gen tok/s",
+               "verified"]  # fmt: skip
+    lines = []
     for r in rows:
         cached = "-" if r["cached_tokens_median"] is None else f"{r['cached_tokens_median']:.0f}"
         rates = [
@@ -302,14 +297,14 @@ def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: Answer
                 ("generated_tokens_per_s", 1),
             )
         ]
-        print(
-            f"{r['set']:<13} {r['variant']:<8} {r['parts']:>5} {r['retrieval_ms_median']:>7.1f} "
-            f"{r['scorer_ms_median']:>9.0f} {r['scorer_ms_p90']:>5.0f} "
-            f"{r['model_s_median']:>11.2f} {r['model_s_p90']:>6.2f} {r['model_s_max']:>6.2f} "
-            f"{r['prompt_tokens_median']:>14.0f} {r['prompt_tokens_p90']:>6.0f} {cached:>6} "
-            f"{r['generated_tokens_median']:>4.0f} {rates[0]:>6} {rates[1]:>6} {rates[2]:>10} {rates[3]:>9} "
-            f"{r['verified']:>4}/{r['parts']:<3}"
-        )
+        lines.append(
+            [r["set"], r["variant"], r["parts"], f"{r['retrieval_ms_median']:.1f}",
+             f"{r['scorer_ms_median']:.0f}", f"{r['scorer_ms_p90']:.0f}", f"{r['model_s_median']:.2f}",
+             f"{r['model_s_p90']:.2f}", f"{r['model_s_max']:.2f}", f"{r['prompt_tokens_median']:.0f}",
+             f"{r['prompt_tokens_p90']:.0f}", cached, f"{r['generated_tokens_median']:.0f}", *rates,
+             f"{r['verified']}/{r['parts']}"]
+        )  # fmt: skip
+    print(table(headers, lines))
     by_set: dict[str, dict[str, dict[str, Any]]] = {}
     for r in rows:
         by_set.setdefault(r["set"], {})[r["variant"]] = r

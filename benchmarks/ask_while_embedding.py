@@ -2,7 +2,7 @@
 index` computes the vectors in another process, with the embedding threads at each
 `--niceness` (`localqa.embeddings.BACKGROUND_NICENESS`; 0 is the path before it).
 
-    python benchmarks/ask_while_embedding.py [--files 6] [--niceness 0,10] [--rounds 2]
+    python -m benchmarks.ask_while_embedding [--files 6] [--niceness 0,10] [--rounds 2]
 
 Each round indexes the first `--files` FinanceBench-dev filings into a new index, once per
 niceness (the niceness values take turns, so a burst of other load falls on them alike). When the
@@ -25,13 +25,9 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks
+from benchmarks.common import REPO, bench_folder, child_env, load
 
-from pdfqa import BENCH_PLACES
-from ready import REPO, child_env, load
-
-# The filings, wherever benchmarks/pdfqa.py finds the benchmark data.
-FOLDER = next((p for p in BENCH_PLACES if p.is_dir()), BENCH_PLACES[0]) / "financebench-dev" / "pdfs"
+FOLDER = bench_folder() / "financebench-dev" / "pdfs"
 QUESTIONS = [
     "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",
     "What drove operating margin change as of FY2022 for 3M?",

@@ -1,6 +1,6 @@
 """Calibrating retrieval's one remaining threshold on public data: the semantic neighbour.
 
-    python benchmarks/calibrate.py [--data DIR] [--json OUT]
+    python -m benchmarks.calibrate [--data DIR] [--json OUT]
 
 Retrieval abstains only on evidence of absence: no eligible passage shares a meaningful word with
 the question, and (semantic, hybrid) none is a *neighbour*, a passage whose cosine similarity to
@@ -22,18 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import numpy as np
 
-import numpy as np  # noqa: E402
+from benchmarks.common import bench_folder
+from localqa import embeddings
 
-from localqa import embeddings  # noqa: E402
-
-BENCH = REPO.parent / "shared" / "bench"
 THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 
 
@@ -65,7 +61,7 @@ def best_cosines(matrix: Any, questions: list[str]) -> list[float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=BENCH / "scifact")
+    parser.add_argument("--data", type=Path, default=bench_folder() / "scifact")
     parser.add_argument("--json", type=Path, metavar="OUT")
     args = parser.parse_args(argv)
     if not (args.data / "corpus.jsonl").exists():

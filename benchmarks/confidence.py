@@ -1,17 +1,17 @@
 """The answer stage on public data: what a reader is shown, the label-confidence threshold, the
 sentence scorer and the model's choices.
 
-    python benchmarks/confidence.py [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
+    python -m benchmarks.confidence [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
                                     [--model embedded] [--setting FIELD=VALUE]... [--json OUT]
 
 A small model rarely answers "no passage answers"; when none does, it still picks a label, with a
 low probability. `AnswerSettings.min_label_confidence` withholds a verified quote whose label the
 model gave less than that probability. This script reads the threshold off the public dev sets.
 
-Each question of the sets is retrieved from the set's shared index (built as `pdfqa.py` builds
+Each question of the sets is retrieved from the set's shared index (built as `benchmarks.pdfqa` builds
 it, and cached with it) exactly as `localqa eval --model` retrieves it (`Settings.for_answering`),
 and every part is answered with the check and evidence coverage off (threshold 0; coverage is
-judged on the recorded quotes by `benchmarks/coverage.py`) and any other answer settings given
+judged on the recorded quotes by `benchmarks.coverage`) and any other answer settings given
 with `--setting` (e.g. `--setting units=4`). Per part it records the outcome, whether the quote
 cites an evidence page, the label confidence, whether the sentence scorer's first sentence is on
 an evidence page and whether any sentence the model was shown is, the rank (in the scorer's
@@ -40,23 +40,19 @@ import dataclasses
 import hashlib
 import json
 import statistics
-import sys
 import time
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import pdfqa  # noqa: E402
-
-from localqa.answering import answer_part  # noqa: E402
-from localqa.index import open_index  # noqa: E402
-from localqa.models import embedded, get_model  # noqa: E402
-from localqa.retrieve import resolve, search  # noqa: E402
-from localqa.settings import AnswerSettings, Settings  # noqa: E402
-from localqa.types import Caller  # noqa: E402
+from benchmarks import pdfqa
+from benchmarks.common import CACHE, FOLDERS, LOADERS, BenchSet, bench_folder
+from localqa.answering import answer_part
+from localqa.index import open_index
+from localqa.models import embedded, get_model
+from localqa.retrieve import resolve, search
+from localqa.settings import AnswerSettings, Settings
+from localqa.types import Caller
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 SETS = ("mmlongbench", "financebench")
@@ -122,7 +118,7 @@ def recording_model(model_name: str) -> tuple[Any, Recorder | None]:
 
 
 def answer_cases(
-    bench: pdfqa.BenchSet,
+    bench: BenchSet,
     db: Path,
     model_name: str,
     answering: AnswerSettings,
@@ -213,7 +209,7 @@ def shown(record: dict[str, Any], threshold: float) -> dict[str, Any] | None:
     )
 
 
-def table(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def by_threshold(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for threshold in THRESHOLDS:
         row: dict[str, Any] = {"threshold": threshold}
@@ -349,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
     parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
-    parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="indexes and answers")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="indexes and answers")
     parser.add_argument("--model", default="embedded", help="the backend to calibrate (default: embedded)")
     parser.add_argument(
         "--setting",
@@ -365,10 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
-    bench = args.bench or next((p for p in pdfqa.BENCH_PLACES if p.is_dir()), pdfqa.BENCH_PLACES[0])
-    folders = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev"}
-    loaders = {"financebench": pdfqa.load_financebench, "mmlongbench": pdfqa.load_mmlongbench}
-    missing = [folders[s] for s in chosen if not (bench / folders[s]).is_dir()]
+    bench = bench_folder(args.bench)
+    missing = [FOLDERS[s] for s in chosen if not (bench / FOLDERS[s]).is_dir()]
     if missing:
         print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
         return 0
@@ -380,19 +374,19 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"model": args.model, "settings": answering.model_dump(), "sets": {}}
     every: list[dict[str, Any]] = []
     for name in chosen:
-        data = loaders[name](bench / folders[name])
+        data = LOADERS[name](bench / FOLDERS[name])
         built, _, _ = pdfqa.shared_index(data, args.cache, pdfqa.index_flags(None), with_ocr=True)
         out = answers_path(args.cache, name, args.model, answering)
         print(f"{data.title}: {len(data.cases)} questions, index {built.path.name}; answers in {out}")
         records = answer_cases(data, built.path, args.model, answering, out, only)
-        rows = table(records)
+        rows = by_threshold(records)
         print_table(data.title, rows)
         scorer = scorer_and_choices(records)
         print_scorer(data.title, scorer)
         report["sets"][name] = {"rows": rows, "scorer": scorer, "confidences": confidences(records)}
         every += records
     if len(chosen) > 1:
-        print_table("all sets together", table(every))
+        print_table("all sets together", by_threshold(every))
         print_scorer("all sets together", scorer_and_choices(every))
     print("\nLabel confidence of each case's first verified quote:")
     for where, values in confidences(every).items():

@@ -1,6 +1,6 @@
 """What the evidence-coverage check (localqa/coverage.py) silences on the public PDF dev sets.
 
-    python benchmarks/coverage.py [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
+    python -m benchmarks.coverage [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
                                   [--answers-from DIR] [--model embedded] [--json OUT]
 
 Each question is retrieved from the set's shared index exactly as `localqa eval --model`
@@ -13,7 +13,7 @@ retrieves it (`Settings.for_answering`: the k passages a model is shown). Two me
      candidate would be refused, the most the check can cost in right quotes, whatever the model.
    - unanswerable: *silenced at rank 1* when a quote from the first candidate is refused, and
      *silenced whatever is quoted* when a quote from any of the k candidates is.
-2. **A model's own quotes** (`--model`, default embedded), as `benchmarks/confidence.py`
+2. **A model's own quotes** (`--model`, default embedded), as `benchmarks.confidence`
    recorded them (with the check off, in its answers file for this code under `--answers-from`,
    default the cache): the quote a reader would be shown (first verified, label probability >=
    the default threshold), before and after the check.
@@ -28,29 +28,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import confidence  # noqa: E402
-import pdfqa  # noqa: E402
-
-from localqa import coverage  # noqa: E402
-from localqa.index import open_index  # noqa: E402
-from localqa.retrieve import resolve, search  # noqa: E402
-from localqa.settings import AnswerSettings, Settings  # noqa: E402
-from localqa.types import TERM_KINDS, Caller, Candidate, Location, PartResult  # noqa: E402
+from benchmarks import confidence, pdfqa
+from benchmarks.common import CACHE, FOLDERS, LOADERS, BenchSet, Case, bench_folder
+from localqa import coverage
+from localqa.index import open_index
+from localqa.retrieve import resolve, search
+from localqa.settings import AnswerSettings, Settings
+from localqa.types import TERM_KINDS, Caller, Candidate, Location, PartResult
 
 SETS = ("mmlongbench", "financebench")
-FOLDERS = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev"}
 NEIGHBOURS = (0.25, 0.3, 0.35, 0.4, 0.5)
 
 
-def retrieve(bench: pdfqa.BenchSet, db: Path) -> dict[str, list[PartResult]]:
+def retrieve(bench: BenchSet, db: Path) -> dict[str, list[PartResult]]:
     settings = Settings()
     as_of = date.fromisoformat(pdfqa.AS_OF)
     with open_index(db) as store:
@@ -69,12 +63,12 @@ def refusal(part: PartResult, cited: Candidate, quote: str, settings: AnswerSett
     return missing.reason() if missing else None
 
 
-def on_evidence(case: pdfqa.Case, location: Location) -> bool:
+def on_evidence(case: Case, location: Location) -> bool:
     return (location.source, location.page) in case.pages
 
 
 def independent(
-    bench: pdfqa.BenchSet, parts: dict[str, list[PartResult]], settings: AnswerSettings
+    bench: BenchSet, parts: dict[str, list[PartResult]], settings: AnswerSettings
 ) -> dict[str, Any]:
     """Measurement 1 (see the module docstring)."""
     result: dict[str, Any] = {}
@@ -129,7 +123,7 @@ def recorded_quotes(
 
 
 def with_model(
-    bench: pdfqa.BenchSet,
+    bench: BenchSet,
     parts: dict[str, list[PartResult]],
     records: dict[str, dict[str, Any]],
     settings: AnswerSettings,
@@ -231,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
     parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
-    parser.add_argument("--cache", type=Path, default=pdfqa.DEFAULT_CACHE, help="indexes (and answers)")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="indexes (and answers)")
     parser.add_argument("--answers-from", type=Path, help="folder of confidence.py answers per set")
     parser.add_argument("--model", default="embedded", help="whose recorded answers (default: embedded)")
     parser.add_argument(
@@ -248,15 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
-    bench = args.bench or next((p for p in pdfqa.BENCH_PLACES if p.is_dir()), pdfqa.BENCH_PLACES[0])
-    loaders = {"financebench": pdfqa.load_financebench, "mmlongbench": pdfqa.load_mmlongbench}
+    bench = bench_folder(args.bench)
     missing = [FOLDERS[s] for s in chosen if not (bench / FOLDERS[s]).is_dir()]
     if missing:
         print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
         return 0
     report: dict[str, Any] = {}
     for name in chosen:
-        data = loaders[name](bench / FOLDERS[name])
+        data = LOADERS[name](bench / FOLDERS[name])
         if name in given:
             db = Path(given[name])
         else:
@@ -273,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         # The answers this code's confidence.py records (its cache key is this code's).
         answers = confidence.answers_path(args.answers_from or args.cache, name, args.model)
         if not answers.exists():
-            print(f" No recorded answers ({answers.name}): run benchmarks/confidence.py first.")
+            print(f" No recorded answers ({answers.name}): run benchmarks.confidence first.")
             continue
         records = {}
         for line in answers.read_text(encoding="utf-8").splitlines():

@@ -1,6 +1,6 @@
 """Sentence embeddings on CPU: the ways to run all-MiniLM-L6-v2, their speed and their quality.
 
-    python benchmarks/embed.py [--scifact-sample 1000] [--real-sample 1000] [--repeat 3]
+    python -m benchmarks.embed [--scifact-sample 1000] [--real-sample 1000] [--repeat 3]
                                [--variants st,st-sorted,...] [--quality st,onnx-int8,...]
                                [--threads 2] [--json OUT]
 
@@ -14,7 +14,7 @@ Model loading and one-off builds are timed separately and not counted.
 
 Quality: the SciFact semantic nDCG@10 of each `--quality` variant over all 5,183 abstracts and the
 300 test claims (cosine ranking, ties by corpus order: what `localqa.retrieve`'s semantic
-retriever computes with floor off), with `benchmarks/beir.py`'s metric code.
+retriever computes with floor off), with `benchmarks.common`'s metric code.
 
 Variants (`--variants`, default all; `-t1`: the same on one thread, where the CPU time is the
 work done whatever else runs on the machine, so it is the fairest comparison on a shared machine):
@@ -59,24 +59,16 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks import common
+from benchmarks.common import load_scifact, ndcg_at
+from localqa import minilm
+from localqa.catalog import searchable_title
+from localqa.embeddings import passage_text
 
-from beir import load_scifact, ndcg_at  # noqa: E402
-
-from localqa import minilm  # noqa: E402
-from localqa.catalog import searchable_title  # noqa: E402
-from localqa.embeddings import passage_text  # noqa: E402
-
-# ../shared/bench from the main checkout, ../../shared/bench from a worktree under wt/.
-BENCH = next(
-    (p / "shared/bench" for p in REPO.parents if (p / "shared/bench").is_dir()), REPO.parent / "shared/bench"
-)
-SCIFACT = BENCH / "scifact"
-FINANCEBENCH = BENCH / "financebench-dev/pdfs"
+SCIFACT = common.bench_folder() / "scifact"
+FINANCEBENCH = common.bench_folder() / "financebench-dev/pdfs"
 REAL_FILES = ("3M_2018_10K.pdf", "ADOBE_2022_10K.pdf", "AMCOR_2023Q2_10Q.pdf", "MICROSOFT_2023_10K.pdf")
-CACHE = Path.home() / ".cache/localqa-bench/embed"
+CACHE = common.CACHE / "embed"
 SEED = 20260101
 Vectors = Any  # numpy float32 [n, 384]
 EncodeAll = Callable[[list[str]], Vectors]
@@ -109,7 +101,7 @@ def real_passages(folder: Path) -> list[str]:
 
 
 def scifact_texts(corpus: Sequence[dict[str, str]]) -> list[str]:
-    """As benchmarks/beir.py indexes an abstract: source `<id>.txt`, section = title, text = abstract."""
+    """As benchmarks.beir indexes an abstract: source `<id>.txt`, section = title, text = abstract."""
     return [
         passage_text(searchable_title(f"{r['_id']}.txt", None), r["title"].strip() or None, r["text"])
         for r in corpus

@@ -1,6 +1,6 @@
 """Whether timing tells a hidden page image from a missing one (issue 19, item 5).
 
-    python benchmarks/hidden_page.py [--requests 3000]
+    python -m benchmarks.hidden_page [--requests 3000]
 
 Indexes the sample library (pdfs/) into a temporary folder and asks the real app, in process
 (FastAPI's TestClient: no network noise), as the public caller, for page 1 of
@@ -20,14 +20,14 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.common import REPO
+
 QUOTE = "The alarm code is changed every 90 days."
 KINDS = {
     "hidden": ("staff-procedures.pdf", 1),
@@ -42,7 +42,6 @@ def main() -> None:
     )
     parser.add_argument("--requests", type=int, default=3000, help="Requests per kind.")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
     from fastapi.testclient import TestClient
 
     from localqa.index import refresh_index

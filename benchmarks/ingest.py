@@ -1,8 +1,8 @@
 """Ingestion throughput: how fast PDF pages become indexed passages, against bare PyMuPDF.
 
-    python benchmarks/ingest.py [--pages 200] [--repeat 3] [--json OUT]
-    python benchmarks/ingest.py --folder ../shared/bench/financebench-dev/pdfs [--jobs N] [--json OUT]
-    python benchmarks/ingest.py --folder ../shared/bench/financebench-dev/pdfs --only extraction
+    python -m benchmarks.ingest [--pages 200] [--repeat 3] [--json OUT]
+    python -m benchmarks.ingest --folder ../shared/bench/financebench-dev/pdfs [--jobs N] [--json OUT]
+    python -m benchmarks.ingest --folder ../shared/bench/financebench-dev/pdfs --only extraction
 
 Generates one deterministic PDF (headings, prose paragraphs, ruled tables with a bold header row,
 laid out the way `pdfs/generate.py` lays out the sample library) into a temporary folder, then
@@ -43,14 +43,14 @@ from typing import Any
 
 import pymupdf
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from localqa import embeddings  # noqa: E402
-from localqa.extract.pdf import extract_pdf  # noqa: E402
-from localqa.extract.pool import default_jobs  # noqa: E402
-from localqa.index import refresh_index  # noqa: E402
-from localqa.types import Kind  # noqa: E402
+from benchmarks import ready
+from benchmarks.common import LOADERS, table
+from benchmarks.pdfqa import catalog_toml
+from localqa import embeddings
+from localqa.extract.pdf import extract_pdf
+from localqa.extract.pool import default_jobs
+from localqa.index import refresh_index
+from localqa.types import Kind
 
 # Layout: the conventions of pdfs/generate.py (Helvetica 11 pt body, bold 14 pt headings, one
 # insert_textbox per paragraph, every table cell ruled, bold header row, bold title above).
@@ -214,14 +214,14 @@ def main(argv: list[str] | None = None) -> int:
         "--ready",
         action="store_true",
         help="with --folder: time `localqa index` as a user runs it (searchable, vectors complete), the "
-        "encoder alone, and searches after it (benchmarks/ready.py) instead of the in-process build "
+        "encoder alone, and searches after it (benchmarks.ready) instead of the in-process build "
         "with embeddings",
     )
     parser.add_argument(
         "--set",
         choices=["financebench", "mmlongbench"],
         help="with --ready: the folder is this benchmark set's pdfs/ (its questions beside it): score page "
-        "hits at both moments, with benchmarks/pdfqa.py's catalog",
+        "hits at both moments, with benchmarks.pdfqa's catalog",
     )
     parser.add_argument(
         "--sample", type=int, default=1000, help="with --ready: passages for the encoder-only rate"
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     if header_missed:
         print(
             f"  note: in {header_missed} of {expected['tables']} tables the bold header row came out as "
-            "data row 1 (the title line above was taken as the header); see benchmarks/README.md"
+            "data row 1 (the title line above was taken as the header); see docs/measured.md"
         )
     print(
         f"full build: {report.documents} document, {report.passages} passages, "
@@ -306,13 +306,12 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     reference = rows[0][1]
-    width = max(len(name) for name, _, _ in rows)
-    print(f"{'measurement':<{width}}  {'median s':>9}  {'pages/s':>8}  {'x get_text':>10}  runs (s)")
-    for name, seconds, times in rows:
-        print(
-            f"{name:<{width}}  {seconds:9.3f}  {pages / seconds:8.1f}  {seconds / reference:10.1f}  "
-            + " ".join(f"{t:.3f}" for t in times)
-        )
+    figures = [
+        [name, f"{seconds:.3f}", f"{pages / seconds:.1f}", f"{seconds / reference:.1f}",
+         " ".join(f"{t:.3f}" for t in times)]
+        for name, seconds, times in rows
+    ]  # fmt: skip
+    print(table(["measurement", "median s", "pages/s", "x get_text", "runs (s)"], figures))
     full, unchanged = rows[4][1], rows[5][1]
     print(
         f"\nSQLite + FTS share of a full build: {max(full - rows[3][1], 0) / full:.0%}; "
@@ -359,7 +358,7 @@ def measure_folder(
 ) -> int:
     """Real PDFs: bare get_text, extraction, and (with `index`) the whole index without and with
     embeddings; with `phases`, where extraction's time goes; with `ready_set` (a set name, or ""),
-    `benchmarks/ready.py`'s figures instead of the build with embeddings."""
+    `benchmarks.ready`'s figures instead of the build with embeddings."""
     pdfs = sorted(source.glob("*.pdf"))
     if not pdfs:
         print(f"Skipped: no PDFs in {source}")
@@ -371,16 +370,9 @@ def measure_folder(
         for pdf in pdfs:
             (folder / pdf.name).write_bytes(pdf.read_bytes())
         if ready_set:
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            import pdfqa
-
-            loader = {"financebench": pdfqa.load_financebench, "mmlongbench": pdfqa.load_mmlongbench}[
-                ready_set
-            ]
-            cases = [c for c in loader(source.parent).cases if c.pages and c.category == "answerable"]
-            (folder / "catalog.toml").write_text(
-                pdfqa.catalog_toml([p.name for p in pdfs], None), encoding="utf-8"
-            )
+            loaded = LOADERS[ready_set](source.parent)
+            cases = [c for c in loaded.cases if c.pages and c.category == "answerable"]
+            (folder / "catalog.toml").write_text(catalog_toml([p.name for p in pdfs], None), encoding="utf-8")
         pages = 0
         rows: list[tuple[str, float]] = []
         start = time.perf_counter()
@@ -403,8 +395,6 @@ def measure_folder(
             indexed = f" ({report.passages:,} indexed)"
         ready_figures: dict[str, Any] = {}
         if index and ready_set is not None and embeddings.is_available():
-            import ready
-
             ready_figures = ready.measure(folder, Path(tmp) / "embedded.sqlite3", cases, sample)
             line = ready_figures["timeline"]
             if "ready_s" in line:
@@ -418,10 +408,8 @@ def measure_folder(
             rows.append((f"localqa index, {jobs} jobs, with embeddings", time.perf_counter() - start))
     print(f"{len(pdfs)} PDFs, {pages:,} pages, {passages:,} passages{indexed}\n")
     reference = rows[0][1]
-    width = max(len(name) for name, _ in rows)
-    print(f"{'measurement':<{width}}  {'s':>8}  {'pages/s':>8}  {'% of get_text rate':>18}")
-    for name, seconds in rows:
-        print(f"{name:<{width}}  {seconds:8.1f}  {pages / seconds:8.1f}  {reference / seconds:18.1%}")
+    figures = [[name, f"{s:.1f}", f"{pages / s:.1f}", f"{reference / s:.1%}"] for name, s in rows]
+    print(table(["measurement", "s", "pages/s", "% of get_text rate"], figures))
     if steps:
         total = steps.pop("extract_pdf")
         print(f"\nwhere extract_pdf's time goes (a second pass, each step timed; {total:.1f} s in all)")

@@ -1,8 +1,8 @@
 """What PyMuPDF offers for tables without ruling lines, against localqa's own layout code, on the
 FinanceBench dev evidence pages (financial statements aligned by whitespace).
 
-    python benchmarks/layout.py [--bench DIR] [--json OUT]              # PyMuPDF 1.x + localqa
-    /tmp/venv-pml/bin/python benchmarks/layout.py --pymupdf4llm         # PyMuPDF 2.x layout, own venv
+    python -m benchmarks.layout [--bench DIR] [--json OUT]              # PyMuPDF 1.x + localqa
+    /tmp/venv-pml/bin/python -m benchmarks.layout --pymupdf4llm         # PyMuPDF 2.x layout, own venv
 
 Quality is "numbers tied": of the numeric tokens on an evidence page (`page.get_text()`), how many
 come out in a table cell that has both a row label (three letters or more) and a column header —
@@ -28,13 +28,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH_PLACES = (REPO.parent / "shared/bench", REPO.parents[1] / "shared/bench")
+from benchmarks.common import bench_folder, table
+
 _NUMBER = re.compile(r"^\(?\$?\d[\d,]*(?:\.\d+)?\)?%?$")
 _LABEL = re.compile(r"[A-Za-z]{3}")
 STRATEGIES: dict[str, dict[str, str]] = {
@@ -92,7 +91,6 @@ class Meter:
 def measure_pymupdf(bench: Path, pages: list[tuple[str, int]]) -> dict[str, Any]:
     import pymupdf
 
-    sys.path.insert(0, str(REPO))
     from localqa.extract import pdf
     from localqa.extract.layout import read_page
     from localqa.extract.unruled import find_tables as find_unruled
@@ -234,13 +232,12 @@ def print_rows(result: dict[str, Any]) -> None:
         f"PyMuPDF {result['pymupdf']}: {result['pages']} FinanceBench dev evidence pages; "
         f"bare get_text() {result['get_text_ms_per_page']} ms/page"
     )
-    print(f"{'method':<34} {'ms/page':>8} {'x get_text':>10} {'tables':>7}  numbers tied to label+header")
+    rows = []
     for row in result["rows"]:
         share = row["numbers_tied"] / row["numbers"] if row["numbers"] else 0.0
-        print(
-            f"{row['name']:<34} {row['ms_per_page']:>8} {row['x_get_text']:>10} {row['tables']:>7}  "
-            f"{row['numbers_tied']}/{row['numbers']} = {share:.3f}"
-        )
+        tied = f"{row['numbers_tied']}/{row['numbers']} = {share:.3f}"
+        rows.append([row["name"], row["ms_per_page"], row["x_get_text"], row["tables"], tied])
+    print(table(["method", "ms/page", "x get_text", "tables", "numbers tied to label+header"], rows))
     whole = result.get("whole_set")
     if whole:
         print(
@@ -257,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pymupdf4llm", action="store_true", help="measure pymupdf4llm's layout instead")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
-    bench = args.bench or next((p for p in BENCH_PLACES if p.is_dir()), BENCH_PLACES[0])
+    bench = bench_folder(args.bench)
     if not (bench / "financebench-dev").is_dir():
         print(f"Skipped: financebench-dev not found under {bench} (pass --bench DIR).")
         return 0

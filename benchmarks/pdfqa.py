@@ -1,7 +1,7 @@
 """Page-level retrieval on real PDFs (FinanceBench and MMLongBench-Doc dev splits) and SciFact
 nDCG@10, measured through `localqa eval` as a user runs it.
 
-    python benchmarks/pdfqa.py [--sets financebench,mmlongbench,scifact] [--retriever R] [-k 5]
+    python -m benchmarks.pdfqa [--sets financebench,mmlongbench,scifact] [--retriever R] [-k 5]
                                [--model NAME] [--bench DIR] [--cache DIR] [--json OUT]
 
 Each set becomes a localqa suite (`cases.toml`) and a folder of documents under `--cache`
@@ -63,7 +63,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import re
 import shutil
@@ -73,16 +72,14 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.common import CACHE, FOLDERS, LOADERS, REPO, BenchSet, Case, bench_folder, ndcg_at
+
 CHECKOUT = [REPO]  # the localqa measured: this one, or --checkout DIR (an older worktree)
-# ../shared/bench beside the repository (or beside the folder of worktrees it sits in).
-BENCH_PLACES = (REPO.parent / "shared/bench", REPO.parents[1] / "shared/bench")
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench"
 SETS = ("financebench", "mmlongbench", "scifact")
 AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effective date)
 # Code whose change changes what an index holds (extraction, passage writing, schema).
@@ -99,98 +96,6 @@ SCIFACT_K = 10
 
 
 # ---------------------------------------------------------------------------------------------
-# Cases
-
-
-@dataclass
-class Case:
-    id: str
-    question: str
-    source: str  # the question's own document (per-document mode); "" for SciFact
-    pages: set[tuple[str, int]]  # evidence (source, 1-based page); empty: unanswerable
-    category: str  # answerable | unanswerable | needs_visual | scifact
-    parts: list[str] = field(default_factory=list)
-    value: dict[str, Any] | None = None  # the case's value fields (`value_fields`), when it has one
-
-
-@dataclass
-class BenchSet:
-    name: str
-    title: str
-    documents: list[Path]
-    cases: list[Case]
-    notes: list[str] = field(default_factory=list)
-    markdown: dict[str, str] | None = None  # SciFact: file name -> Markdown text (written, not copied)
-    qrels: dict[str, set[str]] | None = None  # SciFact: case id -> relevant sources
-
-
-def load_financebench(folder: Path) -> BenchSet:
-    cases = []
-    for line in (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        source = f"{record['doc_name']}.pdf"
-        # evidence_page_num is 0-based (the README): doc[n] is localqa page n + 1.
-        pages = {(f"{e['doc_name']}.pdf", int(e["evidence_page_num"]) + 1) for e in record["evidence"]}
-        value = financebench_value(record) if record["question_type"] == "metrics-generated" else None
-        case_id = record["financebench_id"]
-        cases.append(Case(case_id, record["question"], source, pages, "answerable", value=value))
-    documents = sorted((folder / "pdfs").glob("*.pdf"))
-    return BenchSet("financebench", "financebench-dev", documents, cases)
-
-
-def load_mmlongbench(folder: Path) -> BenchSet:
-    cases = []
-    notes = []
-    for number, line in enumerate((folder / "questions.jsonl").read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        category = {"text_or_table": "answerable"}.get(record["category"], record["category"])
-        listed = [int(p) for p in json.loads(record["evidence_pages"] or "[]")]
-        # evidence_pages is 1-based (the README); a 0 cannot be a page.
-        pages = {(record["doc_id"], p) for p in listed if p >= 1}
-        if category != "unanswerable" and not pages:
-            notes.append(
-                f"question {number} ({record['category']}) lists evidence pages {listed}, none of them a "
-                "1-based page: left out"
-            )
-            continue
-        value = mmlongbench_value(record) if category != "unanswerable" else None
-        case_id = f"mml-{number:02d}"
-        cases.append(Case(case_id, record["question"], record["doc_id"], pages, category, value=value))
-    documents = sorted((folder / "pdfs").glob("*.pdf"))
-    return BenchSet("mmlongbench", "mmlongbench-dev", documents, cases, notes)
-
-
-def load_scifact(folder: Path) -> BenchSet:
-    markdown = {}
-    for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            title = " ".join(record["title"].split())
-            markdown[f"{record['_id']}.md"] = f"# {title}\n\n{record['text'].strip()}\n"
-    queries = {}
-    for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            queries[record["_id"]] = record["text"]
-    qrels: dict[str, set[str]] = {}
-    for line in (folder / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]:
-        if line.strip():
-            query, doc, grade = line.split("\t")
-            if int(grade) > 0:
-                qrels.setdefault(f"scifact-{query}", set()).add(f"{doc}.md")
-    cases = [
-        Case(case_id, queries[case_id.removeprefix("scifact-")], "", set(), "scifact",
-             parts=[queries[case_id.removeprefix("scifact-")]])
-        for case_id in sorted(qrels, key=lambda c: int(c.removeprefix("scifact-")))
-    ]  # fmt: skip
-    return BenchSet("scifact", "SciFact test", [], cases, markdown=markdown, qrels=qrels)
-
-
-# ---------------------------------------------------------------------------------------------
 # Values: each answer as the case's `value` (`localqa.evaluate.expected_value` judges it)
 
 _SCALE = re.compile(r"\bin\s+(?:usd\s+|us\s+dollars?\s+|\$\s*)?(thousand|million|billion)s?\b", re.IGNORECASE)
@@ -198,6 +103,17 @@ _ROUNDING = re.compile(
     r"\bround\w*\s+(?:\w+\s+){0,2}?to\s+(?P<places>one|two|three|four|\d+)\s+decimal", re.IGNORECASE
 )
 _PLACES = {"one": 1, "two": 2, "three": 3, "four": 4}
+
+
+def value_fields(case: Case) -> dict[str, Any]:
+    """The case's value fields from its reference answer: FinanceBench's metrics questions (a
+    figure) and MMLongBench-Doc's answers in their formats; none for the others (prose answers,
+    "Not answerable")."""
+    if case.answer_type == "metrics-generated":
+        return number_value(case.answer, case.question) or {}
+    if case.category == "unanswerable" or case.answer_type not in ("Int", "Float", "Str", "List"):
+        return {}
+    return mmlongbench_value(case.answer.strip(), case.answer_type, case.question)
 
 
 def stated_rules(question: str) -> dict[str, Any]:
@@ -228,19 +144,13 @@ def number_value(answer: str, question: str, tolerance: float | None = None) -> 
     return fields
 
 
-def financebench_value(record: dict[str, Any]) -> dict[str, Any] | None:
-    """A metrics question's figure: "$1577.00" asked "in USD millions" is 1577 in millions."""
-    return number_value(record["answer"], record["question"])
-
-
-def mmlongbench_value(record: dict[str, Any]) -> dict[str, Any] | None:
+def mmlongbench_value(answer: str, kind: str, question: str) -> dict[str, Any]:
     """An answer in MMLongBench-Doc's formats, as its own evaluation reads them
     (`eval/eval_score.py`): Int exact, Float within 1 % (a percentage or its ratio), Str and List
     as normalised text (a List's items in any order, numbers as numbers). An Int that is no
     number ("14:04 CET") is text."""
-    answer, kind = str(record["answer"]).strip(), record["answer_format"]
     if kind in ("Int", "Float"):
-        found = number_value(answer, record["question"], tolerance=0 if kind == "Int" else None)
+        found = number_value(answer, question, tolerance=0 if kind == "Int" else None)
         if found is not None:
             return found
     if kind == "List":
@@ -249,7 +159,7 @@ def mmlongbench_value(record: dict[str, Any]) -> dict[str, Any] | None:
         if all(n is not None for n in numbers):
             return {"value": [float(n) for n in numbers if n is not None], "tolerance": 0}
         return {"value": items}
-    return {"value": answer} if answer else None
+    return {"value": answer} if answer else {}
 
 
 def _number_alone(text: str) -> Decimal | None:
@@ -306,7 +216,7 @@ def cases_toml(cases: Iterable[Case], tenants: dict[str, str] | None, scoped: bo
         if tenants is not None:
             lines.append(f"tenant = {toml_string(tenants[case.source])}")
         lines.append(f"category = {toml_string(case.category)}")
-        lines += [f"{name} = {toml_value(value)}" for name, value in (case.value or {}).items()]
+        lines += [f"{name} = {toml_value(value)}" for name, value in value_fields(case).items()]
         expect = ", ".join(
             f"{{ source = {toml_string(source)}, page = {page} }}" for source, page in sorted(case.pages)
         )
@@ -628,7 +538,7 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
         ]
         scores["verified quote"] = fraction(len(verified), len(answerable))
         scores["verified quote from an evidence page"] = fraction(len(on_page), len(answerable))
-        scores |= value_scores([c for c in answerable if c.value is not None], by_id)
+        scores |= value_scores([c for c in answerable if value_fields(c)], by_id)
         # Against retrieval's first passage: it was on an evidence page and the answer cites
         # elsewhere (a loss), or the reverse (a rescue); `localqa eval` judges each case.
         firsts = [(by_id[c.id] or {}).get("first_passage") for c in answerable]
@@ -659,17 +569,12 @@ def value_scores(valued: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
 
 
 def ndcg_at_10(cases: list[Case], qrels: dict[str, set[str]], run: dict[str, Any]) -> dict[str, Any]:
+    """nDCG@10 over the documents of each claim's candidates, in rank order (binary qrels)."""
     by_id = {c["id"]: c for c in run["cases"]}
     total = 0.0
     for case in cases:
-        ranked: list[str] = []
-        for _, source, _ in sorted(ranked_pages(by_id[case.id])):
-            if source not in ranked:
-                ranked.append(source)
-        relevant = qrels[case.id]
-        dcg = sum(1 / math.log2(i + 2) for i, s in enumerate(ranked[:SCIFACT_K]) if s in relevant)
-        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), SCIFACT_K)))
-        total += dcg / ideal
+        ranked = list(dict.fromkeys(source for _, source, _ in sorted(ranked_pages(by_id[case.id]))))
+        total += ndcg_at(ranked, dict.fromkeys(qrels[case.id], 1), SCIFACT_K)
     return {
         "ndcg@10": fraction(round(total, 4), len(cases)),
         "abstained": fraction(sum(not by_id[c.id]["candidates"] for c in cases), len(cases)),
@@ -896,7 +801,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
     parser.add_argument("--bench", type=Path, help="the benchmark folder (default: ../shared/bench)")
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="suites, documents and indexes")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="suites, documents and indexes")
     parser.add_argument(
         "--retriever",
         choices=("lexical", "semantic", "hybrid"),
@@ -939,15 +844,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(chosen) - set(SETS))
     if unknown:
         parser.error(f"unknown set(s) {', '.join(unknown)}; choose from {', '.join(SETS)}")
-    bench = args.bench or next((p for p in BENCH_PLACES if p.is_dir()), BENCH_PLACES[0])
-    folders = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev", "scifact": "scifact"}
-    missing = [folders[s] for s in chosen if not (bench / folders[s]).is_dir()]
+    bench = bench_folder(args.bench)
+    missing = [FOLDERS[s] for s in chosen if not (bench / FOLDERS[s]).is_dir()]
     if missing:
         print(f"Skipped: {', '.join(missing)} not found under {bench} (pass --bench DIR).")
         return 0
     for patterns in (INDEX_CODE, INDEX_CODE + EMBED_CODE):
         code_hash(patterns)  # now, before anything is built
-    loaders = {"financebench": load_financebench, "mmlongbench": load_mmlongbench, "scifact": load_scifact}
     path = "localqa eval (subprocess)"
     from localqa.store import describe
 
@@ -955,7 +858,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pdfqa: {path}; indexes in {where}; cache {args.cache}")
     reports = []
     for name in chosen:
-        report = measure(loaders[name](bench / folders[name]), args.cache, args)
+        report = measure(LOADERS[name](bench / FOLDERS[name]), args.cache, args)
         print_report(report)
         reports.append(report)
     if args.json:

@@ -1,5 +1,5 @@
 """Ready in minutes (issue 21): `localqa index` on a real folder as a user runs it, and what a
-question costs from then on. Used by `ingest.py --folder DIR --ready`; every figure is printed with
+question costs from then on. Used by `benchmarks.ingest --folder DIR --ready`; every figure is printed with
 the machine's load.
 
 - **Timeline**: `localqa index` in a new process with its defaults (embeddings on): seconds until
@@ -11,7 +11,7 @@ the machine's load.
   `localqa.embeddings.embed` (one text per call, one thread per core: what indexing runs), by one
   text per call on ONNX Runtime's own threads (the path before issue 21), and on one thread.
 - **Quality at both moments** (with `--set`): page hit@1/@5 through the Python API over the set's
-  questions (k=5, defaults otherwise: what `benchmarks/pdfqa.py` measures through `localqa eval`),
+  questions (k=5, defaults otherwise: what `benchmarks.pdfqa` measures through `localqa eval`),
   on the finished index and on a copy without its vector file, which is the index as it is when
   it becomes searchable (every vector still to come: retrieval embeds the lexical top passages at
   question time), and lexical alone.
@@ -20,8 +20,8 @@ the machine's load.
   a library open pay): p50 per question, lexical and hybrid, on the finished index and hybrid on
   the copy (the question-time embedding's cost).
 
-**Open fast** (issue 21), on an index that exists, without building one: `python
-benchmarks/ready.py --db INDEX [--compare OTHER-CHECKOUT]`. Each command runs in a new process,
+**Open fast** (issue 21), on an index that exists, without building one: `python -m
+benchmarks.ready --db INDEX [--compare OTHER-CHECKOUT]`. Each command runs in a new process,
 `--runs` times (median shown), the commands taking turns so that the machine's load falls on
 them alike, each run's 1-minute load recorded:
 
@@ -37,7 +37,7 @@ them alike, each run's 1-minute load recorded:
   shared machine does not change.
 
 Every process started here runs with bytecode cached, as an installed package does (`child_env`).
-Run it alone on the machine (`flock /tmp/localqa-bench.lock python benchmarks/ready.py ...`),
+Run it alone on the machine (`flock /tmp/localqa-heavy.lock python -m benchmarks.ready ...`),
 without `nice`: these are latency figures.
 """
 
@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import queue
@@ -62,27 +61,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, NamedTuple
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the other benchmarks (pdfqa, beir)
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load {one:.1f} {five:.1f} {fifteen:.1f}"
-
-
-PYCACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "localqa-bench" / "pycache"
-
-
-def child_env(checkout: Path = REPO) -> dict[str, str]:
-    """The environment of a localqa process started here: `checkout` first on the path, and
-    bytecode cached as an installed package has it, in a cache of its own per checkout (so no
-    checkout is written to). With PYTHONDONTWRITEBYTECODE, as this machine's sessions run, every
-    process would compile localqa again: 26 % more instructions for a fresh search."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    tag = hashlib.sha256(str(checkout).encode()).hexdigest()[:12]
-    path = os.pathsep.join([str(checkout), os.environ.get("PYTHONPATH", "")])
-    return dict(env, PYTHONPATH=path, PYTHONPYCACHEPREFIX=str(PYCACHE / tag))
+from benchmarks.common import REPO, bench_folder, child_env, load, table
 
 
 def _cpu_of(pid: int) -> tuple[float, float]:
@@ -443,22 +422,25 @@ def stages(
     return [{name: statistics.median(t[name] for t in times) for name in times[0]} for times in found]
 
 
-def api_main(db: Path, retriever: str) -> int:
-    """The child side of `open_library`: the seconds of each question (JSON list on stdin) asked
-    of one `Library` kept open, printed as JSON."""
-    from localqa.library import Library
-    from localqa.settings import RetrievalSettings
-
-    questions = json.loads(sys.stdin.read())
-    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": 5})
-    seconds = []
-    with Library(db) as library:
-        for question in questions:
-            started = time.perf_counter()
-            library.search(question, as_of=date.fromisoformat(AS_OF), settings=settings)
-            seconds.append(time.perf_counter() - started)
-    print(json.dumps(seconds))
-    return 0
+# The child side of `open_library`: the seconds of each question (a JSON list on stdin) asked of
+# one `Library` kept open, printed as JSON. A script of its own, so that it runs the localqa of
+# the checkout it is started in (argv: index, retriever, as-of date).
+API = """
+import json, sys, time
+from datetime import date
+from localqa.library import Library
+from localqa.settings import RetrievalSettings
+db, retriever, as_of = sys.argv[1:]
+questions = json.loads(sys.stdin.read())
+settings = RetrievalSettings.model_validate({"retriever": retriever, "k": 5})
+seconds = []
+with Library(db) as library:
+    for question in questions:
+        started = time.perf_counter()
+        library.search(question, as_of=date.fromisoformat(as_of), settings=settings)
+        seconds.append(time.perf_counter() - started)
+print(json.dumps(seconds))
+"""
 
 
 def open_library(
@@ -472,7 +454,7 @@ def open_library(
     for _ in range(rounds):
         for number, checkout in enumerate(checkouts):
             result = subprocess.run(
-                [sys.executable, __file__, "--api", retriever, "--db", str(db)],
+                [sys.executable, "-c", API, str(db), retriever, AS_OF],
                 cwd=checkout,
                 env=child_env(checkout),
                 input=json.dumps(questions),
@@ -491,18 +473,15 @@ def open_library(
 
 
 def default_questions() -> Path | None:
-    """FinanceBench-dev's questions, where benchmarks/pdfqa.py finds the benchmark data."""
-    import pdfqa
-
-    return next((p / "financebench-dev" / "questions.jsonl" for p in pdfqa.BENCH_PLACES if p.is_dir()), None)
+    """FinanceBench-dev's questions, when the benchmark data is there."""
+    path = bench_folder() / "financebench-dev" / "questions.jsonl"
+    return path if path.exists() else None
 
 
 def open_fast(
     db: Path, question: str, checkouts: list[Path], runs: int, questions: list[str], counted: bool
 ) -> int:
     """Print the Open fast figures (see the module docstring)."""
-    from beir import table
-
     names = [_name(c) for c in checkouts]
     print(f"Open fast: {db} ({load()}); {runs} runs each, median shown\n")
     commands = [Command(label, [sys.executable, "-c", code], REPO) for label, code in REFERENCES.items()]
@@ -566,10 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         "--instructions", action="store_true",
         help="also count each fresh command's instructions once under valgrind (load-independent)",
     )  # fmt: skip
-    parser.add_argument("--api", choices=("lexical", "hybrid"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.api:
-        return api_main(args.db, args.api)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     source = None if str(args.questions) == "none" else (args.questions or default_questions())

@@ -1,7 +1,7 @@
 """`localqa serve` latency: from submitting a question on the ask page to each verified part
 arriving in the browser, with the embedded model already loaded.
 
-    python benchmarks/serve.py [--model embedded] [--repeat 2] [--json OUT]
+    python -m benchmarks.serve [--model embedded] [--repeat 2] [--json OUT]
 
 Indexes the sample library (pdfs/) into a temporary folder, starts the real app under uvicorn on
 a free loopback port, loads the model with one warm-up question, then for each sample question
@@ -28,7 +28,8 @@ from datetime import date
 from pathlib import Path
 from urllib.parse import urlencode
 
-REPO = Path(__file__).resolve().parent.parent
+from benchmarks.common import REPO
+
 AS_OF = date(2026, 11, 14)
 QUESTIONS = (
     "What is the loan limit for EQ-314, when does the desk accept maps for the community map exchange, "

@@ -26,7 +26,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import coverage, figures, prompts, sentences, values
+from localqa import computing, coverage, prompts, sentences, values
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
@@ -181,9 +181,9 @@ def answer_part(
 
 
 def checked(value: Value | None, quote: str) -> Value | None:
-    """`value` when it passes the figure rule against its quote (`figures.figure_check`), else
+    """`value` when it passes the figure rule against its quote (`computing.figure_check`), else
     None: a value that fails it is never shown."""
-    return value if value is not None and figures.figure_check(value, quote) is None else None
+    return value if value is not None and computing.figure_check(value, quote) is None else None
 
 
 def _call(completion: Completion, seconds: float) -> ModelCall:

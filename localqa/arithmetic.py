@@ -87,6 +87,12 @@ class Expression:
         _walk_names(self.tree, found)
         return list(found)
 
+    def numbers(self) -> list[Decimal]:
+        """The numbers written in it (constants such as 100 or 365), in order."""
+        found: list[Decimal] = []
+        _walk_numbers(self.tree, found)
+        return found
+
     def evaluate(self, values: Mapping[str, Decimal]) -> Decimal:
         """The exact value with `values` for the names; ExpressionError when a name has no value
         or the arithmetic is undefined."""
@@ -215,6 +221,19 @@ def _walk_names(node: Node, found: dict[str, None]) -> None:
     elif isinstance(node, Average):
         for item in node.items:
             _walk_names(item, found)
+
+
+def _walk_numbers(node: Node, found: list[Decimal]) -> None:
+    if isinstance(node, Number):
+        found.append(node.value)
+    elif isinstance(node, Negate):
+        _walk_numbers(node.operand, found)
+    elif isinstance(node, Binary):
+        _walk_numbers(node.left, found)
+        _walk_numbers(node.right, found)
+    elif isinstance(node, Average):
+        for item in node.items:
+            _walk_numbers(item, found)
 
 
 def _evaluate(node: Node, values: Mapping[str, Decimal]) -> Decimal:

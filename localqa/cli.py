@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
+from localqa import printed
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
 from localqa.settings import (
     ASK_K,
@@ -35,12 +36,13 @@ from localqa.shapes import (
     timing_json,
 )
 from localqa.terminal import visible
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Answer, Caller, PartResult, Selection
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Caller
 
 if TYPE_CHECKING:
     from localqa.evaluate.suite import Suite
     from localqa.library import Asked, Library
     from localqa.store import Db
+    from localqa.store.base import WriteSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -276,37 +278,12 @@ def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | Non
     """
     from localqa.index import refresh_index
 
-    show = not as_json and sys.stderr.isatty()
-    searchable: list[int] = []
-
-    def ready(summary: Any, missing: int) -> None:
-        searchable.append(missing)
-        progress.__exit__(None, None, None)  # the extraction bar ends before the line below
-        if missing and not as_json:
-            say(
-                f"Searchable now: {summary.documents} documents, {summary.passages} passages; "
-                f"embedding {missing} passages for semantic retrieval (interrupt to finish later).",
-                err=True,
-            )
-
+    events = _IndexEvents(show=not as_json and sys.stderr.isatty(), announce=not as_json)
     try:
-        with (
-            _ProgressBar("Extracting", show, unit="pages") as progress,
-            _ProgressBar("Embedding", show, unit="passages") as embedding,
-        ):
-            report = refresh_index(
-                pdfs,
-                db,
-                rebuild=rebuild,
-                progress=progress,
-                embed=embed,
-                embed_progress=embedding,
-                wait=lambda why: say(f"Waiting: {why}", err=True),
-                jobs=jobs,
-                ready=ready,
-            )
+        with events:
+            report = refresh_index(pdfs, db, rebuild=rebuild, embed=embed, jobs=jobs, events=events)
     except KeyboardInterrupt:
-        if not searchable:
+        if not events.searchable_now:
             raise
         say(
             "Interrupted: the index is up to date and searchable; the embeddings computed so far are "
@@ -333,6 +310,44 @@ def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | Non
         say([f"{'Warning' if p.warning else 'Error'}: {p}" for p in report.problems], err=True)
     if report.failed:
         sys.exit(1)
+
+
+class _IndexEvents:
+    """What `localqa index` shows while the index is refreshed (`localqa.index.RefreshEvents`): a
+    progress bar for extraction, the moment the index is searchable, a progress bar for the
+    embeddings."""
+
+    def __init__(self, show: bool, announce: bool) -> None:
+        self.extraction = _ProgressBar("Extracting", show, unit="pages")
+        self.embeddings = _ProgressBar("Embedding", show, unit="passages")
+        self.announce = announce
+        self.searchable_now = False
+
+    def __enter__(self) -> _IndexEvents:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.extraction.close()
+        self.embeddings.close()
+
+    def waiting(self, why: str) -> None:
+        say(f"Waiting: {why}", err=True)
+
+    def extracting(self, done: int, total: int, item: str) -> None:
+        self.extraction(done, total, item)
+
+    def searchable(self, summary: WriteSummary, to_embed: int) -> None:
+        self.searchable_now = True
+        self.extraction.close()  # the extraction bar ends before the line below
+        if to_embed and self.announce:
+            say(
+                f"Searchable now: {summary.documents} documents, {summary.passages} passages; "
+                f"embedding {to_embed} passages for semantic retrieval (interrupt to finish later).",
+                err=True,
+            )
+
+    def embedding(self, done: int, total: int, item: str) -> None:
+        self.embeddings(done, total, item)
 
 
 class _ProgressBar:
@@ -368,9 +383,13 @@ class _ProgressBar:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Fill the bar and end its line (it may be reported to again: a new bar starts)."""
         if self.bar is not None:
             self.bar.update(self.bar.length - self.bar.pos)
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(None, None, None)
             self.bar = None
 
 
@@ -496,9 +515,9 @@ def search(
     if as_json:
         click.echo(json.dumps(search_json(results, as_of, caller, documents), indent=2))
         return
-    lines = [_header(as_of, caller, results, documents)]
+    lines = [printed.header(as_of, caller, results, documents)]
     for number, result in enumerate(results, start=1):
-        lines += [*_part_head(number, result), *_format_candidates(result)]
+        lines += [*printed.part_head(number, result), *printed.candidate_lines(result)]
     say(lines)
 
 
@@ -605,7 +624,7 @@ def ask(
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
-        header = _header(as_of, caller, [p.result for p in asked.parts], documents)
+        header = printed.header(as_of, caller, [p.result for p in asked.parts], documents)
         lines = [f"{header} · model {model.label}{baseline}"]
         notes = {
             p.answer.selection.note for p in asked.parts if p.answer.selection and p.answer.selection.note
@@ -614,12 +633,15 @@ def ask(
         if verbose:
             lines.append(f"Retrieval: {asked.retrieval_seconds * 1000:.0f} ms for {len(asked.parts)} part(s)")
         for number, part in enumerate(asked.parts, start=1):
-            lines += [*_part_head(number, part.result), *_format_answer(part.result, part.answer)]
+            lines += [
+                *printed.part_head(number, part.result),
+                *printed.answer_lines(part.result, part.answer),
+            ]
             if number - 1 in images:
                 lines.append(f"   page image: {images[number - 1]}")
             if verbose:
-                lines += _format_selection(part.answer.selection)
-                lines.append(f"   ({_timing(part.answer)})")
+                lines += printed.selection_lines(part.answer.selection)
+                lines.append(f"   ({printed.timing(part.answer)})")
                 if part.answer.coverage:
                     lines.append(f"   (evidence coverage: {part.answer.coverage.describe()})")
         say(lines)
@@ -627,55 +649,6 @@ def ask(
     if faults:
         say([f"Error: {fault}" for fault in sorted(faults)], err=True)
         sys.exit(1)
-
-
-def _timing(answer: Answer) -> str:
-    scorer = f"scorer {answer.selection.seconds * 1000:.0f} ms; " if answer.selection else ""
-    call = answer.call
-    if call is None:
-        return f"{scorer}no model call"
-    tokens = "" if call.prompt_tokens is None else f", prompt {call.prompt_tokens} tokens"
-    if call.cached_tokens:
-        tokens += f" ({call.cached_tokens} cached)"
-    if call.completion_tokens is not None:
-        tokens += f", {call.completion_tokens} generated"
-    if call.label_confidence is not None:
-        tokens += f", label probability {call.label_confidence:.2f}"
-    return f"{scorer}model {call.seconds * 1000:.0f} ms{tokens}"
-
-
-def _format_selection(selection: Selection | None) -> list[str]:
-    """The scorer's ranking of the sentences shown to the model, and the model's choice."""
-    if selection is None:
-        return []
-    lines = [f"   Sentences shown, ranked by the scorer ({selection.scorer}):"]
-    for unit in selection.shown:
-        semantic = "" if unit.semantic is None else f", cosine {unit.semantic:.2f}"
-        demoted = f"  (demoted: {unit.demoted})" if unit.demoted else ""
-        lines.append(
-            f"     {unit.rank}. {unit.label} sentence {unit.sentence}  {unit.score:.4f} (BM25 "
-            f"{unit.lexical:.2f}{semantic})  {unit.location.brief()}{demoted}"
-        )
-        lines.append(f"        {unit.text}")
-    lines.append(f"   {selection.describe()}")
-    return lines
-
-
-def _format_answer(result: PartResult, answer: Answer) -> list[str]:
-    if answer.verified and answer.citation is not None:
-        lines = [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
-        if answer.other_evidence:
-            lines.append("   Other evidence (other documents also match; check for a conflict):")
-            lines += [f"     · {location.describe()}" for location in answer.other_evidence]
-        return lines
-    reason = f"model error: {answer.reason}" if answer.model_failed else answer.reason
-    lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {reason}."]
-    if result.candidates:
-        lines.append("   Evidence retrieved:")
-        lines += _format_candidates(result)
-    elif result.note:
-        lines.append(f"   ({result.note})")
-    return lines
 
 
 @cli.command()
@@ -1038,30 +1011,6 @@ def _page_images(
             continue
         images[index] = str(target)
     return images
-
-
-def _header(as_of: date, caller: Caller, results: list[PartResult], documents: tuple[str, ...]) -> str:
-    retriever = results[0].retriever if results else "none"
-    within = f" · only in {', '.join(documents)}" if documents else ""
-    return (
-        f"As of {as_of.isoformat()} · role {caller.role} · tenant {caller.tenant} · retriever {retriever}"
-        f"{within}"
-    )
-
-
-def _part_head(number: int, result: PartResult) -> list[str]:
-    """A part's first lines: its question, and why it was searched mainly in some documents."""
-    return ["", f"{number}. {result.question}", *([f"   ({result.route.why})"] if result.route else [])]
-
-
-def _format_candidates(result: PartResult) -> list[str]:
-    if not result.candidates:
-        return [f"   No candidates: {result.note}."]
-    lines = []
-    for candidate in result.candidates:
-        lines.append(f"   [{candidate.rank}] {candidate.score:6.2f}  {candidate.location.describe()}")
-        lines.append(f"       {candidate.text}")
-    return lines
 
 
 def main() -> None:

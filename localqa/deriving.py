@@ -5,8 +5,10 @@ operand the evidence does not give.
 
 Which documents: those the part was routed to because it names them (`localqa.routing`), else
 those the caller scoped the question to, else the document of the part's own verified quote, whose
-evidence mentions what the question names (`localqa.coverage`). A part about none of these gets no
-figure: operands from documents it never named could come from another company's filing.
+evidence mentions what the question names (`localqa.coverage`), or of the quote withheld only for
+a year (the figure reads each operand at its year's column, or names the year as missing). A part
+about none of these gets no figure: operands from documents it never named could come from another
+company's filing.
 Every search runs as the caller on the as-of date, like the part's own.
 """
 
@@ -15,12 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from localqa import figures
+from localqa import computing, figures, operands
 from localqa.answering import checked
+from localqa.errors import ModelError
+from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, PartResult
 
 if TYPE_CHECKING:
     from localqa.library import IndexContext, Library
+    from localqa.models.base import AnswerModel
 
 # Candidates read per search of a line item: a filing has dozens of rows sharing its label's words
 # (segments, notes, quarters), and the statement's row is often not the first by BM25. No cap
@@ -29,34 +34,45 @@ ITEM_K = 100
 
 
 def derive(
-    library: Library, result: PartResult, answer: Answer, context: IndexContext, documents: Sequence[str]
+    library: Library,
+    result: PartResult,
+    answer: Answer,
+    context: IndexContext,
+    documents: Sequence[str],
+    model: AnswerModel,
+    settings: AnswerSettings,
 ) -> Answer:
     """`answer` (the part's quote) replaced by the figure the part asks for, when it asks for one
     and the figure can be computed; a figure the evidence lacks an operand of is a refusal naming
     it, except for a single line item, where the quote and its own value stand."""
     figure = figures.plan(result.question)
+    if figure is None and model.is_language_model and figures.asks_computed(result.question):
+        written = _written(result.question, model, settings)
+        if isinstance(written, str):  # the part's quote stands, with the value it gives
+            return answer
+        figure = written
     if figure is None:
         return answer
     within = _documents(result, answer, documents)
     if not within:
         return answer
-    settings = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
+    lexical = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
     candidates: dict[str, list[Candidate]] = {}
     for item in {need.item.key: need.item for need in figure.needs}.values():
         found = candidates.setdefault(item.key, [])
-        for text in figures.search_texts(item, figure.statements):
+        for text in operands.search_texts(item, figure.statements):
             (part,) = library.search(
                 text,
                 as_of=context.as_of,
                 caller=context.caller,
                 parts=[text],
                 k=ITEM_K,
-                settings=settings,
+                settings=lexical,
                 documents=within,
             )
             seen = {c.location for c in found}
             found += [c for c in part.candidates if c.location not in seen]
-    computed = figures.compute(figure, figures.read_operands(figure, candidates, context))
+    computed = computing.compute(figure, operands.read_operands(figure, candidates, context))
     kept = {"call": answer.call, "selection": answer.selection}
     if computed.value is None:
         if figure.origin == "item":
@@ -64,13 +80,23 @@ def derive(
         return Answer.refused(computed.why or "no figure computed").model_copy(update=kept)
     value = computed.value
     first = (value.operands or ())[0]
-    if figure.origin == "item":
-        value = first.value  # one line item: the cell itself, not a figure computed from it
+    if figure.origin == "item" and value.expression == first.name:
+        value = first.value  # one line item as written: the cell itself, not a figure computed from it
     shown = checked(value, first.quote)
     if shown is None:
         return Answer.refused("no figure computed: its check failed").model_copy(update=kept)
     verified = Answer.verified_quote(first.quote, first.citation)
     return verified.model_copy(update={**kept, "value": shown})
+
+
+def _written(part: str, model: AnswerModel, settings: AnswerSettings) -> figures.FigurePlan | str:
+    """The plan of a figure whose arithmetic the model writes (`figures.expression_request`), or
+    why there is none."""
+    try:
+        completion = model.complete(figures.expression_request(part, settings))
+    except ModelError as error:
+        return f"model error: {error}"
+    return figures.plan_from_reply(part, completion.text)
 
 
 def _documents(result: PartResult, answer: Answer, documents: Sequence[str]) -> list[str]:
@@ -80,4 +106,10 @@ def _documents(result: PartResult, answer: Answer, documents: Sequence[str]) -> 
         return list(documents)
     if answer.verified and answer.citation is not None:
         return [answer.citation.source]
+    # A quote withheld only for a year its evidence does not write: the figure reads each operand
+    # at the column of its year, or says that the year is not there.
+    choice = answer.selection.choice if answer.selection else None
+    missing = [t for t in answer.coverage.terms if t.missing] if answer.coverage else []
+    if choice is not None and missing and all(t.kind == "year" for t in missing):
+        return [choice.location.source]
     return []

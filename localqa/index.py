@@ -16,10 +16,10 @@ document id claimed twice) is reported and keeps its previously indexed version,
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from localqa.catalog import Problem, visible_labels
 from localqa.store import Db, describe, open_store, writing
@@ -32,7 +32,16 @@ if TYPE_CHECKING:
 # Refreshing imports extraction (PyMuPDF) and the embedding model when it runs: opening an index
 # to ask it something needs neither (`import localqa.index` stays light).
 
-__all__ = ["Progress", "RefreshReport", "open_index", "refresh_index", "status_for", "write_documents"]
+__all__ = [
+    "Progress",
+    "Quietly",
+    "RefreshEvents",
+    "RefreshReport",
+    "open_index",
+    "refresh_index",
+    "status_for",
+    "write_documents",
+]
 
 
 class ProgressOf:
@@ -51,6 +60,40 @@ class ProgressOf:
         if self._report:
             self._done += self._pages[job.name]
             self._report(self._done, self._total, job.name)
+
+
+class RefreshEvents(Protocol):
+    """What `refresh_index` tells its caller while it runs (`localqa index` shows all of it)."""
+
+    def waiting(self, why: str) -> None:
+        """Another run holds the index: this one waits for it, and says why."""
+
+    def extracting(self, done: int, total: int, item: str) -> None:
+        """Extraction progress, in pages (a PDF's pages; one for any other file)."""
+
+    def searchable(self, summary: WriteSummary, to_embed: int) -> None:
+        """The lexical index is committed, so questions can be asked from now on, and `to_embed`
+        passages are about to be embedded (told only when embeddings are computed)."""
+
+    def embedding(self, done: int, total: int, item: str) -> None:
+        """Embedding progress, in passages."""
+
+
+class Quietly:
+    """`RefreshEvents` that tell nobody: the default, and a base for a caller that wants only
+    some of them."""
+
+    def waiting(self, why: str) -> None:
+        pass
+
+    def extracting(self, done: int, total: int, item: str) -> None:
+        pass
+
+    def searchable(self, summary: WriteSummary, to_embed: int) -> None:
+        pass
+
+    def embedding(self, done: int, total: int, item: str) -> None:
+        pass
 
 
 @dataclass
@@ -76,12 +119,9 @@ def refresh_index(
     db: Db,
     *,
     rebuild: bool = False,
-    progress: Progress | None = None,
     embed: bool | None = None,
-    embed_progress: Progress | None = None,
-    wait: Callable[[str], None] | None = None,
     jobs: int | None = None,
-    ready: Callable[[WriteSummary, int], None] | None = None,
+    events: RefreshEvents | None = None,
 ) -> RefreshReport:
     """Bring the index `db` (a file, or a postgresql:// URL) up to date with `folder`. See the
     module docstring.
@@ -89,16 +129,16 @@ def refresh_index(
     `embed`: compute sentence embeddings for passages that lack them (needs the `semantic`
     extra); None: when the extra is installed (`embeddings.enabled_by_default`). An index that
     had embeddings and is refreshed without them loses them (and says so): a vector missing for
-    some passages would hide them from semantic ranking. `wait` is told when another run holds
-    the index and this one waits for it. `jobs`: worker processes for extraction (default: the
-    cores this process may use). `ready` is told when the lexical index is committed (questions
-    can be asked from then on), with the totals and how many passages are left to embed."""
+    some passages would hide them from semantic ranking. `jobs`: worker processes for extraction
+    (default: the cores this process may use). `events` is told what happens as it happens
+    (waiting for another run, progress, the moment the index becomes searchable)."""
     from localqa import embeddings, extract
     from localqa.catalog import load_catalog
     from localqa.extract.pool import Job, default_jobs, extract_many
     from localqa.plan import outcome, plan_refresh, scan_folder
 
-    with writing(db, rebuild=rebuild, wait=wait) as writer:
+    told = events or Quietly()
+    with writing(db, rebuild=rebuild, wait=told.waiting) as writer:
         # Everything the run writes is read while it holds the writer lock.
         catalog = load_catalog(folder)
         scan = scan_folder(folder)
@@ -116,7 +156,7 @@ def refresh_index(
         problems: list[Problem] = []
         units = {unit.name: unit for unit in plan.extract}
         tasks = [Job(u.path, u.name, u.doc_source) for u in plan.extract]
-        work = ProgressOf(tasks, progress)
+        work = ProgressOf(tasks, told.extracting)
         workers = default_jobs() if jobs is None else jobs
         # Sources first; then the sidecars of those that could be read (a sidecar of a PDF that
         # cannot be read now waits for it, keeping the document's previous version whole).
@@ -154,8 +194,9 @@ def refresh_index(
         writer.commit()
         embedded = 0
         if embedding:
-            announce = (lambda missing: ready(summary, missing)) if ready else None
-            embedded = embeddings.embed_missing(writer, embed_progress, announce)
+            embedded = embeddings.embed_missing(
+                writer, told.embedding, lambda missing: told.searchable(summary, missing)
+            )
     changes = outcome(scan, plan, IndexedState() if rebuild else indexed, extracted, failed, problems, empty)
     return RefreshReport(
         db=describe(db),

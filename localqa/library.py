@@ -209,10 +209,9 @@ class Library:
         from localqa.deriving import derive
 
         context = IndexContext(self, as_of, caller or Caller(), result.question)
-        answer = answer_part(
-            result.question, result.candidates, model, settings or self.settings.answering, context
-        )
-        return derive(self, result, answer, context, documents)
+        settings = settings or self.settings.answering
+        answer = answer_part(result.question, result.candidates, model, settings, context)
+        return derive(self, result, answer, context, documents, model, settings)
 
     def page(
         self, source: str, page: int | None, *, as_of: date, caller: Caller | None = None
@@ -318,10 +317,13 @@ class IndexContext:
                     (d for d in store.eligible(self.as_of, self.caller).values() if d.source == source), None
                 )
                 found = store.found().get(document.doc_id) if document else None
-            period, _ = periods.of_document(document, found) if document else (None, None)
-            self._calendars[source] = values.calendar_for(
-                period.end if period else None, period.label if period else None, self.years
-            )
+            # The catalog's label names the year ("FY2018"); the cover, when the catalog gives no
+            # dates, says when it ended ("For the fiscal year ended February 2, 2019").
+            listed = document.period if document else None
+            cover = found.period if found else None
+            end = (listed.end if listed else None) or (cover.end if cover else None)
+            label = listed.label if listed else None
+            self._calendars[source] = values.calendar_for(end, label, self.years)
         return self._calendars[source]
 
     def around(self, location: Location) -> Sequence[str]:

@@ -10,7 +10,7 @@ onnxruntime; running needs onnxruntime only: no PyTorch, and nothing is fetched 
 The model is kept as two files: the graph (`.onnx`, 0.1 MB) and its weights beside it
 (`.onnx.data`, 58 MB, ONNX external data), which ONNX Runtime maps into memory instead of parsing
 and copying them: a session opens in about a quarter of the time, computing the same vectors to
-the bit (benchmarks/README.md, "Open fast"). Both are keyed by everything they are built from
+the bit (docs/measured.md#speed). Both are keyed by everything they are built from
 (package version, the weight file's size and modification time, the configuration, this builder's
 version, the quantiser's version), so a changed package or builder gives new files. Their sha256
 sums are recorded beside them and checked again whenever the files may have changed since

@@ -43,10 +43,24 @@ Question: {question}"""
 
 ORDER = {"scorer": "the closest match first", "passage": "passage by passage"}
 
+# A derived figure no glossary entry and no definition of the question covers: the model names the
+# line items it needs and writes the arithmetic over them; it never sees or writes a figure of a
+# document (`localqa.figures.expression_request`, `figures.plan_from_reply`).
+FIGURE_SYSTEM = """You write the arithmetic for a financial figure that a question asks for.
+List each line item of a financial statement the figure needs, with the fiscal year it is needed \
+for, and give each a short lower-case name such as revenue_2022. Then write the expression over \
+those names with + - * / ^, parentheses and average(a, b). Use no figures from memory: the only \
+numbers allowed in the expression are constants such as 100 (a percentage) or 365 (days).
+Reply with JSON: {"operands": [{"name": ..., "item": ..., "year": ...}], "expression": ...}."""
+
+FIGURE_USER = """Question: {question}
+Fiscal years it names: {years}"""
+
 
 def prompt_hash() -> str:
     """Stored in every evaluation run: a prompt change is a different experiment."""
-    return hashlib.sha256("\0".join([SYSTEM, USER, *ORDER.values()]).encode()).hexdigest()[:16]
+    texts = [SYSTEM, USER, *ORDER.values(), FIGURE_SYSTEM, FIGURE_USER]
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()[:16]
 
 
 def shown(ranking: Ranking, settings: AnswerSettings) -> tuple[RankedUnit, ...]:

@@ -66,12 +66,10 @@ class RetrievalSettings(BaseModel):
     # "heading": a passage's document title and heading path are searchable with its text;
     # "body": its text only.
     chunking: Chunking = "heading"
-    # A semantic neighbour: a passage at least this close (cosine) to the question. With no
-    # neighbour and no shared meaningful word, retrieval abstains. Calibrated on BEIR SciFact
-    # train claims (benchmarks/calibrate.py): see benchmarks/README.md.
+    # A semantic neighbour: a passage at least this close (cosine) to the question; with no
+    # neighbour and no shared meaningful word, retrieval abstains (docs/measured.md#retrieval).
     neighbour: float = 0.2
-    # At most this many candidates of one part from one page (a Markdown or text file is one
-    # page); 0: no cap. Measured on the FinanceBench dev filings (benchmarks/README.md).
+    # At most this many candidates of one part from one page; 0: no cap (docs/measured.md#retrieval).
     per_page: int = Field(default=2, ge=0)
     # Hybrid: reciprocal rank fusion, score = sum of weight / (rrf_k + rank) over both rankings.
     rrf_k: int = 60
@@ -81,23 +79,18 @@ class RetrievalSettings(BaseModel):
 
 
 class AnswerSettings(BaseModel):
-    """How one question part is answered. Defaults are the measured choices (benchmarks/)."""
+    """How one question part is answered. Defaults are the measured choices (docs/measured.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # Passages per part whose sentences are ranked (retrieval's k for answering). Eight rather than
-    # four: the passage's rank is one of the scorer's rankings, so a deeper pool adds evidence
-    # without drowning retrieval's order (benchmarks/confidence.py, --model extractive: the
-    # scorer's first sentence on an evidence page 20/41 and 17/33 at 8, 16/41 and 18/33 at 4).
+    # Passages per part whose sentences are ranked (retrieval's k for answering; docs/measured.md#answers).
     k: int = Field(default=8, ge=1)
 
     # The sentence scorer (localqa.sentences) ranks every quotable unit (a sentence; a table row
     # is one unit) of the `k` passages: BM25 over the units, the MiniLM cosine and retrieval's rank
     # of the unit's passage, fused by reciprocal rank, weight / (unit_rrf_k + rank) from each. The
     # model is shown the best `units` of them, in the scorer's order ("scorer") or passage by
-    # passage ("passage"), and replies with one's label and number. Four: half the prompt of
-    # eight, so half the reading time, for nearly the same evidence (the scorer's best 4 hold an
-    # evidence page for 28/41 and 24/33 questions, its best 8 for 29/41 and 26/33).
+    # passage ("passage"), and replies with one's label and number (docs/measured.md#answers).
     units: int = Field(default=4, ge=1)
     order: UnitOrder = "scorer"
     unit_lexical_weight: float = Field(default=1.0, ge=0.0)
@@ -118,27 +111,19 @@ class AnswerSettings(BaseModel):
     threads: int = Field(default_factory=machine_threads, ge=1)
 
     # A verified quote is shown only when the model gave the passage label it chose at least this
-    # probability (backends that report token probabilities: embedded, Ollama 0.12.11+ and
-    # OpenAI-compatible servers that send them). Shown `units` = 4 sentences (so at most 4
-    # passage labels), a choice at chance gets at least 0.25: 0.3 withholds the choices barely
-    # better than a guess. Measured on the public dev sets with benchmarks/confidence.py, the
-    # embedded 1.5B model's label probability does not tell unanswerable questions from
-    # answerable ones beyond that (benchmarks/README.md); 0 turns the check off.
+    # probability (backends that report token probabilities); just above a choice at chance
+    # among 4 labels; 0 turns the check off (docs/measured.md#answers).
     min_label_confidence: float = Field(default=0.3, ge=0.0, le=1.0)
 
-    # The model may override the scorer's first sentence only when it gave the passage label it
-    # chose at least this probability; a less sure override quotes the scorer's first instead
-    # (`Selection.kept_first`). Measured on the public dev sets with the embedded 1.5B model
-    # (benchmarks/confidence.py): its overrides left an evidence page far more often than they
-    # found one, at every probability below this. Backends that report no probability are not
-    # judged (their override stands); 0 lets every override stand.
+    # The model may override the scorer's first sentence only at this label probability or more;
+    # a less sure override quotes the scorer's first (`Selection.kept_first`), a backend that
+    # reports no probability is not judged; 0 lets every override stand (docs/measured.md#answers).
     min_override_confidence: float = Field(default=0.8, ge=0.0, le=1.0)
 
     # Evidence coverage (localqa/coverage.py): the kinds of question term a verified quote's
     # evidence must mention, else the quote is withheld with the missing term as the reason; ()
     # turns the check off. A "word" (one no quotable unit carries) passes when a unit is at least
-    # `coverage_neighbour` close to it in meaning (MiniLM cosine of the word and the unit).
-    # Measured on the dev sets with benchmarks/coverage.py (benchmarks/README.md).
+    # `coverage_neighbour` close to it in meaning (docs/measured.md#answers).
     coverage: tuple[TermKind, ...] = TERM_KINDS
     coverage_neighbour: float = Field(default=0.35, ge=-1.0, le=1.0)
 

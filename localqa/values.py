@@ -17,7 +17,7 @@ rounding its instruction asks for. Nothing here calls a model, and nothing here 
   with its unit, a duration, a time or a range of times, a date) closest to the words the
   sentence shares with the part.
 
-Every value is a span of the quote (`is_span`): `localqa.figures.figure_check` checks it again
+Every value is a span of the quote (`is_span`): `localqa.computing.figure_check` checks it again
 before anything is shown.
 """
 
@@ -74,6 +74,8 @@ def read_quantity(text: str) -> tuple[Figure, str | None] | None:
     figure = read_number(text)
     if figure is not None:
         return figure, None
+    if text.strip().lower() in _NUMBER_WORDS:
+        return Figure(Decimal(_NUMBER_WORDS[text.strip().lower()]), None), None
     found = _LEADING.match(text.strip())
     if found is None:
         return None
@@ -382,7 +384,8 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "number",
         re.compile(
-            rf"(?<![\w.,$€£¥-])(?:{_AMOUNT})(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+)?(?![\w.,]\d)",
+            rf"(?<![\w.,$€£¥-])(?:{_AMOUNT}|(?:{_WORD_NUMBER})(?=\s+[a-z]))"
+            r"(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+(?:\s+per\s+[a-z]+)?)?(?![\w.,]\d)",
             re.IGNORECASE,
         ),
     ),
@@ -440,8 +443,31 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     first_kind = [s for s in found if s.kind == found[0].kind]
     anchors = _anchors(part, sentence)
     if not anchors or len(first_kind) == 1:
-        return first_kind[0]
-    return min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors))
+        return _counted(first_kind[0], part)
+    return _counted(min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors)), part)
+
+
+# Words that are the unit of the number before them: kept with it whatever the part asks.
+UNIT_WORDS = frozenset(
+    "cent cents dollar dollars euro euros pound pounds yen usd eur gbp percent item items page pages "
+    "book books copy copies person people visitor visitors seat seats time times km kilometres "
+    "kilometers mile miles metre metres meter meters kg kilograms gram grams litre litres liter liters "
+    "tonne tonnes ton tons".split()
+)
+
+
+def _counted(span: Span, part: str) -> Span:
+    """A plain number keeps the words after it when they are its unit ("20 cents per day") or what
+    the part counts ("1,234 tweets" for "how many tweets"): "nine widely-used datasets" gives
+    "nine"."""
+    if span.kind != "number" or " " not in span.text:
+        return span
+    number, _, words = span.text.partition(" ")
+    word = words.split()[0]
+    asked = set(tokenizer().terms(part))
+    if word.lower() in UNIT_WORDS or word.lower() in _SCALE_WORDS or set(tokenizer().terms(word)) & asked:
+        return span
+    return Span(span.kind, number, span.start, span.start + len(number))
 
 
 def _anchors(part: str, sentence: str) -> list[int]:
@@ -496,6 +522,18 @@ def value_of(part: str, quote: str, citation: Location, context: Context | None 
     )
 
 
+def row_name(row: Row) -> str | None:
+    """What names a row: its label; in a table whose first column is headed like the others (a
+    ruled table: "Item ID: EQ-314; Item: ...") its first cell, with that header ("Item ID EQ-314"),
+    since the label there is the table's title."""
+    first = row.cells[0] if row.cells else None
+    if first is None or first.header is None or header_years(first.header, FiscalCalendar()):
+        return row.label
+    if read_number(first.text) is not None:
+        return row.label
+    return f"{first.header} {first.text}"
+
+
 def cell_value(row: Row, cell: Cell, scale_texts: Sequence[str] = ()) -> Value:
     """A cell as a value: its text as written, its number, the table's scale, and both headers."""
     read = read_quantity(cell.text)
@@ -506,7 +544,7 @@ def cell_value(row: Row, cell: Cell, scale_texts: Sequence[str] = ()) -> Value:
         unit=figure.unit if figure else None,
         scale=(read[1] if read else None)
         or (stated_scale(scale_texts) if figure and figure.unit is None else None),
-        row=row.label,
+        row=row_name(row) if cell is not row.cells[0] else row.label,
         column=cell.header,
     )
 

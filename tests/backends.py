@@ -4,7 +4,7 @@ A test module opts in to both with `BACKENDS = BOTH`: its tests that use the `ba
 directly or through `library_db`, `new_index` or `library_copy`, then run once on SQLite and once
 on PostgreSQL (a throwaway server, started once per session: `tests/postgres_server.py`). A test
 that is about SQLite itself (its file, FTS5, its lock file) is marked `sqlite_only`. Elsewhere
-tests run on SQLite alone.
+tests run on SQLite alone. Every test that needs the server is marked `postgres`.
 
 `query(db, sql, *args)` runs read-only SQL on either (`?` placeholders; `IS ?` compares NULLs).
 """
@@ -36,6 +36,17 @@ NewIndex = Callable[[], Db]
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "sqlite_only: about the SQLite backend itself; not run on PostgreSQL")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that needs the PostgreSQL server is marked `postgres` (`make test-fast` leaves
+    them out): the PostgreSQL half of a module with `BACKENDS = BOTH`, and any test that asks for
+    the `postgres` fixture itself."""
+    for item in items:
+        params = getattr(item, "callspec", None)
+        on_postgres = params is not None and params.params.get("backend") == "postgresql"
+        if on_postgres or "postgres" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -15,11 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-
-try:
-    from fake_ollama import spelt
-except ImportError:  # tests/ imported as a package
-    from tests.fake_ollama import spelt
+from fake_ollama import spelt
 
 DEFAULT_CONTENT = '{"source": null, "sentence": null}'
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_model import FakeModel, replies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,11 +31,6 @@ from localqa.models.base import AnswerRequest, Completion, label_confidence
 from localqa.settings import AnswerSettings
 from localqa.text import squash
 from localqa.types import Answer, Candidate, Kind, Location, Outcome
-
-try:
-    from conftest import FakeModel
-except ImportError:  # tests/ imported as a package
-    from tests.conftest import FakeModel
 
 NOV = date(2026, 11, 14)
 
@@ -747,46 +743,6 @@ _texts = st.text(alphabet=_word_chars, min_size=0, max_size=120)
 _sample_texts = st.sampled_from(
     [FRAGILE.text, STANDARD.text, "Overdue books incur a fine of 20 cents per day.", "a a a", "P1"]
 )
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=8,
-)
-
-
-@st.composite
-def replies(draw: st.DrawFn, labels: int, texts: list[str]) -> str:
-    """Any reply a model might give: garbage, random JSON, or a source/sentence object whose label
-    and number are random, supplied or not, shown or not, of the wrong type, or a quote instead."""
-    kind = draw(st.sampled_from(["text", "json", "object", "object", "object"]))
-    if kind == "text":
-        return draw(st.text(max_size=60))
-    if kind == "json":
-        return json.dumps(draw(_json))
-    source = draw(
-        st.sampled_from([f"P{i}" for i in range(1, labels + 1)] or ["P1"])
-        | st.sampled_from(["P0", "P9", "p1", "P1 ", "", "P01"])
-        | st.none()
-        | st.integers(0, 9)
-        | st.text(max_size=4)
-    )
-    sentence = draw(
-        st.integers(-2, 12)
-        | st.none()
-        | st.integers()
-        | st.sampled_from(["1", 1.0, True, [1]])
-        | st.sampled_from(texts)
-    )
-    body: dict[str, Any] = {"source": source, "sentence": sentence}
-    if draw(st.booleans()) and draw(st.booleans()):
-        body[draw(st.sampled_from(["quote", "reason", "confidence", "Source"]))] = draw(
-            _json | st.sampled_from(texts)
-        )
-    if draw(st.booleans()) and draw(st.booleans()):
-        del body[draw(st.sampled_from(["source", "sentence"]))]
-    return json.dumps(body, ensure_ascii=draw(st.booleans()))
-
-
 # Every refusal reason verify() can give: fixed sentences that name at most a label and a number,
 # never the model's quote or reply.
 REFUSAL_REASON = re.compile(

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from fake_model import FakeModel, replies, serving
 from fake_ollama import free_port
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,13 +28,6 @@ from localqa.models.base import Availability
 from localqa.settings import ASK_K, MAX_PARTS, AnswerSettings
 from localqa.text import squash
 from localqa.types import PartResult
-
-try:
-    from conftest import FakeModel, serving
-    from test_answer import replies
-except ImportError:  # tests/ imported as a package
-    from tests.conftest import FakeModel, serving
-    from tests.test_answer import replies
 
 NOV = "2026-11-14"
 FINE_QUESTION = "How much is the fine for an overdue book?"
@@ -100,6 +94,7 @@ def test_verified_quote_is_printed_with_citation_and_model(
         "As of 2026-11-14 · role public · tenant default · retriever lexical · model fake:fake",
         "",
         f"1. {FINE_QUESTION}",
+        "   Answer: 20 cents per day",  # the value first, then the quote it is a span of
         f'   "{FINE_SENTENCE}"',
         f"   {FINE_CITATION}",
     ]

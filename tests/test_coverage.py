@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_model import FakeModel
 
 from localqa import coverage, embeddings
 from localqa.answering import answer_part
@@ -20,11 +21,6 @@ from localqa.library import answer
 from localqa.models.base import AnswerRequest
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Caller, Candidate, Kind, Location, Outcome
-
-try:
-    from conftest import FakeModel
-except ImportError:  # tests/ imported as a package
-    from tests.conftest import FakeModel
 
 ONLY_NAMED = AnswerSettings(coverage=("name", "identifier", "year", "figure"))
 

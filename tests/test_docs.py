@@ -12,6 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from localqa.cli import cli
+from localqa.settings import AnswerSettings, RetrievalSettings
 
 REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 BLOCK = re.compile(r"(<!-- cli-reference -->\n)(.*?)(<!-- /cli-reference -->)", re.S)
@@ -33,7 +34,13 @@ def test_every_command_is_documented_and_current() -> None:
 
 
 ROOT = REFERENCE.parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "evals" / "README.md"]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "evals" / "README.md",
+    ROOT / "benchmarks" / "README.md",
+    ROOT / "CHANGELOG.md",
+]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
@@ -61,6 +68,40 @@ def test_every_relative_link_in_the_docs_leads_somewhere() -> None:
             if not linked.exists() or (anchor and linked.suffix == ".md" and anchor not in anchors(linked)):
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert broken == []
+
+
+CONFIGURATION = ROOT / "docs" / "configuration.md"
+VARIABLE = re.compile(r"\bLOCALQA_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def section(text: str, start: str, end: str) -> str:
+    return text[text.index(start) : text.index(end, text.index(start))]
+
+
+def test_every_environment_variable_localqa_reads_is_documented() -> None:
+    """Any `LOCALQA_*` name in localqa's source (a variable it reads, or one it names) has a row in
+    docs/configuration.md."""
+    named = {v for path in (ROOT / "localqa").rglob("*.py") for v in VARIABLE.findall(path.read_text())}
+    assert {"LOCALQA_DB", "LOCALQA_MODEL", "LOCALQA_CACHE"} <= named  # the scan finds them
+    table = section(CONFIGURATION.read_text(encoding="utf-8"), "## Environment variables", "## Settings")
+    assert sorted(v for v in named if f"`{v}`" not in table) == []
+
+
+def test_every_setting_is_documented() -> None:
+    """Every field of RetrievalSettings and AnswerSettings has a row in its table in
+    docs/configuration.md (a row may name several fields)."""
+    text = CONFIGURATION.read_text(encoding="utf-8")
+    tables = {
+        RetrievalSettings: section(text, "`RetrievalSettings` decides", "`AnswerSettings` decides"),
+        AnswerSettings: section(text, "`AnswerSettings` decides", "## catalog.toml"),
+    }
+    missing = [
+        f"{settings.__name__}.{name}"
+        for settings, table in tables.items()
+        for name in settings.model_fields
+        if not re.search(rf"^\|[^|]*`{name}`", table, re.M)
+    ]
+    assert missing == []
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

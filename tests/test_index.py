@@ -35,7 +35,7 @@ from localqa.cli import cli
 from localqa.embeddings import MODEL_NAME
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
-from localqa.index import open_index, refresh_index
+from localqa.index import Quietly, open_index, refresh_index
 from localqa.library import index_status, search_parts
 from localqa.store import Db, postgres_url
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
@@ -851,10 +851,13 @@ def test_extraction_in_worker_processes_builds_the_same_index(sample_pdfs: Path,
     (sample_pdfs / "bulk-07.pdf").write_bytes(b"%PDF-1.7 broken")  # a failure among them
     one, two = new_index(), new_index()
     seen: list[tuple[int, int]] = []
+
+    class Watching(Quietly):
+        def extracting(self, done: int, total: int, item: str) -> None:
+            seen.append((done, total))
+
     by_one = refresh_index(sample_pdfs, one, jobs=1)
-    by_two = refresh_index(
-        sample_pdfs, two, jobs=2, progress=lambda done, total, _: seen.append((done, total))
-    )
+    by_two = refresh_index(sample_pdfs, two, jobs=2, events=Watching())
     assert by_one.problems == by_two.problems and by_two.failed
     assert (by_one.added, by_one.passages) == (by_two.added, by_two.passages)
     assert passages(one) == passages(two)  # same rows, same ids: results are written in order

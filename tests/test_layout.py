@@ -75,7 +75,8 @@ def test_a_short_line_that_differs_in_more_than_the_page_number_is_text(tmp_path
 def test_a_statement_without_rules_gives_one_table_row_per_line_item(drawn: Path) -> None:
     found = passages(drawn, "statement")
     rows = [p for p in found if p.kind is Kind.TABLE]
-    title = f"Example Corp {layout.STATEMENT_TITLE}"
+    # The unit the header rows state at their left, over no column, stays with the caption.
+    title = f"Example Corp {layout.STATEMENT_TITLE} (In millions)"
     assert [p.text for p in rows] == [
         f"{title}: Net sales: 2023: 14,694; 2022: 14,544; 2021: 12,861",
         f"{title}: Cost of sales: 2023: (11,162); 2022: (11,113); 2021: (9,837)",

@@ -50,12 +50,10 @@ def set_embedded(monkeypatch: pytest.MonkeyPatch, available: bool) -> None:
 # --- names --------------------------------------------------------------------------------------
 
 
-def test_the_builtins_are_the_entry_points_pyproject_declares() -> None:
-    """The fallback table and pyproject.toml must not drift apart."""
-    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"][
-        "localqa.models"
-    ]
-    assert declared == models.BUILTINS
+def test_the_builtins_are_declared_once() -> None:
+    """In `models.BUILTINS`, not again as entry points of localqa's own package."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert "localqa.models" not in project.get("entry-points", {})
 
 
 def test_the_builtins_load_through_their_entry_points() -> None:
@@ -216,26 +214,37 @@ BROKEN = "not a backend"
 """
 
 
-@pytest.fixture
-def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A third-party distribution on sys.path declaring two `localqa.models` entry points: found
-    by importlib.metadata exactly as an installed package's would be."""
-    (tmp_path / "localqa_first_plugin.py").write_text(PLUGIN)
-    info = tmp_path / "localqa_first_plugin-1.0.dist-info"
+def install_plugin(folder: Path, monkeypatch: pytest.MonkeyPatch, entries: str) -> None:
+    """A third-party distribution on sys.path declaring `entries` in the `localqa.models` group:
+    found by importlib.metadata exactly as an installed package's would be."""
+    (folder / "localqa_first_plugin.py").write_text(PLUGIN)
+    info = folder / "localqa_first_plugin-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: localqa-first-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        textwrap.dedent(
-            """\
-            [localqa.models]
-            first = localqa_first_plugin:BACKEND
-            broken = localqa_first_plugin:BROKEN
-            missing = localqa_no_such_module:BACKEND
-            """
-        )
+    (info / "entry_points.txt").write_text(f"[localqa.models]\n{textwrap.dedent(entries)}")
+    monkeypatch.syspath_prepend(str(folder))
+
+
+@pytest.fixture
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A third-party package with three backends: one that works, one that is no Backend, one
+    whose module is missing."""
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        """\
+        first = localqa_first_plugin:BACKEND
+        broken = localqa_first_plugin:BROKEN
+        missing = localqa_no_such_module:BACKEND
+        """,
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
     yield
+
+
+def test_a_third_party_cannot_take_a_builtin_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install_plugin(tmp_path, monkeypatch, "extractive = localqa_first_plugin:BACKEND\n")
+    assert models.backend("extractive") is extractive.BACKEND
+    assert isinstance(get_model("extractive"), ExtractiveModel)
 
 
 def test_a_third_party_entry_point_is_a_backend(plugin: None) -> None:

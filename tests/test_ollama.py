@@ -7,7 +7,7 @@ import socket
 import time
 
 import pytest
-from fake_ollama import free_port
+from fake_ollama import FakeOllama, free_port
 from ollama._client import _parse_host
 
 from localqa import prompts
@@ -22,14 +22,6 @@ from localqa.models.ollama import (
 )
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location
-
-try:
-    import fake_ollama as _fake
-except ImportError:  # tests/ imported as a package
-    from tests import fake_ollama as _fake
-
-FakeOllama = _fake.FakeOllama
-fake_ollama = _fake.fake_ollama  # the fixture
 
 SKY = Candidate(
     rank=1,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from fake_ollama import free_port
+from fake_openai import FakeOpenAI
 
 from localqa import prompts
 from localqa.cli import cli
@@ -24,14 +25,6 @@ from localqa.models import backends, embedded, get_model
 from localqa.models.openai import OpenAIModel, resolve_base_url
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location
-
-try:
-    import fake_openai as _fake
-except ImportError:  # tests/ imported as a package
-    from tests import fake_openai as _fake
-
-FakeOpenAI = _fake.FakeOpenAI
-fake_openai = _fake.fake_openai  # the fixture
 
 MODEL = "qwen2.5-1.5b"
 WARRANTY = Candidate(

@@ -12,9 +12,9 @@ from typing import Literal
 
 from localqa.answering import quote_check
 from localqa.catalog import visible_labels
+from localqa.computing import figure_check
 from localqa.evaluate.expected_value import judge
 from localqa.evaluate.suite import Case, Expect
-from localqa.figures import figure_check
 from localqa.text import squash
 from localqa.types import (
     Caller,
@@ -205,7 +205,7 @@ def _expected_at(case: Case, location: Location, text_at: TextAt) -> bool:
 
 def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) -> str | None:
     """Why a shown value is not a checked figure (None: it is, or no value was shown): it fails
-    the one figure rule (`localqa.figures.figure_check`, which `ask` applies before showing it)
+    the one figure rule (`localqa.computing.figure_check`, which `ask` applies before showing it)
     against the quote it comes from, or an operand's quote is not a verified quote (a whole
     sentence or row: `quote_check`) of the passage the index holds at the operand's citation."""
     if value is None:

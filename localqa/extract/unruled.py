@@ -31,6 +31,13 @@ _STATEMENT = re.compile(
     r"shareholders|equity|financial (?:position|condition)|earnings|results",
     re.IGNORECASE,
 )
+# A table's unit stated once, often at the left of its header rows, over no column ("(Millions)",
+# "(In millions, except per share data)", "$ in thousands"): kept with the caption, where a reader
+# (and a value's scale, `localqa.values`) finds it.
+_SCALE_NOTE = re.compile(
+    r"\(?\s*(?:[$€£]\s*)?(?:(?:in|dollars\s+in|amounts\s+in|amounts)\s+)?(?:thousands|millions|billions)\b[^)]{0,60}\)?",
+    re.IGNORECASE,
+)
 _GAP = 0.75  # a gap wider than this many font sizes separates two segments (a space is ~0.25)
 _MIN_VALUE_ROWS = 2
 _HEADER_ROWS = 4
@@ -238,6 +245,14 @@ def _table_at(rows: list[Row], start: int) -> tuple[UnruledTable, int] | None:
     header_rows, caption_rows = _above(rows, first, columns)
     header = _header([rows[i] for i in header_rows], columns)
     caption = [squash(rows[i].segments[0].text) for i in caption_rows]
+    caption += [
+        note
+        for i in header_rows
+        for s in rows[i].segments
+        if not _column_of(s, columns)
+        and _SCALE_NOTE.fullmatch(note := squash(s.text))
+        and not any(note in line for line in caption)
+    ]
     section = next((line for line in caption if _STATEMENT.search(line)), None)
     table = UnruledTable(
         caption=caption,

@@ -1,9 +1,9 @@
 """The answer backends: a registry, and how one is chosen.
 
-Backends are found through the `localqa.models` entry point group, each entry naming a
-`localqa.models.base.Backend` (`ollama = "localqa.models.ollama:BACKEND"`). The built-in ones are
-declared there too (pyproject.toml) and load the same way as a third party's; `register()` adds one
-from code (the test suite's fake model is registered so).
+The built-in backends are declared once, in `BUILTINS`; third-party packages add theirs through
+the `localqa.models` entry point group, each entry naming a `localqa.models.base.Backend`
+(`mybackend = "mypackage.module:BACKEND"`, docs/backends.md). Both load the same way, on first
+use; `register()` adds one from code (the test suite's fake model is registered so).
 
 A model spec is `BACKEND` or `BACKEND:NAME` (`ollama:llama3.2:1b`, `openai:qwen2.5`). Without one:
 `LOCALQA_MODEL`, else the available backend with the lowest `default_rank`: `ollama` if a server
@@ -22,9 +22,9 @@ from localqa.errors import ModelError, UnknownModelError
 from localqa.models.base import AnswerModel, Availability, Backend
 
 GROUP = "localqa.models"
-# The built-in backends, exactly as pyproject.toml declares them (a test checks the two agree).
-# Used when the package's metadata does not list them: a source checkout that was never
-# installed, or an install older than the checkout.
+# The built-in backends, as entry points of the group would name them. Declared here rather than
+# in pyproject.toml, so that a source checkout run without being installed (or run beside an
+# older install's metadata) has exactly its own. A third party cannot take a built-in's name.
 BUILTINS = {
     "ollama": "localqa.models.ollama:BACKEND",
     "embedded": "localqa.models.embedded:BACKEND",
@@ -55,8 +55,8 @@ def unregister(name: str) -> None:
 
 
 def _entry_points() -> dict[str, EntryPoint]:
-    found = {name: EntryPoint(name, value, GROUP) for name, value in BUILTINS.items()}
-    found.update({point.name: point for point in entry_points(group=GROUP)})
+    found = {point.name: point for point in entry_points(group=GROUP)}
+    found.update({name: EntryPoint(name, value, GROUP) for name, value in BUILTINS.items()})
     return found
 
 

@@ -16,7 +16,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from jinja2 import Environment
 
+from localqa.computing import substituted
 from localqa.library import Library, ListedDocument
+from localqa.printed import describe_value
 from localqa.serve.errors import HttpError
 from localqa.serve.params import AsOf, check_size
 from localqa.serve.security import GATE, Visitor, Who
@@ -202,6 +204,9 @@ class PartView:
     large_image: str | None = None
     marked: tuple[str, str, str] | None = None  # a text source: (before, quote, after)
     other: list[str] = field(default_factory=list)
+    value: str | None = None  # the answer's value in words (`printed.describe_value`)
+    figure: str | None = None  # a derived value's expression written in its operands' values
+    operands: list[dict[str, str]] = field(default_factory=list)  # their values, quotes, citations
 
 
 def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, total: int) -> PartView:
@@ -214,6 +219,7 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
         note=result.note,
         route=result.route.why if result.route else None,
         other=[location.describe() for location in answer.other_evidence],
+        **_value_view(answer),
     )
     citation = answer.citation
     if not answer.verified or citation is None or answer.quote is None:
@@ -229,6 +235,23 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
         image=page_url(citation, answer.quote, as_of, "page"),
         large_image=page_url(citation, answer.quote, as_of, "large"),
     )
+
+
+def _value_view(answer: Answer) -> dict[str, Any]:
+    """What the part shows of its answer's value (the CLI's words: `localqa.printed`)."""
+    value = answer.value
+    if value is None:
+        return {}
+    if not value.derived:
+        return {"value": describe_value(value)}
+    return {
+        "value": describe_value(value),
+        "figure": substituted(value),
+        "operands": [
+            {"value": describe_value(o.value), "quote": o.quote, "where": o.citation.describe()}
+            for o in value.operands or ()
+        ],
+    }
 
 
 def page_url(location: Location, quote: str, as_of: date, size: str) -> str:
