@@ -14,7 +14,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +129,10 @@ class Case:
     pages: set[tuple[str, int]]  # evidence (source, 1-based page); empty: unanswerable
     category: str  # answerable | unanswerable | needs_visual | scifact
     parts: list[str] = field(default_factory=list)
+    answer: str = ""  # the dataset's reference answer
+    # FinanceBench's question_type ("metrics-generated": a figure), MMLongBench-Doc's answer_format
+    # (Int, Float, Str, List, None)
+    answer_type: str | None = None
 
 
 @dataclass
@@ -151,7 +155,8 @@ def load_financebench(folder: Path) -> BenchSet:
         source = f"{record['doc_name']}.pdf"
         # evidence_page_num is 0-based (the README): doc[n] is localqa page n + 1.
         pages = {(f"{e['doc_name']}.pdf", int(e["evidence_page_num"]) + 1) for e in record["evidence"]}
-        cases.append(Case(record["financebench_id"], record["question"], source, pages, "answerable"))
+        case = Case(record["financebench_id"], record["question"], source, pages, "answerable")
+        cases.append(replace(case, answer=record["answer"], answer_type=record["question_type"]))
     documents = sorted((folder / "pdfs").glob("*.pdf"))
     return BenchSet("financebench", "financebench-dev", documents, cases)
 
@@ -173,7 +178,8 @@ def load_mmlongbench(folder: Path) -> BenchSet:
                 "1-based page: left out"
             )
             continue
-        cases.append(Case(f"mml-{number:02d}", record["question"], record["doc_id"], pages, category))
+        case = Case(f"mml-{number:02d}", record["question"], record["doc_id"], pages, category)
+        cases.append(replace(case, answer=str(record["answer"]), answer_type=record["answer_format"]))
     documents = sorted((folder / "pdfs").glob("*.pdf"))
     return BenchSet("mmlongbench", "mmlongbench-dev", documents, cases, notes)
 

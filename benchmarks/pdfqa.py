@@ -28,6 +28,18 @@ Figures, each with its numerator and denominator:
   ones (MMLongBench-Doc `unanswerable`, `expect = []`), where abstaining is right.
 - MMLongBench-Doc `needs_visual` questions (evidence is a chart or figure) are scored and reported
   on their own line, never mixed into the text/table figures.
+- **values** (with `--model`): each answer becomes its case's `value` and `localqa eval` judges
+  the answer's value (`localqa/evaluate/expected_value.py`), beside the page-level figures.
+  FinanceBench: the 21 metrics questions' figures, in the scale and rounding the question states
+  ("$1577.00" asked "in USD millions" is 1577 in millions, met by a cell of a table in millions;
+  "$0.40" in USD billions by 400 in millions; "1.9%" by 1.9 % or 0.019). MMLongBench-Doc: its
+  answer formats as its own `eval/eval_score.py` reads them: Int exact, Float within 1 % (a
+  percentage or its ratio), Str and List as normalised text (a List's items in any order), where
+  Str is held to the suites' text rule (the value holds the answer and is at most twice as long),
+  not to MMLongBench-Doc's ANLS. Reported: value correct with its denominator, the wrong values by
+  cause (retrieval, quote, span, arithmetic), the answer stage's losses and rescues (retrieval's
+  first passage on an evidence page and the answer citing elsewhere, and the reverse) and the
+  unchecked figures shown (must be 0).
 - **SciFact nDCG@10**: the 5,183 abstracts as Markdown files (`# title` then the abstract), the
   300 test claims each as one explicit part (a claim is not a compound question; clause splitting
   would leave no single ranking to score), k=10, scored BEIR-style (binary qrels, log2 discount).
@@ -61,6 +73,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +93,104 @@ INDEX_CODE = (
 EMBED_CODE = ("localqa/embeddings.py",)
 HITS_AT = (1, 5)
 SCIFACT_K = 10
+
+
+# ---------------------------------------------------------------------------------------------
+# Values: each answer as the case's `value` (`localqa.evaluate.expected_value` judges it)
+
+_SCALE = re.compile(r"\bin\s+(?:usd\s+|us\s+dollars?\s+|\$\s*)?(thousand|million|billion)s?\b", re.IGNORECASE)
+_ROUNDING = re.compile(
+    r"\bround\w*\s+(?:\w+\s+){0,2}?to\s+(?P<places>one|two|three|four|\d+)\s+decimal", re.IGNORECASE
+)
+_PLACES = {"one": 1, "two": 2, "three": 3, "four": 4}
+
+
+def value_fields(case: Case) -> dict[str, Any]:
+    """The case's value fields from its reference answer: FinanceBench's metrics questions (a
+    figure) and MMLongBench-Doc's answers in their formats; none for the others (prose answers,
+    "Not answerable")."""
+    if case.answer_type == "metrics-generated":
+        return number_value(case.answer, case.question) or {}
+    if case.category == "unanswerable" or case.answer_type not in ("Int", "Float", "Str", "List"):
+        return {}
+    return mmlongbench_value(case.answer.strip(), case.answer_type, case.question)
+
+
+def stated_rules(question: str) -> dict[str, Any]:
+    """The scale ("in USD millions") and the rounding ("round to one decimal place") a question
+    states for its figure."""
+    rules: dict[str, Any] = {}
+    scale = _SCALE.search(question)
+    if scale:
+        rules["scale"] = scale[1].lower() + "s"
+    rounding = _ROUNDING.search(question)
+    if rounding:
+        places = rounding["places"].lower()
+        rules["decimals"] = _PLACES.get(places) or int(places)
+    return rules
+
+
+def number_value(answer: str, question: str, tolerance: float | None = None) -> dict[str, Any] | None:
+    """A figure answer ("$1577.00", "1.9%", "-3.7") as value fields, in the scale and rounding the
+    question states; None when the answer is not a number alone ("GS5002", "14:04 CET")."""
+    number = _number_alone(answer)
+    if number is None:
+        return None
+    fields: dict[str, Any] = {"value": float(number), **stated_rules(question)}
+    if answer.strip().endswith("%"):
+        fields["unit"] = "%"
+    if tolerance is not None:
+        fields["tolerance"] = tolerance
+    return fields
+
+
+def mmlongbench_value(answer: str, kind: str, question: str) -> dict[str, Any]:
+    """An answer in MMLongBench-Doc's formats, as its own evaluation reads them
+    (`eval/eval_score.py`): Int exact, Float within 1 % (a percentage or its ratio), Str and List
+    as normalised text (a List's items in any order, numbers as numbers). An Int that is no
+    number ("14:04 CET") is text."""
+    if kind in ("Int", "Float"):
+        found = number_value(answer, question, tolerance=0 if kind == "Int" else None)
+        if found is not None:
+            return found
+    if kind == "List":
+        items = _listed(answer)
+        numbers = [_number_alone(i) for i in items]
+        if all(n is not None for n in numbers):
+            return {"value": [float(n) for n in numbers if n is not None], "tolerance": 0}
+        return {"value": items}
+    return {"value": answer} if answer else {}
+
+
+def _number_alone(text: str) -> Decimal | None:
+    """The number `text` is, a currency sign, a percent sign and thousands commas aside, as
+    MMLongBench-Doc's `isfloat` reads its answers; None when it holds anything else."""
+    from localqa.evaluate.expected_value import number_in
+
+    if not re.fullmatch(r"\s*\(?\s*[-\u2212]?\s*\$?\s*[\d,]*\.?\d+\s*%?\s*\)?\s*", text):
+        return None
+    return number_in(text)
+
+
+def _listed(answer: str) -> list[str]:
+    """The items of a list answer ("['GS5002', 'GS6001']"), read as a literal, never evaluated; an
+    answer that is no list is one item."""
+    import ast
+
+    try:
+        found = ast.literal_eval(answer)
+    except (ValueError, SyntaxError):
+        return [answer]
+    items = found if isinstance(found, list) else [found]
+    return [str(i).strip() for i in items if str(i).strip()]
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return toml_string(value)
+    return repr(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,6 +216,7 @@ def cases_toml(cases: Iterable[Case], tenants: dict[str, str] | None, scoped: bo
         if tenants is not None:
             lines.append(f"tenant = {toml_string(tenants[case.source])}")
         lines.append(f"category = {toml_string(case.category)}")
+        lines += [f"{name} = {toml_value(value)}" for name, value in value_fields(case).items()]
         expect = ", ".join(
             f"{{ source = {toml_string(source)}, page = {page} }}" for source, page in sorted(case.pages)
         )
@@ -426,13 +538,34 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
         ]
         scores["verified quote"] = fraction(len(verified), len(answerable))
         scores["verified quote from an evidence page"] = fraction(len(on_page), len(answerable))
+        scores |= value_scores([c for c in answerable if value_fields(c)], by_id)
+        # Against retrieval's first passage: it was on an evidence page and the answer cites
+        # elsewhere (a loss), or the reverse (a rescue); `localqa eval` judges each case.
+        firsts = [(by_id[c.id] or {}).get("first_passage") for c in answerable]
+        scores["answer stage losses/rescues"] = f"{firsts.count('loss')}/{firsts.count('rescue')}"
     unanswerable = [c for c in cases if not c.pages]
     if unanswerable:
         silent = [c for c in unanswerable if not (by_id[c.id] and by_id[c.id]["quote"])]
         scores["no quote shown"] = fraction(len(silent), len(unanswerable))
     failed = sum(bool(a and a.get("model_failed")) for a in by_id.values())
     scores["model errors"] = failed
+    scores["unchecked figures shown"] = sum(bool((by_id[c.id] or {}).get("unchecked_figure")) for c in cases)
     return scores
+
+
+def value_scores(valued: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
+    """The values `localqa eval` judged (each case's `value`): how many are correct, and why the
+    others are not."""
+    from localqa.evaluate.records import VALUE_BLAMES
+
+    if not valued:
+        return {}
+    answers = [by_id[c.id] or {} for c in valued]
+    wrong = [a.get("value_blame") for a in answers if not a.get("value_correct")]
+    return {
+        "value correct": fraction(sum(bool(a.get("value_correct")) for a in answers), len(valued)),
+        "wrong values by cause": ", ".join(f"{cause} {wrong.count(cause)}" for cause in VALUE_BLAMES),
+    }
 
 
 def ndcg_at_10(cases: list[Case], qrels: dict[str, set[str]], run: dict[str, Any]) -> dict[str, Any]:

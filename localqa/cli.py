@@ -716,7 +716,7 @@ def models(as_json: bool) -> None:
     "--answers",
     "answers_path",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Grade recorded answers (JSONL: id, quote, citation) from another system.",
+    help="Grade recorded answers (JSONL: id, quote, citation, value) from another system.",
 )
 @click.option(
     "--coverage",
@@ -775,7 +775,8 @@ def evaluate(
 
     SUITE is a folder with cases.toml (default evals/library); a suite with its own docs/ is
     indexed into a temporary index, otherwise --db is used. Without --model only retrieval is
-    scored. Exit status 1 when a gate fails: any tenant/access leak, any unverified quote shown.
+    scored. Exit status 1 when a gate fails: any tenant/access leak, any unverified quote or
+    unchecked figure shown.
     """
     from localqa.evaluate import compare as comparing
     from localqa.evaluate.report import markdown, terminal_summary

@@ -7,7 +7,12 @@ split is made only where both sides ask something by themselves:
 - sentences come from pysbd (rule-based sentence boundaries: initials such as "Mr. C.M. Maniar",
   abbreviations and decimals do not end a sentence);
 - a sentence that asks nothing ("Answer in USD millions.", "DPO is defined as: ...") is context
-  of the question next to it, never a part of its own;
+  of the question next to it, never a part of its own; so is an instruction that ends in a
+  question mark ("Round your answer to three decimals?"), and a question mark left alone after a
+  full stop ("... in 2019. ?") ends the sentence before it;
+- a sentence after a question that opens no question of its own and names alternatives offers
+  that question's options ("Which group is larger? Those who ..., or those who ...?"): it stays
+  with the question (terse questions, "Loan period? Late fee?", still split);
 - inside a sentence, a clause boundary (", when does ...", ", and how many ...", "; what ...")
   splits only when the text before it is itself a question (it opens with a question word), so a
   leading clause ("According to this report, ...", "If we exclude M&A, which ...") and a list
@@ -41,6 +46,8 @@ _BOUNDARY = re.compile(
     rf"|\s*,\s*(?=(?:what|why|how|when|where|{_AUX})\b)",
     re.IGNORECASE,
 )
+# Alternatives offered to choose from: "those who ..., or those who ...".
+_ALTERNATIVES = re.compile(r"\bor\b", re.IGNORECASE)
 # Instructions about the reply or the approach, not about the evidence.
 _INSTRUCTION = re.compile(
     r"^(?:please\s+)?(?:"
@@ -78,14 +85,40 @@ def sentences(text: str) -> list[str]:
 
 
 def _segmented(text: str) -> list[str]:
-    """The sentences pysbd finds in the squashed `text`, whitespace squashed, empty ones left out."""
-    found = [squash(s) for s in _segmenter().segment(text)]  # type: ignore[attr-defined]
-    return [s for s in found if s.strip(" ,;")]
+    """The sentences pysbd finds in the squashed `text`, whitespace squashed, empty ones left out;
+    punctuation alone ("?" after a full stop) ends the sentence before it."""
+    sentences: list[str] = []
+    for found in _segmenter().segment(text):  # type: ignore[attr-defined]
+        sentence = squash(found)
+        if not sentence.strip(" ,;"):
+            continue
+        if sentences and not any(c.isalnum() for c in sentence):
+            joined = sentences[-1] + sentence  # as written: "in all.?" or "in all. ?"
+            sentences[-1] = joined if joined in text else f"{sentences[-1]} {sentence}"
+        else:
+            sentences.append(sentence)
+    return sentences
 
 
 def asks(sentence: str) -> bool:
-    """Whether a sentence asks something: it ends with "?" or opens with a question word."""
-    return sentence.endswith("?") or bool(_OPENS.match(sentence))
+    """Whether a sentence asks something: it opens with a question word, or it ends with "?" and
+    is no instruction ("Round your answer to three decimals?" asks for a form, not a fact; "Answer
+    the following question: what is ...?" asks in a clause of its own)."""
+    if _OPENS.match(sentence):
+        return True
+    return sentence.endswith("?") and (opens_a_question(sentence) or not _INSTRUCTION.match(sentence))
+
+
+def opens_a_question(sentence: str) -> bool:
+    """Whether a sentence, or a clause of it after a comma, semicolon or colon, opens with a
+    question word ("Laptops and cameras: what are the limits?")."""
+    return any(_OPENS.match(clause.strip()) for clause in re.split(r"[,;:]", sentence))
+
+
+def offers_options(sentence: str) -> bool:
+    """Whether a sentence after a question lists that question's options rather than asking one
+    of its own: it opens no question and names alternatives ("Those who ..., or those who ...?")."""
+    return not opens_a_question(sentence) and bool(_ALTERNATIVES.search(sentence))
 
 
 def is_instruction(sentence: str) -> bool:
@@ -100,7 +133,7 @@ def split_parts(question: str) -> list[str]:
     parts: list[str] = []
     context: list[str] = []
     for sentence in sentences(question):
-        if not asks(sentence):
+        if not asks(sentence) or (parts and offers_options(sentence)):
             if parts:
                 parts[-1] = f"{parts[-1]} {sentence}"
             else:

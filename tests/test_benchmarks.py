@@ -4,6 +4,7 @@ module imports, none edits `sys.path`, their imports run one way, and the README
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from graphlib import CycleError, TopologicalSorter
@@ -65,3 +66,57 @@ def test_the_readme_is_short_and_names_every_benchmark() -> None:
     assert len(readme.splitlines()) <= 300
     missing = [name for name in MODULES if name != "common" and f"python -m benchmarks.{name}" not in readme]
     assert missing == []
+
+
+
+# (answer, FinanceBench question_type or MMLongBench-Doc answer_format, question, category)
+REFERENCE_ANSWERS = [
+    ("$1577.00", "metrics-generated", "What is capex (in USD millions)?", "answerable"),
+    ("1.9%", "metrics-generated", "Answer in percents and round to one decimal place.", "answerable"),
+    ("-3.7", "metrics-generated", "Round your answer to two decimal places.", "answerable"),
+    ("No, the margin declined.", "domain-relevant", "Does it improve?", "answerable"),
+    ("9", "Int", "How many?", "answerable"),
+    ("14:04 CET", "Int", "When?", "needs_visual"),  # no number: text
+    ("93", "Float", "What is the net fair value? Answer in million.", "answerable"),
+    ("['GS5002', 'GS6001']", "List", "Which?", "answerable"),
+    ("['3', '4']", "List", "How many?", "answerable"),
+    ("__import__('os')", "List", "Which?", "answerable"),  # read as a literal, never run
+    ("Not answerable", "None", "Which?", "unanswerable"),
+]
+VALUE_FIELDS = [
+    {"value": 1577.0, "scale": "millions"},
+    {"value": 1.9, "decimals": 1, "unit": "%"},
+    {"value": -3.7, "decimals": 2},
+    {},
+    {"value": 9.0, "tolerance": 0},
+    {"value": "14:04 CET"},
+    {"value": 93.0, "scale": "millions"},
+    {"value": ["GS5002", "GS6001"]},
+    {"value": [3.0, 4.0], "tolerance": 0},
+    {"value": ["__import__('os')"]},
+    {},
+]
+
+
+def test_pdfqa_turns_reference_answers_into_value_fields() -> None:
+    """FinanceBench's figures in the scale and rounding the question states; MMLongBench-Doc's
+    formats as its own evaluation reads them; no value for prose answers or "Not answerable".
+    In a child process from the repository root, as the benchmarks run (an unrelated top-level
+    `benchmarks` package may sit in site-packages)."""
+    script = (
+        "import json, sys\n"
+        "from benchmarks.common import Case\n"
+        "from benchmarks.pdfqa import value_fields\n"
+        "rows = json.loads(sys.stdin.read())\n"
+        "cases = [Case('c', q, 'd.pdf', {('d.pdf', 1)}, c, answer=a, answer_type=t) for a, t, q, c in rows]\n"
+        "print(json.dumps([value_fields(case) for case in cases]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(REFERENCE_ANSWERS),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert json.loads(result.stdout) == VALUE_FIELDS

@@ -22,7 +22,9 @@ from test_evaluate import (
     TENANT_CASES,
     TENANT_CATALOG,
     TENANT_DOCS,
+    answering_with,
     bypass_eligibility,
+    figure,
     reply,
     write_suite,
 )
@@ -231,6 +233,19 @@ def test_eval_exits_one_when_the_model_fails(
     [loan] = [c for c in run["cases"] if c["id"] == "loan-length"]
     assert loan["answer"]["reason"] == "cannot reach the backend at http://127.0.0.1:11434; is it running?"
     assert loan["answer"]["model_failed"] is True
+
+
+def test_eval_exits_one_when_an_unchecked_figure_is_shown(
+    runner: CliRunner, handbook_suite: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answering_with(monkeypatch, figure(text="27"))  # 5 + 21 is not 27
+
+    result = evaluate(runner, handbook_suite, "--model", "fake")
+
+    assert result.exit_code == 1, result.output
+    # loan-length and renewals-said-absent retrieve something and so are answered
+    assert one_error_line(result) == "Error: gate failed: 2 unchecked figure(s) shown"
+    assert "Unchecked figures shown: 2 (gate: must be 0)" in result.stdout.splitlines()
 
 
 def test_eval_with_a_working_model_reports_no_model_errors(
@@ -476,6 +491,65 @@ def test_malformed_suite_is_a_one_line_error(
     assert result.exit_code == 1, result.output
     error = one_error_line(result)
     assert re.fullmatch(expected.format(suite=re.escape(str(suite)), file=re.escape(str(file))), error), error
+
+
+EXPECTS = 'expect = [{ source = "handbook.md" }]\n'
+WRITE = 'write value = "45 minutes", value = 5409 or value = ["a", "b"]'
+SCALES = "thousand, thousands, k, million, millions, mn, mm, billion, billions, bn, trillion, trillions"
+BAD_VALUES = {
+    "bool": (EXPECTS + "value = true", f"value: Value error, True is neither text nor a number; {WRITE}"),
+    "table": (
+        EXPECTS + "value = { minutes = 45 }",
+        f"value: Value error, {{'minutes': 45}} is neither text nor a number; {WRITE}",
+    ),
+    "blank": (
+        EXPECTS + 'value = "  "',
+        "value: Value error, the value is blank; write the text the answer's value must hold",
+    ),
+    "empty-list": (
+        EXPECTS + "value = []",
+        "value: Value error, the list is empty; list the items the answer must give",
+    ),
+    "nan": (EXPECTS + "value = nan", "value: Value error, nan is not a finite number"),
+    "nothing-expected": (
+        "expect = []\nvalue = 5",
+        "value: Value error, a case that expects nothing (expect = []) has no value; remove it",
+    ),
+    "no-value": (
+        EXPECTS + "tolerance = 0.05",
+        "tolerance: Value error, tolerance applies to a number, and the case has no value",
+    ),
+    "text-value": (
+        EXPECTS + 'value = "45 minutes"\ndecimals = 1',
+        "decimals: Value error, decimals applies to a number, and the case has a text value ('45 minutes')",
+    ),
+    "tolerance": (
+        EXPECTS + "value = 5409\ntolerance = 5",
+        "tolerance: Value error, 5.0 is not a relative tolerance; give a share from 0 to 1 (0.01 is 1 %)",
+    ),
+    "decimals": (
+        EXPECTS + "value = 5409\ndecimals = -1",
+        "decimals: Value error, -1 is not a number of decimal places; give 0 to 12",
+    ),
+    "scale": (
+        EXPECTS + 'value = 5409\nscale = "dozens"',
+        f"scale: Value error, 'dozens' is not a scale; use one of {SCALES}",
+    ),
+}
+
+
+@pytest.mark.parametrize(("extra", "message"), BAD_VALUES.values(), ids=BAD_VALUES.keys())
+def test_a_bad_value_names_the_file_the_case_and_the_field(
+    runner: CliRunner, tmp_path: Path, extra: str, message: str
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "cases.toml").write_text(case_text("v", extra), encoding="utf-8")
+
+    result = evaluate(runner, suite)
+
+    assert result.exit_code == 1, result.output
+    assert one_error_line(result) == f"Error: {suite / 'cases.toml'}: case v: {message}"
 
 
 def test_blank_question_in_a_suite_names_the_file_and_case(runner: CliRunner, tmp_path: Path) -> None:

@@ -20,16 +20,27 @@ from backends import BOTH, NewIndex
 
 from localqa.errors import SuiteError
 from localqa.evaluate.compare import SavedRun, compare
-from localqa.evaluate.report import case_line, markdown
+from localqa.evaluate.records import Totals
+from localqa.evaluate.report import case_line, comparison_lines, markdown, terminal_summary, value_causes
 from localqa.evaluate.run import Run, load_answers, run_suite
-from localqa.evaluate.score import attribute, find_leaks, score_answer, score_retrieval
+from localqa.evaluate.score import (
+    AnswerScore,
+    attribute,
+    find_leaks,
+    first_passage,
+    score_answer,
+    score_retrieval,
+    score_value,
+    unchecked_figure,
+)
 from localqa.evaluate.suite import Case, Expect, Suite, load_suite
 from localqa.index import open_index, refresh_index
+from localqa.library import Library
 from localqa.retrieve import search
 from localqa.settings import RetrievalSettings
 from localqa.store import Db
 from localqa.store.base import Store
-from localqa.types import Caller, Candidate, Document, Kind, Location, PartResult
+from localqa.types import Answer, Caller, Candidate, Document, Kind, Location, Operand, PartResult, Value
 
 # The suites here index their own documents: on PostgreSQL into a temporary schema.
 BACKENDS = BOTH
@@ -464,7 +475,7 @@ def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path, beside: Db)
     assert case_line(both) == f"PASS  {'loan-and-lost-card':<34} handbook.md prose ¶2 | no candidates"
     row = (
         "| loan-and-lost-card | pass |  | handbook.md, kind prose, paragraph 2 "
-        f"| handbook.md prose ¶2 | no candidates | {LOAN} |  |"
+        f"| handbook.md prose ¶2 | no candidates | {LOAN} |  |  |"
     )
     assert row in markdown(run, None).splitlines()
 
@@ -806,3 +817,377 @@ def test_passed_is_dumped_with_each_case_and_is_what_compare_reads(
     result = compare(SavedRun.model_validate(clean), SavedRun.model_validate(leaking), "clean.json")
     assert "acme-pol12" in result.regressed
     assert result.fixed == [] and result.new == [] and result.dropped == []
+
+
+# --- Values: correct with its denominator, the blame for a wrong one, losses and rescues ----------
+
+VALUE_CASES = """
+    [[case]]
+    id = "loan-length"
+    as_of = 2026-07-01
+    question = "How many days does a standard book loan last?"
+    expect = [{ source = "handbook.md", kind = "prose", paragraph = 2 }]
+    phrase = "21 days"
+    value = "21 days"
+
+    [[case]]
+    id = "renewals"
+    as_of = 2026-07-01
+    question = "How many times may a book loan be renewed?"
+    expect = [{ source = "handbook.md", kind = "prose", paragraph = 3 }]
+    value = 2
+    tolerance = 0
+
+    [[case]]
+    id = "lost-card"
+    as_of = 2026-07-01
+    question = "How much does a lost library card cost to replace?"
+    expect = [{ source = "handbook.md", kind = "prose", paragraph = 4 }]
+    value = 5
+    unit = "dollars"
+    """
+
+
+def with_values(monkeypatch: pytest.MonkeyPatch, values: dict[str, Value | None]) -> None:
+    """Answers carry the value `values` gives their part's question: the evaluator is measured
+    here, whatever `localqa.values` takes from a quote."""
+    answer_part = Library.answer_part
+
+    def valued(self: Library, result: PartResult, model: Any, settings: Any = None, **asked: Any) -> Answer:
+        answer = answer_part(self, result, model, settings, **asked)
+        value = values.get(result.question)
+        return answer.model_copy(update={"value": value}) if answer.verified else answer
+
+    monkeypatch.setattr(Library, "answer_part", valued)
+
+
+def test_values_are_scored_with_their_denominator_and_a_wrong_one_is_blamed(
+    tmp_path: Path, fake_model: Any, monkeypatch: pytest.MonkeyPatch, beside: Db
+) -> None:
+    suite = load_suite(write_suite(tmp_path / "values", HANDBOOK_DOCS, HANDBOOK_CATALOG, VALUE_CASES))
+    loan_q, renew_q, card_q = (c.question for c in suite.cases)
+    with_values(
+        monkeypatch,
+        {
+            loan_q: Value(text="21 days", number=21, unit="days"),
+            renew_q: Value(text="twice"),  # no number: wrong, from the right passage
+            card_q: Value(text="21 days", number=21, unit="days"),  # from the loan paragraph it quotes
+        },
+    )
+    folder = suite.path
+    fake_model.enqueue(
+        reply(label_of(suite, folder, loan_q, LOAN), 1),
+        reply(label_of(suite, folder, renew_q, RENEWALS), 1),
+        reply(label_of(suite, folder, card_q, LOAN), 1),  # quotes the loan paragraph instead
+    )
+
+    run = run_suite(suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    loan, renewals, card = (case(run, i).answer for i in ("loan-length", "renewals", "lost-card"))
+    assert (loan.value_correct, loan.value_blame, loan.value.text) == (True, None, "21 days")
+    assert (renewals.value_correct, renewals.value_blame) == (False, "span")
+    assert renewals.value_why == "'twice' is no number; expected 2 exactly"
+    assert (card.value_correct, card.value_blame) == (False, "quote")  # evidence retrieved, not quoted
+    assert [case(run, i).attribution for i in ("loan-length", "renewals", "lost-card")] == [
+        None,
+        "generation",
+        "generation",
+    ]
+    t = totals(run)
+    assert t["value_correct"] == {"numerator": 1, "denominator": 3, "value": 0.3333}
+    assert t["value_blame"] == {"retrieval": 0, "quote": 1, "span": 1, "arithmetic": 0}
+    summary = terminal_summary(run, None)
+    assert "Value correct:        0.333  (1/3)" in summary
+    assert "Wrong values by cause: retrieval 0, quote 1, span 1, arithmetic 0" in summary
+    [line] = [s for s in summary if "renewals" in s and s.startswith("FAIL")]
+    assert line.endswith("[generation]  (value, span: 'twice' is no number; expected 2 exactly)")
+    report = markdown(run, None)
+    assert "| Value correct | 0.333  (1/3) |" in report
+    assert "| 'twice' (wrong: span) |" in report
+
+
+def test_a_run_without_values_reports_none() -> None:
+    run_totals = Totals.of([])
+    assert (run_totals.value_correct, run_totals.losses) == (None, None)
+    assert value_causes(run_totals) is None
+
+
+def value_case(**fields: Any) -> Case:
+    return Case.model_validate(
+        {
+            "id": "c",
+            "as_of": date(2026, 7, 1),
+            "question": "How much?",
+            "expect": [{"source": "10k.pdf", "page": 50}, {"source": "10k.pdf", "page": 51}],
+            "value": 12.5,
+            **fields,
+        }
+    )
+
+
+def located(page: int) -> Location:
+    return _location("10k.pdf").model_copy(update={"page": page, "kind": Kind.TABLE, "table": 1, "row": 2})
+
+
+def operand(name: str, page: int) -> Operand:
+    value = Value(text="1,600", number=1600)
+    return Operand(name=name, value=value, quote="Net sales: 1,600", citation=located(page))
+
+
+def shown(citation_correct: bool | None, page: int | None = 50) -> AnswerScore:
+    return AnswerScore(
+        quote=None if page is None else "Net sales: 1,600",
+        citation=None if page is None else located(page),
+        verified=page is not None,
+        shown_unverified=False,
+        citation_correct=citation_correct,
+        contains_phrase=None,
+        abstention_correct=None,
+    )
+
+
+WRONG = Value(text="13.5", number=13.5)
+
+
+def derived(*pages: int) -> Value:
+    operands = tuple(operand(f"x{n}", page) for n, page in enumerate(pages))
+    return Value(text="13.5 %", number=13.5, unit="%", operands=operands, expression="x0 / x1")
+
+
+@pytest.mark.parametrize(
+    ("answer", "value", "recall", "blame"),
+    [
+        (shown(True), WRONG, 1.0, "span"),  # the right passage, the wrong cell
+        (shown(True), None, 1.0, "span"),  # the right passage, no value taken from it
+        (shown(False, page=9), WRONG, 0.0, "retrieval"),  # no expected evidence retrieved
+        (shown(False, page=9), WRONG, 0.5, "quote"),  # some retrieved, quoted elsewhere
+        (shown(None, page=None), None, 1.0, "quote"),  # retrieved, refused
+        (shown(None, page=None), None, 0.0, "retrieval"),
+        (shown(True), derived(50, 51), 1.0, "arithmetic"),  # every operand from expected evidence
+        (shown(True), derived(50, 9), 0.5, "retrieval"),  # an operand from elsewhere, evidence missing
+        (shown(True), derived(50, 9), 1.0, "quote"),  # an operand from elsewhere, evidence there
+    ],
+    ids=["cell", "no-value", "not-retrieved", "quoted-elsewhere", "refused", "refused-nothing-retrieved",
+         "arithmetic", "operand-not-retrieved", "operand-quoted-elsewhere"],
+)  # fmt: skip
+def test_a_wrong_value_is_blamed_on_one_stage(
+    answer: AnswerScore, value: Value | None, recall: float, blame: str
+) -> None:
+    scored = score_value(value_case(), answer, value, recall, lambda location: "Net sales: 1,600")
+    assert (scored.value_correct, scored.value_blame) == (False, blame)
+
+
+def test_a_right_value_has_no_blame_and_a_case_without_value_is_not_judged() -> None:
+    right = Value(text="12.5 %", number=12.5, unit="%")
+    scored = score_value(value_case(), shown(True), right, 1.0, lambda location: None)
+    assert (scored.value_correct, scored.value_blame, scored.value_why) == (True, None, None)
+    unvalued = score_value(value_case(value=None), shown(True), right, 1.0, lambda location: None)
+    assert (unvalued.value, unvalued.value_correct) == (right, None)
+
+
+def first(page: int) -> Candidate:
+    return Candidate(
+        rank=1, score=1.0, location=located(page), text="Net sales: 1,600", doc_id="d", tenant="default"
+    )
+
+
+@pytest.mark.parametrize(
+    ("top", "answer", "outcome"),
+    [
+        (first(50), shown(False, page=9), "loss"),  # retrieval had it first, the answer cites elsewhere
+        (first(9), shown(True), "rescue"),  # retrieval's first was wrong, the answer found the evidence
+        (first(50), shown(True), None),
+        (first(9), shown(False, page=9), None),
+        (first(50), shown(None, page=None), None),  # a refusal cites nothing
+        (None, shown(True), "rescue"),
+    ],
+)
+def test_losses_and_rescues(top: Candidate | None, answer: AnswerScore, outcome: str | None) -> None:
+    assert first_passage(value_case(), top, answer) == outcome
+    assert first_passage(value_case(expect=[], value=None), top, answer) is None
+
+
+def test_losses_and_rescues_are_counted_and_printed(
+    handbook_suite: Suite, fake_model: Any, beside: Db
+) -> None:
+    folder = handbook_suite.path
+    # loan-length: retrieval ranks the loan paragraph first and the model quotes the renewals one.
+    wrong = label_of(handbook_suite, folder, "How many days does a standard book loan last?", RENEWALS)
+    fake_model.enqueue(reply(wrong, 1), reply(None, None))
+
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    assert case(run, "loan-length").answer.first_passage == "loss"
+    assert (run.totals.losses, run.totals.rescues) == (1, 0)
+    assert "Losses/rescues:       1/0 (first passage right, answer cites elsewhere / the reverse)" in (
+        terminal_summary(run, None)
+    )
+    assert "| Answer stage losses / rescues | 1 / 0 |" in markdown(run, None)
+
+
+def test_compare_lists_values_fixed_and_regressed() -> None:
+    def run(**values: bool | None) -> SavedRun:
+        cases = [
+            {"id": i, "passed": bool(v), "answer": None if v is None else {"value_correct": v}}
+            for i, v in values.items()
+        ]
+        return SavedRun.model_validate({"config": {}, "cases": cases})
+
+    result = compare(
+        run(a=False, b=True, c=True, d=None), run(a=True, b=False, c=True, d=True), "before.json"
+    )
+
+    assert (result.value_fixed, result.value_regressed) == (["a"], ["b"])
+    lines = comparison_lines(result)
+    assert "  value fixed (1): a" in lines and "  value regressed (1): b" in lines
+    # a run saved before values were scored still compares
+    old = SavedRun.model_validate({"config": {}, "cases": [{"id": "a", "passed": True, "answer": {}}]})
+    assert compare(old, old, "old.json").value_fixed == []
+
+
+def test_a_recorded_answer_carries_its_value(tmp_path: Path, beside: Db) -> None:
+    suite = load_suite(write_suite(tmp_path / "values", HANDBOOK_DOCS, HANDBOOK_CATALOG, VALUE_CASES))
+    citation = {"source": "handbook.md", "kind": "prose", "paragraph": 2}
+    lines = [
+        {"id": "loan-length", "quote": LOAN, "citation": citation, "value": {"text": "21 days"}},
+        {
+            "id": "renewals",
+            "quote": RENEWALS,
+            "citation": citation | {"paragraph": 3},
+            "value": {"text": "2"},
+        },
+    ]
+    answers_file = tmp_path / "answers.jsonl"
+    answers_file.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+
+    run = run_suite(suite, db=beside, settings=SETTINGS, answers=load_answers(answers_file))
+
+    assert case(run, "loan-length").answer.value_correct is True
+    renewals = case(run, "renewals").answer
+    assert (renewals.value_correct, renewals.value_blame) == (False, "span")  # "2" holds no number field
+    assert case(run, "lost-card").answer.value_blame == "quote"  # no recorded answer
+
+
+# --- The unchecked-figures gate, and figures cited outside the part's candidates -------------------
+
+CARD = "A lost library card is replaced for 5 dollars."
+
+
+def handbook_location(paragraph: int) -> Location:
+    return _location("handbook.md").model_copy(update={"paragraph": paragraph})
+
+
+def figure(first_quote: str = CARD, second_quote: str = LOAN, text: str = "26") -> Value:
+    """A derived figure over two handbook paragraphs: the card fee (paragraph 4, which the loan
+    question does not retrieve) plus the loan days (paragraph 2)."""
+    fee = Operand(
+        name="fee", value=Value(text="5", number=5), quote=first_quote, citation=handbook_location(4)
+    )
+    days = Operand(
+        name="days", value=Value(text="21", number=21), quote=second_quote, citation=handbook_location(2)
+    )
+    return Value(text=text, number=float(text), operands=(fee, days), expression="fee + days")
+
+
+def answering_with(monkeypatch: pytest.MonkeyPatch, value: Value) -> None:
+    """Every part that retrieved something answered with `value`, quoted and cited as its first
+    operand (a derived figure's answer)."""
+    assert value.operands is not None
+    first = value.operands[0]
+
+    def derived(self: Library, result: PartResult, model: Any, settings: Any = None, **asked: Any) -> Answer:
+        if not result.candidates:
+            return Answer.refused("no eligible passage matches this part")
+        answer = Answer.verified_quote(first.quote, first.citation)
+        return answer.model_copy(update={"value": value})
+
+    monkeypatch.setattr(Library, "answer_part", derived)
+
+
+def test_a_derived_figure_cited_outside_the_candidates_is_verified_from_the_index(
+    handbook_suite: Suite, fake_model: Any, monkeypatch: pytest.MonkeyPatch, beside: Db
+) -> None:
+    answering_with(monkeypatch, figure())
+
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    loan = case(run, "loan-length")
+    assert handbook_location(4) not in {c.location for c in loan.candidates}
+    assert (loan.answer.verified, loan.answer.shown_unverified, loan.answer.unchecked_figure) == (
+        True,
+        False,
+        None,
+    )
+    assert not loan.leaks
+    assert (run.totals.unchecked_figures, run.totals.unverified_shown, run.gates_failed) == (0, 0, [])
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        (figure(text="27"), "'27': its expression, recomputed from its operands, does not give it"),
+        (
+            figure(second_quote="lasts 21 days"),  # a span of the passage, not a whole sentence
+            "'26': operand days is not quoted from handbook.md prose ¶2",
+        ),
+        (
+            figure(second_quote="A standard book loan lasts 21 days or more."),  # not in the passage
+            "'26': operand days is not quoted from handbook.md prose ¶2",
+        ),
+    ],
+    ids=["recomputed", "operand-partial", "operand-absent"],
+)
+def test_a_figure_that_fails_its_check_is_counted_and_fails_the_gate(
+    handbook_suite: Suite,
+    fake_model: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    beside: Db,
+    value: Value,
+    why: str,
+) -> None:
+    answering_with(monkeypatch, value)
+
+    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    assert case(run, "loan-length").answer.unchecked_figure == why
+    answered = [c for c in run.cases if c.answer is not None and c.answer.unchecked_figure is not None]
+    assert run.totals.unchecked_figures == len(answered) > 0
+    assert f"{len(answered)} unchecked figure(s) shown" in run.gates_failed
+    summary = terminal_summary(run, None)
+    assert f"Unchecked figures shown: {len(answered)} (gate: must be 0)" in summary
+    [line] = [s for s in summary if " loan-length " in s]
+    assert line.endswith(f"  (unchecked figure {why})")
+
+
+def test_a_plain_value_that_is_not_a_span_of_its_quote_is_unchecked() -> None:
+    text_at = lambda location: LOAN  # noqa: E731
+    assert unchecked_figure(Value(text="21 days", number=21), LOAN, text_at) is None
+    assert unchecked_figure(None, LOAN, text_at) is None
+    assert unchecked_figure(Value(text="22 days", number=22), LOAN, text_at) == (
+        "'22 days': its text is not a span of its quote"
+    )
+    assert unchecked_figure(Value(text="21 days", number=12), LOAN, text_at) == (
+        "'21 days': its number is not the number its text states"
+    )
+
+
+def test_a_figure_citing_another_tenants_document_is_a_leak(
+    tenant_suite: Suite, fake_model: Any, monkeypatch: pytest.MonkeyPatch, beside: Db
+) -> None:
+    acme = "Under POL-12, employee hotel stays are reimbursed up to 180 dollars per night."
+    globex = "Under POL-12, employee hotel stays are reimbursed up to 240 dollars per night."
+    at = _location("acme-travel.md").model_copy(update={"paragraph": 2})
+    elsewhere = _location("globex-travel.md").model_copy(update={"paragraph": 2})
+    mine = Operand(name="acme", value=Value(text="180", number=180), quote=acme, citation=at)
+    theirs = Operand(name="globex", value=Value(text="240", number=240), quote=globex, citation=elsewhere)
+    answering_with(
+        monkeypatch, Value(text="420", number=420, operands=(mine, theirs), expression="acme + globex")
+    )
+
+    run = run_suite(tenant_suite, db=beside, settings=SETTINGS, model=fake_model)
+
+    acme_case = case(run, "acme-pol12")
+    assert [(lk.source, lk.why) for lk in acme_case.leaks] == [
+        ("globex-travel.md", "the answer cites it: tenant globex, caller is tenant acme")
+    ]
+    assert run.totals.leaks >= 1 and run.gates_failed

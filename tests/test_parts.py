@@ -55,6 +55,16 @@ WHOLE = [
     "metric. Basing your judgment by information plainly provided in the balance sheet and the P&L "
     "statement, what is Lockheed Martin's FY2020 asset turnover ratio?",
     "List the no. of chapters including research highlight. The answer shall be formatted as a list.",
+    # an instruction that ends in a question mark is still an instruction
+    "What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Round your answer to three "
+    "decimals?",
+    "What is the FY2019 revenue for Activision Blizzard? Answer in USD millions?",
+    # a question's options, as a second sentence that asks nothing of its own
+    "Which group is greater in population in 2018? Republican who are hispanic, or no leans who are male?",
+    "Which group is larger in 2018? Those who say the economy is good, or those who say it is poor?",
+    # a lone question mark after a full stop ends the sentence before it
+    "What is the FY2019 revenue for Activision Blizzard. ?",
+    "How many datasets are used for experiments of this paper in all.?",
     "Who can borrow and return laptops?",
     "Laptops, cameras and tripods: what are the limits?",
 ]
@@ -74,6 +84,13 @@ def test_real_question_shapes_stay_one_part(question: str) -> None:
         ("What is X and when is Y?", ["What is X?", "When is Y?"]),
         ("What is X; how is Y?", ["What is X?", "How is Y?"]),
         ("What is X, or where is Y?", ["What is X?", "Where is Y?"]),
+        # terse questions with no question word, and a second sentence that opens a question in a
+        # clause of its own, are questions
+        ("Loan period? Late fee?", ["Loan period?", "Late fee?"]),
+        (
+            "What is X? According to the report, how many Y?",
+            ["What is X?", "According to the report, how many Y?"],
+        ),
         (
             "How much did Nike spend on R&D in FY2022, and which segment grew fastest?",
             ["How much did Nike spend on R&D in FY2022?", "Which segment grew fastest?"],
@@ -104,6 +121,7 @@ def test_compound_questions_split(question: str, parts: list[str]) -> None:
         "We need to calculate a financial metric by using information only provided in the balance sheet.",
         'The answer shall be formatted as a list, for example, ["Chapter 5", "Chapter 8"].',
         "Do not round.",
+        "Round your answer to three decimals?",
     ],
 )
 def test_instructions_are_recognised(sentence: str) -> None:
@@ -116,6 +134,7 @@ def test_instructions_are_recognised(sentence: str) -> None:
         "DPO is defined as: 365 * (average accounts payable) / (COGS).",
         "Define net working capital as total current assets less total current liabilities.",
         "What is the answer to the loan question?",
+        "Answer the following question using the balance sheet: what is the year end FY2018 net PPNE?",
         "List the no. of chapters including research highlight.",
         "Loan limit EQ-314",
     ],

@@ -302,11 +302,13 @@ class Case:
     phrase: str | None = None
     note: str | None = None
     known_failure: str | None = None
+    value: str | None = None  # the answer's value (of the first part); facts: the phrase unless given
 
 
 def fact(tenant: str, role: str, as_of: date, cid: str, question: str, category: str, name: str,
-         heading: str, phrase: str, note: str | None = None) -> Case:
-    return Case(cid, tenant, role, as_of, question, category, [(name, heading)], phrase, note)
+         heading: str, phrase: str, note: str | None = None, value: str | None = None) -> Case:
+    return Case(cid, tenant, role, as_of, question, category, [(name, heading)], phrase, note,
+                value=value or phrase)
 
 
 def nothing(tenant: str, role: str, as_of: date, cid: str, question: str, category: str,
@@ -375,7 +377,7 @@ CASES: list[Case] = [
     fact(A, "public", MID, "acme-pol40-parental", "How long is parental leave under POL-40?", "tenant",
          "acme-leave-policy.md", "POL-40 Parental leave", "14 weeks"),
     fact(A, "public", MID, "acme-carry-over", "How many unused annual leave days carry over?", "prose",
-         "acme-leave-policy.md", "POL-41 Annual leave carry-over", "up to 5 unused"),
+         "acme-leave-policy.md", "POL-41 Annual leave carry-over", "up to 5 unused", value="up to 5"),
 
     fact(G, "public", MID, "globex-pol25-software", "How are software requests approved under POL-25?", "exact-id",
          "globex-it-handbook.md", "POL-25 Software requests", "within 3 working days"),
@@ -408,9 +410,9 @@ CASES += [
     fact(G, "public", MID, "globex-parental-after", "How long is parental leave?", "stale",
          "globex-leave-policy-2026.md", "POL-40 Parental leave", "16 weeks"),
     fact(G, "public", EARLY, "globex-pol41-before", "How many unused leave days carry over under POL-41?", "stale",
-         "globex-leave-policy-2025.md", "POL-41 Annual leave carry-over", "up to 10 unused"),
+         "globex-leave-policy-2025.md", "POL-41 Annual leave carry-over", "up to 10 unused", value="up to 10"),
     fact(G, "public", LATE, "globex-pol41-after", "How many unused leave days carry over under POL-41?", "stale",
-         "globex-leave-policy-2026.md", "POL-41 Annual leave carry-over", "up to 8 unused"),
+         "globex-leave-policy-2026.md", "POL-41 Annual leave carry-over", "up to 8 unused", value="up to 8"),
     nothing(G, "public", MID, "globex-remote-before", "How many days per week may employees work remotely?", "stale",
             "Globex's remote-work policy takes effect on 2026-08-01; Acme's policy is another tenant's"),
     nothing(G, "public", MID, "globex-pol30-before-id", "What does POL-30 allow for remote work?", "stale",
@@ -566,14 +568,14 @@ CASES += [
 CASES += [
     Case("acme-compound-hotel-passwords", A, "public", MID,
          "What is the hotel cap under POL-12, and how often are passwords changed under POL-20?", "compound",
-         [(AT, "POL-12 Hotel nightly cap"), (AS, "POL-20 Password rotation")]),
+         [(AT, "POL-12 Hotel nightly cap"), (AS, "POL-20 Password rotation")], value="180 dollars per night"),
     Case("globex-compound-hotel-passwords", G, "public", MID,
          "What is the hotel cap under POL-12, and how often are passwords changed under POL-20?", "compound",
-         [(GT, "POL-12 Hotel nightly cap"), (GS, "POL-20 Password rotation")]),
+         [(GT, "POL-12 Hotel nightly cap"), (GS, "POL-20 Password rotation")], value="240 dollars per night"),
     Case("globex-compound-leave-stale", G, "public", EARLY,
          "How long is parental leave under POL-40, and how many leave days carry over under POL-41?", "compound",
          [("globex-leave-policy-2025.md", "POL-40 Parental leave"),
-          ("globex-leave-policy-2025.md", "POL-41 Annual leave carry-over")]),
+          ("globex-leave-policy-2025.md", "POL-41 Annual leave carry-over")], value="12 weeks"),
 ]
 
 
@@ -642,6 +644,9 @@ def case_toml(case: Case) -> str:
     if case.phrase is not None:
         (name, heading), = case.expect
         assert case.phrase in DOCS[name].body(heading), f"{case.id}: phrase not in {name} / {heading}"
+    if case.value is not None:
+        name, heading = case.expect[0]  # a compound case's value is its first part's
+        assert case.value in DOCS[name].body(heading), f"{case.id}: value not in {name} / {heading}"
     lines = ["[[case]]", f"id = {toml_string(case.id)}"]
     if case.note:
         lines.insert(0, f"# {case.note}")
@@ -658,6 +663,8 @@ def case_toml(case: Case) -> str:
         lines.append(f"expect = [{', '.join(expect)}]")
     if case.phrase is not None:
         lines.append(f"phrase = {toml_string(case.phrase)}")
+    if case.value is not None:
+        lines.append(f"value = {toml_string(case.value)}")
     if case.id in ANSWER_STAGE:
         lines.append('abstain_at = "answer"')
     elif case.known_failure:

@@ -6,10 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localqa.errors import SuiteError
 from localqa.evaluate.records import Run
+
+
+class SavedAnswer(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+
+    value_correct: bool | None = None  # absent from runs saved before values were scored
 
 
 class SavedCase(BaseModel):
@@ -17,6 +23,7 @@ class SavedCase(BaseModel):
 
     id: str
     passed: bool
+    answer: SavedAnswer | None = None
 
 
 class SavedRun(BaseModel):
@@ -44,6 +51,10 @@ class Comparison(BaseModel):
     new: list[str]
     dropped: list[str]
     config_changes: dict[str, tuple[Any, Any]]
+    # Of the cases that state a value and were answered both times: wrong (or not shown) before
+    # and right now, and the reverse.
+    value_fixed: list[str] = Field(default_factory=list)
+    value_regressed: list[str] = Field(default_factory=list)
 
 
 def load_run(path: Path) -> SavedRun:
@@ -65,6 +76,8 @@ def compare(before: SavedRun, after: SavedRun, before_name: str) -> Comparison:
     old = {c.id: c.passed for c in before.cases}
     new = {c.id: c.passed for c in after.cases}
     both = [i for i in new if i in old]
+    old_value = {c.id: c.answer.value_correct for c in before.cases if c.answer}
+    new_value = {c.id: c.answer.value_correct for c in after.cases if c.answer}
     return Comparison(
         before=before_name,
         fixed=[i for i in both if new[i] and not old[i]],
@@ -74,6 +87,8 @@ def compare(before: SavedRun, after: SavedRun, before_name: str) -> Comparison:
         new=[i for i in new if i not in old],
         dropped=[i for i in old if i not in new],
         config_changes=_config_changes(before.config, after.config),
+        value_fixed=[i for i in both if old_value.get(i) is False and new_value.get(i) is True],
+        value_regressed=[i for i in both if old_value.get(i) is True and new_value.get(i) is False],
     )
 
 

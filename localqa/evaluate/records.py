@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, computed_field
 
-from localqa.evaluate.score import AnswerScore, Attribution, Leak, RetrievalScore
+from localqa.evaluate.score import AnswerScore, Attribution, Leak, RetrievalScore, ValueBlame
 from localqa.files import write_atomic
 from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Candidate, Frozen, Kind, Location
@@ -119,6 +119,14 @@ class Totals(Frozen):
     model_errors: int | None = None
     # Of the cases whose model chose a sentence, those where it was not the scorer's first.
     overrode: Metric | None = None
+    # Of the answerable cases that state a value: the answer's value meets it; why the others miss.
+    value_correct: Metric | None = None
+    value_blame: dict[ValueBlame, int] | None = None
+    # Answerable cases whose answer cites elsewhere than retrieval's right first passage (losses),
+    # and the reverse (rescues): the answer stage should never lose more than it rescues.
+    losses: int | None = None
+    rescues: int | None = None
+    unchecked_figures: int | None = None  # a gate: values shown that are not checked figures
 
     @classmethod
     def of(cls, records: list[CaseRecord]) -> Totals:
@@ -148,6 +156,7 @@ class Totals(Frozen):
         phrased = [a for a in positive if a.contains_phrase is not None]
         negative = [r.answer for r in unanswerable if r.answer is not None]
         chose = [a.selection for a in answered if a.selection is not None and a.selection.choice is not None]
+        valued = [a for a in positive if a.value_correct is not None]
         return totals.model_copy(
             update={
                 "verified": Metric.of(sum(a.verified for a in shown), len(shown)),
@@ -157,11 +166,17 @@ class Totals(Frozen):
                 "unverified_shown": sum(a.shown_unverified for a in answered),
                 "model_errors": sum(a.model_failed for a in answered),
                 "overrode": Metric.of(sum(bool(c.overrode) for c in chose), len(chose)),
+                "value_correct": Metric.of(sum(bool(a.value_correct) for a in valued), len(valued)),
+                "value_blame": {cause: sum(a.value_blame == cause for a in valued) for cause in VALUE_BLAMES},
+                "losses": sum(a.first_passage == "loss" for a in positive),
+                "rescues": sum(a.first_passage == "rescue" for a in positive),
+                "unchecked_figures": sum(a.unchecked_figure is not None for a in answered),
             }
         )
 
 
 ATTRIBUTIONS: tuple[Attribution, ...] = ("retrieval", "generation", "contract")
+VALUE_BLAMES: tuple[ValueBlame, ...] = ("retrieval", "quote", "span", "arithmetic")
 
 
 class Run(Frozen):
@@ -178,6 +193,8 @@ class Run(Frozen):
             failed.append(f"{self.totals.leaks} tenant/access leak(s)")
         if self.totals.unverified_shown:
             failed.append(f"{self.totals.unverified_shown} unverified quote(s) shown")
+        if self.totals.unchecked_figures:
+            failed.append(f"{self.totals.unchecked_figures} unchecked figure(s) shown")
         return failed
 
     @property

@@ -19,6 +19,7 @@ def metric_rows(totals: Totals) -> list[tuple[str, str]]:
         ("Answers verified", totals.verified),
         ("Citation correct", totals.citation_correct),
         ("Contains phrase", totals.contains_phrase),
+        ("Value correct", totals.value_correct),
         ("Abstention correct", totals.abstention),
         ("Model overrode scorer", totals.overrode),
     ]
@@ -55,7 +56,7 @@ def case_line(case: CaseRecord) -> str:
     known = f"  (known failure: {case.known_failure})" if case.known_failure and not case.passed else ""
     deferred = not case.expect and case.candidates and case.answer is None and case.abstain_at == "answer"
     later = "  (no-answer: the answer stage decides)" if deferred else ""
-    return f"{status}  {case.id:<34} {_top(case)}{why}{known}{later}"
+    return f"{status}  {case.id:<34} {_top(case)}{why}{known}{later}{_wrong_value(case)}"
 
 
 def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
@@ -69,10 +70,35 @@ def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
     lines.append(f"Tenant/access leaks:  {totals.leaks} (gate: must be 0)")
     if totals.unverified_shown is not None:
         lines.append(f"Unverified shown:     {totals.unverified_shown} (gate: must be 0)")
+    if totals.unchecked_figures is not None:
+        lines.append(f"Unchecked figures shown: {totals.unchecked_figures} (gate: must be 0)")
+    lines += answer_stage_lines(totals)
     if comparison is not None:
         lines.append("")
         lines += comparison_lines(comparison)
     return lines
+
+
+def answer_stage_lines(totals: Totals) -> list[str]:
+    """Why values were wrong, and the answer stage set against retrieval's first passage."""
+    lines = []
+    causes = value_causes(totals)
+    if causes is not None:
+        lines.append(f"Wrong values by cause: {causes}")
+    if totals.losses is not None and totals.rescues is not None:
+        lines.append(
+            f"Losses/rescues:       {totals.losses}/{totals.rescues} (first passage right, answer cites "
+            "elsewhere / the reverse)"
+        )
+    return lines
+
+
+def value_causes(totals: Totals) -> str | None:
+    """The count of wrong values by cause ("retrieval 1, quote 0, span 2, arithmetic 0"); None when
+    no case states a value."""
+    if totals.value_blame is None or not totals.value_correct or not totals.value_correct.denominator:
+        return None
+    return ", ".join(f"{cause} {count}" for cause, count in totals.value_blame.items())
 
 
 def comparison_lines(comparison: Comparison) -> list[str]:
@@ -83,6 +109,8 @@ def comparison_lines(comparison: Comparison) -> list[str]:
         ("still blocking", comparison.still_blocking),
         ("new", comparison.new),
         ("dropped", comparison.dropped),
+        ("value fixed", comparison.value_fixed),
+        ("value regressed", comparison.value_regressed),
     ):
         if ids:
             lines.append(f"  {label} ({len(ids)}): {', '.join(ids)}")
@@ -101,6 +129,13 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
     out.append(f"| Tenant/access leaks (gate) | {totals.leaks} |")
     if totals.unverified_shown is not None:
         out.append(f"| Unverified quotes shown (gate) | {totals.unverified_shown} |")
+    if totals.unchecked_figures is not None:
+        out.append(f"| Unchecked figures shown (gate) | {totals.unchecked_figures} |")
+    causes = value_causes(totals)
+    if causes is not None:
+        out.append(f"| Wrong values by cause | {causes} |")
+    if totals.losses is not None and totals.rescues is not None:
+        out.append(f"| Answer stage losses / rescues | {totals.losses} / {totals.rescues} |")
     if comparison is not None:
         out += ["", "## Before / after", ""]
         first, *rest = comparison_lines(comparison)
@@ -111,8 +146,8 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         "",
         "## Cases",
         "",
-        "| case | result | stage | expected | retrieved #1 | text | sentence chosen |",
-        "|---|---|---|---|---|---|---|",
+        "| case | result | stage | expected | retrieved #1 | text | sentence chosen | value |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for case in run.cases:
         top = case.candidates[0] if case.candidates else None
@@ -121,7 +156,7 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         expected = "; ".join(case.expect) or "nothing (abstain)"
         out.append(
             f"| {case.id} | {result} | {case.attribution or ''} | {_cell(expected)} | {_top(case)} | {text} "
-            f"| {_choice(case)} |"
+            f"| {_choice(case)} | {_cell(_value(case))} |"
         )
     # Document text and file names are data, in a file that may well be printed on a terminal.
     return "\n".join(visible(line) for line in out) + "\n"
@@ -147,6 +182,27 @@ def _choice(case: CaseRecord) -> str:
         return "none"
     overrode = ": overrode" if selection.overrode else ""
     return f"{choice.label} s{choice.sentence} (scorer's #{choice.rank}{overrode})"
+
+
+def _value(case: CaseRecord) -> str:
+    """The answer's value and its verdict: `'45 minutes' (right)`, `'1,373' (wrong: span)`."""
+    answer = case.answer
+    if answer is None:
+        return ""
+    shown = "none" if answer.value is None else repr(answer.value.text)
+    if answer.value_correct is None:
+        return shown if answer.value is not None else ""
+    return f"{shown} (right)" if answer.value_correct else f"{shown} (wrong: {answer.value_blame})"
+
+
+def _wrong_value(case: CaseRecord) -> str:
+    answer = case.answer
+    if answer is None:
+        return ""
+    unchecked = f"  (unchecked figure {answer.unchecked_figure})" if answer.unchecked_figure else ""
+    if answer.value_correct is not False:
+        return unchecked
+    return f"  (value, {answer.value_blame}: {answer.value_why}){unchecked}"
 
 
 def _cell(text: str) -> str:

@@ -17,12 +17,18 @@ from localqa.errors import SuiteError
 from localqa.evaluate.records import CaseRecord, PartRecord, RecordedCandidate, Run, RunConfig, Totals
 from localqa.evaluate.score import (
     AnswerScore,
+    Leak,
+    RetrievalScore,
+    TextAt,
     answer_leak,
     attribute,
     find_leaks,
+    first_passage,
     forbidden,
     score_answer,
     score_retrieval,
+    score_value,
+    unchecked_figure,
 )
 from localqa.evaluate.suite import Case, Suite
 from localqa.index import Progress, refresh_index
@@ -34,7 +40,7 @@ from localqa.scope import UnknownDocumentError
 from localqa.settings import RetrievalSettings, Settings
 from localqa.store import Db, describe, postgres_url, temporary
 from localqa.store.base import Store
-from localqa.types import MAX_NUMBER, Caller, Candidate, Kind, Location, PartResult
+from localqa.types import MAX_NUMBER, Caller, Candidate, Document, Kind, Location, PartResult, Value
 
 
 class RecordedCitation(BaseModel):
@@ -63,6 +69,7 @@ class RecordedAnswer(BaseModel):
     id: str
     quote: str | None = None
     citation: RecordedCitation | None = None
+    value: Value | None = None
 
 
 def load_answers(path: Path) -> dict[str, RecordedAnswer]:
@@ -170,14 +177,11 @@ def _run(
                 # scored on the k candidates above.
                 answering = Settings(retrieval=settings, answering=chosen.answering).for_answering()
                 shown_to_model = _search(library, suite, case, caller, answering)
-                answer = _answer_with_model(library, case, caller, shown_to_model, model)
+                answer, cited = _answer_with_model(library, case, caller, shown_to_model, model, retrieval)
+                leaks += _cited_leaks(db, cited, owners, visible, caller, case.as_of)
             elif answers is not None:
-                answer, cited_doc = _grade_recorded(case, answers.get(case.id), db)
-                owner = owners.get(cited_doc) if cited_doc else None
-                if cited_doc is not None and (
-                    cited_doc not in visible or owner is None or forbidden(owner, caller, case.as_of)
-                ):
-                    leaks += answer_leak(owner, cited_doc, caller, case.as_of)
+                answer, cited = _grade_recorded(case, answers.get(case.id), db, parts, retrieval)
+                leaks += _cited_leaks(db, cited, owners, visible, caller, case.as_of)
             shown = any(p.candidates for p in parts)
             records.append(
                 CaseRecord(
@@ -244,14 +248,29 @@ def _search(
 
 
 def _answer_with_model(
-    library: Library, case: Case, caller: Caller, parts: list[PartResult], model: AnswerModel
-) -> AnswerScore:
+    library: Library,
+    case: Case,
+    caller: Caller,
+    parts: list[PartResult],
+    model: AnswerModel,
+    retrieval: RetrievalScore,
+) -> tuple[AnswerScore, list[Location]]:
     """Answer each part as the case's caller; a case's answer is its first shown quote (most cases
-    have one part)."""
-    scored: AnswerScore | None = None
+    have one part), with its value, and set against the first passage retrieval gave that part.
+    Also returns every location any part's answer cites, its figures' operands included: a
+    derived figure's operands are retrieved apart from the part's candidates, so their passages,
+    and the quote citing the first of them, are read from the index, and their documents checked
+    against what the caller may see."""
+    text_at = _passage_text(library.store)
+    scored: tuple[AnswerScore, Value | None, PartResult] | None = None
+    unchecked: str | None = None
+    cited: list[Location] = []
     for part in parts:
         answer = library.answer_part(part, model, as_of=case.as_of, caller=caller, documents=case.documents)
+        cited += _citations(answer.citation, answer.value)
         cited_text = _text_at(part.candidates, answer.citation)
+        if cited_text is None and answer.citation is not None:
+            cited_text = text_at(answer.citation)
         current = score_answer(
             case,
             answer.quote,
@@ -261,27 +280,81 @@ def _answer_with_model(
             model_failed=answer.model_failed,
             selection=answer.selection,
         ).model_copy(update={"coverage": answer.coverage})
-        if scored is None or (current.quote is not None and scored.quote is None):
-            scored = current
+        unchecked = unchecked or unchecked_figure(answer.value, answer.quote, text_at)
+        if scored is None or (current.quote is not None and scored[0].quote is None):
+            scored = (current, answer.value, part)
         if current.shown_unverified:
-            return current
+            scored = (current, answer.value, part)
+            break
     assert scored is not None
-    return scored
+    current, value, part = scored
+    current = current.model_copy(update={"unchecked_figure": unchecked})
+    return _judged(case, current, value, part, retrieval, text_at), cited
+
+
+def _citations(citation: Location | None, value: Value | None) -> list[Location]:
+    operands = value.operands if value is not None and value.operands is not None else ()
+    return [c for c in (citation, *(o.citation for o in operands)) if c is not None]
+
+
+def _cited_leaks(
+    store: Store,
+    cited: list[Location],
+    owners: dict[str, Document],
+    visible: set[str],
+    caller: Caller,
+    as_of: date,
+) -> list[Leak]:
+    """A leak for each document an answer cites that the caller may not see on `as_of`."""
+    leaks: list[Leak] = []
+    for doc_id in dict.fromkeys(found.doc_id for c in cited if (found := store.passage_at(c)) is not None):
+        owner = owners.get(doc_id)
+        if doc_id not in visible or owner is None or forbidden(owner, caller, as_of):
+            leaks += answer_leak(owner, doc_id, caller, as_of)
+    return leaks
+
+
+def _judged(
+    case: Case,
+    answer: AnswerScore,
+    value: Value | None,
+    part: PartResult | None,
+    retrieval: RetrievalScore,
+    text_at: TextAt,
+) -> AnswerScore:
+    """The answer's value scored, and the answer set against the part's first passage."""
+    first = part.candidates[0] if part is not None and part.candidates else None
+    answer = answer.model_copy(update={"first_passage": first_passage(case, first, answer)})
+    return score_value(case, answer, value, retrieval.recall, text_at)
+
+
+def _passage_text(store: Store) -> TextAt:
+    def text_at(location: Location) -> str | None:
+        found = store.passage_at(location)
+        return None if found is None else found.text
+
+    return text_at
 
 
 def _text_at(candidates: tuple[Candidate, ...], location: Location | None) -> str | None:
     return next((c.text for c in candidates if c.location == location), None)
 
 
-def _grade_recorded(case: Case, recorded: RecordedAnswer | None, db: Store) -> tuple[AnswerScore, str | None]:
-    """Grade another system's answer against the passage it cites; also return that passage's
-    document id, so that citing a document the caller may not see is counted as a leak."""
+def _grade_recorded(
+    case: Case, recorded: RecordedAnswer | None, db: Store, parts: list[PartResult], retrieval: RetrievalScore
+) -> tuple[AnswerScore, list[Location]]:
+    """Grade another system's answer against the passage it cites; also return the locations it
+    cites (its quote's and its figure's operands'), so that citing a document the caller may not
+    see is counted as a leak. Its first passage is that of the question's first part."""
+    first_part = parts[0] if parts else None
+    text_at = _passage_text(db)
     if recorded is None:
-        return score_answer(case, None, None, None, reason="no recorded answer for this case"), None
-    if recorded.citation is None:
-        return score_answer(case, recorded.quote, None, None), None
-    location = recorded.citation.location()
-    found = db.passage_at(location)
-    if found is None:
-        return score_answer(case, recorded.quote, location, None), None
-    return score_answer(case, recorded.quote, location, found.text), found.doc_id
+        missing = score_answer(case, None, None, None, reason="no recorded answer for this case")
+        return _judged(case, missing, None, first_part, retrieval, text_at), []
+    location = recorded.citation.location() if recorded.citation is not None else None
+    found = db.passage_at(location) if location is not None else None
+    graded = score_answer(case, recorded.quote, location, None if found is None else found.text)
+    unchecked = unchecked_figure(recorded.value, recorded.quote, text_at)
+    graded = graded.model_copy(update={"unchecked_figure": unchecked})
+    judged = _judged(case, graded, recorded.value, first_part, retrieval, text_at)
+    return judged, _citations(location, recorded.value)

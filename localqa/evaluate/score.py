@@ -6,11 +6,14 @@ the candidate's text or an id prefix: two tenants may share citation ids and wor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from typing import Literal
 
 from localqa.answering import quote_check
 from localqa.catalog import visible_labels
+from localqa.computing import figure_check
+from localqa.evaluate.expected_value import judge
 from localqa.evaluate.suite import Case, Expect
 from localqa.text import squash
 from localqa.types import (
@@ -23,9 +26,18 @@ from localqa.types import (
     PartResult,
     Selection,
     Status,
+    Value,
 )
 
 Attribution = Literal["retrieval", "generation", "contract"]
+# Why a value is wrong: the evidence was not retrieved; it was, and the answer quoted elsewhere (or
+# nothing); the right passage was quoted and the wrong cell or span taken from it (or none); every
+# operand of a derived figure came from the right passages and the result is still wrong.
+ValueBlame = Literal["retrieval", "quote", "span", "arithmetic"]
+# The answer stage against retrieval's first passage: it was right and the answer cites elsewhere
+# (a loss), or it was wrong and the answer cites an expected passage (a rescue).
+FirstPassage = Literal["loss", "rescue"]
+TextAt = Callable[[Location], str | None]
 
 
 class RetrievalScore(Frozen):
@@ -50,6 +62,13 @@ class AnswerScore(Frozen):
     # None for recorded answers (no scorer ran).
     selection: Selection | None = None
     coverage: Coverage | None = None  # the evidence-coverage verdict on the model's quote
+    value: Value | None = None  # the answer's value, as shown
+    value_correct: bool | None = None  # None: the case states no value
+    value_why: str | None = None  # what was compared, for a wrong value
+    value_blame: ValueBlame | None = None
+    first_passage: FirstPassage | None = None
+    # A value shown that is not a checked figure (`unchecked_figure`), in any part: the gate.
+    unchecked_figure: str | None = None
 
 
 class Leak(Frozen):
@@ -123,6 +142,82 @@ def score_answer(
         model_failed=model_failed,
         selection=selection,
     )
+
+
+def score_value(
+    case: Case,
+    answer: AnswerScore,
+    value: Value | None,
+    recall: float | None,
+    text_at: TextAt,
+) -> AnswerScore:
+    """`answer` with the answer's value and, when the case states one, whether it is right and, if
+    not, why (`value_blame`). `text_at` gives the text of the passage at a location (an operand's
+    citation is judged as the answer's is: `Expect.matches`)."""
+    expected = case.expected_value
+    if expected is None:
+        return answer.model_copy(update={"value": value})
+    verdict = judge(expected, value)
+    return answer.model_copy(
+        update={
+            "value": value,
+            "value_correct": verdict.correct,
+            "value_why": None if verdict.correct else verdict.why,
+            "value_blame": None if verdict.correct else value_blame(case, answer, value, recall, text_at),
+        }
+    )
+
+
+def value_blame(
+    case: Case, answer: AnswerScore, value: Value | None, recall: float | None, text_at: TextAt
+) -> ValueBlame:
+    """Why a wrong value is wrong. A derived figure whose operands all cite expected passages is
+    the arithmetic's (or the expression's) fault; one whose operand cites elsewhere is retrieval's
+    when some expected evidence was not retrieved, else the answer's choice of passage. A plain
+    value from an expected passage is the cell's or span's fault; from elsewhere, retrieval's when
+    no expected evidence was retrieved, else the answer's choice of passage."""
+    if value is not None and value.operands is not None:
+        if all(_expected_at(case, o.citation, text_at) for o in value.operands):
+            return "arithmetic"
+        return "retrieval" if recall != 1.0 else "quote"
+    if answer.citation_correct:
+        return "span"
+    return "retrieval" if not recall else "quote"
+
+
+def first_passage(case: Case, first: Candidate | None, answer: AnswerScore) -> FirstPassage | None:
+    """A loss: retrieval's first passage was expected evidence and the answer cites another. A
+    rescue: it was not, and the answer cites expected evidence. A refusal is neither: it cites
+    nothing."""
+    if not case.answerable or not answer.verified:
+        return None
+    first_right = first is not None and any(_hit(e, first) for e in case.expect)
+    if first_right and not answer.citation_correct:
+        return "loss"
+    if not first_right and answer.citation_correct:
+        return "rescue"
+    return None
+
+
+def _expected_at(case: Case, location: Location, text_at: TextAt) -> bool:
+    return any(e.matches(location, text_at(location) or "") for e in case.expect)
+
+
+def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) -> str | None:
+    """Why a shown value is not a checked figure (None: it is, or no value was shown): it fails
+    the one figure rule (`localqa.computing.figure_check`, which `ask` applies before showing it)
+    against the quote it comes from, or an operand's quote is not a verified quote (a whole
+    sentence or row: `quote_check`) of the passage the index holds at the operand's citation."""
+    if value is None:
+        return None
+    problem = figure_check(value, quote or "")
+    if problem is not None:
+        return f"{value.text!r}: {problem.value}"
+    for operand in value.operands or ():
+        text = text_at(operand.citation)
+        if text is None or quote_check(operand.quote, text, operand.citation.kind) is not None:
+            return f"{value.text!r}: operand {operand.name} is not quoted from {operand.citation.brief()}"
+    return None
 
 
 def find_leaks(
@@ -199,7 +294,10 @@ def attribute(
     if retrieval.recall != 1.0:
         return "retrieval"
     if answer is not None and not (
-        answer.verified and answer.citation_correct and answer.contains_phrase is not False
+        answer.verified
+        and answer.citation_correct
+        and answer.contains_phrase is not False
+        and answer.value_correct is not False
     ):
         return "generation"
     return None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from localqa.errors import SuiteError
+from localqa.evaluate.expected_value import DEFAULT_TOLERANCE, SCALES, ExpectedValue, scale_factor
 from localqa.tomlfile import TomlFileError, read_toml
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Kind, Location
 
@@ -72,6 +74,14 @@ class Case(BaseModel):
     tenant: str = DEFAULT_TENANT
     expect: list[Expect]
     phrase: str | None = None
+    # The answer's value (`localqa.evaluate.expected_value`): text ("45 minutes"), a number (5409)
+    # or a list; for a number, the relative tolerance, the rounding the question states, the scale
+    # it is given in ("millions") and its unit ("%").
+    value: str | float | list[str | float] | None = None
+    tolerance: float | None = None
+    decimals: int | None = None
+    scale: str | None = None
+    unit: str | None = None
     category: str | None = None
     known_failure: str | None = None
     note: str | None = None
@@ -101,6 +111,77 @@ class Case(BaseModel):
         if any(not name.strip() for name in documents):
             raise ValueError("a document name is blank; give a file name, a glob or a series")
         return documents
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _value_is_text_number_or_list(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return None
+        if not info.data.get("expect", True):
+            raise ValueError("a case that expects nothing (expect = []) has no value; remove it")
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and not value:
+            raise ValueError("the list is empty; list the items the answer must give")
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, str | int | float):
+                raise ValueError(
+                    f'{item!r} is neither text nor a number; write value = "45 minutes", value = 5409 '
+                    'or value = ["a", "b"]'
+                )
+            if isinstance(item, str) and not item.strip():
+                raise ValueError("the value is blank; write the text the answer's value must hold")
+            if isinstance(item, float) and not math.isfinite(item):
+                raise ValueError(f"{item} is not a finite number")
+        return value
+
+    @field_validator("tolerance", "decimals", "scale", "unit", mode="before")
+    @classmethod
+    def _number_rules_need_a_number(cls, given: Any, info: ValidationInfo) -> Any:
+        value = info.data.get("value")
+        if given is not None and (value is None or isinstance(value, str)):
+            what = "no value" if value is None else f"a text value ({value!r})"
+            raise ValueError(f"{info.field_name} applies to a number, and the case has {what}")
+        return given
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance_is_a_share(cls, tolerance: float | None) -> float | None:
+        if tolerance is not None and not 0 <= tolerance < 1:
+            raise ValueError(
+                f"{tolerance} is not a relative tolerance; give a share from 0 to 1 (0.01 is 1 %)"
+            )
+        return tolerance
+
+    @field_validator("decimals")
+    @classmethod
+    def _decimals_are_places(cls, decimals: int | None) -> int | None:
+        if decimals is not None and not 0 <= decimals <= 12:
+            raise ValueError(f"{decimals} is not a number of decimal places; give 0 to 12")
+        return decimals
+
+    @field_validator("scale")
+    @classmethod
+    def _known_scale(cls, scale: str | None) -> str | None:
+        if scale is not None and scale_factor(scale) is None:
+            raise ValueError(f"{scale!r} is not a scale; use one of {', '.join(SCALES)}")
+        return scale
+
+    @property
+    def expected_value(self) -> ExpectedValue | None:
+        """What the answer's value must be (None: the case states no value)."""
+        value = self.value
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return ExpectedValue(text=value)
+        return ExpectedValue(
+            number=None if isinstance(value, list) else value,
+            items=tuple(value) if isinstance(value, list) else None,
+            tolerance=DEFAULT_TOLERANCE if self.tolerance is None else self.tolerance,
+            decimals=self.decimals,
+            scale=self.scale,
+            unit=self.unit,
+        )
 
     @field_validator("role")
     @classmethod
