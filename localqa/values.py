@@ -40,7 +40,8 @@ from localqa.types import Kind, Location, Value
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
+    "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100, "once": 1, "twice": 2,
+    "thrice": 3,
 }  # fmt: skip
 _DASHES = "-\u2212\u2013\u2014"
 # A number as tables and sentences write it: an optional currency sign, a sign or parentheses
@@ -143,13 +144,20 @@ def stated_scale(texts: Iterable[str]) -> str | None:
 _QUANTITY = re.compile(
     r"\bhow (?:many|much)\b|%|\b(?:percent(?:age)?s?|ratios?|rates?|margins?|amounts?|totals?|"
     r"averages?|sums?|number of|figures?|values?|in (?:usd|eur|gbp|us\$|dollars)|round(?:ed)?|"
-    r"how (?:long|old|often|far))\b",
+    r"how (?:long|old|often|far)|fees?|charges?|charged|costs?|prices?|deposits?|fines?|salar(?:y|ies)|"
+    r"caps?|allowances?|limits?|budgets?)\b",
     re.IGNORECASE,
 )
-_DURATION = re.compile(r"\bhow long\b|\bhow many (?:days|weeks|months|years|hours|minutes)\b", re.I)
-_WHEN = re.compile(
-    r"^\W*(?:when|what time|what date|until when|by when|on what date)\b|\bwhat (?:time|date)\b", re.I
+_DURATION = re.compile(
+    r"\bhow (?:long|often)\b|\bhow many (?:days|weeks|months|years|hours|minutes)\b|\bwithin how\b", re.I
 )
+_WHEN = re.compile(
+    r"^\W*(?:when|what time|what date|until when|by when|on what date)\b|\bwhat (?:time|date)\b"
+    r"|\b(?:opening|closing|office|desk)\s+hours\b|\bschedule\b|\b(?:on\s+)?which\s+(?:day|date|month)\b",
+    re.IGNORECASE,
+)
+_WHO = re.compile(r"^\W*(?:who|by whom)\b", re.IGNORECASE)
+_WHERE = re.compile(r"^\W*where\b|\bin which (?:room|place|building|floor|office)\b", re.IGNORECASE)
 _ASKED_SCALE = re.compile(
     r"\b(?:in\s+)?(?:usd|us\$|\$|dollars|eur|gbp)?\s*(?P<scale>thousands|millions|billions)\b", re.I
 )
@@ -172,6 +180,8 @@ class Wanted:
     scale: str | None  # "millions" when it asks "in USD millions"
     decimals: int | None  # "round to one decimal place": 1
     percent: bool  # the answer is asked as a percentage
+    where: bool = False  # a place ("where can ...")
+    who: bool = False  # a person or a role ("who approves ...")
 
 
 def wanted(part: str) -> Wanted:
@@ -185,6 +195,8 @@ def wanted(part: str) -> Wanted:
         scale=scale["scale"].lower() if scale else None,
         decimals=_decimals(part),
         percent=_PERCENT_ASKED.search(part) is not None,
+        where=_WHERE.search(part) is not None,
+        who=_WHO.search(part) is not None,
     )
 
 
@@ -357,7 +369,29 @@ _MONTH = (
     r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
 _SCALED = r"(?:\s?(?:thousand|million|billion|trillion|mn|bn)\b)?"
+_WEEKDAY = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+_QUALIFIER = (
+    r"(?:(?:every|each|within|up\s+to|at\s+least|at\s+most|after|no\s+later\s+than|"
+    r"(?:shorter|longer|more|less|fewer)\s+than|over|under)\s+)?"
+)
+# What a rate is per: "per night", "per travel day", "per week".
+_PER = (
+    r"(?:\s+per\s+(?:[a-z]+\s+)?(?:day|night|week|month|year|hour|guest|person|item|visit|trip|employee)s?\b"
+    r"|\s+per\s+[a-z]+)?"
+)
 _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "time",
+        # A recurring time: "the first Thursday of each month at 18:00", "Wednesdays at 10:30".
+        re.compile(
+            rf"\b(?:(?:every|each)\s+(?:{_MONTH}|year|quarter|month|week)\b"
+            r"|\d{1,2}(?:st|nd|rd|th)\s+(?:day\s+)?of\s+(?:each|every|the)\s+month"
+            r"|(?:first|last)\s+(?:working|business|calendar)\s+day(?:\s+of\s+(?:each|every|the)\s+month)?"
+            rf"|(?:first|second|third|fourth|last)\s+{_WEEKDAY}\s+of\s+(?:each|every|the)\s+month"
+            rf"|{_WEEKDAY}s?|weekdays|weekends)(?:\s+(?:at|from)\s+(?:{_CLOCK})(?:\s*(?:to|until|[-\u2013])\s*(?:{_CLOCK}))?)?",
+            re.IGNORECASE,
+        ),
+    ),
     (
         "time",
         re.compile(
@@ -370,6 +404,7 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             rf"\b{_MONTH}\.?\s+\d{{1,2}},?\s+(?:19|20)\d\d\b|\b\d{{1,2}}\s+{_MONTH}\.?,?\s+(?:19|20)\d\d\b"
             r"|\b(?:19|20)\d\d-\d\d-\d\d\b"
+            rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?!,?\s+\d)"
         ),
     ),
     ("money", re.compile(rf"(?:US\$|[$€£¥])\s?(?:{_AMOUNT}){_SCALED}", re.IGNORECASE)),
@@ -379,13 +414,30 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "duration",
-        re.compile(rf"(?<![\w.,])(?:{_AMOUNT}|{_WORD_NUMBER})(?:\s+|-)(?:{_TIME_UNITS})\b", re.IGNORECASE),
+        re.compile(
+            rf"(?<![\w.,]){_QUALIFIER}(?:{_AMOUNT}|{_WORD_NUMBER})(?:\s+|-)(?:{_TIME_UNITS})\b{_PER}",
+            re.IGNORECASE,
+        ),
     ),
     (
         "number",
         re.compile(
-            rf"(?<![\w.,$€£¥-])(?:{_AMOUNT}|(?:{_WORD_NUMBER})(?=\s+[a-z]))"
-            r"(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+(?:\s+per\s+[a-z]+)?)?(?![\w.,]\d)",
+            rf"(?<![\w.,$€£¥-]){_QUALIFIER}(?:{_AMOUNT}|(?:{_WORD_NUMBER})(?=\s+[a-z])|once|twice|thrice)"
+            rf"(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+{_PER})?(?![\w.,]\d)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "agent",  # who does something: "approved by the finance controller"
+        re.compile(
+            r"(?<=\bby\s)(?:the\s+)?[a-z][\w -]{1,40}?(?=\s*[.,;:!?]|\s+(?:and|or|but|if|when|for)\b|$)", re.I
+        ),
+    ),
+    (
+        "place",
+        re.compile(
+            r"\b(?:only\s+)?(?:in|at|on|from|inside|outside)\s+(?:the\s+)?[a-z][\w -]{1,40}?(?:\s+only)?"
+            r"(?=\s*[.,;:!?]|\s+(?:and|or|but|if|when|while|during|for|before|after|unless)\b|$)",
             re.IGNORECASE,
         ),
     ),
@@ -400,10 +452,13 @@ class Span:
     end: int
 
 
-def spans(sentence: str) -> list[Span]:
-    """Every value-shaped span of `sentence`, the more specific kinds first where two overlap."""
+def spans(sentence: str, kinds: Sequence[str] | None = None) -> list[Span]:
+    """Every value-shaped span of `sentence` of `kinds` (None: of any kind), the more specific
+    kinds first where two overlap."""
     found: list[Span] = []
     for kind, pattern in _SPANS:
+        if kinds is not None and kind not in kinds:
+            continue
         for match in pattern.finditer(sentence):
             text = match.group(0).strip()
             start = match.start() + (len(match.group(0)) - len(match.group(0).lstrip()))
@@ -414,10 +469,14 @@ def spans(sentence: str) -> list[Span]:
 
 
 def _wanted_kinds(asked: Wanted) -> tuple[str, ...]:
+    if asked.who:
+        return ("agent",)
+    if asked.where:
+        return ("place",)
     if asked.when:
         return ("time", "date")
     if asked.duration:
-        return ("duration",)
+        return ("duration", "time")  # "how often": "every 90 days", "every March"
     if asked.percent:
         return ("percent",)
     if asked.quantity:
@@ -432,7 +491,12 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     kinds = _wanted_kinds(asked)
     if not kinds:
         return None
-    found = [s for s in spans(sentence) if s.kind in kinds and s.text not in part]
+    asked_terms = set(tokenizer().terms(part))
+    found = [
+        s
+        for s in spans(sentence, kinds)
+        if s.text not in part and not set(tokenizer().terms(s.text)) <= asked_terms
+    ]
     if asked.duration:
         unit = re.search(r"how many (\w+)", part, re.IGNORECASE)
         if unit:
@@ -459,11 +523,17 @@ UNIT_WORDS = frozenset(
 def _counted(span: Span, part: str) -> Span:
     """A plain number keeps the words after it when they are its unit ("20 cents per day") or what
     the part counts ("1,234 tweets" for "how many tweets"): "nine widely-used datasets" gives
-    "nine"."""
-    if span.kind != "number" or " " not in span.text:
+    "nine". A qualifier before it stays ("up to 5")."""
+    if span.kind != "number":
         return span
-    number, _, words = span.text.partition(" ")
-    word = words.split()[0]
+    found = re.match(
+        rf"(?P<number>.*?(?:\d[\d,.]*|\b(?:{_WORD_NUMBER}|once|twice|thrice)\b))(?P<rest>.*)$",
+        span.text,
+        re.I,
+    )
+    if found is None or not found["rest"].strip():
+        return span
+    number, word = found["number"], found["rest"].split()[0]
     asked = set(tokenizer().terms(part))
     if word.lower() in UNIT_WORDS or word.lower() in _SCALE_WORDS or set(tokenizer().terms(word)) & asked:
         return span

@@ -179,7 +179,46 @@ def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
             "Overdue books incur a fine of 20 cents per day.",
             "20 cents per day",
         ),
-        ("Who leads the program?", "Allison Crimmins leads the program.", None),  # no value kind asked
+        ("How often is the alarm code changed?", "The alarm code is changed every 90 days.", "every 90 days"),
+        (
+            "When does story time run?",
+            "Story time runs on Wednesdays at 10:30 in the hall.",
+            "Wednesdays at 10:30",
+        ),
+        (
+            "When does the book club meet?",
+            "The book club meets on the first Thursday of each month at 18:00.",
+            "first Thursday of each month at 18:00",
+        ),
+        (
+            "On which day does payroll run?",
+            "Payroll runs on the last working day of each month.",
+            "last working day of each month",
+        ),
+        ("When is the summer party?", "The summer party is on 18 July in the garden.", "18 July"),
+        (
+            "Where can the projector be used?",
+            "The projector may be used only in the seminar room.",
+            "only in the seminar room",
+        ),
+        ("What is the hotel cap?", "Hotels are capped at 180 dollars per night.", "180 dollars per night"),
+        (
+            "How many unused days carry over?",
+            "Employees may carry over up to 5 unused days.",
+            "up to 5 unused",
+        ),
+        (
+            "How many days per week may staff work remotely?",
+            "Staff may work remotely up to 2 days per week.",
+            "up to 2 days per week",
+        ),
+        (
+            "Who approves salary advances?",
+            "Advances of up to 1,000 dollars are approved by the finance controller.",
+            "the finance controller",
+        ),
+        ("How many times can a book be renewed?", "A book can be renewed twice.", "twice"),
+        ("Who leads the program?", "Allison Crimmins leads the program.", None),  # no role or agent phrase
         ("How many days does a loan last?", "Loans are renewed once.", None),  # no span of the kind
     ],
 )
