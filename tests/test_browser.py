@@ -254,6 +254,7 @@ def direct_status(url: str) -> int:
 def test_the_picker_narrows_a_search_to_the_document_chosen_in_chromium(server: str, browser: object) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     driver: WebDriver = browser  # type: ignore[assignment]
@@ -267,7 +268,10 @@ def test_the_picker_narrows_a_search_to_the_document_chosen_in_chromium(server: 
     Select(driver.find_element(By.NAME, "doc")).select_by_value("opening-hours-notice.pdf")
     driver.find_element(By.CSS_SELECTOR, "form.query button[type=submit]").click()
 
-    WebDriverWait(driver, 60).until(lambda d: "only in" in d.find_element(By.CSS_SELECTOR, "p.header").text)
+    # The header found may belong to the page being left while the new one loads: look again.
+    WebDriverWait(driver, 60, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: "only in" in d.find_element(By.CSS_SELECTOR, "p.header").text
+    )
     assert driver.find_element(By.CSS_SELECTOR, "p.header").text.endswith(
         "· only in opening-hours-notice.pdf"
     )
