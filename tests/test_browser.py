@@ -252,9 +252,9 @@ def direct_status(url: str) -> int:
 
 
 def test_the_picker_narrows_a_search_to_the_document_chosen_in_chromium(server: str, browser: object) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.remote.webdriver import WebDriver
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     driver: WebDriver = browser  # type: ignore[assignment]
