@@ -474,7 +474,7 @@ def _wanted_kinds(asked: Wanted) -> tuple[str, ...]:
     if asked.where:
         return ("place",)
     if asked.when:
-        return ("time", "date")
+        return ("time", "date", "duration")  # "When must I bring it back?": "for two calendar days"
     if asked.duration:
         return ("duration", "time")  # "how often": "every 90 days", "every March"
     if asked.percent:
@@ -509,6 +509,82 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     if not anchors or len(first_kind) == 1:
         return _counted(first_kind[0], part)
     return _counted(min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors)), part)
+
+
+# --- a phrase: what a part asks that is no number, time or place ---------------------------------
+
+# "Which flights ...", "What colour badge ...": the thing asked about, and whether a trait of it is.
+_WHICH = re.compile(
+    r"^\W*(?:which|what)\s+(?:(?P<trait>colou?rs?|kinds?|types?|sorts?|shapes?)\s+(?:of\s+)?)?"
+    r"(?P<noun>[a-z][\w-]*)\s",
+    re.IGNORECASE,
+)
+# "What does POL-21 require ...", "What must visitors do ...", "How are requests approved ...":
+# an action or a rule, answered by the rest of the sentence after the words it shares with the part.
+# "How should a damage be reported?" asks for a procedure: its quote stands alone, no value.
+_ACTION = re.compile(
+    r"^\W*(?:(?:what|when)\s+(?:does|do|did|must|should|shall|will|can|may|is|are|was|were)"
+    r"|how\s+(?:is|are|was|were))\b",
+    re.IGNORECASE,
+)
+_AUXILIARIES = frozenset(
+    (
+        "is are was were be been do does did must may might can could should shall will would has have had"
+    ).split()
+)
+_DETERMINERS = frozenset("a an the their its his her each every".split())
+_PREDICATE_LIMIT = 120  # characters: a longer rest of a sentence is not a value but the sentence
+
+
+def choose_phrase(part: str, sentence: str, asked: Wanted) -> Span | None:
+    """The words of `sentence` that answer a part asking which thing or what trait (the modifier
+    of the thing asked about: "flights *shorter than 6 hours*", "a *red badge*"), or what someone
+    does or must do, how a thing is done, or a "when" whose sentence states no time (what the
+    sentence says after the last word it shares with the part: "approved *within 3 working
+    days*", "reimbursed *with the next monthly salary payment*"). Never for a quantity: a number
+    is a span of its own kind or no value."""
+    if asked.quantity or asked.percent or asked.duration:
+        return None
+    which = _WHICH.match(part)
+    if which and which["noun"].lower() not in _AUXILIARIES:
+        return _modifier(which["noun"], sentence, trait=which["trait"] is not None)
+    if _ACTION.match(part) or asked.when or asked.who or asked.where:
+        return _predicate(part, sentence)
+    return None
+
+
+def _modifier(noun: str, sentence: str, *, trait: bool) -> Span | None:
+    """What the sentence says of `noun`: the words after it up to its verb ("flights shorter than
+    6 hours are booked"), or, for a trait asked ("what colour"), the word before it ("red badge")."""
+    stem = re.escape(noun.lower().rstrip("s"))
+    named = re.search(rf"\b{stem}(?:e?s)?\b", sentence, re.IGNORECASE)
+    if named is None:
+        return None
+    before = re.search(r"(\w[\w-]*)\s+$", sentence[: named.start()])
+    if trait and before and before.group(1).lower() not in _DETERMINERS:
+        return Span("phrase", sentence[before.start(1) : named.end()], before.start(1), named.end())
+    verbs = "|".join(_AUXILIARIES)
+    after = re.match(rf"\s+(?P<mod>(?!and\b|or\b)[^,;.]{{1,60}}?)\s+(?:{verbs})\b", sentence[named.end() :])
+    if after is None or trait:
+        return None
+    start = named.end() + after.start("mod")
+    return Span("phrase", after["mod"], start, start + len(after["mod"]))
+
+
+def _predicate(part: str, sentence: str) -> Span | None:
+    anchors = [m.end() for m in re.finditer(r"[\w-]+", sentence) if _shares_word(m.group(0), part)]
+    if not anchors:
+        return None
+    rest = sentence[anchors[-1] :]
+    text = rest.strip(" ,;:").rstrip(" .!?;:")
+    if not text or len(text) > _PREDICATE_LIMIT or not re.search(r"\w", text):
+        return None
+    start = anchors[-1] + rest.index(text)
+    return Span("phrase", text, start, start + len(text))
+
+
+def _shares_word(word: str, part: str) -> bool:
+    return bool(set(tokenizer().terms(word)) & set(tokenizer().terms(part)))
 
 
 # Words that are the unit of the number before them: kept with it whatever the part asks.
@@ -580,10 +656,10 @@ def value_of(part: str, quote: str, citation: Location, context: Context | None 
         if choice.cell is None:
             return None
         return cell_value(row, choice.cell, [quote, *context.around(citation)])
-    span = choose_span(part, quote, asked)
+    span = choose_span(part, quote, asked) or choose_phrase(part, quote, asked)
     if span is None:
         return None
-    read = read_quantity(span.text) if span.kind != "time" and span.kind != "date" else None
+    read = read_quantity(span.text) if span.kind not in ("time", "date", "phrase") else None
     return Value(
         text=span.text,
         number=float(read[0].number) if read else None,

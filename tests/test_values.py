@@ -218,6 +218,11 @@ def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
             "the finance controller",
         ),
         ("How many times can a book be renewed?", "A book can be renewed twice.", "twice"),
+        (
+            "When must I bring back a camera lens?",  # no time or date: the duration
+            "Camera lenses may be borrowed for two calendar days only.",
+            "two calendar days",
+        ),
         ("Who leads the program?", "Allison Crimmins leads the program.", None),  # no role or agent phrase
         ("How many days does a loan last?", "Loans are renewed once.", None),  # no span of the kind
     ],
@@ -225,6 +230,50 @@ def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
 def test_a_sentence_gives_the_span_the_part_asks_for(part: str, sentence: str, span: str | None) -> None:
     found = values.choose_span(part, sentence, values.wanted(part))
     assert (found.text if found else None) == span
+
+
+@pytest.mark.parametrize(
+    ("part", "sentence", "phrase"),
+    [
+        (
+            "Which flights are booked in economy class under POL-16?",
+            "Under POL-16, flights shorter than 6 hours are booked in economy class.",
+            "shorter than 6 hours",  # what the sentence says of the flights asked about
+        ),
+        (
+            "What colour badge do visitors wear?",
+            "Under POL-22, visitors wear a red badge and are escorted at all times.",
+            "red badge",
+        ),
+        (
+            "What does POL-21 require for company laptops?",
+            "Under POL-21, every company laptop uses full-disk encryption and locks its screen after 5 "
+            "minutes.",
+            "uses full-disk encryption and locks its screen after 5 minutes",
+        ),
+        (
+            "How are software requests approved under POL-25?",
+            "Under POL-25, new software is requested through the service portal and approved within 3 "
+            "working days.",
+            "within 3 working days",
+        ),
+        (
+            "When are approved expenses reimbursed?",  # a "when" answered by no time
+            "Approved expenses are reimbursed with the next monthly salary payment.",
+            "with the next monthly salary payment",
+        ),
+        ("How should a damaged book be reported?", "Report damage at the desk.", None),  # a procedure
+        ("What is the hotel cap?", "Hotel stays are reimbursed in full.", None),  # a number or nothing
+        ("Which room is booked?", "Bookings are made online.", None),  # the thing asked about is not named
+    ],
+)
+def test_a_part_asking_which_thing_or_what_is_done_gets_the_phrase_that_says_it(
+    part: str, sentence: str, phrase: str | None
+) -> None:
+    found = values.choose_phrase(part, sentence, values.wanted(part))
+    assert (found.text if found else None) == phrase
+    if found is not None:
+        assert values.is_span(found.text, sentence)
 
 
 def test_a_year_the_part_names_is_not_its_answer() -> None:
