@@ -363,8 +363,8 @@ def print_quality_by_backend(out: dict[str, Any]) -> None:
     print(table(headers, [r[:-1] + [""] * (width - len(r)) + r[-1:] for r in rows]))
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_scifact_arguments(parser: argparse.ArgumentParser) -> None:
+    """--data, --k1 and --b, as every SciFact benchmark takes them."""
     parser.add_argument(
         "--data", type=Path, default=DEFAULT_DATA, help=f"SciFact folder (default {DEFAULT_DATA})"
     )
@@ -372,6 +372,11 @@ def main(argv: list[str] | None = None) -> int:
         "--k1", type=float, default=RetrievalSettings().k1, help="BM25 k1 (default: localqa's)"
     )
     parser.add_argument("--b", type=float, default=RetrievalSettings().b, help="BM25 b (default: localqa's)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_scifact_arguments(parser)
     parser.add_argument(
         "--retriever",
         default="lexical",

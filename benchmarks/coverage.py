@@ -109,24 +109,13 @@ def independent(
 def recorded_quotes(
     record: dict[str, Any], found: list[PartResult], settings: AnswerSettings
 ) -> list[tuple[Location, str | None]] | None:
-    """Each recorded quote a reader could be shown (verified, label confident enough), in part
-    order, with the check's refusal; None when today's retrieval differs from the recording's
-    (other parts, or the cited passage not among the candidates): measure with the code that
+    """Each recorded quote a reader could be shown (`recorded_shown`) with the check's refusal;
+    None when today's retrieval differs from the recording's: measure with the code that
     recorded the answers then."""
-    if len(record["parts"]) != len(found):
+    shown = recorded_shown(record, found, settings)
+    if shown is None:
         return None
-    shown = []
-    for recorded, part in zip(record["parts"], found, strict=True):
-        probability = recorded["confidence"]
-        confident = probability is None or probability >= settings.min_label_confidence
-        if not (recorded["verified"] and confident and recorded.get("citation")):
-            continue
-        location = Location.model_validate(recorded["citation"])
-        cited = next((c for c in part.candidates if c.location == location), None)
-        if cited is None:
-            return None
-        shown.append((location, refusal(part, cited, recorded["quote"], settings)))
-    return shown
+    return [(cited.location, refusal(part, cited, quote, settings)) for part, cited, quote in shown]
 
 
 def with_model(
@@ -190,7 +179,8 @@ def recorded_shown(
     record: dict[str, Any], found: list[PartResult], settings: AnswerSettings
 ) -> list[Shown] | None:
     """The recorded quotes a reader could be shown (verified, label confident enough), in part
-    order; None when today's retrieval differs from the recording's (`recorded_quotes`)."""
+    order; None when today's retrieval differs from the recording's (other parts, or the cited
+    passage not among the candidates)."""
     if len(record["parts"]) != len(found):
         return None
     shown = []

@@ -48,7 +48,7 @@ import numpy as np
 
 from benchmarks.beir import (
     AS_OF,
-    DEFAULT_DATA,
+    add_scifact_arguments,
     as_db,
     backend_of,
     exists,
@@ -848,13 +848,7 @@ def _peak(cold: dict[str, Any]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help=f"SciFact folder (default {DEFAULT_DATA})"
-    )
-    parser.add_argument(
-        "--k1", type=float, default=RetrievalSettings().k1, help="BM25 k1 (default: localqa's)"
-    )
-    parser.add_argument("--b", type=float, default=RetrievalSettings().b, help="BM25 b (default: localqa's)")
+    add_scifact_arguments(parser)
     parser.add_argument(
         "--sizes",
         default="1000,10000,100000",
