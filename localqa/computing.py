@@ -73,7 +73,7 @@ def substituted(value: Value) -> str:
 
 def _operand(found: Found) -> Operand:
     return Operand(
-        name=found.need.name, value=found.value, quote=found.candidate.text, citation=found.candidate.location
+        name=found.need.name, value=found.value, quote=found.quote, citation=found.candidate.location
     )
 
 

@@ -1,6 +1,7 @@
 """Reading a derived figure's operands: each line item's candidate rows (retrieved by the row labels
 it is reported under, `search_texts`), ranked by how surely each is the item's row, and the cell at
-each fiscal year the figure needs (`read_operands`)."""
+each fiscal year the figure needs (`read_operands`); for an item no row gives, a sentence that
+states its amount for the year ("... totaled $396 million in 2018, $411 million in 2017")."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from localqa import values
+from localqa import sentences, values
 from localqa.figures import FigurePlan, Need
 from localqa.glossary import STATEMENT_WORDS, Item, contains, fold
+from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, Value
 
 # What a statement's title says, searched with a line item: a row label alone shares its words
@@ -37,11 +39,13 @@ def search_texts(item: Item, statements: Sequence[str] = ()) -> list[str]:
 
 @dataclass(frozen=True)
 class Found:
-    """An operand read: the verified row (its candidate) and the cell at the need's year."""
+    """An operand read: the passage it is read from (its candidate), the verified quote (the whole
+    row, or the sentence of a prose passage) and the value at the need's year, a span of it."""
 
     need: Need
     candidate: Candidate
     value: Value
+    quote: str
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ def read_operands(
             key=lambda r: (-r.level, -support.get(r.page, 0), -r.statement, r.alias, r.page[1], r.order),
         )
         chosen = next((f for r in ranked if (f := _cell(need, r, context)) is not None), None)
+        if chosen is None:
+            chosen = _stated(need, candidates.get(need.item.key, []))
         if chosen is not None:
             read.append(chosen)
     return read
@@ -109,7 +115,44 @@ def _cell(need: Need, row: _Row, context: values.Context) -> Found | None:
     if choice.cell is None or values.read_number(choice.cell.text) is None:
         return None
     value = values.cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])
-    return Found(need, candidate, value)
+    return Found(need, candidate, value, candidate.text)
+
+
+# An amount a sentence gives for a year: "$396 million in 2018", "$1.2 billion for fiscal 2019".
+_AMOUNT_IN_YEAR = re.compile(
+    r"(?P<amount>(?:US\$|[$€£¥])\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:thousand|million|billion)\b)?)"
+    r"\s+(?:in|for|during)\s+(?:fiscal\s+(?:year\s+)?)?(?P<year>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+# A sentence that says an item rose or fell by an amount states no amount of the item itself.
+_CHANGE = re.compile(
+    r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|chang|higher|lower|reduc|improv)", re.I
+)
+
+
+def _stated(need: Need, candidates: Sequence[Candidate]) -> Found | None:
+    """The amount at the need's year in the first prose sentence that names the item by one of its
+    row labels (every word of it) and gives amounts by year without speaking of a change. Read
+    only where no row gives the cell: a statement's row is the surer source."""
+    labels = [set(tokenizer().terms(row)) for row in need.item.rows]
+    for candidate in candidates:
+        if candidate.location.kind is Kind.TABLE:
+            continue
+        for sentence in sentences.units(candidate.text, candidate.location.kind):
+            if _CHANGE.search(sentence):
+                continue
+            terms = set(tokenizer().terms(sentence))
+            if not any(label and label <= terms for label in labels):
+                continue
+            for found in _AMOUNT_IN_YEAR.finditer(sentence):
+                read = values.read_quantity(found["amount"])
+                if int(found["year"]) == need.year and read is not None:
+                    figure, scale = read
+                    value = Value(
+                        text=found["amount"], number=float(figure.number), unit=figure.unit, scale=scale
+                    )
+                    return Found(need, candidate, value, sentence)
+    return None
 
 
 # A row label may carry this many words beyond the item's label ("Total consolidated net

@@ -57,7 +57,7 @@ def value_lines(value: Value) -> list[str]:
     operands = value.operands or ()
     lines = [
         f"   Answer: {describe_value(value)} = {substituted(value)}",
-        f"   Computed by localqa from {len(operands)} verified figure(s), each a cell of the row quoted:",
+        f"   Computed by localqa from {len(operands)} verified figure(s), each a span of the passage quoted:",
     ]
     for operand in operands:
         lines.append(f"     {describe_value(operand.value)}")
@@ -72,10 +72,18 @@ def describe_value(value: Value) -> str:
     if value.number is not None and value.number < 0 and text.strip().startswith("("):
         text += ", a negative figure"
     unit = " ".join(u for u in (value.unit if value.unit not in (None, "%") else None, value.scale) if u)
-    if unit and (value.unit is None or value.unit not in text):
+    if unit and not _states_unit(value):
         text += f" ({unit})"
     where = ", ".join(p for p in (value.row, value.column) if p)
     return f"{text} — {where}" if where else text
+
+
+def _states_unit(value: Value) -> bool:
+    """Whether the value's text already says its unit and scale ("$396 million", "45 minutes")."""
+    said = value.text.casefold()
+    scale_said = value.scale is None or value.scale.rstrip("s") in said
+    unit_said = value.unit is None or value.unit.casefold() in said or any(c in said for c in "$€£¥")
+    return scale_said and unit_said
 
 
 def candidate_lines(result: PartResult) -> list[str]:

@@ -698,11 +698,3 @@ def cell_value(row: Row, cell: Cell, scale_texts: Sequence[str] = ()) -> Value:
 def is_span(text: str, quote: str) -> bool:
     """Whether `text` is a span of `quote`, whitespace squashed (the value rule)."""
     return bool(squash(text)) and squash(text) in squash(quote)
-
-
-def describe(value: Value) -> str:
-    """The value as the CLI prints it: `1,577 (USD millions) — Purchases of PP&E, 2018`."""
-    unit = " ".join(u for u in (value.unit if value.unit != "%" else None, value.scale) if u)
-    shown = value.text + (f" ({unit})" if unit else "")
-    where = ", ".join(p for p in (value.row, value.column) if p)
-    return f"{shown} — {where}" if where else shown

@@ -2,7 +2,7 @@
 whose fiscal year ends in early February (its fiscal 2018 ended on February 2, 2019), with an
 income statement, a balance sheet and a statement of cash flows laid out as filings lay them out:
 columns aligned by whitespace under dated headers, no ruling lines, the scale stated once under
-the title."""
+the title; a last page of notes states one item's amounts in prose."""
 
 from __future__ import annotations
 
@@ -36,6 +36,14 @@ STATEMENTS: dict[str, list[tuple[str, str, str]]] = {
     ],
 }
 
+# A note that states an item's amounts by year in prose (no row gives it), after a sentence that
+# speaks of its change: an operand is read from the former only.
+NOTES = (
+    "Advertising. Advertising costs increased $14 million in fiscal 2018.",
+    "Advertising costs are expensed as incurred and totaled $412 million in fiscal 2018 and $398 million",
+    "in fiscal 2017.",
+)
+
 
 def write_filing(path: Path, company: str = "Acme Retail Inc.") -> Path:
     """The report at `path`: a cover, then one statement a page."""
@@ -51,6 +59,11 @@ def write_filing(path: Path, company: str = "Acme Retail Inc.") -> Path:
         )
         for title, rows in STATEMENTS.items():
             _statement(document.new_page(), company, title, rows)
+        notes = document.new_page()
+        title = "NOTES TO CONSOLIDATED FINANCIAL STATEMENTS"
+        notes.insert_text((72, 72), title, fontname="hebo", fontsize=11)
+        for number, line in enumerate(NOTES):
+            notes.insert_text((72, 100 + 11 * number), line, fontname="helv", fontsize=9)
         document.set_metadata({"title": f"{company} Annual Report Fiscal 2018"})
         document.save(path)
     return path

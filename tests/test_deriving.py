@@ -93,6 +93,20 @@ def test_a_figure_over_two_years_and_two_statements(filings: Path) -> None:
     assert {o.citation.page for o in value.operands or ()} == {2, 3}
 
 
+def test_an_item_no_row_gives_is_read_from_a_sentence_stating_its_amount_for_the_year(filings: Path) -> None:
+    answer = ask(filings, "What is Acme Retail's FY2018 growth in advertising costs? Round to two decimals.")
+    value = answer.value
+    assert answer.verified and value is not None and value.derived
+    assert value.text == "3.52 %"  # (412 - 398) / 398, not the $14 million change of the sentence before
+    quotes = {o.quote for o in value.operands or ()}
+    assert quotes == {
+        "Advertising costs are expensed as incurred and totaled $412 million in fiscal 2018 and $398 "
+        "million in fiscal 2017."
+    }
+    assert [o.value.text for o in value.operands or ()] == ["$412 million", "$398 million"]
+    assert {o.citation.page for o in value.operands or ()} == {5}
+
+
 def test_a_missing_operand_means_no_figure_and_is_named(filings: Path) -> None:
     answer = ask(filings, "What is Acme Retail's FY2016 - FY2018 revenue CAGR?")
     assert not answer.verified and answer.value is None
