@@ -262,6 +262,22 @@ def test_a_sentence_gives_the_span_the_part_asks_for(part: str, sentence: str, s
             "Approved expenses are reimbursed with the next monthly salary payment.",
             "with the next monthly salary payment",
         ),
+        (
+            "What is NARL stand for in this document?",  # the words whose initials spell it
+            "The National Atmospheric Research Laboratory (NARL) at Gadanki is an autonomous society.",
+            "National Atmospheric Research Laboratory",
+        ),
+        (
+            "What is the full form of DOS?",
+            "The Department of Space (DOS) was set up in 1972.",
+            "Department of Space",
+        ),
+        (
+            "What does ISRO stand for?",
+            "ISRO (Indian Space Research Organisation) built it.",
+            "Indian Space Research Organisation",
+        ),
+        ("What does NARL stand for?", "NARL is at Gadanki.", None),  # the sentence never defines it
         ("How should a damaged book be reported?", "Report damage at the desk.", None),  # a procedure
         ("What is the hotel cap?", "Hotel stays are reimbursed in full.", None),  # a number or nothing
         ("Which room is booked?", "Bookings are made online.", None),  # the thing asked about is not named
