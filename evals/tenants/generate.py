@@ -372,7 +372,8 @@ CASES: list[Case] = [
     fact(G, "public", MID, "globex-visitor-badge", "What colour badge do visitors wear?", "tenant",
          GS, "POL-22 Visitor badges", "green badge"),
     fact(G, "public", MID, "globex-pol22-visitors-id", "What must visitors do under POL-22?", "tenant",
-         GS, "POL-22 Visitor badges", "sign in at reception"),
+         GS, "POL-22 Visitor badges", "sign in at reception",
+         value="wear a green badge and sign in at reception"),  # both things POL-22 asks of a visitor
 
     fact(A, "public", MID, "acme-pol40-parental", "How long is parental leave under POL-40?", "tenant",
          "acme-leave-policy.md", "POL-40 Parental leave", "14 weeks"),
