@@ -14,8 +14,9 @@ rounding its instruction asks for. Nothing here calls a model, and nothing here 
   for EQ-314?"). A cell the part itself names (EQ-314) is never the answer. Two columns for one
   year, or none chosen by the part's words, is ambiguous: no value, and the quote stands alone.
 - **A sentence** gives the span of the wanted kind (an amount of money, a percentage, a number
-  with its unit, a duration, a time or a range of times, a date) closest to the words the
-  sentence shares with the part.
+  with its unit, a duration, a time or a range of times, a date, a place, who does it) closest to
+  the words the sentence shares with the part; for a part that asks which thing, what it does or
+  what an abbreviation stands for, the phrase that says it (`choose_phrase`).
 
 Every value is a span of the quote (`is_span`): `localqa.computing.figure_check` checks it again
 before anything is shown.
@@ -505,7 +506,7 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
         return None
     found.sort(key=lambda s: kinds.index(s.kind))
     first_kind = [s for s in found if s.kind == found[0].kind]
-    anchors = _anchors(part, sentence)
+    anchors = [m.start() for m in _shared_words(part, sentence)]
     if not anchors or len(first_kind) == 1:
         return _counted(first_kind[0], part)
     return _counted(min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors)), part)
@@ -521,7 +522,7 @@ _WHICH = re.compile(
 )
 # "What does POL-21 require ...", "What must visitors do ...", "How are requests approved ...":
 # an action or a rule, answered by the rest of the sentence after the words it shares with the part.
-# "How should a damage be reported?" asks for a procedure: its quote stands alone, no value.
+# "How should a damaged book be reported?" asks for a procedure: its quote stands alone, no value.
 _ACTION = re.compile(
     r"^\W*(?:(?:what|when)\s+(?:does|do|did|must|should|shall|will|can|may|is|are|was|were)"
     r"|how\s+(?:is|are|was|were))\b",
@@ -617,7 +618,7 @@ def _modifier(noun: str, sentence: str, *, trait: bool) -> Span | None:
 
 
 def _predicate(part: str, sentence: str) -> Span | None:
-    anchors = [m.end() for m in re.finditer(r"[\w-]+", sentence) if _shares_word(m.group(0), part)]
+    anchors = [m.end() for m in _shared_words(part, sentence)]
     if not anchors:
         return None
     rest = sentence[anchors[-1] :]
@@ -626,10 +627,6 @@ def _predicate(part: str, sentence: str) -> Span | None:
         return None
     start = anchors[-1] + rest.index(text)
     return Span("phrase", text, start, start + len(text))
-
-
-def _shares_word(word: str, part: str) -> bool:
-    return bool(set(tokenizer().terms(word)) & set(tokenizer().terms(part)))
 
 
 # Words that are the unit of the number before them: kept with it whatever the part asks.
@@ -661,10 +658,10 @@ def _counted(span: Span, part: str) -> Span:
     return Span(span.kind, number, span.start, span.start + len(number))
 
 
-def _anchors(part: str, sentence: str) -> list[int]:
-    """Where in the sentence the words it shares with the part stand."""
+def _shared_words(part: str, sentence: str) -> list[re.Match[str]]:
+    """The words of the sentence it shares with the part, where they stand."""
     terms = set(tokenizer().terms(part))
-    return [m.start() for m in re.finditer(r"\w+", sentence) if set(tokenizer().terms(m.group(0))) & terms]
+    return [m for m in re.finditer(r"\w+", sentence) if set(tokenizer().terms(m.group(0))) & terms]
 
 
 # --- the value of an answer -----------------------------------------------------------------------
