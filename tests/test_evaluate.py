@@ -26,6 +26,7 @@ from localqa.evaluate.run import Run, load_answers, run_suite
 from localqa.evaluate.score import (
     AnswerScore,
     attribute,
+    cited_by_figure,
     find_leaks,
     first_passage,
     score_answer,
@@ -983,6 +984,19 @@ def test_a_right_value_has_no_blame_and_a_case_without_value_is_not_judged() -> 
     assert (scored.value_correct, scored.value_blame, scored.value_why) == (True, None, None)
     unvalued = score_value(value_case(value=None), shown(True), right, 1.0, lambda location: None)
     assert (unvalued.value, unvalued.value_correct) == (right, None)
+
+
+def test_a_derived_figure_cites_expected_evidence_when_one_of_its_operands_does() -> None:
+    # The answer's own citation is its first operand's (page 9); its second is the expected page 50.
+
+    def text_at(location: Location) -> str:
+        return "Net sales: 1,600"
+
+    assert cited_by_figure(value_case(), shown(False, page=9), derived(9, 50), text_at).citation_correct
+    assert not cited_by_figure(value_case(), shown(False, page=9), derived(9, 8), text_at).citation_correct
+    assert not cited_by_figure(value_case(), shown(False, page=9), WRONG, text_at).citation_correct
+    refused = shown(None, page=None)
+    assert cited_by_figure(value_case(), refused, None, text_at).citation_correct is None
 
 
 def first(page: int) -> Candidate:

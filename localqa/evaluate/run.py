@@ -22,6 +22,7 @@ from localqa.evaluate.score import (
     TextAt,
     answer_leak,
     attribute,
+    cited_by_figure,
     find_leaks,
     first_passage,
     forbidden,
@@ -322,7 +323,9 @@ def _judged(
     retrieval: RetrievalScore,
     text_at: TextAt,
 ) -> AnswerScore:
-    """The answer's value scored, and the answer set against the part's first passage."""
+    """The answer's citations judged (`cited_by_figure`), its value scored, and the answer set
+    against the part's first passage."""
+    answer = cited_by_figure(case, answer, value, text_at)
     first = part.candidates[0] if part is not None and part.candidates else None
     answer = answer.model_copy(update={"first_passage": first_passage(case, first, answer)})
     return score_value(case, answer, value, retrieval.recall, text_at)

@@ -177,12 +177,21 @@ def value_blame(
     value from an expected passage is the cell's or span's fault; from elsewhere, retrieval's when
     no expected evidence was retrieved, else the answer's choice of passage."""
     if value is not None and value.operands is not None:
-        if all(_expected_at(case, o.citation, text_at) for o in value.operands):
+        if all(expected_at(case, o.citation, text_at) for o in value.operands):
             return "arithmetic"
         return "retrieval" if recall != 1.0 else "quote"
     if answer.citation_correct:
         return "span"
     return "retrieval" if not recall else "quote"
+
+
+def cited_by_figure(case: Case, answer: AnswerScore, value: Value | None, text_at: TextAt) -> AnswerScore:
+    """A derived figure cites each of its operands, each shown with its quote (the answer's own
+    citation is its first operand's): it cites expected evidence when one of them does."""
+    operands = value.operands if value is not None and value.operands else ()
+    if answer.citation_correct is False and any(expected_at(case, o.citation, text_at) for o in operands):
+        return answer.model_copy(update={"citation_correct": True})
+    return answer
 
 
 def first_passage(case: Case, first: Candidate | None, answer: AnswerScore) -> FirstPassage | None:
@@ -199,7 +208,7 @@ def first_passage(case: Case, first: Candidate | None, answer: AnswerScore) -> F
     return None
 
 
-def _expected_at(case: Case, location: Location, text_at: TextAt) -> bool:
+def expected_at(case: Case, location: Location, text_at: TextAt) -> bool:
     return any(e.matches(location, text_at(location) or "") for e in case.expect)
 
 
