@@ -534,6 +534,8 @@ _AUXILIARIES = frozenset(
     ).split()
 )
 _DETERMINERS = frozenset("a an the their its his her each every".split())
+# Words after "which" that do not name the thing asked about ("Which of the following ...").
+_NOT_A_THING = _AUXILIARIES | _DETERMINERS | {"of", "one", "ones"}
 _PREDICATE_LIMIT = 120  # characters: a longer rest of a sentence is not a value but the sentence
 
 
@@ -592,7 +594,7 @@ def choose_phrase(part: str, sentence: str, asked: Wanted) -> Span | None:
     if _ABBREVIATION_ASKED.search(part):
         return expansion(part, sentence)
     which = _WHICH.match(part)
-    if which and which["noun"].lower() not in _AUXILIARIES:
+    if which and which["noun"].lower() not in _NOT_A_THING:
         return _modifier(which["noun"], sentence, trait=which["trait"] is not None)
     if _ACTION.match(part) or asked.when or asked.who or asked.where:
         return _predicate(part, sentence)

@@ -281,6 +281,7 @@ def test_a_sentence_gives_the_span_the_part_asks_for(part: str, sentence: str, s
         ("How should a damaged book be reported?", "Report damage at the desk.", None),  # a procedure
         ("What is the hotel cap?", "Hotel stays are reimbursed in full.", None),  # a number or nothing
         ("Which room is booked?", "Bookings are made online.", None),  # the thing asked about is not named
+        ("Which of the rooms is booked?", "Most of the rooms are booked online.", None),
     ],
 )
 def test_a_part_asking_which_thing_or_what_is_done_gets_the_phrase_that_says_it(
