@@ -531,11 +531,7 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     answerable = [c for c in cases if c.pages]
     if answerable:
         verified = [c for c in answerable if by_id[c.id] and by_id[c.id]["verified"]]
-        on_page = [
-            c
-            for c in verified
-            if (by_id[c.id]["citation"]["source"], by_id[c.id]["citation"]["page"]) in c.pages
-        ]
+        on_page = [c for c in verified if cited_pages(by_id[c.id]) & c.pages]
         scores["verified quote"] = fraction(len(verified), len(answerable))
         scores["verified quote from an evidence page"] = fraction(len(on_page), len(answerable))
         scores |= value_scores([c for c in answerable if value_fields(c)], by_id)
@@ -551,6 +547,14 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     scores["model errors"] = failed
     scores["unchecked figures shown"] = sum(bool((by_id[c.id] or {}).get("unchecked_figure")) for c in cases)
     return scores
+
+
+def cited_pages(answer: dict[str, Any]) -> set[tuple[str, int]]:
+    """The pages an answer cites: its quote's, and a derived figure's operands' (each is shown with
+    its quote; the answer's own citation is its first operand's), as `localqa eval` judges them."""
+    value = answer.get("value") or {}
+    citations = [answer["citation"], *(o["citation"] for o in value.get("operands") or ())]
+    return {(c["source"], c["page"]) for c in citations if c}
 
 
 def value_scores(valued: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
