@@ -374,6 +374,25 @@ def add_scifact_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--b", type=float, default=RetrievalSettings().b, help="BM25 b (default: localqa's)")
 
 
+def begin_scifact(args: argparse.Namespace) -> tuple[SciFact, list[str], dict[str, Any]] | None:
+    """A SciFact benchmark's start: None (said) when `args.data` holds no SciFact; else the data,
+    the test query ids in a stable order, and the run's record begun, with the machine, SQLite's
+    (and PostgreSQL's, for `args.db`) versions printed."""
+    if not (args.data / "corpus.jsonl").exists():
+        print(
+            f"SciFact not found at {args.data} (no corpus.jsonl); skipping. Pass --data DIR to point at it."
+        )
+        return None
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M')}, {load_on_cores()}; SQLite {__import__('sqlite3').sqlite_version}"
+    )
+    if args.db:
+        print(f"PostgreSQL {describe(args.db)}: {sql(args.db, 'SELECT version()')[0][0]}")
+    out: dict[str, Any] = {"data": str(args.data), "as_of": AS_OF.isoformat(), "load_start": os.getloadavg()}
+    data = load_scifact(args.data)
+    return data, sorted(data.qrels, key=lambda q: (len(q), q)), out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_scifact_arguments(parser)
@@ -398,20 +417,11 @@ def main(argv: list[str] | None = None) -> int:
     retrievers = [r.strip() for r in args.retriever.split(",") if r.strip()]
     if any(r not in ("lexical", "semantic", "hybrid") for r in retrievers):
         parser.error("--retriever takes lexical, semantic and/or hybrid")
-    if not (args.data / "corpus.jsonl").exists():
-        print(
-            f"SciFact not found at {args.data} (no corpus.jsonl); skipping. Pass --data DIR to point at it."
-        )
-        return 0
     began = time.perf_counter()
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M')}, {load_on_cores()}; SQLite {__import__('sqlite3').sqlite_version}"
-    )
-    if args.db:
-        print(f"PostgreSQL {describe(args.db)}: {sql(args.db, 'SELECT version()')[0][0]}")
-    out: dict[str, Any] = {"data": str(args.data), "as_of": AS_OF.isoformat(), "load_start": os.getloadavg()}
-    data = load_scifact(args.data)
-    test_ids = sorted(data.qrels, key=lambda q: (len(q), q))
+    begun = begin_scifact(args)
+    if begun is None:
+        return 0
+    data, test_ids, out = begun
     print(
         f"SciFact: {len(data.corpus)} documents, {len(test_ids)} test queries, "
         f"{sum(len(r) for r in data.qrels.values())} qrels"

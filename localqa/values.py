@@ -32,9 +32,11 @@ from decimal import Decimal, InvalidOperation
 from typing import Protocol
 
 from localqa import periods
+from localqa.lexicon import CONNECTIVES
 from localqa.store.tokenizer import tokenizer
 from localqa.text import identifiers, squash
 from localqa.types import Kind, Location, Value
+from localqa.words import ALNUM
 
 # --- numbers ------------------------------------------------------------------------------------
 
@@ -544,7 +546,6 @@ _ABBREVIATION_ASKED = re.compile(
     r"\b(?P<short>[A-Z][A-Za-z0-9&]*[A-Z0-9])s?\b[^?]*?\b(?:stands?\s+for|short\s+for|abbreviat)"
     r"|\bfull\s+(?:form|name)\s+of\s+(?:the\s+)?(?P<short2>[A-Z][A-Za-z0-9&]*[A-Z0-9])\b"
 )
-_MINOR_WORDS = frozenset("of and for the in on at to de &".split())
 
 
 def expansion(part: str, sentence: str) -> Span | None:
@@ -559,7 +560,7 @@ def expansion(part: str, sentence: str) -> Span | None:
     letters = [c.lower() for c in short if c.isalnum()]
     before = re.search(rf"\(\s*{re.escape(short)}s?\s*\)", sentence)
     if before is not None:
-        words = list(re.finditer(r"[\w&'-]+", sentence[: before.start()]))
+        words = list(ALNUM.finditer(sentence[: before.start()]))
         for length in range(1, min(len(letters) + 5, 2 * len(letters)) + 1):
             run = words[-length:]
             if len(run) < length:
@@ -567,18 +568,19 @@ def expansion(part: str, sentence: str) -> Span | None:
             if _spells(run, letters):
                 return Span("phrase", sentence[run[0].start() : run[-1].end()], run[0].start(), run[-1].end())
     after = re.search(rf"\b{re.escape(short)}s?\s*\((?P<long>[^)]{{3,120}})\)", sentence)
-    if after is not None and _spells(list(re.finditer(r"[\w&'-]+", after["long"])), letters):
+    if after is not None and _spells(list(ALNUM.finditer(after["long"])), letters):
         return Span("phrase", after["long"], after.start("long"), after.end("long"))
     return None
 
 
 def _spells(words: Sequence[re.Match[str]], letters: Sequence[str]) -> bool:
-    """Whether the words' initials spell `letters`, minor words ("of", "and") counted or not
-    ("Department of Space" is DOS, "National Institute of Technology" NIT)."""
-    if not words or words[0].group(0).lower() in _MINOR_WORDS:
+    """Whether the words' initials spell `letters`, connectives ("of", "and": `lexicon.CONNECTIVES`,
+    the words an initialism skips) counted or not ("Department of Space" is DOS, "National
+    Institute of Technology" NIT)."""
+    if not words or words[0].group(0).lower() in CONNECTIVES:
         return False
     every = [w.group(0)[0].lower() for w in words]
-    major = [w.group(0)[0].lower() for w in words if w.group(0).lower() not in _MINOR_WORDS]
+    major = [w.group(0)[0].lower() for w in words if w.group(0).lower() not in CONNECTIVES]
     return list(letters) in (every, major)
 
 
