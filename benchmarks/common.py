@@ -161,7 +161,10 @@ def load_financebench(folder: Path) -> BenchSet:
     return BenchSet("financebench", "financebench-dev", documents, cases)
 
 
-def load_mmlongbench(folder: Path) -> BenchSet:
+def load_mmlongbench(folder: Path, name: str = "mmlongbench") -> BenchSet:
+    """MMLongBench-Doc's questions on one split's PDFs (the two splits share the format; case ids
+    are `mml-NN` on the first and `mml2-NN` on the second)."""
+    prefix = "mml" if name == "mmlongbench" else "mml2"
     cases = []
     notes = []
     for number, line in enumerate((folder / "questions.jsonl").read_text(encoding="utf-8").splitlines(), 1):
@@ -178,10 +181,10 @@ def load_mmlongbench(folder: Path) -> BenchSet:
                 "1-based page: left out"
             )
             continue
-        case = Case(f"mml-{number:02d}", record["question"], record["doc_id"], pages, category)
+        case = Case(f"{prefix}-{number:02d}", record["question"], record["doc_id"], pages, category)
         cases.append(replace(case, answer=str(record["answer"]), answer_type=record["answer_format"]))
     documents = sorted((folder / "pdfs").glob("*.pdf"))
-    return BenchSet("mmlongbench", "mmlongbench-dev", documents, cases, notes)
+    return BenchSet(name, folder.name, documents, cases, notes)
 
 
 def load_scifact_set(folder: Path) -> BenchSet:
@@ -206,5 +209,16 @@ def load_scifact_set(folder: Path) -> BenchSet:
 
 
 # The dev sets by name, with their folders under the benchmark data.
-LOADERS = {"financebench": load_financebench, "mmlongbench": load_mmlongbench, "scifact": load_scifact_set}
-FOLDERS = {"financebench": "financebench-dev", "mmlongbench": "mmlongbench-dev", "scifact": "scifact"}
+# mmlongbench2 is the second development split: rules are chosen on one split and reported on the other.
+LOADERS = {
+    "financebench": load_financebench,
+    "mmlongbench": load_mmlongbench,
+    "mmlongbench2": lambda folder: load_mmlongbench(folder, "mmlongbench2"),
+    "scifact": load_scifact_set,
+}
+FOLDERS = {
+    "financebench": "financebench-dev",
+    "mmlongbench": "mmlongbench-dev",
+    "mmlongbench2": "mmlongbench-dev2",
+    "scifact": "scifact",
+}

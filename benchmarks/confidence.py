@@ -55,7 +55,7 @@ from localqa.settings import AnswerSettings, Settings
 from localqa.types import Caller
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-SETS = ("mmlongbench", "financebench")
+SETS = ("mmlongbench", "mmlongbench2", "financebench")
 # The answering code: a change to it is a new set of answers.
 ANSWER_CODE = (
     "localqa/answering.py",

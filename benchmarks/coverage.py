@@ -47,7 +47,7 @@ from localqa.retrieve import resolve, search
 from localqa.settings import AnswerSettings, Settings
 from localqa.types import TERM_KINDS, Caller, Candidate, Location, PartResult
 
-SETS = ("mmlongbench", "financebench")
+SETS = ("mmlongbench", "mmlongbench2", "financebench")
 NEIGHBOURS = (0.25, 0.3, 0.35, 0.4, 0.5)
 
 

@@ -80,7 +80,7 @@ from typing import Any
 from benchmarks.common import CACHE, FOLDERS, LOADERS, REPO, BenchSet, Case, bench_folder, ndcg_at
 
 CHECKOUT = [REPO]  # the localqa measured: this one, or --checkout DIR (an older worktree)
-SETS = ("financebench", "mmlongbench", "scifact")
+SETS = ("financebench", "mmlongbench", "mmlongbench2", "scifact")
 AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effective date)
 # Code whose change changes what an index holds (extraction, passage writing, schema).
 INDEX_CODE = (
