@@ -1,5 +1,5 @@
 """Build localqa's wheel with `python -m build` and check that it carries every file the package
-needs at run time besides its modules: the web app's templates and static files, and py.typed."""
+needs at run time besides its modules: the web app's templates and static files, the glossary's TOML, and py.typed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-NEEDED = ["localqa/py.typed", "localqa/serve/templates/*", "localqa/serve/static/*"]
+NEEDED = ["localqa/py.typed", "localqa/**/*.toml", "localqa/serve/templates/*", "localqa/serve/static/*"]
 
 
 def main() -> int:
