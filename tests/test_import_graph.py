@@ -68,14 +68,14 @@ def graph() -> dict[str, set[str]]:
     return {name: set(imported(name, path, known)) - {name} for name, path in known.items()}
 
 
-def circles(edges: Mapping[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iterative),
-    each as one circle through them: `a -> b -> ... -> a`."""
+def tangles(edges: Mapping[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative):
+    the sets of modules each of which imports every other, through the rest."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
-    found: list[list[str]] = []
+    found: list[set[str]] = []
     for start in sorted(edges):
         if start in index:
             continue
@@ -99,16 +99,31 @@ def circles(edges: Mapping[str, set[str]]) -> list[list[str]]:
             if work:
                 low[work[-1][0]] = min(low[work[-1][0]], low[node])
             if low[node] == index[node]:
-                component = []
+                component = set()
                 while True:
                     member = stack.pop()
                     on_stack.discard(member)
-                    component.append(member)
+                    component.add(member)
                     if member == node:
                         break
                 if len(component) > 1:
-                    found.append(_circle(sorted(component), edges))
+                    found.append(component)
     return found
+
+
+def circles(edges: Mapping[str, set[str]]) -> list[list[str]]:
+    """One circle through each tangle's first module: `a -> b -> ... -> a`."""
+    return [_circle(sorted(tangle), edges) for tangle in sorted(tangles(edges), key=min)]
+
+
+def shown(edges: Mapping[str, set[str]]) -> list[str]:
+    """Each tangle as printed: a circle through it, and the other modules caught in it."""
+    lines = []
+    for tangle in sorted(tangles(edges), key=min):
+        circle = _circle(sorted(tangle), edges)
+        others = sorted(tangle - set(circle))
+        lines.append(" -> ".join(circle) + (f"  (tangled with {', '.join(others)})" if others else ""))
+    return lines
 
 
 def _circle(component: list[str], edges: Mapping[str, set[str]]) -> list[str]:
@@ -134,8 +149,8 @@ def _circle(component: list[str], edges: Mapping[str, set[str]]) -> list[str]:
 
 
 def test_no_module_of_localqa_imports_itself_through_others() -> None:
-    found = circles(graph())
-    assert not found, "import circles inside localqa:\n" + "\n".join(" -> ".join(c) for c in found)
+    found = shown(graph())
+    assert not found, "import circles inside localqa:\n" + "\n".join(found)
 
 
 # --- the walker's own rules, on graphs and sources made up for them -----------------------------
@@ -145,6 +160,8 @@ def test_circles_are_found_and_printed_as_paths() -> None:
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"f"}, "f": {"e"}}
     assert circles(edges) == [["a", "b", "c", "a"], ["e", "f", "e"]]
     assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    tangled = {"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}
+    assert shown(tangled) == ["a -> b -> a  (tangled with c)"]
 
 
 def test_every_kind_of_import_is_an_edge(tmp_path: Path) -> None:
