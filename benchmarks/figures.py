@@ -134,7 +134,7 @@ def _measure(name: str, db: Path, question: str, model: Any) -> Timed:
         if answer.quote is not None and answer.citation is not None:
             values.value_of(result.question, answer.quote, answer.citation, context)
         valued = time.perf_counter()
-        derived = deriving.derive(library, result, answer, context, (), model, settings)
+        derived = deriving.derive(library, result, answer, context, None, model, settings)
         done = time.perf_counter()
     # answer_part computed the value too: its own time is measured again apart, and taken out.
     value_ms = (valued - answered) * 1000

@@ -153,8 +153,9 @@ def documents_option(function: F) -> F:
         multiple=True,
         metavar="NAME",
         help="Search only this document (repeatable): a file name, a glob (quote it: 'ADOBE_*') or a "
-        "catalog series. It narrows what the caller may see, never widens it; 'localqa status "
-        "--documents' lists the names.",
+        "catalog series. A name is read as written first ('Report [2019].pdf' is that file); a glob "
+        "only when it names no file or series so. It narrows what the caller may see, never widens it; "
+        "'localqa status --documents' lists the names.",
     )(function)
 
 

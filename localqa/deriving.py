@@ -9,22 +9,28 @@ evidence mentions what the question names (`localqa.coverage`), or of the quote 
 a year (the figure reads each operand at its year's column, or names the year as missing). A part
 about none of these gets no figure: operands from documents it never named could come from another
 company's filing.
-Every search runs as the caller on the as-of date, like the part's own.
+Every search runs as the caller on the as-of date, like the part's own, within those documents
+passed as documents (`scope.Chosen`), never as names to read again: a file named like a glob is
+that file, and a figure routed to many documents is no usage error of the caller's.
+
+This module sits below `localqa.library`, which calls it: what it needs of the library, a search
+and the settings, and of the question's context, it names as protocols the library satisfies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from datetime import date
+from typing import TYPE_CHECKING, Protocol
 
-from localqa import computing, figures, operands
+from localqa import computing, figures, operands, values
 from localqa.answering import checked
 from localqa.errors import ModelError
-from localqa.settings import AnswerSettings
-from localqa.types import Answer, Candidate, PartResult
+from localqa.scope import Chosen
+from localqa.settings import AnswerSettings, RetrievalSettings, Settings
+from localqa.types import Answer, Caller, Candidate, PartResult
 
 if TYPE_CHECKING:
-    from localqa.library import IndexContext, Library
     from localqa.models.base import AnswerModel
 
 # Candidates read per search of a line item: a filing has dozens of rows sharing its label's words
@@ -33,12 +39,42 @@ if TYPE_CHECKING:
 ITEM_K = 100
 
 
+class Searcher(Protocol):
+    """What the operands are searched with: `localqa.library.Library`."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def search(
+        self,
+        question: str,
+        *,
+        as_of: date,
+        caller: Caller | None = None,
+        parts: Sequence[str] = (),
+        k: int | None = None,
+        settings: RetrievalSettings | None = None,
+        documents: Chosen,
+    ) -> list[PartResult]: ...
+
+
+class Asking(values.Context, Protocol):
+    """Who asks and on which date, with what a value may read beyond its quote:
+    `localqa.library.IndexContext`."""
+
+    @property
+    def as_of(self) -> date: ...
+
+    @property
+    def caller(self) -> Caller: ...
+
+
 def derive(
-    library: Library,
+    library: Searcher,
     result: PartResult,
     answer: Answer,
-    context: IndexContext,
-    documents: Sequence[str],
+    context: Asking,
+    documents: Chosen | None,
     model: AnswerModel,
     settings: AnswerSettings,
 ) -> Answer:
@@ -54,7 +90,7 @@ def derive(
     if figure is None:
         return answer
     within = _documents(result, answer, documents)
-    if not within:
+    if within is None:
         return answer
     lexical = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
     candidates: dict[str, list[Candidate]] = {}
@@ -99,17 +135,18 @@ def _written(part: str, model: AnswerModel, settings: AnswerSettings) -> figures
     return figures.plan_from_reply(part, completion.text)
 
 
-def _documents(result: PartResult, answer: Answer, documents: Sequence[str]) -> list[str]:
+def _documents(result: PartResult, answer: Answer, documents: Chosen | None) -> Chosen | None:
+    """The documents the operands are searched in (see the module's docstring), or None."""
     if result.route is not None:
-        return list(result.route.sources)
-    if documents:
-        return list(documents)
+        return Chosen.of(result.route.sources)
+    if documents is not None:
+        return documents
     if answer.verified and answer.citation is not None:
-        return [answer.citation.source]
+        return Chosen.of([answer.citation.source])
     # A quote withheld only for a year its evidence does not write: the figure reads each operand
     # at the column of its year, or says that the year is not there.
     choice = answer.selection.choice if answer.selection else None
     missing = [t for t in answer.coverage.terms if t.missing] if answer.coverage else []
     if choice is not None and missing and all(t.kind == "year" for t in missing):
-        return [choice.location.source]
-    return []
+        return Chosen.of([choice.location.source])
+    return None

@@ -28,7 +28,7 @@ from localqa import periods, values
 from localqa.errors import LocalQAError
 from localqa.index import open_index, status_for
 from localqa.retrieve import search
-from localqa.scope import DocumentNames
+from localqa.scope import Chosen, DocumentNames, named
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
@@ -134,15 +134,17 @@ class Library:
         parts: Sequence[str] = (),
         k: int | None = None,
         settings: RetrievalSettings | None = None,
-        documents: Sequence[str] = (),
+        documents: Sequence[str] | DocumentNames | Chosen = (),
     ) -> list[PartResult]:
         """Retrieval only: ranked candidates per question part (empty = abstain). `settings`
-        default to the library's; `k`, when given, overrides their `k`. `documents` (file names,
-        globs or series) narrows the search to the eligible documents they name."""
+        default to the library's; `k`, when given, overrides their `k`. `documents` narrows the
+        search to the eligible documents it holds: the caller's names (file names, globs or
+        series: `localqa.scope`) or documents already chosen (`Chosen`)."""
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
-        names = DocumentNames.of(documents)  # checked and compiled before waiting for the store
+        # Names are checked and compiled before waiting for the store.
+        names = documents if isinstance(documents, Chosen) else DocumentNames.of(documents)
         with self._reading() as store:
             return search(
                 store,
@@ -165,7 +167,7 @@ class Library:
         k: int | None = None,
         settings: RetrievalSettings | None = None,
         answer_settings: AnswerSettings | None = None,
-        documents: Sequence[str] = (),
+        documents: Sequence[str] | DocumentNames | Chosen = (),
     ) -> Asked:
         """Per part: retrieve, have the model pick a quote, verify it. The model sees the top `k`
         candidates (default: `settings.k` when settings are given, else the answering `k`)."""
@@ -182,12 +184,12 @@ class Library:
         from localqa.models.base import AnswerModel
 
         chosen = model if isinstance(model, AnswerModel) else get_model(model)
+        # The names are read once, as documents: nothing after the search reads them again.
+        within = self.chosen(documents, as_of=as_of, caller=caller) or ()
         answers = [
             PartAnswer(
                 result=r,
-                answer=self.answer_part(
-                    r, chosen, answering, as_of=as_of, caller=caller, documents=documents
-                ),
+                answer=self.answer_part(r, chosen, answering, as_of=as_of, caller=caller, documents=within),
             )
             for r in results
         ]
@@ -203,18 +205,40 @@ class Library:
         *,
         as_of: date,
         caller: Caller | None = None,
-        documents: Sequence[str] = (),
+        documents: Sequence[str] | DocumentNames | Chosen = (),
     ) -> Answer:
         """One retrieved part answered and verified, with the value it gives; a part asking for a
         figure derived from line items (`localqa.figures`) has each retrieved and read as a part
-        of its own, as `caller` on `as_of`, within `documents`."""
+        of its own, as `caller` on `as_of`, within `documents` (the caller's names, read here
+        once, or documents already chosen)."""
         from localqa.answering import answer_part
         from localqa.deriving import derive
 
         context = IndexContext(self, as_of, caller or Caller(), result.question)
         settings = settings or self.settings.answering
         answer = answer_part(result.question, result.candidates, model, settings, context)
-        return derive(self, result, answer, context, documents, model, settings)
+        within = self.chosen(documents, as_of=as_of, caller=caller)
+        return derive(self, result, answer, context, within, model, settings)
+
+    def chosen(
+        self,
+        documents: Sequence[str] | DocumentNames | Chosen,
+        *,
+        as_of: date,
+        caller: Caller | None = None,
+    ) -> Chosen | None:
+        """The documents `documents` names among those `caller` may search on `as_of`, as
+        documents (`Chosen`), so that nothing reads the names again; None when none are given.
+        A name that names none is `scope.UnknownDocumentError`, as in `search`."""
+        if isinstance(documents, Chosen):
+            return documents
+        names = DocumentNames.of(documents)
+        if not names:
+            return None
+        caller = caller or Caller()
+        with self._reading() as store:
+            found = named(names, store.eligible(as_of, caller), as_of, caller, store.listed(caller))
+        return Chosen.of(d.source for d in found.values())
 
     def page(
         self, source: str, page: int | None, *, as_of: date, caller: Caller | None = None

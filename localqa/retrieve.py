@@ -29,7 +29,7 @@ from localqa import bm25, embeddings, periods, routing
 from localqa.catalog import searchable_title
 from localqa.errors import LocalQAError, QuestionError
 from localqa.parts import search_text, split_parts
-from localqa.scope import DocumentNames, named
+from localqa.scope import Chosen, DocumentNames, named
 from localqa.settings import MAX_PARTS, RetrievalSettings
 from localqa.store.base import Scope, Store
 from localqa.text import identifiers, squash
@@ -84,11 +84,11 @@ def search(
     caller: Caller,
     parts: Sequence[str] = (),
     settings: RetrievalSettings | None = None,
-    documents: Sequence[str] | DocumentNames = (),
+    documents: Sequence[str] | DocumentNames | Chosen = (),
 ) -> list[PartResult]:
     """Candidates per question part, each list in rank order; an empty list means abstain.
-    `documents` (file names, globs or series: `localqa.scope`) narrows the search to the eligible
-    documents they name."""
+    `documents` narrows the search to the eligible documents it holds: names a caller gave (file
+    names, globs or series: `localqa.scope`), or documents the program chose (`Chosen`)."""
     settings = resolve(store, settings or RetrievalSettings())
     if settings.retriever != "lexical" and store.lacks_vectors(embeddings.MODEL_NAME):
         former = embeddings.earlier_encoders(store)
@@ -103,7 +103,9 @@ def search(
             f"{settings.retriever} needs; run 'localqa index --embed' (needs localqa[semantic])"
         )
     eligible = _eligible(store, store.eligible(as_of, caller))
-    if documents:
+    if isinstance(documents, Chosen):
+        eligible = eligible.within(documents.within(eligible.documents))
+    elif documents:
         eligible = eligible.within(named(documents, eligible.documents, as_of, caller, store.listed(caller)))
     asked = question_parts(question, parts)
     # The model loads while the lexical side runs; not before the question is known to be good (a

@@ -4,7 +4,7 @@ passages near it), drawn by PyMuPDF as a PNG with the quote highlighted, as a PD
 
 The text is the index's passages of the file as the caller may see them, each escaped: a
 document's words are data and never markup. The quote is found, not guessed: its characters
-inside the cited passage's own block on the drawn page (`show.text_boxes`).
+inside the cited passage's own block on the drawn page (`highlighting.text_boxes`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 import pymupdf
 
+from localqa.highlighting import QuoteNotShownError, draw, find_passage, text_boxes
 from localqa.library import VisiblePage
-from localqa.show import QuoteNotShownError, draw, find_passage, text_boxes
 from localqa.types import Box, Kind, Location, Passage
 
 WIDTH = 520.0  # points: a readable column

@@ -15,9 +15,9 @@ from click.testing import CliRunner, Result
 
 from localqa.cli import cli
 from localqa.library import Library
-from localqa.scope import UnknownDocumentError
+from localqa.scope import MAX_NAMES, Chosen, UnknownDocumentError, named
 from localqa.store import Db
-from localqa.types import Caller
+from localqa.types import Caller, Document
 
 BACKENDS = BOTH
 
@@ -256,3 +256,50 @@ def test_the_store_keeps_what_it_derives_for_the_most_recently_used_scopes_only(
         assert store.lexical_statistics(Scope(doc_ids=scopes[0].doc_ids), "heading") == first
     finally:
         store.close()
+
+
+# --- how a name is read: as written first, then as a glob ----------------------------------------
+
+ON = date(2026, 11, 14)
+REPORT = Document(doc_id="default/report-bracket", source="Annual Report [2019].pdf", series="annual-report")
+LOOKALIKE = Document(doc_id="default/report-2", source="Annual Report 2.pdf", series="annual-report")
+STAR = Document(doc_id="default/star", source="ADOBE_*.pdf", series="ADOBE_*")
+ADOBE = Document(doc_id="default/adobe-2022", source="ADOBE_2022_10K.pdf", series="adobe-10k")
+LATER = Document(
+    doc_id="default/later", source="Later [v2].pdf", series="later", effective=date(2027, 1, 1), version="2"
+)
+LATER_LOOKALIKE = Document(doc_id="default/later-lookalike", source="Later v.pdf", series="later-v")
+LIBRARY = (REPORT, LOOKALIKE, STAR, ADOBE, LATER_LOOKALIKE)
+
+# (name, the sources it names among LIBRARY, why)
+NAME_READINGS = [
+    ("Annual Report [2019].pdf", {"Annual Report [2019].pdf"}, "a file name, as written"),
+    ("annual report [2019]", {"Annual Report [2019].pdf"}, "without its extension, in another case"),
+    ("Annual Report [0-9].pdf", {"Annual Report 2.pdf"}, "no file is named so: a glob"),
+    ("annual-report", {"Annual Report [2019].pdf", "Annual Report 2.pdf"}, "a series"),
+    ("ADOBE_*.pdf", {"ADOBE_*.pdf"}, "a file named like a glob is that file"),
+    ("ADOBE_2*", {"ADOBE_2022_10K.pdf"}, "a glob"),
+]
+
+
+@pytest.mark.parametrize(("name", "sources", "why"), NAME_READINGS, ids=[r[2] for r in NAME_READINGS])
+def test_a_name_is_read_as_written_before_as_a_glob(name: str, sources: set[str], why: str) -> None:
+    allowed = {d.doc_id: d for d in LIBRARY}
+    assert {d.source for d in named([name], allowed, ON, Caller()).values()} == sources, why
+
+
+def test_the_exact_name_of_a_document_not_in_force_is_that_error_not_a_lookalike() -> None:
+    allowed = {d.doc_id: d for d in LIBRARY}
+    with pytest.raises(UnknownDocumentError, match=r"in force from 2027-01-01 \(Later \[v2\]\.pdf\)"):
+        named(["Later [v2].pdf"], allowed, ON, Caller(), listed=[*LIBRARY, LATER])
+    # A document the caller may not see is not listed for them: the name is then a glob, as if it
+    # did not exist.
+    assert set(named(["Later [v2].pdf"], allowed, ON, Caller(), listed=LIBRARY)) == {LATER_LOOKALIKE.doc_id}
+
+
+def test_documents_the_program_chose_are_matched_by_source_only_and_never_widen() -> None:
+    allowed = {d.doc_id: d for d in (LOOKALIKE, ADOBE)}
+    chosen = Chosen.of(["Annual Report [2019].pdf", "ADOBE_2022_10K.pdf", "adobe_2022_10k.pdf"])
+    assert set(chosen.within(allowed)) == {ADOBE.doc_id}  # not REPORT's lookalike, not by case
+    many = Chosen.of(f"filing-{n}.pdf" for n in range(MAX_NAMES * 4))
+    assert many.within(allowed) == {}  # any number: the caller typed none of them

@@ -27,7 +27,7 @@ a new snapshot at the generation it checks, and `release()` after it, which ends
 server holds no transaction, which would hold back vacuum and any schema change.
 
 The URL is libpq's: the password comes from it, from PGPASSWORD or from ~/.pgpass, and is never
-shown: every message names the database by `localqa.store.describe`.
+shown: every message names the database by `localqa.store.address.describe`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from psycopg.pq import TransactionStatus
 from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
 from localqa.settings import Chunking
-from localqa.store import describe, redact
+from localqa.store.address import describe, redact
 from localqa.store.base import (
     IndexedFile,
     IndexedState,
