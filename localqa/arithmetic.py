@@ -279,19 +279,25 @@ _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 3}
 _SHOWN = {"+": "+", "-": "\u2212", "*": "\u00d7", "/": "/", "^": "^"}
 
 
-def _render(node: Node, shown: Mapping[str, str], outer: int) -> str:
+def _render(node: Node, shown: Mapping[str, str], outer: int, first: bool = True) -> str:
+    """`node` written out inside an operator of precedence `outer`; `first` when it is written first
+    in its term, where a negative operand ("-800") needs no parentheses: "-800 / 8,000", but
+    "200 \u2212 (-800)" and "(-2)^2"."""
     if isinstance(node, Number):
         return format(node.value, "f")
     if isinstance(node, Name):
-        return shown.get(node.name, node.name)
+        text = shown.get(node.name, node.name)
+        negative = text.startswith(("-", "\u2212"))
+        return f"({text})" if negative and (not first or outer > _PRECEDENCE["*"]) else text
     if isinstance(node, Negate):
-        return f"\u2212{_render(node.operand, shown, 4)}"
+        return f"\u2212{_render(node.operand, shown, 4, first=False)}"
     if isinstance(node, Average):
         return f"average({', '.join(_render(item, shown, 0) for item in node.items)})"
     precedence = _PRECEDENCE[node.op]
+    bracketed = precedence < outer
     # The right side of - and / (and the left of ^) binds tighter, so equal precedence there
     # keeps its parentheses: a - (b - c), a / (b * c).
-    left = _render(node.left, shown, precedence + (node.op == "^"))
-    right = _render(node.right, shown, precedence + (node.op in "-/"))
+    left = _render(node.left, shown, precedence + (node.op == "^"), first or bracketed)
+    right = _render(node.right, shown, precedence + (node.op in "-/"), first=False)
     text = f"{left}{_SHOWN[node.op]}{right}" if node.op == "^" else f"{left} {_SHOWN[node.op]} {right}"
-    return f"({text})" if precedence < outer else text
+    return f"({text})" if bracketed else text

@@ -3,6 +3,7 @@ check every shown value passes (`figure_check`), here and in evaluation."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -10,6 +11,7 @@ from enum import Enum
 
 from localqa import arithmetic, values
 from localqa.figures import FigurePlan, Need
+from localqa.glossary import counted_by_size
 from localqa.operands import Found
 from localqa.types import Operand, Value
 
@@ -78,21 +80,29 @@ def _operand(found: Found) -> Operand:
 
 
 def magnitude(operand: Operand) -> Decimal:
-    """An operand's number as the expression uses it: outflows in parentheses count by their
-    size (a statement of cash flows writes capital expenditure as "(1,577)")."""
+    """An operand's number as the expression uses it: with its sign ("(800)" is -800, a loss),
+    except an outflow the glossary counts by its size (`glossary.counted_by_size`: a statement of
+    cash flows writes capital expenditure as "(1,577)")."""
     read = values.read_quantity(operand.value.text)
     assert read is not None
     number = read[0].number
-    return -number if number < 0 and _outflow(operand) else number
-
-
-def _outflow(operand: Operand) -> bool:
-    return operand.value.text.strip().startswith("(")
+    return abs(number) if counted_by_size(operand.name) else number
 
 
 def _shown(operand: Operand) -> str:
+    """An operand as the printed expression writes it: with the sign `magnitude` uses, "-800" for a
+    loss written "(800)", "1,200" for an outflow counted by its size; as the document writes it
+    otherwise."""
+    read = values.read_quantity(operand.value.text)
     text = operand.value.text.strip()
-    return text[1:-1] if _outflow(operand) and text.endswith(")") else text
+    if read is None or read[0].number >= 0:
+        return text
+    parenthesised = text.startswith("(") and text.endswith(")")
+    size = text[1:-1].strip() if parenthesised else re.sub(f"[{_SIGNS}]\\s*", "", text, count=1)
+    return size if magnitude(operand) >= 0 else f"-{size}"
+
+
+_SIGNS = "-\u2212\u2013\u2014"  # the signs `values.read_number` reads as a minus
 
 
 def _common_scale(operands: Sequence[Operand], numbers: Mapping[str, Decimal]) -> dict[str, Decimal]:
