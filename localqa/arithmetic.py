@@ -16,7 +16,8 @@ definition), code parses it into a tree and computes it with `decimal` from the 
 no name outside the operands, no function but `average`, no attribute, call or literal of any
 other kind can appear, so nothing in an expression can run code. Work is bounded: an expression is
 at most `MAX_LENGTH` characters and `MAX_DEPTH` levels deep, and a power's exponent is at most
-`MAX_EXPONENT` in size.
+`MAX_EXPONENT` in size. A result is computed with `PRECISION` significant digits; one that needs more
+digits at the decimals asked for is refused (`rounded`), never rounded silently.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Context, Decimal, DecimalException
+from decimal import ROUND_HALF_UP, Context, Decimal, DecimalException
 
 MAX_LENGTH = 500
 MAX_DEPTH = 24
 MAX_EXPONENT = 100
 # 28 significant digits (decimal's default), exponents bounded so that nothing overflows slowly.
-_CONTEXT = Context(prec=28, Emax=10**6, Emin=-(10**6))
+PRECISION = 28
+TOO_MANY_DIGITS = f"the figure has more digits than the {PRECISION} localqa computes with"
+_CONTEXT = Context(prec=PRECISION, Emax=10**6, Emin=-(10**6))
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[-+*/^(),\u2212\u00d7\u00f7]))"
@@ -118,6 +121,17 @@ def parse(text: str) -> Expression:
     if parser.peek() is not None:
         raise ExpressionError(f"unexpected {parser.peek()!r} in {text!r}")
     return Expression(text, tree)
+
+
+def rounded(number: Decimal, decimals: int) -> Decimal:
+    """`number` rounded half up to `decimals` places; ExpressionError when that takes more than
+    `PRECISION` digits (net sales ^ 10): such a figure cannot be computed exactly, so none is shown."""
+    try:
+        return number.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP, context=_CONTEXT)
+    except DecimalException:
+        raise ExpressionError(
+            f"the figure has more digits than the {PRECISION} localqa computes with"
+        ) from None
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:

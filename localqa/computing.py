@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from enum import Enum
 
 from localqa import arithmetic, values
@@ -33,12 +33,11 @@ def compute(figure: FigurePlan, found: Sequence[Found]) -> Computed:
     operands = tuple(_operand(by_name[n.name]) for n in figure.needs)
     numbers = {o.name: magnitude(o) for o in operands}
     expression, scale = _in_scale_asked(figure, _result_scale(figure, operands, numbers))
+    decimals = figure.decimals if figure.decimals is not None else 2
     try:
-        result = expression.evaluate(_common_scale(operands, numbers))
+        rounded = arithmetic.rounded(expression.evaluate(_common_scale(operands, numbers)), decimals)
     except arithmetic.ExpressionError as error:
         return Computed(None, f"no figure computed: {error}")
-    decimals = figure.decimals if figure.decimals is not None else 2
-    rounded = result.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     unit = "%" if figure.unit == "%" else None
     text = f"{rounded:,f}" + (" %" if unit == "%" else "")
     return Computed(
@@ -175,12 +174,23 @@ def figure_check(value: Value, quote: str) -> FigureProblem | None:
     except (arithmetic.ExpressionError, AssertionError):
         return FigureProblem.EXPRESSION
     shown = values.read_quantity(value.text.replace(" %", "%"))
-    if shown is None or value.number is None or Decimal(str(value.number)) != shown[0].number:
+    if shown is None or value.number is None or not _states(value.number, shown[0].number):
         return FigureProblem.MISREAD
     places = -shown[0].number.as_tuple().exponent  # type: ignore[operator]
-    if result.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP) != shown[0].number:
+    try:
+        recomputed = arithmetic.rounded(result, places)
+    except arithmetic.ExpressionError:
+        return FigureProblem.RECOMPUTED
+    if recomputed != shown[0].number:
         return FigureProblem.RECOMPUTED
     return None
+
+
+def _states(number: float, stated: Decimal) -> bool:
+    """Whether `number` (a value's number, a float) is the number its text states: the float
+    nearest it. The comparison is of that float with the value's, never of `str(number)` with the
+    text, which differ for a right figure above 2^53 (a float keeps 17 significant digits)."""
+    return number == float(stated)
 
 
 def _span_check(value: Value, quote: str) -> FigureProblem | None:
@@ -189,6 +199,6 @@ def _span_check(value: Value, quote: str) -> FigureProblem | None:
     if value.number is None:
         return None
     read = values.read_quantity(value.text)
-    if read is None or Decimal(str(value.number)) != read[0].number:
+    if read is None or not _states(value.number, read[0].number):
         return FigureProblem.MISREAD
     return None
