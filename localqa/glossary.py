@@ -8,13 +8,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from localqa import arithmetic
 from localqa.errors import LocalQAError
+from localqa.tomlfile import TomlFileError, read_toml
 
 GLOSSARY = Path(__file__).with_name("glossary.toml")
 GLOSSARY_ENV = "LOCALQA_GLOSSARY"
@@ -92,9 +92,11 @@ def _glossary(extra: str | None, stamp: int | None) -> Glossary:
 
 
 def _read(path: Path) -> tuple[Path, dict[str, dict[str, dict[str, object]]]]:
+    """The glossary file at `path`, read as every TOML file people write is read (`read_toml`: a
+    regular file only, a document nested too deeply refused), or a GlossaryError naming it."""
     try:
-        return path, tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return path, read_toml(path)
+    except TomlFileError as error:
         raise GlossaryError(f"{path}: {error}; fix the glossary file") from None
 
 

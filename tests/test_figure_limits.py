@@ -5,6 +5,8 @@ question's own definitions, or a glossary's formulas, expand in bounded time and
 
 from __future__ import annotations
 
+import os
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from fastapi.testclient import TestClient
 from filings import write_filing
 from loss_filing import write_loss_filing
 
-from localqa import arithmetic, computing
+from localqa import arithmetic, computing, figures, glossary
 from localqa.cli import cli
 from localqa.computing import FigureProblem, figure_check
 from localqa.index import refresh_index
@@ -37,6 +39,7 @@ BLOWUPS = [
     "What is Zorblax Widgets' FY2019 blowup? Blowup is defined as: net sales ^ 10.",
     "What is Zorblax Widgets' FY2019 blowup? Blowup is defined as: net sales * 1000000000000000000000000.",
 ]
+EXPANDS = figures.EXPANDS_TOO_FAR
 TOO_MANY_DIGITS = f"the figure has more digits than the {arithmetic.PRECISION} localqa computes with"
 
 
@@ -109,3 +112,99 @@ def test_rounding_beyond_the_precision_is_an_expression_error() -> None:
         arithmetic.rounded(Decimal(8000) ** 10, 2)
     assert arithmetic.rounded(Decimal("2.345"), 2) == Decimal("2.35")  # half up
     assert computing.Computed(None).value is None
+
+
+# --- definitions in bounded time -------------------------------------------------------------------
+
+
+def nested_definitions(width: int = 12, depth: int = 6) -> str:
+    """A question whose own definitions each name the next one `width` times, `depth` deep: written
+    out, the figure would have width^(depth-1) operands."""
+    parts = ["What is the FY2019 m1 of Zorblax?"]
+    for level in range(1, depth):
+        parts.append(f"M{level} is defined as: " + " + ".join([f"m{level + 1}"] * width) + ".")
+    parts.append(f"M{depth} is defined as: net sales / total assets.")
+    return " ".join(parts)
+
+
+def timed_plan(question: str) -> tuple[float, object]:
+    """The plan and the seconds it took (the glossary loaded first). The bound asserted is five
+    times the 0.1 s goal, for a loaded test machine; the work itself is counted exactly below."""
+    figures.plan("What is the FY2019 current ratio?")
+    start = time.perf_counter()
+    found = figures.plan(question)
+    return time.perf_counter() - start, found
+
+
+def test_definitions_that_name_each_other_many_times_are_refused_in_bounded_time() -> None:
+    seconds, found = timed_plan(nested_definitions())
+    assert found is None and seconds < 0.5, seconds  # was 12^5 expansions: minutes
+    namespace = figures._Namespace(
+        glossary.glossary(), figures._definitions(nested_definitions()), first=2019
+    )
+    with pytest.raises(arithmetic.ExpressionError, match=EXPANDS):
+        namespace.instantiate("m1", 2019)
+    assert len(namespace.expanded) <= 2  # m6 once, and m5 refused at its first expansion
+
+
+def test_a_definition_used_many_times_within_the_bound_is_still_planned() -> None:
+    question = nested_definitions(width=2, depth=3)  # 4 copies of net sales / total assets
+    seconds, found = timed_plan(question)
+    assert isinstance(found, figures.FigurePlan) and seconds < 0.5
+    assert found.expression.text.count("revenue_fy2019") == 4
+    assert [n.name for n in found.needs] == ["revenue_fy2019", "total_assets_fy2019"]
+
+
+def test_glossary_formulas_that_name_each_other_many_times_are_refused_in_bounded_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = tmp_path / "glossary.toml"
+    lines = []
+    for level in range(1, 6):
+        lines += [
+            f"[metrics.m{level}]",
+            f'names = ["m{level}"]',
+            f'formula = "{" + ".join([f"m{level + 1}"] * 12)}"',
+        ]
+    lines += ["[metrics.m6]", 'names = ["m6"]', 'formula = "revenue / total_assets"']
+    extra.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv(glossary.GLOSSARY_ENV, str(extra))
+    seconds, found = timed_plan("What is the FY2019 m1 of Zorblax?")
+    assert found is None and seconds < 0.5, seconds
+    namespace = figures._Namespace(glossary.glossary(), {}, first=2019)
+    with pytest.raises(arithmetic.ExpressionError, match=EXPANDS):
+        namespace.instantiate("m1", 2019)
+    assert len(namespace.expanded) <= 2
+
+
+def test_a_glossary_nested_thousands_deep_is_a_glossary_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = tmp_path / "glossary.toml"
+    extra.write_text("[metrics.x]\nnames = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    monkeypatch.setenv(glossary.GLOSSARY_ENV, str(extra))
+    with pytest.raises(glossary.GlossaryError, match=r"glossary.toml: not valid TOML \(nested too deeply\)"):
+        glossary.glossary()
+
+
+def test_a_glossary_that_is_no_regular_file_is_a_glossary_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pipe = tmp_path / "glossary.toml"
+    os.mkfifo(pipe)  # reading a FIFO would wait for a writer forever
+    monkeypatch.setenv(glossary.GLOSSARY_ENV, str(pipe))
+    with pytest.raises(glossary.GlossaryError, match=r"not a regular file \(a named pipe\)"):
+        glossary.glossary()
+
+
+def test_the_cli_says_what_is_wrong_with_a_glossary_nested_too_deeply(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra = tmp_path / "glossary.toml"
+    extra.write_text("[metrics.x]\nnames = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    monkeypatch.setenv(glossary.GLOSSARY_ENV, str(extra))
+    result = CliRunner().invoke(
+        cli, ["ask", "What is the FY2019 current ratio?", "--db", str(db), "--model", "extractive"]
+    )
+    assert "Traceback" not in result.output and not isinstance(result.exception, RecursionError)
+    assert "not valid TOML (nested too deeply)" in result.output
