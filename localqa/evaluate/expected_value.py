@@ -11,8 +11,9 @@ A case states its value as text, a number or a list (`cases.toml`: `value`, with
   rounded to the case's `decimals` (the rounding the question states). An answer whose value has
   no scale is read in the case's. A figure written in parentheses is compared with its sign and
   by its size: "(800)" is the -800 of a net loss, and "(1,577)" the 1,577 of a capital
-  expenditure (the question asks for the amount, the parentheses say which way it flowed). With `unit = "%"` a ratio matches too (0.019 is 1.9 %), as a percentage matches a
-  case that states a plain number; any other unit must be the answer's (its unit or its text).
+  expenditure (the question asks for the amount, the parentheses say which way it flowed). With
+  `unit = "%"` a ratio matches too (0.019 is 1.9 %), as a percentage matches a case that states a
+  plain number; any other unit must be the answer's (its unit or its text).
 - **list** (["GS5002", "GS6001"]): as many items as the case lists, each matching one item of the
   answer's value by the rules above, in any order.
 
