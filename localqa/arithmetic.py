@@ -16,7 +16,8 @@ definition), code parses it into a tree and computes it with `decimal` from the 
 no name outside the operands, no function but `average`, no attribute, call or literal of any
 other kind can appear, so nothing in an expression can run code. Work is bounded: an expression is
 at most `MAX_LENGTH` characters and `MAX_DEPTH` levels deep, and a power's exponent is at most
-`MAX_EXPONENT` in size.
+`MAX_EXPONENT` in size. A result is computed with `PRECISION` significant digits; one that needs more
+digits at the decimals asked for is refused (`rounded`), never rounded silently.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Context, Decimal, DecimalException
+from decimal import ROUND_HALF_UP, Context, Decimal, DecimalException
 
 MAX_LENGTH = 500
 MAX_DEPTH = 24
 MAX_EXPONENT = 100
 # 28 significant digits (decimal's default), exponents bounded so that nothing overflows slowly.
-_CONTEXT = Context(prec=28, Emax=10**6, Emin=-(10**6))
+PRECISION = 28
+TOO_MANY_DIGITS = f"the figure has more digits than the {PRECISION} localqa computes with"
+_CONTEXT = Context(prec=PRECISION, Emax=10**6, Emin=-(10**6))
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[-+*/^(),\u2212\u00d7\u00f7]))"
@@ -118,6 +121,17 @@ def parse(text: str) -> Expression:
     if parser.peek() is not None:
         raise ExpressionError(f"unexpected {parser.peek()!r} in {text!r}")
     return Expression(text, tree)
+
+
+def rounded(number: Decimal, decimals: int) -> Decimal:
+    """`number` rounded half up to `decimals` places; ExpressionError when that takes more than
+    `PRECISION` digits (net sales ^ 10): such a figure cannot be computed exactly, so none is shown."""
+    try:
+        return number.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP, context=_CONTEXT)
+    except DecimalException:
+        raise ExpressionError(
+            f"the figure has more digits than the {PRECISION} localqa computes with"
+        ) from None
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
@@ -279,19 +293,25 @@ _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "^": 3}
 _SHOWN = {"+": "+", "-": "\u2212", "*": "\u00d7", "/": "/", "^": "^"}
 
 
-def _render(node: Node, shown: Mapping[str, str], outer: int) -> str:
+def _render(node: Node, shown: Mapping[str, str], outer: int, first: bool = True) -> str:
+    """`node` written out inside an operator of precedence `outer`; `first` when it is written first
+    in its term, where a negative operand ("-800") needs no parentheses: "-800 / 8,000", but
+    "200 \u2212 (-800)" and "(-2)^2"."""
     if isinstance(node, Number):
         return format(node.value, "f")
     if isinstance(node, Name):
-        return shown.get(node.name, node.name)
+        text = shown.get(node.name, node.name)
+        negative = text.startswith(("-", "\u2212"))
+        return f"({text})" if negative and (not first or outer > _PRECEDENCE["*"]) else text
     if isinstance(node, Negate):
-        return f"\u2212{_render(node.operand, shown, 4)}"
+        return f"\u2212{_render(node.operand, shown, 4, first=False)}"
     if isinstance(node, Average):
         return f"average({', '.join(_render(item, shown, 0) for item in node.items)})"
     precedence = _PRECEDENCE[node.op]
+    bracketed = precedence < outer
     # The right side of - and / (and the left of ^) binds tighter, so equal precedence there
     # keeps its parentheses: a - (b - c), a / (b * c).
-    left = _render(node.left, shown, precedence + (node.op == "^"))
-    right = _render(node.right, shown, precedence + (node.op in "-/"))
+    left = _render(node.left, shown, precedence + (node.op == "^"), first or bracketed)
+    right = _render(node.right, shown, precedence + (node.op in "-/"), first=False)
     text = f"{left}{_SHOWN[node.op]}{right}" if node.op == "^" else f"{left} {_SHOWN[node.op]} {right}"
-    return f"({text})" if precedence < outer else text
+    return f"({text})" if bracketed else text

@@ -3,13 +3,15 @@ check every shown value passes (`figure_check`), here and in evaluation."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from enum import Enum
 
 from localqa import arithmetic, values
 from localqa.figures import FigurePlan, Need
+from localqa.glossary import counted_by_size
 from localqa.operands import Found
 from localqa.types import Operand, Value
 
@@ -31,12 +33,11 @@ def compute(figure: FigurePlan, found: Sequence[Found]) -> Computed:
     operands = tuple(_operand(by_name[n.name]) for n in figure.needs)
     numbers = {o.name: magnitude(o) for o in operands}
     expression, scale = _in_scale_asked(figure, _result_scale(figure, operands, numbers))
+    decimals = figure.decimals if figure.decimals is not None else 2
     try:
-        result = expression.evaluate(_common_scale(operands, numbers))
+        rounded = arithmetic.rounded(expression.evaluate(_common_scale(operands, numbers)), decimals)
     except arithmetic.ExpressionError as error:
         return Computed(None, f"no figure computed: {error}")
-    decimals = figure.decimals if figure.decimals is not None else 2
-    rounded = result.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     unit = "%" if figure.unit == "%" else None
     text = f"{rounded:,f}" + (" %" if unit == "%" else "")
     return Computed(
@@ -78,21 +79,29 @@ def _operand(found: Found) -> Operand:
 
 
 def magnitude(operand: Operand) -> Decimal:
-    """An operand's number as the expression uses it: outflows in parentheses count by their
-    size (a statement of cash flows writes capital expenditure as "(1,577)")."""
+    """An operand's number as the expression uses it: with its sign ("(800)" is -800, a loss),
+    except an outflow the glossary counts by its size (`glossary.counted_by_size`: a statement of
+    cash flows writes capital expenditure as "(1,577)")."""
     read = values.read_quantity(operand.value.text)
     assert read is not None
     number = read[0].number
-    return -number if number < 0 and _outflow(operand) else number
-
-
-def _outflow(operand: Operand) -> bool:
-    return operand.value.text.strip().startswith("(")
+    return abs(number) if counted_by_size(operand.name) else number
 
 
 def _shown(operand: Operand) -> str:
+    """An operand as the printed expression writes it: with the sign `magnitude` uses, "-800" for a
+    loss written "(800)", "1,200" for an outflow counted by its size; as the document writes it
+    otherwise."""
+    read = values.read_quantity(operand.value.text)
     text = operand.value.text.strip()
-    return text[1:-1] if _outflow(operand) and text.endswith(")") else text
+    if read is None or read[0].number >= 0:
+        return text
+    parenthesised = text.startswith("(") and text.endswith(")")
+    size = text[1:-1].strip() if parenthesised else re.sub(f"[{_SIGNS}]\\s*", "", text, count=1)
+    return size if magnitude(operand) >= 0 else f"-{size}"
+
+
+_SIGNS = "-\u2212\u2013\u2014"  # the signs `values.read_number` reads as a minus
 
 
 def _common_scale(operands: Sequence[Operand], numbers: Mapping[str, Decimal]) -> dict[str, Decimal]:
@@ -165,12 +174,23 @@ def figure_check(value: Value, quote: str) -> FigureProblem | None:
     except (arithmetic.ExpressionError, AssertionError):
         return FigureProblem.EXPRESSION
     shown = values.read_quantity(value.text.replace(" %", "%"))
-    if shown is None or value.number is None or Decimal(str(value.number)) != shown[0].number:
+    if shown is None or value.number is None or not _states(value.number, shown[0].number):
         return FigureProblem.MISREAD
     places = -shown[0].number.as_tuple().exponent  # type: ignore[operator]
-    if result.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP) != shown[0].number:
+    try:
+        recomputed = arithmetic.rounded(result, places)
+    except arithmetic.ExpressionError:
+        return FigureProblem.RECOMPUTED
+    if recomputed != shown[0].number:
         return FigureProblem.RECOMPUTED
     return None
+
+
+def _states(number: float, stated: Decimal) -> bool:
+    """Whether `number` (a value's number, a float) is the number its text states: the float
+    nearest it. The comparison is of that float with the value's, never of `str(number)` with the
+    text, which differ for a right figure above 2^53 (a float keeps 17 significant digits)."""
+    return number == float(stated)
 
 
 def _span_check(value: Value, quote: str) -> FigureProblem | None:
@@ -179,6 +199,6 @@ def _span_check(value: Value, quote: str) -> FigureProblem | None:
     if value.number is None:
         return None
     read = values.read_quantity(value.text)
-    if read is None or Decimal(str(value.number)) != read[0].number:
+    if read is None or not _states(value.number, read[0].number):
         return FigureProblem.MISREAD
     return None

@@ -220,31 +220,50 @@ def _average_years(asking: str, years: Sequence[int]) -> list[int]:
     return list(range(years[0], years[-1] + 1))
 
 
+# Why a figure whose definitions (or glossary formulas) expand past an expression's bound has none.
+EXPANDS_TOO_FAR = f"the definitions expand to more than {arithmetic.MAX_LENGTH} characters"
+
+
 @dataclass
 class _Namespace:
     """Turns formulas and definitions into expressions over needs (item, year), collecting the
     needs: a formula's item key is the item at the year, `_prev` the year before, `_start` the
-    first year asked about; a metric's key or a defined name is its formula at the same year."""
+    first year asked about; a metric's key or a defined name is its formula at the same year.
+
+    Work and size are bounded whatever the question or a glossary writes: each (formula, year) is
+    expanded once (`expanded`), and an expansion longer than an expression may be
+    (`arithmetic.MAX_LENGTH`) is refused as soon as it is made, so definitions that each name the
+    next a dozen times stop at the first level that outgrows the bound instead of being written
+    out twelve times over at every level."""
 
     terms: Glossary
     definitions: Mapping[str, str]
     first: int
     needs: dict[str, Need] = field(default_factory=dict)
     depth: int = 0
+    expanded: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def instantiate(self, formula: str, year: int) -> str:
+        done = self.expanded.get((formula, year))
+        if done is not None:  # its needs were collected when it was first expanded
+            return done
         metric = self.terms.metrics.get(formula.strip())
+        text = formula
         if metric is not None and self._defined(metric.key) is None:  # a metric's key alone
-            formula = metric.formula
+            text = metric.formula
         if self.depth > 8:
             raise arithmetic.ExpressionError("definitions refer to each other too deeply")
         self.depth += 1
         try:
-            if _is_formula(formula, self.terms):
-                return self._formula(formula, year)
-            return self._definition(formula, year)
+            written = (
+                self._formula(text, year) if _is_formula(text, self.terms) else self._definition(text, year)
+            )
         finally:
             self.depth -= 1
+        if len(written) > arithmetic.MAX_LENGTH:
+            raise arithmetic.ExpressionError(EXPANDS_TOO_FAR)
+        self.expanded[(formula, year)] = written
+        return written
 
     def _formula(self, formula: str, year: int) -> str:
         def name(match: re.Match[str]) -> str:

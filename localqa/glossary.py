@@ -8,13 +8,13 @@ from __future__ import annotations
 import functools
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from localqa import arithmetic
 from localqa.errors import LocalQAError
+from localqa.tomlfile import TomlFileError, read_toml
 
 GLOSSARY = Path(__file__).with_name("glossary.toml")
 GLOSSARY_ENV = "LOCALQA_GLOSSARY"
@@ -45,6 +45,8 @@ class Item:
     statement: str | None = None
     instant: bool = False
     exclude: tuple[str, ...] = ()  # words of rows that mention the item but are not it
+    # An outflow a metric counts by its size (`counted_by_size`); every other item by its sign.
+    outflow: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,9 +92,11 @@ def _glossary(extra: str | None, stamp: int | None) -> Glossary:
 
 
 def _read(path: Path) -> tuple[Path, dict[str, dict[str, dict[str, object]]]]:
+    """The glossary file at `path`, read as every TOML file people write is read (`read_toml`: a
+    regular file only, a document nested too deeply refused), or a GlossaryError naming it."""
     try:
-        return path, tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return path, read_toml(path)
+    except TomlFileError as error:
         raise GlossaryError(f"{path}: {error}; fix the glossary file") from None
 
 
@@ -114,6 +118,7 @@ def _item(path: Path, key: str, entry: Mapping[str, object]) -> Item:
         statement if isinstance(statement, str) else None,
         bool(entry.get("instant", False)),
         _strings(path, key, entry, "exclude"),
+        entry.get("outflow", False) is True,
     )
 
 
@@ -127,6 +132,30 @@ def _metric(path: Path, key: str, entry: Mapping[str, object]) -> Metric:
         raise GlossaryError(f"{path}: metrics.{key}.formula: {error}") from None
     unit = entry.get("unit")
     return Metric(key, _strings(path, key, entry, "names"), formula, unit if isinstance(unit, str) else None)
+
+
+# --- signs ----------------------------------------------------------------------------------------
+
+_YEAR_SUFFIX = re.compile(r"_fy\d{4}$")
+
+
+def counted_by_size(operand: str, terms: Glossary | None = None) -> bool:
+    """Whether the operand a figure's expression names `operand` counts by its size: the line item
+    it names is an outflow (`Item.outflow`: capital expenditure, dividends paid, repurchases), which
+    a statement of cash flows writes in parentheses ("(1,200)") and a metric such as free cash flow
+    or capex as a % of revenue uses as a positive amount. Every other operand counts with its sign:
+    a loss written "(800)" is -800, so a loss year's margin is negative.
+
+    The rule every figure is computed and checked by (`localqa.computing`). An operand is named
+    `KEY_fyYEAR` by the glossary, a question's definition or a shape; a model names its own
+    (`dividends_paid`, `capital_expenditures`), read here as the item of that key or name."""
+    terms = terms or glossary()
+    key = _YEAR_SUFFIX.sub("", operand)
+    item = terms.items.get(key)
+    if item is None:
+        words = fold(key.replace("_", " "))
+        item = next((i for i in terms.items.values() if words in {fold(n) for n in i.names}), None)
+    return item is not None and item.outflow
 
 
 # --- names ----------------------------------------------------------------------------------------

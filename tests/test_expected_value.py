@@ -70,8 +70,12 @@ def number(text: str, value: float | None, **fields: str | None) -> Value:
         # an answer without a scale is read in the case's
         (ExpectedValue(number=1577, scale="millions"), number("1,577", 1577), True),
         (ExpectedValue(number=1577), number("1.577", 1.577, scale="billions"), False),
-        # an outflow in parentheses is compared by its size; a minus sign is a sign
+        # a figure in parentheses is compared by its size (an outflow) and with its sign (a loss);
+        # a minus sign is a sign
         (ExpectedValue(number=1577, scale="millions"), number("(1,577)", -1577, scale="millions"), True),
+        (ExpectedValue(number=-800, scale="millions"), number("(800)", -800, scale="millions"), True),
+        (ExpectedValue(number=-10, unit="%"), number("(10.0)%", -10, unit="%"), True),
+        (ExpectedValue(number=-800), number("(900)", -900), False),
         (ExpectedValue(number=3.65), number("-3.65%", -3.65, unit="%"), False),
         (ExpectedValue(number=-3.7), number("-3.7", -3.7), True),
         # percentages and ratios

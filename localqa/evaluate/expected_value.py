@@ -9,10 +9,11 @@ A case states its value as text, a number or a list (`cases.toml`: `value`, with
 - **number** (5409): the answer's number, read in the case's `scale` ("millions"), is within
   `tolerance` of it (relative, default 1 %; 0 asks for the exact number), or equals it once
   rounded to the case's `decimals` (the rounding the question states). An answer whose value has
-  no scale is read in the case's. A figure written in parentheses ("(1,577)", an outflow in a
-  statement) is compared by its size: the question asks for the amount, the parentheses say which
-  way it flowed. With `unit = "%"` a ratio matches too (0.019 is 1.9 %), as a percentage matches a
-  case that states a plain number; any other unit must be the answer's (its unit or its text).
+  no scale is read in the case's. A figure written in parentheses is compared with its sign and
+  by its size: "(800)" is the -800 of a net loss, and "(1,577)" the 1,577 of a capital
+  expenditure (the question asks for the amount, the parentheses say which way it flowed). With
+  `unit = "%"` a ratio matches too (0.019 is 1.9 %), as a percentage matches a case that states a
+  plain number; any other unit must be the answer's (its unit or its text).
 - **list** (["GS5002", "GS6001"]): as many items as the case lists, each matching one item of the
   answer's value by the rules above, in any order.
 
@@ -154,11 +155,11 @@ def _number_matches(expected: ExpectedValue, value: Value) -> bool:
     # An answer without a scale is read in the case's: "1,577" asked in USD millions.
     got_scale = scale_factor(value.scale) if value.scale else None
     got = Decimal(repr(value.number)) * Decimal(got_scale or wanted_scale) / Decimal(wanted_scale)
-    if _parenthesised(value.text):
-        got = abs(got)
+    readings = [got, abs(got)] if _parenthesised(value.text) else [got]
     return any(
         _close(Decimal(repr(expected.number)), candidate, expected)
-        for candidate in _percent_readings(got, expected.unit == PERCENT, _is_percent(value))
+        for reading in readings
+        for candidate in _percent_readings(reading, expected.unit == PERCENT, _is_percent(value))
     )
 
 
