@@ -1,0 +1,296 @@
+"""List and count answers: a part that asks for several things gets distinct verified quotes.
+
+Which parts (`asked`, rules as named tables, each table-tested):
+
+- **a list** (`LIST_CUES`): "list the ...", "name the ...", "what kinds of ...", "what are the
+  <plural>", "which <plural> are ...". A part that asks for an amount ("what were the net sales",
+  "what are the total revenues": `AMOUNT_NOUNS`, or any quantity `localqa.values.wanted` reads)
+  is not a list: its answer is one figure.
+- **a count** (`COUNT_CUE`): "how many <things>", where the things are not a measure
+  (`MEASURE_NOUNS`: days, grams, percent ...) and the part does not do arithmetic on stated
+  figures ("how many more", "in total": `ARITHMETIC`). A count a single sentence states keeps
+  today's single-span value (`stated_count`: the verified quote writes a number within a few words
+  before the counted noun: "nine widely-used datasets", "12 employees"); only a count nobody
+  states is counted over the listed items.
+
+Which items (`collect`): the part's own verified quote first, then, in the sentence scorer's order,
+the units of the same document that can be the answer (not demoted) and, for a table row, rows
+of the same table; for a sentence, sentences that share the part's words about as much as the
+first does (`ITEM_LEXICAL_SHARE`). Each is verified by the one rule (`answering.quote_check`)
+against the passage it is cited from; a duplicate (same quote, or same item text) is listed once;
+at most `LIST_BOUND`. Items come only from the part's candidates, which retrieval drew from the
+documents the caller may see: a hidden document is never listed or counted.
+
+A count is the number of items listed, never a number read from the text, and says "at least N"
+when the bound was reached or an item came from the last passage of a retrieval cut at `k`
+(`more_may_hide`): there may be more beyond what was read. The value's `text` joins the items'
+texts with "; " (a count: "4", "at least 12"); `list_problem` is the rule a shown list value
+passes, here and in evaluation (the "unchecked list items" gate).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from localqa import sentences, values
+from localqa.settings import AnswerSettings
+from localqa.text import squash
+from localqa.types import Answer, Candidate, Kind, ListItem, Location, RankedUnit, Value
+
+# The most items a list answer shows (and a count counts before it says "at least").
+LIST_BOUND = 12
+# A sentence is another item when its BM25 score over the part's words is at least this share of
+# the first item's: it speaks of the same things, not of one word the part happens to use.
+ITEM_LEXICAL_SHARE = 0.5
+# A count states its number within this many words before the noun it counts ("nine widely-used
+# datasets").
+STATED_COUNT_WORDS = 3
+JOINER = "; "
+
+ListKind = Literal["list", "count"]
+
+_PLURAL = r"[A-Za-z][\w-]*(?<!ss)(?<!us)(?<!is)(?<!'s)s"
+# Each rule that makes a part ask for a list, by name.
+LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("list the", re.compile(r"^\W*(?:please\s+)?(?:list|enumerate|name)\s+(?!(?:a|an|one)\b)\w", re.I)),
+    ("list all", re.compile(r"\blist\s+(?:all|every|each)\b", re.I)),
+    ("kinds of", re.compile(r"\bwhat\s+(?:kinds?|types?|sorts?|categories)\s+of\b", re.I)),
+    (
+        "what are the (plural)",
+        re.compile(
+            r"^\W*(?:[\w,' ]+,\s*)?what\s+(?:are|were)\s+(?:the\s+|its\s+|their\s+|all\s+)?"
+            rf"(?:[\w-]+\s+){{0,3}}?(?P<noun>{_PLURAL})\b",
+            re.I,
+        ),
+    ),
+    (
+        "which (plural)",
+        re.compile(
+            rf"\bwhich\s+(?:[\w-]+\s+){{0,2}}?(?P<noun>{_PLURAL})\s+(?:are|were|do|does|did|have|has|had|"
+            r"is|was|can|could|will|would|must|should|include|includes|of|in|that|from|under)\b",
+            re.I,
+        ),
+    ),
+)
+# "How many <things>": the first plural within three words names what is counted, else the first word.
+COUNT_CUE = re.compile(r"\bhow\s+many\s+(?P<words>(?:[\w-]+\s*){1,3})", re.I)
+# A "how many" that does arithmetic on stated figures, not a count of things: the figure planner's.
+ARITHMETIC = re.compile(r"\bhow\s+many\s+more\b|\bin\s+total\b|\btotal\b|\bcombined\b|\baltogether\b", re.I)
+# What "how many" measures rather than counts: one sentence states such a figure.
+MEASURE_NOUNS = frozenset(
+    "second seconds minute minutes hour hours day days week weeks month months year years time times "
+    "percent percentage percentages point points dollar dollars usd euro euros pound pounds cent cents "
+    "gram grams kg kilogram kilograms litre litres liter liters meter meters metre metres km mile miles "
+    "share shares unit units calorie calories byte bytes gb mb hz mhz watt watts volt volts".split()
+)
+# Plural words a filing states as one amount: "what were the net sales" asks for a figure.
+AMOUNT_NOUNS = frozenset(
+    "sales revenues earnings expenses costs assets liabilities profits proceeds dividends losses gains "
+    "savings taxes fees payments borrowings investments expenditures flows margins ratios rates figures "
+    "amounts totals numbers prices wages salaries receivables payables inventories reserves".split()
+)
+
+
+@dataclass(frozen=True)
+class ListAsk:
+    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), and for
+    a count the noun it counts."""
+
+    kind: ListKind
+    cue: str
+    noun: str | None = None
+
+
+def asked(part: str) -> ListAsk | None:
+    """Whether `part` asks for a list or a count (see the module's rules), or None."""
+    count = COUNT_CUE.search(part)
+    if count is not None:
+        if ARITHMETIC.search(part):
+            return None
+        counted, first = _counted_noun(count["words"]), count["words"].split()[0]
+        if {counted.lower(), first.lower()} & MEASURE_NOUNS:
+            return None
+        return ListAsk("count", "how many", counted)
+    if values.wanted(part).quantity or sentences.asks_yes_or_no(part):
+        return None
+    for name, pattern in LIST_CUES:
+        found = pattern.search(part)
+        if found is None:
+            continue
+        plural = found.groupdict().get("noun")
+        if plural is not None and plural.lower() in AMOUNT_NOUNS:
+            continue
+        return ListAsk("list", name)
+    return None
+
+
+def _counted_noun(words: str) -> str:
+    found = words.split()
+    plural = next((w for w in found if re.fullmatch(_PLURAL, w)), None)
+    return plural or found[0]
+
+
+_NUMBER = rf"(?:\d[\d,]*|\b(?:{'|'.join(values.NUMBER_WORDS)}))"
+
+
+def stated_count(noun: str, quote: str) -> bool:
+    """Whether the quote states how many `noun` there are: a number (digits or words) within
+    `STATED_COUNT_WORDS` words before the noun ("nine widely-used datasets", "12 employees")."""
+    stem = re.escape(_stem(noun))
+    pattern = rf"{_NUMBER}\s+(?:[\w-]+\s+){{0,{STATED_COUNT_WORDS - 1}}}?{stem}\w*\b"
+    return re.search(pattern, quote, re.IGNORECASE) is not None
+
+
+def _stem(noun: str) -> str:
+    word = noun.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+# --- the items --------------------------------------------------------------------------------------
+
+QuoteCheck = Callable[[str, str, Kind], object]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The items found, and whether more may lie beyond them (the bound, or retrieval's cut)."""
+
+    items: tuple[ListItem, ...]
+    more_may_hide: bool
+
+
+def collect(
+    answer: Answer,
+    ranked: Sequence[RankedUnit],
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    check: QuoteCheck,
+) -> Listed:
+    """The items of a list answer: `answer`'s verified quote first, then the units of `ranked`
+    (the sentence scorer's order) that are items of the same list, each verified by `check` (the
+    one rule: None when a unit is a whole sentence or row of its passage), distinct, bounded."""
+    assert answer.quote is not None and answer.citation is not None
+    passages = sentences.labels(candidates)
+    first = next(
+        (u for u in ranked if squash(u.text) == answer.quote and u.location == answer.citation), None
+    )
+    items: list[ListItem] = [_item(answer.quote, answer.citation)]
+    seen_quotes, seen_texts = {_key(answer.quote)}, {_key(items[0].text)}
+    last_rank, more = len(candidates), False
+    reached_last = first is not None and sentences.passage_rank(first.label) == last_rank
+    for unit in ranked:
+        if first is not None and unit is first:
+            continue
+        if not _same_list(unit, answer.citation, first):
+            continue
+        quote = squash(unit.text)
+        passage = passages.get(unit.label)
+        if passage is None or check(quote, passage.text, passage.location.kind) is not None:
+            continue
+        item = _item(quote, unit.location)
+        if _key(quote) in seen_quotes or _key(item.text) in seen_texts:
+            continue
+        if len(items) == LIST_BOUND:
+            more = True
+            break
+        items.append(item)
+        seen_quotes.add(_key(quote))
+        seen_texts.add(_key(item.text))
+        reached_last = reached_last or sentences.passage_rank(unit.label) == last_rank
+    cut = len(candidates) >= settings.k and reached_last
+    return Listed(tuple(items), more or cut)
+
+
+def _same_list(unit: RankedUnit, cited: Location, first: RankedUnit | None) -> bool:
+    """Whether `unit` can be an item of the list the first item opens: never a demoted unit; of
+    the same document; a row of the same table as a first row; a sentence that shares the part's
+    words about as much as the first sentence does."""
+    if unit.demoted is not None or unit.location.source != cited.source:
+        return False
+    if cited.kind is Kind.TABLE:
+        where = unit.location
+        return where.kind is Kind.TABLE and (where.page, where.table) == (cited.page, cited.table)
+    if unit.location.kind is Kind.TABLE:
+        return False
+    floor = ITEM_LEXICAL_SHARE * (first.lexical if first is not None else 0.0)
+    return unit.lexical > 0 and unit.lexical >= floor
+
+
+def _item(quote: str, citation: Location) -> ListItem:
+    """The item a verified quote lists: a table row's name (its label), else the quote itself."""
+    text = quote
+    if citation.kind is Kind.TABLE:
+        row = values.read_row(quote)
+        name = values.row_name(row) or (row.cells[0].text if row.cells else None)
+        if name and values.is_span(name, quote):
+            text = name
+    return ListItem(text=text, quote=quote, citation=citation)
+
+
+def _key(text: str) -> str:
+    return squash(text).casefold().rstrip(" .;:")
+
+
+# --- the value --------------------------------------------------------------------------------------
+
+
+def list_value(ask: ListAsk, listed: Listed) -> Value:
+    """The value of a list part (its items' texts joined) or of a count part (how many items)."""
+    if ask.kind == "list":
+        return Value(text=JOINER.join(i.text for i in listed.items), items=listed.items)
+    count = len(listed.items)
+    return Value(text=count_text(count, listed.more_may_hide), number=float(count), items=listed.items)
+
+
+def count_text(count: int, more_may_hide: bool) -> str:
+    return f"at least {count}" if more_may_hide else str(count)
+
+
+def list_problem(value: Value, verified: Callable[[ListItem], bool]) -> str | None:
+    """The rule every shown list value passes (None when it does): each item's text is a span of
+    its quote, and its quote a verified quote of the passage at its citation (`verified`: the one
+    rule, `answering.quote_check`, against that passage's text); the items are distinct
+    and at most `LIST_BOUND`; the value's text is their texts joined, or for a count its number is
+    how many there are."""
+    items = value.items or ()
+    if len(items) > LIST_BOUND:
+        return f"{len(items)} items, more than the bound {LIST_BOUND}"
+    if len({_key(i.quote) for i in items}) != len(items):
+        return "an item is listed twice"
+    for number, item in enumerate(items, start=1):
+        if not values.is_span(item.text, item.quote):
+            return f"item {number} is not a span of its quote"
+        if not verified(item):
+            return f"item {number} is not a verified quote of {item.citation.brief()}"
+    if value.number is None:
+        if value.text != JOINER.join(i.text for i in items):
+            return "its text is not its items joined"
+    elif value.number != len(items) or value.text not in (count_text(len(items), m) for m in (False, True)):
+        return "its count is not the number of its items"
+    return None
+
+
+def list_answer(
+    part: str,
+    answer: Answer,
+    ranked: Sequence[RankedUnit],
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    check: QuoteCheck,
+) -> Answer:
+    """`answer` with a list value when the part asks for a list, or for a count no single sentence
+    states; otherwise unchanged (a refusal, or a part that asks for one thing)."""
+    if answer.quote is None or answer.citation is None:
+        return answer
+    ask = asked(part)
+    if ask is None:
+        return answer
+    if ask.kind == "count" and ask.noun is not None and stated_count(ask.noun, answer.quote):
+        return answer
+    listed = collect(answer, ranked, candidates, settings, check)
+    return answer.model_copy(update={"value": list_value(ask, listed)})
