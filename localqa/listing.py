@@ -3,7 +3,8 @@
 Which parts (`asked`, rules as named tables, each table-tested):
 
 - **a list** (`LIST_CUES`): "list the ...", "name the ...", "what kinds of ...", "what are the
-  <plural>", "which <plural> are ...". A part that asks for an amount ("what were the net sales",
+  <plural>", "which <plural> are ...", "what <plural> does ...". A part asking for a cause
+  (`localqa.causes`) or yes or no is not a list. A part that asks for an amount ("what were the net sales",
   "what are the total revenues": `AMOUNT_NOUNS`, or any quantity `localqa.values.wanted` reads)
   is not a list: its answer is one figure.
 - **a count** (`COUNT_CUE`): "how many <things>", where the things are not a measure
@@ -13,15 +14,17 @@ Which parts (`asked`, rules as named tables, each table-tested):
   before the counted noun: "nine widely-used datasets", "12 employees"); only a count nobody
   states is counted over the listed items.
 
-Which items (`collect`): the part's own verified quote first, then, in the sentence scorer's order,
-the units of the same document that can be the answer (not demoted) and, for a table row, rows
-of the same table; for a sentence, sentences that share the part's words about as much as the
-first does (`ITEM_LEXICAL_SHARE`). Each is verified by the one rule (`answering.quote_check`)
-against the passage it is cited from; a duplicate (same quote, or same item text) is listed once;
-at most `LIST_BOUND`. Items come only from the part's candidates, which retrieval drew from the
-documents the caller may see: a hidden document is never listed or counted.
+Which items (`collect`): the part's own verified quote first, then, in the sentence scorer's
+order, the units of the same document that can be the answer (not demoted; a count's items may
+state no number) and, for a table row, rows of the same table; for a sentence, sentences under the
+same heading that share the part's words about as much as the first does (`ITEM_LEXICAL_SHARE`).
+Each is verified by the one rule (`answering.quote_check`) against the passage it is cited from; a
+duplicate (same quote, or same item text) is listed once; at most `LIST_BOUND`. Items come only
+from the part's candidates, which retrieval drew from the documents the caller may see: a hidden
+document is never listed or counted.
 
-A count is the number of items listed, never a number read from the text, and says "at least N"
+Fewer than `MIN_ITEMS` items found: the part keeps its quote and today's value. A count is the
+number of items listed, never a number read from the text, and says "at least N"
 when the bound was reached or an item came from the last passage of a retrieval cut at `k`
 (`more_may_hide`): there may be more beyond what was read. The value's `text` joins the items'
 texts with "; " (a count: "4", "at least 12"); `list_problem` is the rule a shown list value
@@ -35,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localqa import sentences, values
+from localqa import causes, sentences, values
 from localqa.settings import AnswerSettings
 from localqa.text import squash
 from localqa.types import Answer, Candidate, Kind, ListItem, Location, RankedUnit, Value
@@ -49,6 +52,9 @@ ITEM_LEXICAL_SHARE = 0.5
 # datasets").
 STATED_COUNT_WORDS = 3
 JOINER = "; "
+# A list answer lists at least two items: one verified quote is the part's quote and the value
+# today's rules give it, and a "count" of one sentence would be a number the text never states.
+MIN_ITEMS = 2
 
 ListKind = Literal["list", "count"]
 
@@ -62,14 +68,14 @@ LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "what are the (plural)",
         re.compile(
             r"^\W*(?:[\w,' ]+,\s*)?what\s+(?:are|were)\s+(?:the\s+|its\s+|their\s+|all\s+)?"
-            rf"(?:[\w-]+\s+){{0,3}}?(?P<noun>{_PLURAL})\b",
+            rf"(?:[\w'\u2019-]+\s+){{0,3}}?(?P<noun>{_PLURAL})\b",
             re.I,
         ),
     ),
     (
-        "which (plural)",
+        "which/what (plural)",
         re.compile(
-            rf"\bwhich\s+(?:[\w-]+\s+){{0,2}}?(?P<noun>{_PLURAL})\s+(?:are|were|do|does|did|have|has|had|"
+            rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?(?P<noun>{_PLURAL})\s+(?:are|were|do|does|did|have|has|had|"
             r"is|was|can|could|will|would|must|should|include|includes|of|in|that|from|under)\b",
             re.I,
         ),
@@ -114,7 +120,7 @@ def asked(part: str) -> ListAsk | None:
         if {counted.lower(), first.lower()} & MEASURE_NOUNS:
             return None
         return ListAsk("count", "how many", counted)
-    if values.wanted(part).quantity or sentences.asks_yes_or_no(part):
+    if values.wanted(part).quantity or sentences.asks_yes_or_no(part) or causes.asks_cause(part):
         return None
     for name, pattern in LIST_CUES:
         found = pattern.search(part)
@@ -170,6 +176,7 @@ def collect(
     candidates: Sequence[Candidate],
     settings: AnswerSettings,
     check: QuoteCheck,
+    count: bool = False,
 ) -> Listed:
     """The items of a list answer: `answer`'s verified quote first, then the units of `ranked`
     (the sentence scorer's order) that are items of the same list, each verified by `check` (the
@@ -186,7 +193,7 @@ def collect(
     for unit in ranked:
         if first is not None and unit is first:
             continue
-        if not _same_list(unit, answer.citation, first):
+        if not _same_list(unit, answer.citation, first, count):
             continue
         quote = squash(unit.text)
         passage = passages.get(unit.label)
@@ -206,30 +213,41 @@ def collect(
     return Listed(tuple(items), more or cut)
 
 
-def _same_list(unit: RankedUnit, cited: Location, first: RankedUnit | None) -> bool:
-    """Whether `unit` can be an item of the list the first item opens: never a demoted unit; of
-    the same document; a row of the same table as a first row; a sentence that shares the part's
-    words about as much as the first sentence does."""
-    if unit.demoted is not None or unit.location.source != cited.source:
+def _same_list(unit: RankedUnit, cited: Location, first: RankedUnit | None, count: bool) -> bool:
+    """Whether `unit` can be an item of the list the first item opens: never a demoted unit (a
+    count's items may state no number: each is one thing counted, not a figure); of
+    the same document; a row of the same table as a first row; a sentence under the same heading
+    as a first sentence (a list sits in one section) that shares the part's words about as much
+    as the first sentence does."""
+    where = unit.location
+    demoted = unit.demoted is not None and not (count and unit.demoted == sentences.STATES_NO_QUANTITY)
+    if demoted or where.source != cited.source:
         return False
     if cited.kind is Kind.TABLE:
-        where = unit.location
         return where.kind is Kind.TABLE and (where.page, where.table) == (cited.page, cited.table)
-    if unit.location.kind is Kind.TABLE:
+    if where.kind is Kind.TABLE or where.section != cited.section:
         return False
     floor = ITEM_LEXICAL_SHARE * (first.lexical if first is not None else 0.0)
     return unit.lexical > 0 and unit.lexical >= floor
 
 
 def _item(quote: str, citation: Location) -> ListItem:
-    """The item a verified quote lists: a table row's name (its label), else the quote itself."""
-    text = quote
-    if citation.kind is Kind.TABLE:
-        row = values.read_row(quote)
-        name = values.row_name(row) or (row.cells[0].text if row.cells else None)
-        if name and values.is_span(name, quote):
-            text = name
-    return ListItem(text=text, quote=quote, citation=citation)
+    """The item a verified quote lists: a table row's name (`row_item`), else the quote itself."""
+    name = row_item(quote) if citation.kind is Kind.TABLE else None
+    return ListItem(
+        text=name if name and values.is_span(name, quote) else quote, quote=quote, citation=citation
+    )
+
+
+def row_item(row_text: str) -> str | None:
+    """What a table row names: its label; in a table whose first column is headed like the others
+    (a ruled table: "Register: Item ID: EQ-402; Item: Document camera"), its first cell's text,
+    since the label there is the table's title (`values.row_name`)."""
+    row = values.read_row(row_text)
+    first = row.cells[0] if row.cells else None
+    if values.row_name(row) == row.label or first is None:
+        return row.label or (first.text if first else None)
+    return first.text
 
 
 def _key(text: str) -> str:
@@ -292,5 +310,7 @@ def list_answer(
         return answer
     if ask.kind == "count" and ask.noun is not None and stated_count(ask.noun, answer.quote):
         return answer
-    listed = collect(answer, ranked, candidates, settings, check)
+    listed = collect(answer, ranked, candidates, settings, check, count=ask.kind == "count")
+    if len(listed.items) < MIN_ITEMS:
+        return answer
     return answer.model_copy(update={"value": list_value(ask, listed)})
