@@ -9,10 +9,11 @@ Which parts (`asked`, rules as named tables, each table-tested):
   is not a list: its answer is one figure.
 - **a count** (`COUNT_CUE`): "how many <things>", where the things are not a measure
   (`MEASURE_NOUNS`: days, grams, percent ...) and the part does not do arithmetic on stated
-  figures ("how many more", "in total": `ARITHMETIC`). A count a single sentence states keeps
-  today's single-span value (`stated_count`: the verified quote writes a number within a few words
-  before the counted noun: "nine widely-used datasets", "12 employees"); only a count nobody
-  states is counted over the listed items.
+  figures ("how many more", "in total": `ARITHMETIC`). A count a single sentence or row states
+  keeps today's single-span value (`stated_count`: the verified quote writes a number within a few
+  words before the counted noun, "nine widely-used datasets", "12 employees"; or a row has a
+  number in a cell whose header names it, "Renewals allowed: 1"); only a count nobody states is
+  counted over the listed items.
 
 Which items (`collect`): the part's own verified quote first, then, in the sentence scorer's
 order, the units of the same document that can be the answer (not demoted; a count's items may
@@ -142,10 +143,20 @@ def _counted_noun(words: str) -> str:
 _NUMBER = rf"(?:\d[\d,]*|\b(?:{'|'.join(values.NUMBER_WORDS)}))"
 
 
-def stated_count(noun: str, quote: str) -> bool:
-    """Whether the quote states how many `noun` there are: a number (digits or words) within
-    `STATED_COUNT_WORDS` words before the noun ("nine widely-used datasets", "12 employees")."""
+def stated_count(noun: str, quote: str, kind: Kind = Kind.PROSE) -> bool:
+    """Whether the quote states how many `noun` there are: in a sentence, a number (digits or
+    words) within `STATED_COUNT_WORDS` words before the noun ("nine widely-used datasets", "12
+    employees"); in a table row, a cell holding a number whose header or row label names the noun
+    ("Renewals allowed: 1" for "how many renewals")."""
     stem = re.escape(_stem(noun))
+    if kind is Kind.TABLE:
+        row = values.read_row(quote)
+        named = re.compile(rf"\b{stem}", re.IGNORECASE)
+        return any(
+            values.read_quantity(cell.text) is not None
+            and named.search(f"{row.label or ''} {cell.header or ''}")
+            for cell in row.cells
+        )
     pattern = rf"{_NUMBER}\s+(?:[\w-]+\s+){{0,{STATED_COUNT_WORDS - 1}}}?{stem}\w*\b"
     return re.search(pattern, quote, re.IGNORECASE) is not None
 
@@ -308,7 +319,11 @@ def list_answer(
     ask = asked(part)
     if ask is None:
         return answer
-    if ask.kind == "count" and ask.noun is not None and stated_count(ask.noun, answer.quote):
+    if (
+        ask.kind == "count"
+        and ask.noun is not None
+        and stated_count(ask.noun, answer.quote, answer.citation.kind)
+    ):
         return answer
     listed = collect(answer, ranked, candidates, settings, check, count=ask.kind == "count")
     if len(listed.items) < MIN_ITEMS:

@@ -101,17 +101,26 @@ def test_parts_that_ask_for_one_thing(part: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("noun", "quote", "stated"),
+    ("noun", "quote", "kind", "stated"),
     [
-        ("datasets", "We evaluate on nine widely-used datasets.", True),
-        ("employees", "The branch has 12 employees.", True),
-        ("chapters", "The report has 9 chapters in all.", True),
-        ("chapters", "Chapter 9 covers food safety.", False),
-        ("steps", "Press the button and wait 10 seconds before the next steps.", False),
+        ("datasets", "We evaluate on nine widely-used datasets.", Kind.PROSE, True),
+        ("employees", "The branch has 12 employees.", Kind.PROSE, True),
+        ("chapters", "The report has 9 chapters in all.", Kind.PROSE, True),
+        ("chapters", "Chapter 9 covers food safety.", Kind.PROSE, False),
+        ("steps", "Press the button and wait 10 seconds before the next steps.", Kind.PROSE, False),
+        (
+            "renewals",
+            "Renewal limits: Item type: DVDs; Renewals allowed: 1; Loan period: 7 days",
+            Kind.TABLE,
+            True,
+        ),
+        ("markets", "Markets: Code: CA01; Market: Los Angeles area 1", Kind.TABLE, False),
     ],
 )
-def test_a_count_one_sentence_states_keeps_its_span(noun: str, quote: str, stated: bool) -> None:
-    assert listing.stated_count(noun, quote) is stated
+def test_a_count_one_sentence_or_row_states_keeps_its_span(
+    noun: str, quote: str, kind: Kind, stated: bool
+) -> None:
+    assert listing.stated_count(noun, quote, kind) is stated
 
 
 # --- the items --------------------------------------------------------------------------------------
