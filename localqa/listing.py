@@ -4,9 +4,10 @@ Which parts (`asked`, rules as named tables, each table-tested):
 
 - **a list** (`LIST_CUES`): "list the ...", "name the ...", "what kinds of ...", "what are the
   <plural>", "which <plural> are ...", "what <plural> does ...". A part asking for a cause
-  (`localqa.causes`) or yes or no is not a list. A part that asks for an amount ("what were the net sales",
-  "what are the total revenues": `AMOUNT_NOUNS`, or any quantity `localqa.values.wanted` reads)
-  is not a list: its answer is one figure.
+  (`localqa.causes`) or yes or no is not a list. Nor is one that asks for an amount ("what were
+  the net sales": `AMOUNT_NOUNS`; "what are the total revenues": any quantity
+  `localqa.values.wanted` reads), its answer being one figure, unless it says so outright
+  (`SAID_OUTRIGHT`: "list the fees charged").
 - **a count** (`COUNT_CUE`): "how many <things>", where the things are not a measure
   (`MEASURE_NOUNS`: days, grams, percent ...) and the part does not do arithmetic on stated
   figures ("how many more", "in total": `ARITHMETIC`). A count a single sentence or row states
@@ -82,6 +83,9 @@ LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+# Cues that ask for a list outright, whatever else the part names ("list the fees charged"); the
+# others yield to a part that asks for a quantity ("what are the total revenues").
+SAID_OUTRIGHT = frozenset(("list the", "list all", "kinds of"))
 # "How many <things>": the first plural within three words names what is counted, else the first word.
 COUNT_CUE = re.compile(r"\bhow\s+many\s+(?P<words>(?:[\w-]+\s*){1,3})", re.I)
 # A "how many" that does arithmetic on stated figures, not a count of things: the figure planner's.
@@ -121,11 +125,12 @@ def asked(part: str) -> ListAsk | None:
         if {counted.lower(), first.lower()} & MEASURE_NOUNS:
             return None
         return ListAsk("count", "how many", counted)
-    if values.wanted(part).quantity or sentences.asks_yes_or_no(part) or causes.asks_cause(part):
+    if sentences.asks_yes_or_no(part) or causes.asks_cause(part):
         return None
+    quantity = values.wanted(part).quantity
     for name, pattern in LIST_CUES:
         found = pattern.search(part)
-        if found is None:
+        if found is None or (quantity and name not in SAID_OUTRIGHT):
             continue
         plural = found.groupdict().get("noun")
         if plural is not None and plural.lower() in AMOUNT_NOUNS:

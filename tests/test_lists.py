@@ -65,6 +65,11 @@ def answered(
         ("List the compulsory courses.", "list", "list the"),
         ("Please list all the sections that discuss the experiment setup?", "list", "list the"),
         ("Name the three bad fonts.", "list", "list the"),
+        (
+            "List the fees charged by the library.",
+            "list",
+            "list the",
+        ),  # said outright: a quantity's words yield
         ("What kinds of business or segment does 3M have in FY2018?", "list", "kinds of"),
         ("What are the company's main products?", "list", "what are the (plural)"),
         ("What are the uses of the satellite constellation?", "list", "what are the (plural)"),
