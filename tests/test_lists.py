@@ -332,3 +332,49 @@ def test_a_list_answer_in_json_has_items_with_text_quote_and_citation(tool_libra
     for item in value["items"]:
         assert set(item) == {"text", "quote", "citation"} and item["text"] == item["quote"]
     assert date.fromisoformat(NOV)
+
+
+def test_the_web_app_shows_a_list_item_by_item() -> None:
+    from localqa.serve.pages import _value_view
+
+    answer = Answer.verified_quote(ITEM.quote, ITEM.citation).model_copy(
+        update={"value": Value(text="CA01", items=(ITEM,))}
+    )
+    view = _value_view(answer)
+    assert view["value"] == "1 item(s)"
+    assert view["items"] == [{"text": "CA01", "quote": ITEM.quote, "where": ITEM.citation.describe()}]
+
+
+LISTED_SCORES = """
+import json
+from benchmarks.common import Case
+from benchmarks.pdfqa import listed_scores
+cases = [Case(i, 'q', 'd.pdf', {('d.pdf', 1)}, 'text_or_table', answer='a', answer_type=t)
+         for i, t in (('a', 'List'), ('b', 'Int'), ('c', 'Int'), ('d', 'Str'))]
+item = {'text': 't', 'quote': 'q', 'citation': None}
+by_id = {
+    'a': {'value': {'items': [item], 'number': None}, 'value_correct': True},
+    'b': {'value': {'items': [item], 'number': 1.0}, 'value_correct': False},
+    'c': {'value': {'items': None, 'number': 4.0}, 'value_correct': True},
+    'd': {'value': None, 'value_correct': False},
+}
+print(json.dumps(listed_scores(cases, by_id)))
+"""
+
+
+def test_pdfqa_counts_list_and_count_answers_apart() -> None:
+    """In a child process from the repository root, as the benchmarks run."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run(
+        [sys.executable, "-c", LISTED_SCORES], capture_output=True, text=True, cwd=root, check=True
+    )
+    scores = json.loads(result.stdout)
+    assert {k: (v["numerator"], v["denominator"]) for k, v in scores.items()} == {
+        "list answers (value correct)": (1, 1),
+        "count answers (value correct)": (0, 1),
+        "value correct, List format": (1, 1),
+        "value correct, Int format": (1, 2),
+    }
