@@ -14,6 +14,8 @@ override of the scorer's first sentence stands only when the model was sure enou
 (`overruled`); otherwise the scorer's first is quoted, verified by the same rule. Which unit the
 model chose, whether it overrode the scorer's first and whether that stood, is recorded on the
 answer (`Selection`). This is the only place a verified `Answer` is made from a model's reply.
+A part that asks for a list or a count gets, after its quote is verified, the other items of the
+list, each verified by the same rule (`_listed`, `localqa.listing`).
 """
 
 from __future__ import annotations
