@@ -25,12 +25,13 @@ duplicate (same quote, or same item text) is listed once; at most `LIST_BOUND`. 
 from the part's candidates, which retrieval drew from the documents the caller may see: a hidden
 document is never listed or counted.
 
-Fewer than `MIN_ITEMS` items found: the part keeps its quote and today's value. A count is the
-number of items listed, never a number read from the text, and says "at least N"
-when the bound was reached or an item came from the last passage of a retrieval cut at `k`
-(`more_may_hide`): there may be more beyond what was read. The value's `text` joins the items'
-texts with "; " (a count: "4", "at least 12"); `list_problem` is the rule a shown list value
-passes, here and in evaluation (the "unchecked list items" gate).
+Fewer than `MIN_ITEMS` items found: a list part keeps its quote and today's value; a count part
+keeps its quote with no value (a number its quote holds elsewhere, "Appendix 3" for "how many
+chapters", is not how many there are). A count is the number of items listed, never a number read
+from the text, and says "at least N" when the bound was reached or an item came from the last
+passage of a retrieval cut at `k` (`more_may_hide`): there may be more beyond what was read. The
+value's `text` joins the items' texts with "; " (a count: "4", "at least 12"); `list_problem` is
+the rule a shown list value passes, here and in evaluation (the "unchecked list items" gate).
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # Cues that ask for a list outright, whatever else the part names ("list the fees charged"); the
 # others yield to a part that asks for a quantity ("what are the total revenues").
 SAID_OUTRIGHT = frozenset(("list the", "list all", "kinds of"))
-# "How many <things>": the first plural within three words names what is counted, else the first word.
-COUNT_CUE = re.compile(r"\bhow\s+many\s+(?P<words>(?:[\w-]+\s*){1,3})", re.I)
+# "How many <things>": the first plural within five words names what is counted, else the first word.
+COUNT_CUE = re.compile(r"\bhow\s+many\s+(?P<words>(?:[\w-]+\s*){1,5})", re.I)
 # A "how many" that does arithmetic on stated figures, not a count of things: the figure planner's.
 ARITHMETIC = re.compile(r"\bhow\s+many\s+more\b|\bin\s+total\b|\btotal\b|\bcombined\b|\baltogether\b", re.I)
 # What "how many" measures rather than counts: one sentence states such a figure.
@@ -121,8 +122,10 @@ def asked(part: str) -> ListAsk | None:
     if count is not None:
         if ARITHMETIC.search(part):
             return None
-        counted, first = _counted_noun(count["words"]), count["words"].split()[0]
-        if {counted.lower(), first.lower()} & MEASURE_NOUNS:
+        counted = _counted_noun(count["words"])
+        phrase = count["words"].split()
+        named = phrase[: phrase.index(counted) + 1] if counted in phrase else phrase[:1]
+        if {w.lower() for w in named} & MEASURE_NOUNS:  # "how many unused leave days": a measure
             return None
         return ListAsk("count", "how many", counted)
     if sentences.asks_yes_or_no(part) or causes.asks_cause(part):
@@ -332,5 +335,7 @@ def list_answer(
         return answer
     listed = collect(answer, ranked, candidates, settings, check, count=ask.kind == "count")
     if len(listed.items) < MIN_ITEMS:
-        return answer
+        # A count no sentence states and no list gives has no value: a number the quote holds
+        # elsewhere ("Appendix 3" for "how many chapters") is not how many there are.
+        return answer if ask.kind == "list" else answer.model_copy(update={"value": None})
     return answer.model_copy(update={"value": list_value(ask, listed)})

@@ -92,6 +92,8 @@ def test_parts_that_ask_for_several_things(part: str, kind: str, cue: str) -> No
         "Which program has the longest duration?",  # one thing
         "Name a restaurant between 36th Ave. and 37th Ave.",  # one thing
         "How many days can a book be borrowed?",  # a measure: one sentence states it
+        "How many unused annual leave days carry over?",
+        "How many times can a book be renewed?",
         "How many grams of coffee fit in the insert?",
         "How many percent of the tweets are in English?",
         "How many more Tweets are attributed to Germanwings than Lufthansa?",  # arithmetic
@@ -196,6 +198,15 @@ def test_a_count_that_reaches_retrievals_cut_says_at_least() -> None:
         "How many markets are in the Los Angeles area?", rows(8), LEXICAL_ONLY.model_copy(update={"k": 8})
     )
     assert answer.value is not None and answer.value.text == "at least 8"
+
+
+def test_a_count_nobody_states_or_lists_has_no_value() -> None:
+    lone = (
+        candidate("Appendix 3: Report Requirements and Review.", 1),
+        candidate("The head office is in St. Paul.", 2),
+    )
+    answer = answered("How many chapters are in this report?", lone)
+    assert answer.verified and answer.value is None
 
 
 def test_a_count_one_sentence_states_is_not_counted_over_items() -> None:
