@@ -38,8 +38,10 @@ Figures, each with its numerator and denominator:
   Str is held to the suites' text rule (the value holds the answer and is at most twice as long),
   not to MMLongBench-Doc's ANLS. Reported: value correct with its denominator, the wrong values by
   cause (retrieval, quote, span, arithmetic), the answer stage's losses and rescues (retrieval's
-  first passage on an evidence page and the answer citing elsewhere, and the reverse) and the
-  unchecked figures shown (must be 0).
+  first passage on an evidence page and the answer citing elsewhere, and the reverse), the
+  unchecked figures and unchecked list items shown (each must be 0), and the list and count
+  answers (`value.items`) apart: how many and how many correct, with MMLongBench-Doc's List and
+  Int formats' value correct each.
 - **SciFact nDCG@10**: the 5,183 abstracts as Markdown files (`# title` then the abstract), the
   300 test claims each as one explicit part (a claim is not a compound question; clause splitting
   would leave no single ranking to score), k=10, scored BEIR-style (binary qrels, log2 discount).
@@ -546,6 +548,7 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     failed = sum(bool(a and a.get("model_failed")) for a in by_id.values())
     scores["model errors"] = failed
     scores["unchecked figures shown"] = sum(bool((by_id[c.id] or {}).get("unchecked_figure")) for c in cases)
+    scores["unchecked list items shown"] = sum(bool((by_id[c.id] or {}).get("unchecked_item")) for c in cases)
     return scores
 
 
@@ -566,10 +569,37 @@ def value_scores(valued: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
         return {}
     answers = [by_id[c.id] or {} for c in valued]
     wrong = [a.get("value_blame") for a in answers if not a.get("value_correct")]
-    return {
+    scores = {
         "value correct": fraction(sum(bool(a.get("value_correct")) for a in answers), len(valued)),
         "wrong values by cause": ", ".join(f"{cause} {wrong.count(cause)}" for cause in VALUE_BLAMES),
     }
+    return scores | listed_scores(valued, by_id)
+
+
+def listed_scores(valued: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
+    """The list and count answers (`value.items`, localqa.listing) counted apart: how many cases
+    got each, and of those how many values are correct; and, for MMLongBench-Doc's List and Int
+    formats, the value correct of each format."""
+    scores: dict[str, Any] = {}
+    for kind, is_kind in (("list", _is_list), ("count", _is_count)):
+        got = [c for c in valued if is_kind((by_id[c.id] or {}).get("value"))]
+        if got:
+            right = sum(bool((by_id[c.id] or {}).get("value_correct")) for c in got)
+            scores[f"{kind} answers (value correct)"] = fraction(right, len(got))
+    for form in ("List", "Int"):
+        cases = [c for c in valued if c.answer_type == form]
+        if cases:
+            right = sum(bool((by_id[c.id] or {}).get("value_correct")) for c in cases)
+            scores[f"value correct, {form} format"] = fraction(right, len(cases))
+    return scores
+
+
+def _is_list(value: dict[str, Any] | None) -> bool:
+    return isinstance(value, dict) and value.get("items") is not None and value.get("number") is None
+
+
+def _is_count(value: dict[str, Any] | None) -> bool:
+    return isinstance(value, dict) and value.get("items") is not None and value.get("number") is not None
 
 
 def ndcg_at_10(cases: list[Case], qrels: dict[str, set[str]], run: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,8 @@ override of the scorer's first sentence stands only when the model was sure enou
 (`overruled`); otherwise the scorer's first is quoted, verified by the same rule. Which unit the
 model chose, whether it overrode the scorer's first and whether that stood, is recorded on the
 answer (`Selection`). This is the only place a verified `Answer` is made from a model's reply.
+A part that asks for a list or a count gets, after its quote is verified, the other items of the
+list, each verified by the same rule (`_listed`, `localqa.listing`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import computing, coverage, prompts, sentences, values
+from localqa import computing, coverage, listing, prompts, sentences, values
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
@@ -172,12 +174,25 @@ def answer_part(
     answer = coverage.judge(question, answer, candidates, settings)
     if answer.citation is None or answer.quote is None:
         return answer
-    return answer.model_copy(
+    answer = answer.model_copy(
         update={
             "other_evidence": _other_documents(candidates, answer.citation, settings),
             "value": checked(values.value_of(question, answer.quote, answer.citation, context), answer.quote),
         }
     )
+    return _listed(question, answer, ranking, candidates, settings)
+
+
+def _listed(
+    question: str,
+    answer: Answer,
+    ranking: sentences.Ranking,
+    candidates: tuple[Candidate, ...],
+    settings: AnswerSettings,
+) -> Answer:
+    """A part asking for a list or a count gets its items (`localqa.listing`), each verified by
+    the one rule; every other answer is unchanged."""
+    return listing.list_answer(question, answer, ranking.units, candidates, settings, quote_check)
 
 
 def checked(value: Value | None, quote: str) -> Value | None:

@@ -28,7 +28,7 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
     """A part's answer: its value first when it has one (`value_lines`), the verified quote and its
     citation, other evidence; or why no quote was verified and the evidence retrieved."""
     if answer.verified and answer.citation is not None:
-        if answer.value and answer.value.derived:  # its operands' quotes are the evidence
+        if answer.value and (answer.value.derived or answer.value.listed):  # each cites its own quote
             lines = value_lines(answer.value)
         else:
             lines = value_lines(answer.value) if answer.value else []
@@ -49,7 +49,10 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
 
 def value_lines(value: Value) -> list[str]:
     """`Answer: 45 minutes`; a table cell with its row, column and scale; a derived figure with its
-    expression written out in the operands' values, and each operand's quote and citation."""
+    expression written out in the operands' values, and each operand's quote and citation; a list
+    or a count with each item, its quote and its citation (`list_lines`)."""
+    if value.listed:
+        return list_lines(value)
     if not value.derived:
         return [f"   Answer: {describe_value(value)}"]
     from localqa.computing import substituted  # a search never needs it
@@ -63,6 +66,24 @@ def value_lines(value: Value) -> list[str]:
         lines.append(f"     {describe_value(operand.value)}")
         lines.append(f'       "{operand.quote}"')
         lines.append(f"       — {operand.citation.describe()}")
+    return lines
+
+
+def list_lines(value: Value) -> list[str]:
+    """A list answer as a short list: `Answer: 3 items listed` (a count: `Answer: at least 12, the
+    items listed`), then each item with its verified quote and citation."""
+    items = value.items or ()
+    head = (
+        f"{value.text}, counted from the items listed"
+        if value.number is not None
+        else f"{len(items)} item(s)"
+    )
+    lines = [f"   Answer: {head}, each a verified quote:"]
+    for number, item in enumerate(items, start=1):
+        lines.append(f"     {number}. {item.text}")
+        if item.text != item.quote:
+            lines.append(f'        "{item.quote}"')
+        lines.append(f"        — {item.citation.describe()}")
     return lines
 
 

@@ -22,6 +22,11 @@ answer type:
 - for a question asking for a quantity ("how many", "what percentage", "ratio", "Answer in USD
   millions"), a unit stating none: no digit and no number word.
 
+For a part that asks what drove, caused or explains a change (`localqa.causes`), a unit sharing a
+term with it that states a cause ("due to", "driven by", "partially offset by") gains
+`causes.CAUSE_WEIGHT`, and `causes.SECTION_WEIGHT` more in a section that discusses results (MD&A);
+such a part is not asking for a quantity, whatever item it names ("gross margin").
+
 Ties go to the better-ranked passage, then to the earlier unit. The model is shown the best
 `AnswerSettings.units` of them, in this order, and may override it; the `extractive` backend
 answers with the first.
@@ -36,7 +41,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from localqa import bm25, embeddings, parts
+from localqa import bm25, causes, embeddings, parts
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, RankedUnit
@@ -130,6 +135,11 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
     if embeddings.is_available() and settings.unit_semantic_weight > 0:
         semantic = _cosines(question, texts)
     fused = _fuse(lexical, semantic, [passage_rank(label) for label, _, _, _ in found], settings)
+    if causes.asks_cause(question):  # the cause rule: nothing changes for any other part
+        fused = [
+            score + (causes.bonus(candidate.location, text) if lexical[i] > 0 else 0.0)
+            for i, (score, (_, _, text, candidate)) in enumerate(zip(fused, found, strict=True))
+        ]
     demoted = _demotions(question, asked, texts, tokens)
     order = sorted(
         range(len(found)),
@@ -169,7 +179,9 @@ def _demotions(
     `asked` are the question's meaningful terms, `tokens` each unit's."""
     words = tokenizer()
     question_terms = set(asked)
-    quantity, yes_or_no = asks_quantity(question), asks_yes_or_no(question)
+    # "What drove the decline in gross margin?" asks for a cause, which may state no number.
+    quantity = asks_quantity(question) and causes.asks_cause(question) is None
+    yes_or_no = asks_yes_or_no(question)
 
     def demotion(text: str, unit_tokens: list[str]) -> str | None:
         if not yes_or_no and not set(words.meaningful(unit_tokens)) - question_terms:

@@ -419,6 +419,18 @@ class Operand(Frozen):
         }
 
 
+class ListItem(Frozen):
+    """One item of a list answer (`localqa.listing`): `text` is a span of `quote`, a verified
+    whole sentence or table row of the passage at `citation`."""
+
+    text: str
+    quote: str
+    citation: Location
+
+    def as_json(self) -> dict[str, Any]:
+        return {"text": self.text, "quote": self.quote, "citation": self.citation.model_dump(mode="json")}
+
+
 class Value(Frozen):
     """The value an answer gives: a span of its verified quote (a number with its unit, a date, a
     duration, a name, a list), or for a table row the cell at the row and column asked about; or
@@ -429,7 +441,12 @@ class Value(Frozen):
     outflow in parentheses is negative), in the table's `scale` ("millions") and `unit` ("USD",
     "%", "days"); None for a value that is no number. `row` and `column` are a table cell's row
     label and column header. `expression` is written over the operands' names
-    ("(revenue_fy2022 - revenue_fy2021) / revenue_fy2021 * 100")."""
+    ("(revenue_fy2022 - revenue_fy2021) / revenue_fy2021 * 100").
+
+    A list answer (`localqa.listing`) has `items`, each a verified quote with its citation and
+    the span it lists: its `text` joins the items' texts with "; "; a count's `number` is how many
+    distinct items are listed and its `text` says it ("4", or "at least 12" when the bound or
+    retrieval's cut may hide more)."""
 
     text: str
     number: float | None = None
@@ -439,10 +456,15 @@ class Value(Frozen):
     column: str | None = None
     operands: tuple[Operand, ...] | None = None
     expression: str | None = None
+    items: tuple[ListItem, ...] | None = None
 
     @property
     def derived(self) -> bool:
         return self.operands is not None
+
+    @property
+    def listed(self) -> bool:
+        return self.items is not None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -454,6 +476,7 @@ class Value(Frozen):
             "column": self.column,
             "operands": None if self.operands is None else [o.as_json() for o in self.operands],
             "expression": self.expression,
+            "items": None if self.items is None else [i.as_json() for i in self.items],
         }
 
 

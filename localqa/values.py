@@ -16,7 +16,9 @@ rounding its instruction asks for. Nothing here calls a model, and nothing here 
 - **A sentence** gives the span of the wanted kind (an amount of money, a percentage, a number
   with its unit, a duration, a time or a range of times, a date, a place, who does it) closest to
   the words the sentence shares with the part; for a part that asks which thing, what it does or
-  what an abbreviation stands for, the phrase that says it (`choose_phrase`).
+  what an abbreviation stands for, the phrase that says it (`choose_phrase`); for a part that asks
+  what drove or caused a change, the cause as written, from its cue ("due to", "driven by") to the
+  sentence's end (`cause_value`, `localqa.causes`).
 
 Every value is a span of the quote (`is_span`): `localqa.computing.figure_check` checks it again
 before anything is shown.
@@ -31,7 +33,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Protocol
 
-from localqa import periods
+from localqa import causes, periods
 from localqa.lexicon import CONNECTIVES
 from localqa.store.tokenizer import tokenizer
 from localqa.text import identifiers, squash
@@ -46,6 +48,7 @@ _NUMBER_WORDS = {
     "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100, "once": 1, "twice": 2,
     "thrice": 3,
 }  # fmt: skip
+NUMBER_WORDS: tuple[str, ...] = tuple(_NUMBER_WORDS)  # a count may be written in words ("nine datasets")
 _DASHES = "-\u2212\u2013\u2014"
 # A number as tables and sentences write it: an optional currency sign, a sign or parentheses
 # (a negative), digits with thousands separators, decimals, a percent sign.
@@ -702,6 +705,8 @@ def value_of(part: str, quote: str, citation: Location, context: Context | None 
         if choice.cell is None:
             return None
         return cell_value(row, choice.cell, [quote, *context.around(citation)])
+    if causes.asks_cause(part) is not None:
+        return cause_value(quote)
     span = choose_span(part, quote, asked) or choose_phrase(part, quote, asked)
     if span is None:
         return None
@@ -712,6 +717,13 @@ def value_of(part: str, quote: str, citation: Location, context: Context | None 
         unit=read[0].unit if read else None,
         scale=read[1] if read else None,
     )
+
+
+def cause_value(sentence: str) -> Value | None:
+    """The cause a sentence states, as written (`causes.cause_span`: "driven by higher net
+    revenue ..."), for a part that asks what drove or caused a change; None when it states none."""
+    where = causes.cause_span(sentence)
+    return None if where is None else Value(text=sentence[where[0] : where[1]])
 
 
 def row_name(row: Row) -> str | None:

@@ -15,7 +15,8 @@ A case states its value as text, a number or a list (`cases.toml`: `value`, with
   `unit = "%"` a ratio matches too (0.019 is 1.9 %), as a percentage matches a case that states a
   plain number; any other unit must be the answer's (its unit or its text).
 - **list** (["GS5002", "GS6001"]): as many items as the case lists, each matching one item of the
-  answer's value by the rules above, in any order.
+  answer's value by the rules above, in any order; the items of a list answer (`value.items`) as
+  listed, else those its text separates.
 
 The same rules grade the dev-set benchmarks (`benchmarks/pdfqa.py`): FinanceBench's "$1577.00"
 asked "in USD millions" is 1577 in millions; MMLongBench-Doc's formats map to these rules (Int:
@@ -117,7 +118,9 @@ def judge(expected: ExpectedValue, value: Value | None) -> ValueVerdict:
                 correct=False, why=f"{value.text!r} is no number; expected {expected.describe()}"
             )
         return _verdict(_number_matches(expected, value), _value_shown(value), expected)
-    return _verdict(_items_match(expected, value.text), repr(value.text), expected)
+    # A list answer's items are compared as listed (`value.items`), not split back out of its text.
+    listed = [i.text for i in value.items] if value.items is not None else items_of(value.text)
+    return _verdict(_items_match(expected, listed), repr(value.text), expected)
 
 
 def _verdict(correct: bool, shown: str, expected: ExpectedValue) -> ValueVerdict:
@@ -226,9 +229,8 @@ def items_of(text: str) -> list[str]:
     return [i for i in items if i]
 
 
-def _items_match(expected: ExpectedValue, shown: str) -> bool:
+def _items_match(expected: ExpectedValue, got: list[str]) -> bool:
     assert expected.items is not None
-    got = items_of(shown)
     if len(got) != len(expected.items):
         return False
     left = list(got)

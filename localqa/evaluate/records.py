@@ -127,6 +127,7 @@ class Totals(Frozen):
     losses: int | None = None
     rescues: int | None = None
     unchecked_figures: int | None = None  # a gate: values shown that are not checked figures
+    unchecked_items: int | None = None  # a gate: list items shown that are not verified quotes
 
     @classmethod
     def of(cls, records: list[CaseRecord]) -> Totals:
@@ -171,6 +172,7 @@ class Totals(Frozen):
                 "losses": sum(a.first_passage == "loss" for a in positive),
                 "rescues": sum(a.first_passage == "rescue" for a in positive),
                 "unchecked_figures": sum(a.unchecked_figure is not None for a in answered),
+                "unchecked_items": sum(a.unchecked_item is not None for a in answered),
             }
         )
 
@@ -195,6 +197,8 @@ class Run(Frozen):
             failed.append(f"{self.totals.unverified_shown} unverified quote(s) shown")
         if self.totals.unchecked_figures:
             failed.append(f"{self.totals.unchecked_figures} unchecked figure(s) shown")
+        if self.totals.unchecked_items:
+            failed.append(f"{self.totals.unchecked_items} unchecked list item(s) shown")
         return failed
 
     @property

@@ -72,6 +72,8 @@ def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
         lines.append(f"Unverified shown:     {totals.unverified_shown} (gate: must be 0)")
     if totals.unchecked_figures is not None:
         lines.append(f"Unchecked figures shown: {totals.unchecked_figures} (gate: must be 0)")
+    if totals.unchecked_items is not None:
+        lines.append(f"Unchecked list items shown: {totals.unchecked_items} (gate: must be 0)")
     lines += answer_stage_lines(totals)
     if comparison is not None:
         lines.append("")
@@ -131,6 +133,8 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         out.append(f"| Unverified quotes shown (gate) | {totals.unverified_shown} |")
     if totals.unchecked_figures is not None:
         out.append(f"| Unchecked figures shown (gate) | {totals.unchecked_figures} |")
+    if totals.unchecked_items is not None:
+        out.append(f"| Unchecked list items shown (gate) | {totals.unchecked_items} |")
     causes = value_causes(totals)
     if causes is not None:
         out.append(f"| Wrong values by cause | {causes} |")
@@ -200,6 +204,8 @@ def _wrong_value(case: CaseRecord) -> str:
     if answer is None:
         return ""
     unchecked = f"  (unchecked figure {answer.unchecked_figure})" if answer.unchecked_figure else ""
+    if answer.unchecked_item:
+        unchecked += f"  (unchecked list item {answer.unchecked_item})"
     if answer.value_correct is not False:
         return unchecked
     return f"  (value, {answer.value_blame}: {answer.value_why}){unchecked}"

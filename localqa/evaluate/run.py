@@ -30,6 +30,7 @@ from localqa.evaluate.score import (
     score_retrieval,
     score_value,
     unchecked_figure,
+    unchecked_item,
 )
 from localqa.evaluate.suite import Case, Suite
 from localqa.index import Progress, refresh_index
@@ -265,6 +266,7 @@ def _answer_with_model(
     text_at = _passage_text(library.store)
     scored: tuple[AnswerScore, Value | None, PartResult] | None = None
     unchecked: str | None = None
+    unlisted: str | None = None
     cited: list[Location] = []
     for part in parts:
         answer = library.answer_part(part, model, as_of=case.as_of, caller=caller, documents=case.documents)
@@ -282,6 +284,7 @@ def _answer_with_model(
             selection=answer.selection,
         ).model_copy(update={"coverage": answer.coverage})
         unchecked = unchecked or unchecked_figure(answer.value, answer.quote, text_at)
+        unlisted = unlisted or unchecked_item(answer.value, text_at)
         if scored is None or (current.quote is not None and scored[0].quote is None):
             scored = (current, answer.value, part)
         if current.shown_unverified:
@@ -289,13 +292,16 @@ def _answer_with_model(
             break
     assert scored is not None
     current, value, part = scored
-    current = current.model_copy(update={"unchecked_figure": unchecked})
+    current = current.model_copy(update={"unchecked_figure": unchecked, "unchecked_item": unlisted})
     return _judged(case, current, value, part, retrieval, text_at), cited
 
 
 def _citations(citation: Location | None, value: Value | None) -> list[Location]:
+    """Every location an answer cites: its quote's, its figure's operands', its list's items'."""
     operands = value.operands if value is not None and value.operands is not None else ()
-    return [c for c in (citation, *(o.citation for o in operands)) if c is not None]
+    items = value.items if value is not None and value.items is not None else ()
+    listed = (*(o.citation for o in operands), *(i.citation for i in items))
+    return [c for c in (citation, *listed) if c is not None]
 
 
 def _cited_leaks(
@@ -358,6 +364,7 @@ def _grade_recorded(
     found = db.passage_at(location) if location is not None else None
     graded = score_answer(case, recorded.quote, location, None if found is None else found.text)
     unchecked = unchecked_figure(recorded.value, recorded.quote, text_at)
-    graded = graded.model_copy(update={"unchecked_figure": unchecked})
+    unlisted = unchecked_item(recorded.value, text_at)
+    graded = graded.model_copy(update={"unchecked_figure": unchecked, "unchecked_item": unlisted})
     judged = _judged(case, graded, recorded.value, first_part, retrieval, text_at)
     return judged, _citations(location, recorded.value)

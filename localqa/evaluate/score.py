@@ -15,6 +15,7 @@ from localqa.catalog import visible_labels
 from localqa.computing import figure_check
 from localqa.evaluate.expected_value import judge
 from localqa.evaluate.suite import Case, Expect
+from localqa.listing import list_problem
 from localqa.text import squash
 from localqa.types import (
     Caller,
@@ -22,6 +23,7 @@ from localqa.types import (
     Coverage,
     Document,
     Frozen,
+    ListItem,
     Location,
     PartResult,
     Selection,
@@ -69,6 +71,8 @@ class AnswerScore(Frozen):
     first_passage: FirstPassage | None = None
     # A value shown that is not a checked figure (`unchecked_figure`), in any part: the gate.
     unchecked_figure: str | None = None
+    # A list item shown that is not a verified quote (`unchecked_item`), in any part: a gate too.
+    unchecked_item: str | None = None
 
 
 class Leak(Frozen):
@@ -217,7 +221,7 @@ def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) ->
     the one figure rule (`localqa.computing.figure_check`, which `ask` applies before showing it)
     against the quote it comes from, or an operand's quote is not a verified quote (a whole
     sentence or row: `quote_check`) of the passage the index holds at the operand's citation."""
-    if value is None:
+    if value is None or value.items is not None:  # a list's items: `unchecked_item`
         return None
     problem = figure_check(value, quote or "")
     if problem is not None:
@@ -227,6 +231,22 @@ def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) ->
         if text is None or quote_check(operand.quote, text, operand.citation.kind) is not None:
             return f"{value.text!r}: operand {operand.name} is not quoted from {operand.citation.brief()}"
     return None
+
+
+def unchecked_item(value: Value | None, text_at: TextAt) -> str | None:
+    """Why a shown list value is not one of verified items (None: it is, or it lists nothing): it
+    fails the list rule (`localqa.listing.list_problem`, which `ask` builds lists by), an item's
+    quote being checked by the one rule (`quote_check`) against the passage the index holds at its
+    citation."""
+    if value is None or value.items is None:
+        return None
+
+    def verified(item: ListItem) -> bool:
+        text = text_at(item.citation)
+        return text is not None and quote_check(item.quote, text, item.citation.kind) is None
+
+    problem = list_problem(value, verified)
+    return None if problem is None else f"{value.text[:60]!r}: {problem}"
 
 
 def find_leaks(

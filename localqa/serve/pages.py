@@ -207,6 +207,7 @@ class PartView:
     value: str | None = None  # the answer's value in words (`printed.describe_value`)
     figure: str | None = None  # a derived value's expression written in its operands' values
     operands: list[dict[str, str]] = field(default_factory=list)  # their values, quotes, citations
+    items: list[dict[str, str]] = field(default_factory=list)  # a list answer's items, quotes, citations
 
 
 def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, total: int) -> PartView:
@@ -242,6 +243,14 @@ def _value_view(answer: Answer) -> dict[str, Any]:
     value = answer.value
     if value is None:
         return {}
+    if value.items is not None:
+        head = f"{value.text}, counted from the items listed" if value.number is not None else None
+        return {
+            "value": head or f"{len(value.items)} item(s)",
+            "items": [
+                {"text": i.text, "quote": i.quote, "where": i.citation.describe()} for i in value.items
+            ],
+        }
     if not value.derived:
         return {"value": describe_value(value)}
     return {

@@ -1,0 +1,391 @@
+"""List and count answers (`localqa.listing`): which parts ask for one, distinct verified items up
+to a bound, a count that is the number of items listed ("at least N" when more may hide), the
+list rule evaluation gates on, and a hidden document never listed or counted."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+from access import NOV
+from click.testing import CliRunner
+
+from localqa import listing
+from localqa.answering import answer_part, quote_check
+from localqa.cli import cli
+from localqa.evaluate.expected_value import ExpectedValue, judge
+from localqa.evaluate.records import Run, RunConfig, Totals
+from localqa.evaluate.score import unchecked_figure, unchecked_item
+from localqa.models import get_model
+from localqa.printed import value_lines
+from localqa.settings import AnswerSettings, RetrievalSettings
+from localqa.types import Answer, Candidate, Kind, ListItem, Location, Value
+
+LEXICAL_ONLY = AnswerSettings(unit_semantic_weight=0)
+
+
+def location(
+    source: str = "guide.pdf", *, kind: Kind = Kind.PROSE, row: int | None = None, **extra: object
+) -> Location:
+    table = kind is Kind.TABLE
+    fields: dict[str, object] = {
+        "source": source,
+        "page": 1,
+        "kind": kind,
+        "section": "Guide > Products",
+        "table": 1 if table else None,
+        "row": row if table else None,
+        "paragraph": None if table else 1,
+        "effective": None,
+    }
+    return Location.model_validate(fields | extra)
+
+
+def candidate(text: str, rank: int, **where: object) -> Candidate:
+    where = {"paragraph": rank} | where if where.get("kind") is not Kind.TABLE else where
+    return Candidate(
+        rank=rank, score=10.0 - rank, location=location(**where), text=text, doc_id="guide", tenant="default"
+    )
+
+
+def answered(
+    question: str, candidates: tuple[Candidate, ...], settings: AnswerSettings = LEXICAL_ONLY
+) -> Answer:
+    return answer_part(question, candidates, get_model("extractive"), settings)
+
+
+# --- which parts ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("part", "kind", "cue"),
+    [
+        ("List the compulsory courses.", "list", "list the"),
+        ("Please list all the sections that discuss the experiment setup?", "list", "list the"),
+        ("Name the three bad fonts.", "list", "list the"),
+        (
+            "List the fees charged by the library.",
+            "list",
+            "list the",
+        ),  # said outright: a quantity's words yield
+        ("What kinds of business or segment does 3M have in FY2018?", "list", "kinds of"),
+        ("What are the company's main products?", "list", "what are the (plural)"),
+        ("What are the uses of the satellite constellation?", "list", "what are the (plural)"),
+        ("Which compulsory ISEP courses must the students take?", "list", "which/what (plural)"),
+        ("What services does the library offer?", "list", "which/what (plural)"),
+        ("How many chapters are in this report?", "count", "how many"),
+        ("How many geographic market names are listed under Los Angeles area?", "count", "how many"),
+    ],
+)
+def test_parts_that_ask_for_several_things(part: str, kind: str, cue: str) -> None:
+    found = listing.asked(part)
+    assert found is not None and (found.kind, found.cue) == (kind, cue)
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        "What were the net sales of 3M in FY2018?",  # an amount, plural as filings write it
+        "What are the total revenues in FY2022?",  # a quantity
+        "Which program has the longest duration?",  # one thing
+        "Name a restaurant between 36th Ave. and 37th Ave.",  # one thing
+        "How many days can a book be borrowed?",  # a measure: one sentence states it
+        "How many unused annual leave days carry over?",
+        "How many times can a book be renewed?",
+        "How many grams of coffee fit in the insert?",
+        "How many percent of the tweets are in English?",
+        "How many more Tweets are attributed to Germanwings than Lufthansa?",  # arithmetic
+        "How many Tweets are attributed to Germanwings and Airbus in total?",
+        "Are the reading rooms open on Sundays?",  # yes or no
+        "What drove the increase in operating expenses?",  # a cause (localqa.causes)
+        "What is the loan period?",
+    ],
+)
+def test_parts_that_ask_for_one_thing(part: str) -> None:
+    assert listing.asked(part) is None
+
+
+@pytest.mark.parametrize(
+    ("noun", "quote", "kind", "stated"),
+    [
+        ("datasets", "We evaluate on nine widely-used datasets.", Kind.PROSE, True),
+        ("employees", "The branch has 12 employees.", Kind.PROSE, True),
+        ("chapters", "The report has 9 chapters in all.", Kind.PROSE, True),
+        ("chapters", "Chapter 9 covers food safety.", Kind.PROSE, False),
+        ("steps", "Press the button and wait 10 seconds before the next steps.", Kind.PROSE, False),
+        (
+            "renewals",
+            "Renewal limits: Item type: DVDs; Renewals allowed: 1; Loan period: 7 days",
+            Kind.TABLE,
+            True,
+        ),
+        ("markets", "Markets: Code: CA01; Market: Los Angeles area 1", Kind.TABLE, False),
+    ],
+)
+def test_a_count_one_sentence_or_row_states_keeps_its_span(
+    noun: str, quote: str, kind: Kind, stated: bool
+) -> None:
+    assert listing.stated_count(noun, quote, kind) is stated
+
+
+# --- the items --------------------------------------------------------------------------------------
+
+PRODUCTS = (
+    candidate("The company's main products are industrial adhesives.", 1),
+    candidate("The company's main products also include safety respirators.", 2),
+    # The same sentence in another passage (a page header repeated, a summary): listed once.
+    candidate("The company's main products are industrial adhesives.", 3),
+    candidate("The company's main products include dental implants.", 4),
+    candidate("The head office is in St. Paul.", 5),
+)
+
+
+def test_a_list_answer_lists_each_distinct_verified_quote_once() -> None:
+    answer = answered("What are the company's main products?", PRODUCTS)
+    value = answer.value
+    assert value is not None and value.items is not None and value.number is None
+    quotes = [item.quote for item in value.items]
+    assert quotes.count("The company's main products are industrial adhesives.") == 1
+    assert set(quotes) == {
+        "The company's main products are industrial adhesives.",
+        "The company's main products also include safety respirators.",
+        "The company's main products include dental implants.",
+    }
+    assert value.text == listing.JOINER.join(item.text for item in value.items)
+    for item in value.items:  # each item a verified quote of the passage it cites
+        cited = next(c for c in PRODUCTS if c.location == item.citation)
+        assert quote_check(item.quote, cited.text, item.citation.kind) is None
+    assert listing.list_problem(value, lambda item: True) is None
+
+
+def test_a_part_asking_for_one_thing_gets_no_list() -> None:
+    answer = answered("Where is the head office?", PRODUCTS)
+    assert answer.value is None or answer.value.items is None
+
+
+def rows(count: int) -> tuple[Candidate, ...]:
+    return tuple(
+        candidate(f"Markets: Code: CA{n:02d}; Market: Los Angeles area {n}", n, kind=Kind.TABLE, row=n)
+        for n in range(1, count + 1)
+    )
+
+
+def test_a_count_is_the_number_of_distinct_rows_listed() -> None:
+    answer = answered(
+        "How many markets are in the Los Angeles area?", rows(5), LEXICAL_ONLY.model_copy(update={"k": 8})
+    )
+    value = answer.value
+    assert value is not None and value.items is not None
+    assert (value.number, value.text) == (5, "5")
+    assert sorted(item.text for item in value.items) == [f"CA{n:02d}" for n in range(1, 6)]
+
+
+def test_a_count_beyond_the_bound_says_at_least() -> None:
+    answer = answered(
+        "How many markets are in the Los Angeles area?", rows(15), LEXICAL_ONLY.model_copy(update={"k": 20})
+    )
+    value = answer.value
+    assert value is not None and value.items is not None
+    assert len(value.items) == listing.LIST_BOUND
+    assert (value.number, value.text) == (listing.LIST_BOUND, f"at least {listing.LIST_BOUND}")
+
+
+def test_a_count_that_reaches_retrievals_cut_says_at_least() -> None:
+    # Eight rows retrieved at k=8, the last of them listed: the table may go on beyond the cut.
+    answer = answered(
+        "How many markets are in the Los Angeles area?", rows(8), LEXICAL_ONLY.model_copy(update={"k": 8})
+    )
+    assert answer.value is not None and answer.value.text == "at least 8"
+
+
+def test_a_count_nobody_states_or_lists_has_no_value() -> None:
+    lone = (
+        candidate("Appendix 3: Report Requirements and Review.", 1),
+        candidate("The head office is in St. Paul.", 2),
+    )
+    answer = answered("How many chapters are in this report?", lone)
+    assert answer.verified and answer.value is None
+
+
+def test_a_count_one_sentence_states_is_not_counted_over_items() -> None:
+    stated = (
+        candidate("The region has 13 markets in the Los Angeles area.", 1),
+        candidate("Markets in the Los Angeles area are served weekly.", 2),
+    )
+    answer = answered("How many markets are in the Los Angeles area?", stated)
+    assert answer.value is not None and answer.value.items is None and answer.value.text == "13 markets"
+
+
+# --- the rule a shown list passes, and the gate -------------------------------------------------------
+
+ITEM = ListItem(
+    text="CA01",
+    quote="Markets: Code: CA01; Market: Los Angeles area 1",
+    citation=location(kind=Kind.TABLE, row=1),
+)
+FORGED = ListItem(
+    text="CA99",
+    quote="Markets: Code: CA99; Market: Los Angeles area 99",
+    citation=location(kind=Kind.TABLE, row=2),
+)
+PASSAGES = {ITEM.citation: ITEM.quote, FORGED.citation: "Markets: Code: CA02; Market: Los Angeles area 2"}
+
+
+def text_at(where: Location) -> str | None:
+    return PASSAGES.get(where)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (Value(text="CA01", items=(ITEM,)), None),
+        (Value(text="1", number=1, items=(ITEM,)), None),
+        (Value(text="CA01; CA99", items=(ITEM, FORGED)), "item 2 is not a verified quote"),
+        (Value(text="CA01; CA01", items=(ITEM, ITEM)), "an item is listed twice"),
+        (Value(text="3", number=3, items=(ITEM,)), "its count is not the number of its items"),
+        (Value(text="CA01 and more", items=(ITEM,)), "its text is not its items joined"),
+        (Value(text="CA01", items=(ITEM.model_copy(update={"text": "CA07"}),)), "item 1 is not a span"),
+    ],
+)
+def test_an_unchecked_list_item_is_caught_by_the_gate(value: Value, problem: str | None) -> None:
+    found = unchecked_item(value, text_at)
+    assert (found is None) if problem is None else (found is not None and problem in found)
+    assert unchecked_figure(value, ITEM.quote, text_at) is None  # a list is judged by the list rule
+
+
+def test_unchecked_list_items_fail_a_run() -> None:
+    config = RunConfig(
+        suite="s", retrieval=RetrievalSettings(), answering=AnswerSettings(), model=None, prompt_hash="p",
+        corpus_digest="c", localqa_version="v", created="now",
+    )  # fmt: skip
+    totals = Totals.of([]).model_copy(update={"unchecked_items": 1})
+    assert Run(config=config, totals=totals, cases=[]).gates_failed == ["1 unchecked list item(s) shown"]
+
+
+def test_a_list_value_is_judged_item_by_item() -> None:
+    items = tuple(
+        ListItem(text=t, quote=f"Segments: {t}: 2018: 1", citation=location(kind=Kind.TABLE, row=n))
+        for n, t in enumerate(["Health Care, Dental", "Consumer"], start=1)
+    )
+    value = Value(text="Health Care, Dental; Consumer", items=items)
+    assert judge(ExpectedValue(items=("Consumer", "Health Care, Dental")), value).correct
+
+
+def test_a_list_is_printed_as_a_short_list_each_item_cited() -> None:
+    value = Value(text="CA01", number=None, items=(ITEM,))
+    lines = value_lines(value.model_copy(update={"items": (ITEM,)}))
+    assert lines[0].strip().startswith("Answer: 1 item(s)")
+    assert "1. CA01" in lines[1] and ITEM.quote in lines[2] and "row 1" in lines[3]
+
+
+# --- a hidden document is never listed or counted ---------------------------------------------------------
+
+CATALOG = """
+["tools.md"]
+series = "tools"
+effective = 2026-01-01
+access = "public"
+
+["tools-staff.md"]
+series = "tools-staff"
+effective = 2026-01-01
+access = "staff"
+"""
+
+
+@pytest.fixture
+def tool_library(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "tools.md").write_text(
+        "# Tools\n\nThe tool library lends cordless drills. The tool library lends folding ladders. "
+        "The tool library lends hand saws.\n",
+        encoding="utf-8",
+    )
+    (folder / "tools-staff.md").write_text(
+        "# Tools\n\nThe tool library lends the master key to staff. The tool library lends the alarm fob "
+        "to staff. The tool library lends the tool library safe code to staff tool library leads.\n",
+        encoding="utf-8",
+    )
+    (folder / "catalog.toml").write_text(CATALOG, encoding="utf-8")
+    db = tmp_path / "index.sqlite3"
+    result = CliRunner().invoke(cli, ["index", "--pdfs", str(folder), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    return db
+
+
+def listed(db: Path, role: str) -> dict[str, object]:
+    result = CliRunner().invoke(
+        cli,
+        ["ask", "How many tools does the tool library lend?", "--as-of", NOV, "--db", str(db), "--model",
+         "extractive", "--role", role, "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    answer: dict[str, object] = json.loads(result.output)["parts"][0]["answer"]
+    return answer
+
+
+def test_a_hidden_documents_passage_is_never_listed_or_counted(tool_library: Path) -> None:
+    public = listed(tool_library, "public")
+    value = public["value"]
+    assert isinstance(value, dict) and value["items"] is not None
+    assert {item["citation"]["source"] for item in value["items"]} == {"tools.md"}
+    assert value["number"] == 3 and "key" not in json.dumps(public) and "fob" not in json.dumps(public)
+    staff = listed(tool_library, "staff")  # the same question as staff reads the staff document
+    assert "tools-staff.md" in json.dumps(staff)
+
+
+def test_a_list_answer_in_json_has_items_with_text_quote_and_citation(tool_library: Path) -> None:
+    value = listed(tool_library, "public")["value"]
+    assert isinstance(value, dict)
+    for item in value["items"]:
+        assert set(item) == {"text", "quote", "citation"} and item["text"] == item["quote"]
+    assert date.fromisoformat(NOV)
+
+
+def test_the_web_app_shows_a_list_item_by_item() -> None:
+    from localqa.serve.pages import _value_view
+
+    answer = Answer.verified_quote(ITEM.quote, ITEM.citation).model_copy(
+        update={"value": Value(text="CA01", items=(ITEM,))}
+    )
+    view = _value_view(answer)
+    assert view["value"] == "1 item(s)"
+    assert view["items"] == [{"text": "CA01", "quote": ITEM.quote, "where": ITEM.citation.describe()}]
+
+
+LISTED_SCORES = """
+import json
+from benchmarks.common import Case
+from benchmarks.pdfqa import listed_scores
+cases = [Case(i, 'q', 'd.pdf', {('d.pdf', 1)}, 'text_or_table', answer='a', answer_type=t)
+         for i, t in (('a', 'List'), ('b', 'Int'), ('c', 'Int'), ('d', 'Str'))]
+item = {'text': 't', 'quote': 'q', 'citation': None}
+by_id = {
+    'a': {'value': {'items': [item], 'number': None}, 'value_correct': True},
+    'b': {'value': {'items': [item], 'number': 1.0}, 'value_correct': False},
+    'c': {'value': {'items': None, 'number': 4.0}, 'value_correct': True},
+    'd': {'value': None, 'value_correct': False},
+}
+print(json.dumps(listed_scores(cases, by_id)))
+"""
+
+
+def test_pdfqa_counts_list_and_count_answers_apart() -> None:
+    """In a child process from the repository root, as the benchmarks run."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run(
+        [sys.executable, "-c", LISTED_SCORES], capture_output=True, text=True, cwd=root, check=True
+    )
+    scores = json.loads(result.stdout)
+    assert {k: (v["numerator"], v["denominator"]) for k, v in scores.items()} == {
+        "list answers (value correct)": (1, 1),
+        "count answers (value correct)": (0, 1),
+        "value correct, List format": (1, 1),
+        "value correct, Int format": (1, 2),
+    }
