@@ -644,6 +644,7 @@ def ask(
             payload["parts"][index]["image"] = image
         if verbose:
             payload["retrieval_seconds"] = asked.retrieval_seconds
+        payload["rewrite"] = None  # a single question is asked as it stands ('localqa chat' rewrites)
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
@@ -671,6 +672,103 @@ def ask(
     faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:
         say([f"Error: {fault}" for fault in sorted(faults)], err=True)
+        sys.exit(1)
+
+
+@cli.command()
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="NAME",
+    help="As 'ask --model'. A language model also rewrites a follow-up the rules cannot decide.",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(*ASK_K),
+    default=ANSWERING.k,
+    show_default=True,
+    help="Passages per part whose sentences are ranked (as 'ask -k').",
+)
+@retriever_option
+@documents_option
+@caller_options
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per turn (JSON Lines).")
+@fail_cleanly
+def chat(
+    model_spec: str | None,
+    k: int,
+    retriever: str,
+    documents: tuple[str, ...],
+    as_of: date,
+    role: str,
+    tenant: str,
+    db: Db,
+    as_json: bool,
+) -> None:
+    """A conversation: each line read is a question; a follow-up ("And EQ-502?", "What about
+    FY2018?", "Why?") is rewritten into a standalone question, shown as 'Understood as: ...', and
+    answered exactly as 'ask' answers it, with the same caller, date and --doc scope.
+
+    The rewrite uses only names, years, identifiers and figures of the conversation so far (its
+    questions and shown answers). Type /new to start a new conversation; end with Ctrl-D. With
+    --json each turn is ask's JSON with a "rewrite" record. Reads stdin line by line, so a file
+    of questions can be piped in.
+    """
+    from localqa.conversation import Conversation, rewrite, turn_of
+    from localqa.library import Library
+    from localqa.models import get_model
+
+    caller = Caller(role=role, tenant=tenant)
+    model = get_model(model_spec)
+    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
+    conversation = Conversation(caller, documents)
+    prompt = sys.stdin.isatty() and not as_json
+    failed = False
+    with Library(db) as library:
+        while True:
+            if prompt:
+                click.echo("> ", nl=False, err=True)
+            line = sys.stdin.readline()
+            if not line:
+                break
+            question = line.strip()
+            if not question:
+                continue
+            if question == "/new":
+                conversation = Conversation(caller, documents)
+                if not as_json:
+                    say("(new conversation)")
+                continue
+            rewritten = rewrite(question, conversation.turns, caller, model, library.settings.answering)
+            asked = library.answer(
+                rewritten.standalone,
+                as_of=as_of,
+                caller=caller,
+                model=model,
+                settings=settings,
+                documents=documents,
+            )
+            answers = [p.answer for p in asked.parts]
+            conversation.add(turn_of(rewritten, caller, answers))
+            failed = failed or any(a.model_failed for a in answers)
+            if as_json:
+                payload = ask_json(
+                    [p.result for p in asked.parts], answers, as_of, caller, (asked.backend, asked.model), documents
+                )
+                payload["rewrite"] = rewritten.record()
+                click.echo(json.dumps(payload))
+                continue
+            lines = []
+            if rewritten.rewritten:
+                lines.append(f"Understood as: {rewritten.standalone}")
+            if rewritten.refused:
+                lines.append(f"(the model's rewrite was not used: {rewritten.refused})")
+            for number, part in enumerate(asked.parts, start=1):
+                lines += [*printed.part_head(number, part.result), *printed.answer_lines(part.result, part.answer)]
+            say([*lines, ""])
+    if failed:
         sys.exit(1)
 
 
