@@ -25,6 +25,7 @@ from localqa.settings import (
     SEARCH_K,
     AnswerSettings,
     RetrievalSettings,
+    Settings,
 )
 from localqa.shapes import (
     ask_json,
@@ -885,6 +886,16 @@ def evaluate(
 
     if model_spec and answers_path:
         raise click.UsageError("choose --model (answer now) or --answers (grade recorded answers), not both")
+    from localqa.evaluate.conversations import is_conversation_suite
+
+    if is_conversation_suite(suite_path):
+        if answers_path or coverage or compare_path or report_path:
+            raise click.UsageError(
+                "a conversation suite is scored turn by turn; use it without --answers, --coverage, "
+                "--compare and --report"
+            )
+        _evaluate_conversations(suite_path, model_spec, save_path, k, chunking, retriever, db, as_json)
+        return
     suite = load_suite(suite_path)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k, "chunking": chunking})
     if coverage:
@@ -929,6 +940,39 @@ def evaluate(
             err=True,
         )
     if run.gates_failed or run.model_errors:
+        sys.exit(1)
+
+
+def _evaluate_conversations(
+    suite_path: Path,
+    model_spec: str | None,
+    save_path: Path | None,
+    k: int,
+    chunking: str,
+    retriever: str,
+    db: Db,
+    as_json: bool,
+) -> None:
+    """`localqa eval` of a conversation suite (conversations.toml): each turn rewritten as
+    `localqa chat` rewrites it, then scored; exit status 1 when a gate fails."""
+    from localqa.evaluate.conversations import gates_failed, load_conversations, run_conversations, summary
+    from localqa.files import write_atomic
+    from localqa.models import get_model
+
+    suite = load_conversations(suite_path)
+    settings = Settings(
+        retrieval=RetrievalSettings.model_validate({"retriever": retriever, "k": k, "chunking": chunking})
+    )
+    model = get_model(model_spec) if model_spec else None
+    run = run_conversations(suite, db=db, settings=settings, model=model)
+    text = run.model_dump_json(indent=2)
+    if save_path:
+        write_atomic(save_path, text + "\n")
+    if as_json:
+        click.echo(text)
+    else:
+        say(summary(run))
+    if gates_failed(run):
         sys.exit(1)
 
 

@@ -49,7 +49,7 @@ MAX_QUESTION_CHARS = 1000  # a rewrite longer than this is no question (a model'
 # Words a follow-up opens with that say "as before, but ...": stripped before the rest is read.
 OPENERS = re.compile(
     r"^(?:(?:and|but|also|now|then|ok(?:ay)?|so)\s*,?\s+)*"
-    r"(?:(?:what|how)\s+about|(?:and\s+)?(?:the\s+)?same\s+(?:for|with|under|in|at|on)|"
+    r"(?:(?:what|how)\s+about|(?:and\s+)?(?:the\s+)?same(?:\s+again|\s+(?:for|with|under|in|at|on))?|again|"
     r"and|also|now|then|how\s+about)\b\s*(?:(?:for|with|under|in|at|on|of)\b\s*)?",
     re.IGNORECASE,
 )
@@ -230,11 +230,16 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
             return None
         standalone = shifted
         carried.append("period")
+    if not own and not topic:  # "And now?", "Same again?": the same question (on another date)
+        return Rewrite(question, _sentence(prev), "rule", ("question",))
     if own.names:
         shown = Slots.of(standalone).names
-        if len(shown) != 1:
+        if len(shown) > 1:
             return None
-        standalone = _replace_word(standalone, shown[0], own.names[0])
+        if shown:
+            standalone = _replace_word(standalone, shown[0], own.names[0])
+        else:
+            standalone = f"{standalone.rstrip(' ?')} at {own.names[0]}?"
         carried.append("name")
     if topic:
         shape = SHAPE.match(standalone)
@@ -242,6 +247,9 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
             return None
         owner = f"{shape['owner']} " if shape["owner"] and not own.names else ""
         head = shape["head"] if not shape["owner"] else shape["head"][: shape.start("owner")]
+        # A name inside the replaced topic ("the Acme payroll date") carries unless one is given.
+        named = [n for n in Slots.of(prev).names if n in shape["topic"]] if not own.names else []
+        topic = " ".join([*named, topic])
         standalone = f"{head}{owner}{topic}{shape['tail'] or ''}?"
         carried.append("topic")
     if standalone == prev and not carried:
