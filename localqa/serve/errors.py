@@ -8,6 +8,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
+from localqa.serve.conversations import UnknownConversationError
 from localqa import show
 from localqa.errors import (
     IndexUnavailableError,
@@ -34,7 +35,7 @@ class HttpError(Exception):
 
 def status_of(error: LocalQAError) -> int:
     """The HTTP status that fits a domain error."""
-    if isinstance(error, PageNotFoundError | UnknownDocumentError):
+    if isinstance(error, PageNotFoundError | UnknownDocumentError | UnknownConversationError):
         return 404
     if isinstance(error, QuestionError | UnknownModelError):
         return 400
