@@ -234,12 +234,9 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
         return Rewrite(question, _sentence(prev), "rule", ("question",))
     if own.names:
         shown = Slots.of(standalone).names
-        if len(shown) > 1:
+        if len(shown) != 1:  # with none, "DVDs" (an item) and "Globex" (a company) read alike
             return None
-        if shown:
-            standalone = _replace_word(standalone, shown[0], own.names[0])
-        else:
-            standalone = f"{standalone.rstrip(' ?')} at {own.names[0]}?"
+        standalone = _replace_word(standalone, shown[0], own.names[0])
         carried.append("name")
     if topic:
         shape = SHAPE.match(standalone)
