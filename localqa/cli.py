@@ -756,7 +756,12 @@ def chat(
             failed = failed or any(a.model_failed for a in answers)
             if as_json:
                 payload = ask_json(
-                    [p.result for p in asked.parts], answers, as_of, caller, (asked.backend, asked.model), documents
+                    [p.result for p in asked.parts],
+                    answers,
+                    as_of,
+                    caller,
+                    (asked.backend, asked.model),
+                    documents,
                 )
                 payload["rewrite"] = rewritten.record()
                 click.echo(json.dumps(payload))
@@ -767,7 +772,10 @@ def chat(
             if rewritten.refused:
                 lines.append(f"(the model's rewrite was not used: {rewritten.refused})")
             for number, part in enumerate(asked.parts, start=1):
-                lines += [*printed.part_head(number, part.result), *printed.answer_lines(part.result, part.answer)]
+                lines += [
+                    *printed.part_head(number, part.result),
+                    *printed.answer_lines(part.result, part.answer),
+                ]
             say([*lines, ""])
     if failed:
         sys.exit(1)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -43,6 +44,9 @@ from localqa.types import Answer, Caller
 
 How = Literal["standalone", "rule", "model", "carried", "edited"]
 MAX_QUESTION_CHARS = 1000  # a rewrite longer than this is no question (a model's run-on reply)
+# A question without a question word is elliptic ("EQ-502?", "For FY2018?") only when this short:
+# a longer one ("Audio recorder deposit and overdue book fine") asks on its own.
+MAX_ELLIPTIC_WORDS = 5
 
 # --- the marks of a follow-up: named tables ----------------------------------------------------
 
@@ -56,7 +60,8 @@ OPENERS = re.compile(
 # Words that stand for the previous question's subject. "that"/"this" only before the end or a
 # verb-less end ("Why is that?"), where they cannot open a relative clause ("items that ...").
 REFERENCES = re.compile(
-    r"\b(?:it|they|them|the\s+same)\b|(?:(?<=^does )|(?<=^did )|(?<=^do )|(?<=^is )|(?<=^was )|(?<=^will )|(?<=^can ))(?:that|this)\b|"
+    r"\b(?:it|they|them|the\s+same)\b"
+    r"|(?:(?<=^does )|(?<=^did )|(?<=^do )|(?<=^is )|(?<=^was )|(?<=^will )|(?<=^can ))(?:that|this)\b|"
     r"\b(?:that|this)(?=\s*\?*\s*$)|\b(?:that|this)\s+(?=(?:one|rule|limit|"
     r"fee|cap|amount|policy|item)\b)",
     re.IGNORECASE,
@@ -76,7 +81,10 @@ SHAPE = re.compile(
 # renewed" has none).
 _COPULAS = frozenset({"is", "are", "was", "were"})
 # Its subject, for a reference: what follows the question word and auxiliary.
-SUBJECT = re.compile(rf"^(?:what|which|how(?:\s+(?:much|many|long|often))?|when|where|who)\s+(?:\w+\s+)?(?P<aux>{_AUX})\s+(?P<subject>.+?)\s*\?*\s*$", re.IGNORECASE)
+SUBJECT = re.compile(
+    rf"^(?:what|which|how(?:\s+(?:much|many|long|often))?|when|where|who)\s+(?:\w+\s+)?(?P<aux>{_AUX})\s+(?P<subject>.+?)\s*\?*\s*$",
+    re.IGNORECASE,
+)
 # A follow-up's words that fill no slot and name no topic.
 _FILLER = frozenset("the a an for with under in at on of please same about what how and".split())
 _FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
@@ -198,8 +206,13 @@ def is_follow_up(question: str) -> bool:
         or REFERENCES.search(text)
         or POSSESSIVE_REFERENCE.search(text)
         or WHY.match(text)
-        or not SUBJECT.match(text)
-        and not re.match(r"^(?:is|are|was|were|does|do|did|can|may|must|will|should|has|have)\b", text, re.I)
+        or (
+            len(text.split()) <= MAX_ELLIPTIC_WORDS
+            and not SUBJECT.match(text)
+            and not re.match(
+                r"^(?:is|are|was|were|does|do|did|can|may|must|will|should|has|have)\b", text, re.I
+            )
+        )
     )
 
 
@@ -213,7 +226,9 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
         if not found:
             return None
         value = f" {previous.value}" if previous.value else ""
-        return Rewrite(question, f"Why {found['aux'].lower()} {found['subject']}{value}?", "rule", ("subject",))
+        return Rewrite(
+            question, f"Why {found['aux'].lower()} {found['subject']}{value}?", "rule", ("subject",)
+        )
     if REFERENCES.search(text) or POSSESSIVE_REFERENCE.search(text):
         return _referred(question, text, prev)
     rest = OPENERS.sub("", text, count=1).strip()
@@ -312,9 +327,7 @@ def _shift_periods(text: str, wanted: Sequence[periods.Mention]) -> str | None:
         return text
     if len(wanted) == 1 and wanted[0].quarter is None and all(m.quarter is None for m in found):
         delta = wanted[0].year - found[-1].year
-        return re.sub(
-            periods.YEAR_DIGITS, lambda m: str(int(m.group(0)) + delta), text
-        ) if delta else text
+        return re.sub(periods.YEAR_DIGITS, lambda m: str(int(m.group(0)) + delta), text) if delta else text
     return None
 
 
@@ -343,7 +356,9 @@ def checked_terms(text: str) -> list[str]:
     terms = [m.group(1).upper() for m in IDENTIFIER.finditer(text)]
     terms += [m.group(1) for m in words.YEAR.finditer(text)]
     blanked = IDENTIFIER.sub(" ", text)
-    terms += [m.group(0) for m in _FIGURE.finditer(blanked) if not re.fullmatch(periods.YEAR_DIGITS, m.group(0))]
+    terms += [
+        m.group(0) for m in _FIGURE.finditer(blanked) if not re.fullmatch(periods.YEAR_DIGITS, m.group(0))
+    ]
     for run in words.name_runs(text):
         terms += [words.POSSESSIVE.sub("", w) for w in words.WORD.findall(run.text)]
     return terms
@@ -407,8 +422,6 @@ def model_rewrite(
 ) -> Rewrite | str:
     """A language model's rewrite, checked; or why it is refused (said to the reader; it never
     repeats the model's text beyond the terms it invented)."""
-    import time
-
     started = time.perf_counter()
     try:
         completion = model.complete(model_request(question, turns, settings))
@@ -454,6 +467,4 @@ def rewrite(
         found = carrying_form(question, previous)
     if from_nowhere(found.standalone, question, own):  # the rules copy; this holds them to it
         found = Rewrite(question, question, "standalone")
-    return Rewrite(
-        found.question, found.standalone, found.how, found.carried, refused, found.model_seconds
-    )
+    return Rewrite(found.question, found.standalone, found.how, found.carried, refused, found.model_seconds)

@@ -216,17 +216,27 @@ def test_a_conversation_of_three_turns_shows_the_follow_up_understood_and_highli
             part = driver.find_element(By.CSS_SELECTOR, ".answers article.part.verified")
             assert "EQ-502" in part.find_element(By.CSS_SELECTOR, "blockquote.quote").text
             image = part.find_element(By.CSS_SELECTOR, ".page-image img")
-            wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
+            wait.until(
+                lambda d, image=image: d.execute_script(
+                    "return arguments[0].complete && arguments[0].naturalWidth", image
+                )
+            )
             driver.execute_script("arguments[0].scrollIntoView()", image)
             left, top, width, _ = driver.execute_script(
-                "const i = arguments[0]; return [i.clientLeft, i.clientTop, i.clientWidth, i.clientHeight];", image
+                "const i = arguments[0]; return [i.clientLeft, i.clientTop, i.clientWidth, i.clientHeight];",
+                image,
             )
             with pymupdf.open(REPO / "pdfs" / "equipment-policy-2026-11-01.pdf") as document:
                 page_width = document[0].rect.width
                 row = document[0].find_tables().tables[0].rows[5].bbox  # EQ-502, data row 5
                 assert "EQ-502" in document[0].get_textbox(row)
             scale = width / page_width
-            row_pixels = (left + row[0] * scale, top + row[1] * scale, left + row[2] * scale, top + row[3] * scale)
+            row_pixels = (
+                left + row[0] * scale,
+                top + row[1] * scale,
+                left + row[2] * scale,
+                top + row[3] * scale,
+            )
             found = mask(image.screenshot_as_png)
             assert share_inside(found, row_pixels) > 0.4
             assert stray_pixels(found, [row_pixels], margin=3) == 0

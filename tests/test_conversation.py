@@ -28,7 +28,13 @@ def asked(question: str, value: str | None = None, caller: Caller = PUBLIC) -> T
 REWRITES = [
     ("What is the loan limit for EQ-314?", None, "And EQ-502?", "What is the loan limit for EQ-502?", "rule"),
     ("What is the loan limit for EQ-314?", None, "EQ-404?", "What is the loan limit for EQ-404?", "rule"),
-    ("What is the loan limit for EQ-314?", None, "What about the deposit?", "What is the deposit for EQ-314?", "rule"),
+    (
+        "What is the loan limit for EQ-314?",
+        None,
+        "What about the deposit?",
+        "What is the deposit for EQ-314?",
+        "rule",
+    ),
     (
         "What was Amazon's revenue growth from FY2016 to FY2017?",
         None,
@@ -57,12 +63,36 @@ REWRITES = [
         "What drove Amazon's revenue growth from FY2016 to FY2017?",
         "rule",
     ),
-    ("What is the loan limit for EQ-314?", "45 minutes", "Why?", "Why is the loan limit for EQ-314 45 minutes?", "rule"),
+    (
+        "What is the loan limit for EQ-314?",
+        "45 minutes",
+        "Why?",
+        "Why is the loan limit for EQ-314 45 minutes?",
+        "rule",
+    ),
     ("What is the loan limit for EQ-314?", None, "What is its deposit?", "What is EQ-314's deposit?", "rule"),
-    ("What is the hotel cap under POL-12?", None, "And under POL-13?", "What is the hotel cap under POL-13?", "rule"),
+    (
+        "What is the hotel cap under POL-12?",
+        None,
+        "And under POL-13?",
+        "What is the hotel cap under POL-13?",
+        "rule",
+    ),
     ("What is the loan limit for EQ-314?", None, "And now?", "What is the loan limit for EQ-314?", "rule"),
-    ("What are the Saturday opening hours?", None, "Same again?", "What are the Saturday opening hours?", "rule"),
-    ("What is the Acme payroll date?", None, "What about the hotel cap?", "What is the Acme hotel cap?", "rule"),
+    (
+        "What are the Saturday opening hours?",
+        None,
+        "Same again?",
+        "What are the Saturday opening hours?",
+        "rule",
+    ),
+    (
+        "What is the Acme payroll date?",
+        None,
+        "What about the hotel cap?",
+        "What is the Acme hotel cap?",
+        "rule",
+    ),
     # Needs nothing from before: left alone (the subject changes; later turns carry from it).
     (
         "What is the loan limit for EQ-314?",
@@ -91,7 +121,13 @@ def test_the_first_question_is_asked_as_it_stands() -> None:
 
 @pytest.mark.parametrize(
     ("question", "follows"),
-    [("And EQ-502?", True), ("Why?", True), ("What drove it?", True), ("What is the loan limit for EQ-314?", False)],
+    [
+        ("And EQ-502?", True),
+        ("Why?", True),
+        ("What drove it?", True),
+        ("What is the loan limit for EQ-314?", False),
+        ("Audio recorder deposit and overdue book fine", False),
+    ],
 )
 def test_what_marks_a_follow_up(question: str, follows: bool) -> None:
     assert is_follow_up(question) is follows
@@ -99,7 +135,9 @@ def test_what_marks_a_follow_up(question: str, follows: bool) -> None:
 
 def test_a_name_year_identifier_or_figure_from_nowhere_is_found() -> None:
     turns = [asked("What is the hotel cap under POL-12?")]
-    assert from_nowhere("What is the Globex hotel cap under POL-13 in FY2019 for 300 nights?", "And?", turns) == [
+    assert from_nowhere(
+        "What is the Globex hotel cap under POL-13 in FY2019 for 300 nights?", "And?", turns
+    ) == [
         "POL-13",
         "2019",
         "300",
@@ -126,7 +164,13 @@ def test_a_models_rewrite_from_the_conversations_words_is_used() -> None:
 
 def test_another_callers_turns_are_not_carried() -> None:
     """A role change starts afresh: a staff answer is never carried into a public turn."""
-    staff_turn = Turn("When is the cash drawer reconciled?", "When is the cash drawer reconciled?", STAFF, ("17:30",), "17:30")
+    staff_turn = Turn(
+        "When is the cash drawer reconciled?",
+        "When is the cash drawer reconciled?",
+        STAFF,
+        ("17:30",),
+        "17:30",
+    )
     assert carried_turns([staff_turn], PUBLIC) == []
     assert rewrite("Why?", [staff_turn], PUBLIC).standalone == "Why?"
 
@@ -135,14 +179,28 @@ def test_a_refused_answer_keeps_nothing_to_carry() -> None:
     made = rewrite("What is the Globex hotel cap?", [], PUBLIC)
     turn = turn_of(made, PUBLIC, [Answer.refused("no eligible passage matches this part")])
     assert turn.shown == () and turn.value is None
-    quoted = Answer.verified_quote("Overdue books incur a fine of 20 cents per day.", Location(source="fines-and-fees.md", page=None, kind=Kind.PROSE, section=None, table=None, row=None, paragraph=2, effective=None))
+    quoted = Answer.verified_quote(
+        "Overdue books incur a fine of 20 cents per day.",
+        Location(
+            source="fines-and-fees.md",
+            page=None,
+            kind=Kind.PROSE,
+            section=None,
+            table=None,
+            row=None,
+            paragraph=2,
+            effective=None,
+        ),
+    )
     assert turn_of(made, PUBLIC, [quoted]).shown == (quoted.quote, "fines-and-fees.md")
 
 
 def test_chat_reads_turns_line_by_line_and_starts_over_on_new(library_db: Path) -> None:
     lines = "What is the loan limit for EQ-314?\nAnd EQ-502?\n/new\nAnd EQ-404?\n"
     result = CliRunner().invoke(
-        cli, ["chat", "--model", "extractive", "--as-of", "2026-11-14", "--db", str(library_db), "--json"], input=lines
+        cli,
+        ["chat", "--model", "extractive", "--as-of", "2026-11-14", "--db", str(library_db), "--json"],
+        input=lines,
     )
     assert result.exit_code == 0, result.output
     turns = [json.loads(line) for line in result.output.splitlines()]

@@ -72,7 +72,9 @@ def test_a_conversation_cannot_be_continued_in_another_tenant(client: TestClient
 def test_a_tenant_switch_mid_conversation_is_refused_on_every_stored_turn() -> None:
     kept = Conversations()
     key = kept.start("ann", Caller())
-    kept.add(key, "ann", Turn("What is the loan limit for EQ-314?", "What is the loan limit for EQ-314?", Caller()))
+    kept.add(
+        key, "ann", Turn("What is the loan limit for EQ-314?", "What is the loan limit for EQ-314?", Caller())
+    )
     with pytest.raises(UnknownConversationError):
         kept.get(key, "ann", Caller(tenant="acme"))
     # A stored turn of another tenant (however it got there) refuses the whole conversation.
@@ -91,7 +93,9 @@ def test_a_follow_up_in_a_foreign_tenant_names_nothing_it_was_not_shown(client: 
 
 
 def test_turns_and_a_conversation_together_are_refused(client: TestClient) -> None:
-    reply = ask(client, "ann", "And EQ-502?", turns=["What is the loan limit for EQ-314?"], conversation="new")
+    reply = ask(
+        client, "ann", "And EQ-502?", turns=["What is the loan limit for EQ-314?"], conversation="new"
+    )
     assert reply.status_code == 400  # type: ignore[attr-defined]
 
 

@@ -10,7 +10,7 @@ figure from nowhere is a gate (must be 0).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -32,7 +32,7 @@ from localqa.settings import Settings
 from localqa.store import Db, describe, temporary
 from localqa.text import squash
 from localqa.tomlfile import TomlFileError, read_toml
-from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, Caller
+from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, Caller, Document
 
 FILE = "conversations.toml"
 
@@ -175,7 +175,9 @@ def run_conversations(
         for conversation in suite.conversations:
             turns: list[Turn] = []
             for number, turn in enumerate(conversation.turn, start=1):
-                caller = Caller(role=turn.role or conversation.role, tenant=turn.tenant or conversation.tenant)
+                caller = Caller(
+                    role=turn.role or conversation.role, tenant=turn.tenant or conversation.tenant
+                )
                 made = rewrite(turn.question, turns, caller, model, settings.answering)
                 case = _case(conversation, number, turn, made, caller)
                 record, shown_turn = _score_turn(library, suite, case, caller, made, model, owners, documents)
@@ -240,8 +242,8 @@ def _score_turn(
     caller: Caller,
     made: Rewrite,
     model: AnswerModel | None,
-    owners: dict[str, Any],
-    documents: list[Any],
+    owners: dict[str, Document],
+    documents: Sequence[Document],
 ) -> tuple[CaseRecord, Turn]:
     """The turn scored as a case, and the turn as its caller saw it (for the next rewrite)."""
     as_a_suite = Suite(path=suite.path, cases=[case])
@@ -283,7 +285,10 @@ def _score_turn(
 
 def summary(run: ConversationRun) -> list[str]:
     """What `localqa eval` prints for a conversation suite: each turn, then the totals and gates."""
-    lines = [f"Conversation suite {run.suite} · index {run.index} · model {run.model or 'none (retrieval only)'}", ""]
+    lines = [
+        f"Conversation suite {run.suite} · index {run.index} · model {run.model or 'none (retrieval only)'}",
+        "",
+    ]
     for record in run.turns:
         mark = {True: "ok  ", False: "FAIL", None: "    "}[record.rewrite_correct]
         case = record.case
@@ -321,7 +326,9 @@ def summary(run: ConversationRun) -> list[str]:
 
 
 def _metric(metric: Metric) -> str:
-    return f"{metric.numerator:g}/{metric.denominator}" + (f" ({metric.value:.0%})" if metric.value is not None else "")
+    return f"{metric.numerator:g}/{metric.denominator}" + (
+        f" ({metric.value:.0%})" if metric.value is not None else ""
+    )
 
 
 def gates_failed(run: ConversationRun) -> bool:

@@ -16,11 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localqa import show
 from localqa.answering import quote_check
+from localqa.conversation import Turn, turn_of
 from localqa.library import VisiblePage
+from localqa.serve.conversations import MAX_TURNS, Conversations, rewritten
 from localqa.serve.errors import HttpError
 from localqa.serve.params import MAX_QUESTION_BYTES, AsOf, as_of_date, check_size
-from localqa.conversation import Turn, turn_of
-from localqa.serve.conversations import MAX_TURNS, Conversations, rewritten
 from localqa.serve.security import GATE, Visitor, Who
 from localqa.serve.state import ConfigDep, ConversationsDep, LibraryDep, ModelsDep
 from localqa.settings import ASK_K, SEARCH_K

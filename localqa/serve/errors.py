@@ -8,7 +8,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from localqa.serve.conversations import UnknownConversationError
 from localqa import show
 from localqa.errors import (
     IndexUnavailableError,
@@ -20,6 +19,7 @@ from localqa.errors import (
 )
 from localqa.library import PageNotFoundError
 from localqa.scope import UnknownDocumentError
+from localqa.serve.conversations import UnknownConversationError
 from localqa.serve.state import served
 
 

@@ -127,7 +127,12 @@ def ask(
 
 def _turn_view(made: Rewrite, parts: list[PartView]) -> dict[str, Any]:
     """What the page shows of a turn: what was typed, what it was understood as, its parts."""
-    return {"question": made.question, "understood_as": made.standalone, "rewritten": made.rewritten, "parts": parts}
+    return {
+        "question": made.question,
+        "understood_as": made.standalone,
+        "rewritten": made.rewritten,
+        "parts": parts,
+    }
 
 
 @router.get("/search", response_model=None)
