@@ -129,7 +129,8 @@ def ask(
         for result in results
     ]
     payload = ask_json(results, answers, as_of, who.caller, (model.backend, model.name), query.documents)
-    payload["rewrite"] = made.record()
+    # A question asked alone is recorded as `ask --json` records it: no rewrite.
+    payload["rewrite"] = made.record() if query.turns or key is not None else None
     if key is not None:
         conversations.add(key, who.user, turn_of(made, who.caller, answers))
         payload["conversation"] = key
