@@ -60,27 +60,36 @@ def time_rules(suite: list[list[tuple[str, Caller]]]) -> list[float]:
     return times
 
 
-def time_model(suite: list[list[tuple[str, Caller]]], spec: str, every: bool) -> None:
+def time_model(suite: list[list[tuple[str, Caller]]], spec: str, every: bool, limit: int) -> None:
     from localqa.models import get_model
 
     model = get_model(spec)
     settings = AnswerSettings()
+    seconds_each: list[float] = []
     for turns in suite:
         earlier: list[Turn] = []
         for question, caller in turns:
-            if earlier and is_follow_up(question) and (every or rule_rewrite(question, earlier[-1]) is None):
+            wanted = every or (earlier and rule_rewrite(question, earlier[-1]) is None)
+            if earlier and is_follow_up(question) and wanted and len(seconds_each) < limit:
                 started = time.perf_counter()
                 made = model_rewrite(question, earlier, model, settings)
                 seconds = time.perf_counter() - started
+                seconds_each.append(seconds)
                 shown = made.standalone if not isinstance(made, str) else f"refused: {made}"
                 print(f"  {seconds:6.2f} s  {question!r} -> {shown!r}")
             earlier.append(Turn(question, rewrite(question, earlier, caller).standalone, caller))
+    if seconds_each:
+        print(
+            f"model rewrite: median {statistics.median(seconds_each):.2f} s, "
+            f"max {max(seconds_each):.2f} s over {len(seconds_each)} follow-ups (the first loads the model)"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="also time this backend's rewrites (e.g. embedded)")
     parser.add_argument("--every", action="store_true", help="have the model rewrite every follow-up")
+    parser.add_argument("--limit", type=int, default=10, help="at most this many model rewrites (default 10)")
     args = parser.parse_args()
     suite = conversations()
     print(f"load {os.getloadavg()[0]:.2f} · {sum(len(t) for t in suite)} turns in {len(suite)} conversations")
@@ -91,7 +100,7 @@ def main() -> None:
     )
     if args.model:
         print(f"model rewrites ({args.model}):")
-        time_model(suite, args.model, args.every)
+        time_model(suite, args.model, args.every, args.limit)
 
 
 if __name__ == "__main__":

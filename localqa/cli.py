@@ -717,7 +717,7 @@ def chat(
     --json each turn is ask's JSON with a "rewrite" record. Reads stdin line by line, so a file
     of questions can be piped in.
     """
-    from localqa.conversation import Conversation, rewrite, turn_of
+    from localqa.conversation import MAX_QUESTION_CHARS, Conversation, rewrite, turn_of
     from localqa.library import Library
     from localqa.models import get_model
 
@@ -737,20 +737,30 @@ def chat(
             question = line.strip()
             if not question:
                 continue
+            if len(question) > MAX_QUESTION_CHARS:
+                say(
+                    f"Error: a question is at most {MAX_QUESTION_CHARS} characters; ask something shorter",
+                    err=True,
+                )
+                continue
             if question == "/new":
                 conversation = Conversation(caller, documents)
                 if not as_json:
                     say("(new conversation)")
                 continue
             rewritten = rewrite(question, conversation.turns, caller, model, library.settings.answering)
-            asked = library.answer(
-                rewritten.standalone,
-                as_of=as_of,
-                caller=caller,
-                model=model,
-                settings=settings,
-                documents=documents,
-            )
+            try:
+                asked = library.answer(
+                    rewritten.standalone,
+                    as_of=as_of,
+                    caller=caller,
+                    model=model,
+                    settings=settings,
+                    documents=documents,
+                )
+            except QuestionError as error:  # one bad question does not end the conversation
+                say(f"Error: {error}", err=True)
+                continue
             answers = [p.answer for p in asked.parts]
             conversation.add(turn_of(rewritten, caller, answers))
             failed = failed or any(a.model_failed for a in answers)

@@ -43,7 +43,9 @@ from localqa.text import IDENTIFIER, squash
 from localqa.types import Answer, Caller
 
 How = Literal["standalone", "rule", "model", "carried", "edited"]
-MAX_QUESTION_CHARS = 1000  # a rewrite longer than this is no question (a model's run-on reply)
+# A turn longer than this is refused (`localqa chat` reads whatever stdin holds), and a model's
+# rewrite longer than this is no question (a run-on reply).
+MAX_QUESTION_CHARS = 4096
 # A question without a question word is elliptic ("EQ-502?", "For FY2018?") only when this short:
 # a longer one ("Audio recorder deposit and overdue book fine") asks on its own.
 MAX_ELLIPTIC_WORDS = 5

@@ -221,3 +221,13 @@ def test_the_conversation_suites_load() -> None:
     tenants = load_conversations(repo / "evals" / "conversations" / "tenants")
     assert len(library.conversations) + len(tenants.conversations) >= 20
     assert tenants.docs is not None and tenants.docs.is_dir()
+
+
+def test_a_bad_question_in_a_chat_is_an_error_line_and_the_chat_goes_on(library_db: Path) -> None:
+    lines = "x" * 5000 + "\nWhat is the loan limit for EQ-314?\n"
+    result = CliRunner().invoke(
+        cli, ["chat", "--model", "extractive", "--as-of", "2026-11-14", "--db", str(library_db)], input=lines
+    )
+    assert result.exit_code == 0
+    assert "Error:" in result.output and "45 minutes" in result.output
+    assert "Traceback" not in result.output
