@@ -105,3 +105,28 @@ def test_conversations_are_bounded_per_user() -> None:
     with pytest.raises(UnknownConversationError):
         kept.get(keys[0], "ann", Caller())
     kept.get(keys[-1], "ann", Caller())
+
+
+def test_the_ask_page_keeps_earlier_turns_and_asks_an_edited_rewrite_as_it_stands(client: TestClient) -> None:
+    import re
+
+    first = client.get(
+        "/ask",
+        params={"question": "What is the loan limit for EQ-314?", "as_of": AS_OF},
+        headers=signed("ann"),
+    )
+    key = re.search(r'name="conversation" value="([^"]+)"', first.text)
+    assert key is not None
+    params = {"question": "And EQ-502?", "as_of": AS_OF, "conversation": key.group(1)}
+    second = client.get("/ask", params=params, headers=signed("ann")).text
+    assert 'value="What is the loan limit for EQ-502?"' in second  # the editable "Understood as" line
+    assert second.count('class="turn"') == 1  # the first turn, above
+    edited = {
+        "question": "What is the deposit for EQ-502?",
+        "as_of": AS_OF,
+        "conversation": key.group(1),
+        "as_is": "true",
+    }
+    third = client.get("/ask", params=edited, headers=signed("ann")).text
+    assert third.count('class="turn"') == 2 and 'id="understood"' not in third
+    assert client.get("/ask", params=params, headers=signed("bob")).status_code == 404
