@@ -68,6 +68,11 @@ REFERENCES = re.compile(
     r"fee|cap|amount|policy|item)\b)",
     re.IGNORECASE,
 )
+# "it" that stands for nothing ("Is it allowed to bring food?"): no reference, the question stands.
+DUMMY_IT = re.compile(
+    r"\b(?:is|was|will)\s+it\s+(?:possible|allowed|permitted|ok(?:ay)?|true|necessary|required)\s+(?:to|that)\b",
+    re.IGNORECASE,
+)
 POSSESSIVE_REFERENCE = re.compile(r"\b(?:its|their)\b", re.IGNORECASE)
 WHY = re.compile(r"^\s*why(?:\s+(?:is|was|are|were)\s+(?:that|this|it|so))?\s*\?*\s*$", re.IGNORECASE)
 # The shape of a question whose topic a follow-up may replace: a question word and an auxiliary,
@@ -205,7 +210,7 @@ def is_follow_up(question: str) -> bool:
     text = squash(question)
     return bool(
         OPENERS.match(text)
-        or REFERENCES.search(text)
+        or (REFERENCES.search(text) and not DUMMY_IT.search(text))
         or POSSESSIVE_REFERENCE.search(text)
         or WHY.match(text)
         or (
@@ -231,7 +236,7 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
         return Rewrite(
             question, f"Why {found['aux'].lower()} {found['subject']}{value}?", "rule", ("subject",)
         )
-    if REFERENCES.search(text) or POSSESSIVE_REFERENCE.search(text):
+    if (REFERENCES.search(text) and not DUMMY_IT.search(text)) or POSSESSIVE_REFERENCE.search(text):
         return _referred(question, text, prev)
     rest = OPENERS.sub("", text, count=1).strip()
     own = Slots.of(question)

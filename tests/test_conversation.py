@@ -127,6 +127,8 @@ def test_the_first_question_is_asked_as_it_stands() -> None:
         ("What drove it?", True),
         ("What is the loan limit for EQ-314?", False),
         ("Audio recorder deposit and overdue book fine", False),
+        ("Is it allowed to bring food into the reading room?", False),
+        ("Does it apply to DVDs?", True),
     ],
 )
 def test_what_marks_a_follow_up(question: str, follows: bool) -> None:
