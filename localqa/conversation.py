@@ -374,9 +374,12 @@ def checked_terms(text: str) -> list[str]:
 def from_nowhere(standalone: str, question: str, turns: Sequence[Turn]) -> list[str]:
     """The names, years, identifiers and figures of `standalone` that neither `question` nor an
     earlier turn (its question, its standalone form, its shown answer) holds."""
-    known_text = " ".join([question, *(t for turn in turns for t in turn.texts())])
-    known = {words.fold(w) for w in words.ALNUM.findall(known_text)}
-    known |= {words.fold(t) for t in checked_terms(known_text)}
+    # What the conversation holds, word by word (a name's words, an identifier's and a figure's
+    # pieces) and its years inside tokens ("FY2017"): no name rule is needed on this side.
+    known: set[str] = set()
+    for text in (question, *(t for turn in turns for t in turn.texts())):
+        known |= {words.fold(w) for w in words.ALNUM.findall(text)}
+        known |= {m.group(1) for m in words.YEAR.finditer(text)}
     missing = []
     for term in checked_terms(standalone):
         pieces = [words.fold(p) for p in words.ALNUM.findall(term)] or [words.fold(term)]
