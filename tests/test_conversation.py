@@ -233,3 +233,29 @@ def test_a_bad_question_in_a_chat_is_an_error_line_and_the_chat_goes_on(library_
     assert result.exit_code == 0
     assert "Error:" in result.output and "45 minutes" in result.output
     assert "Traceback" not in result.output
+
+
+def test_eval_scores_a_conversation_suite_turn_by_turn(library_db: Path, tmp_path: Path) -> None:
+    """The sample library's conversations with the extractive baseline: every rewrite as written
+    in the suite, no word from nowhere, no leak, nothing unverified shown."""
+    repo = Path(__file__).resolve().parent.parent
+    saved = tmp_path / "run.json"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            str(repo / "evals" / "conversations" / "library"),
+            "--model",
+            "extractive",
+            "--db",
+            str(library_db),
+            "--save",
+            str(saved),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Understood as (rule): What is the loan limit for EQ-502?" in result.output
+    totals = json.loads(saved.read_text())["totals"]
+    assert totals["rewrites_correct"]["numerator"] == totals["rewrites_correct"]["denominator"] > 0
+    assert totals["from_nowhere"] == 0
+    assert totals["cases"]["leaks"] == 0 and totals["cases"]["unverified_shown"] == 0
