@@ -25,6 +25,7 @@ from localqa.settings import (
     SEARCH_K,
     AnswerSettings,
     RetrievalSettings,
+    Settings,
 )
 from localqa.shapes import (
     ask_json,
@@ -645,6 +646,7 @@ def ask(
             payload["parts"][index]["image"] = image
         if verbose:
             payload["retrieval_seconds"] = asked.retrieval_seconds
+        payload["rewrite"] = None  # a single question is asked as it stands ('localqa chat' rewrites)
         click.echo(json.dumps(payload, indent=2))
     else:
         baseline = "" if model.is_language_model else " (a baseline: no language model)"
@@ -672,6 +674,121 @@ def ask(
     faults = {p.answer.reason for p in asked.parts if p.answer.model_failed and p.answer.reason}
     if faults:
         say([f"Error: {fault}" for fault in sorted(faults)], err=True)
+        sys.exit(1)
+
+
+@cli.command()
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="NAME",
+    help="As 'ask --model'. A language model also rewrites a follow-up the rules cannot decide.",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(*ASK_K),
+    default=ANSWERING.k,
+    show_default=True,
+    help="Passages per part whose sentences are ranked (as 'ask -k').",
+)
+@retriever_option
+@documents_option
+@caller_options
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per turn (JSON Lines).")
+@fail_cleanly
+def chat(
+    model_spec: str | None,
+    k: int,
+    retriever: str,
+    documents: tuple[str, ...],
+    as_of: date,
+    role: str,
+    tenant: str,
+    db: Db,
+    as_json: bool,
+) -> None:
+    """A conversation: each line read is a question; a follow-up ("And EQ-502?", "What about
+    FY2018?", "Why?") is rewritten into a standalone question, shown as 'Understood as: ...', and
+    answered exactly as 'ask' answers it, with the same caller, date and --doc scope.
+
+    The rewrite uses only names, years, identifiers and figures of the conversation so far (its
+    questions and shown answers). Type /new to start a new conversation; end with Ctrl-D. With
+    --json each turn is ask's JSON with a "rewrite" record. Reads stdin line by line, so a file
+    of questions can be piped in.
+    """
+    from localqa.conversation import MAX_QUESTION_CHARS, Conversation, rewrite, turn_of
+    from localqa.library import Library
+    from localqa.models import get_model
+
+    caller = Caller(role=role, tenant=tenant)
+    model = get_model(model_spec)
+    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k})
+    conversation = Conversation(caller, documents)
+    prompt = sys.stdin.isatty() and not as_json
+    failed = False
+    with Library(db) as library:
+        while True:
+            if prompt:
+                click.echo("> ", nl=False, err=True)
+            line = sys.stdin.readline()
+            if not line:
+                break
+            question = line.strip()
+            if not question:
+                continue
+            if len(question) > MAX_QUESTION_CHARS:
+                say(
+                    f"Error: a question is at most {MAX_QUESTION_CHARS} characters; ask something shorter",
+                    err=True,
+                )
+                continue
+            if question == "/new":
+                conversation = Conversation(caller, documents)
+                if not as_json:
+                    say("(new conversation)")
+                continue
+            rewritten = rewrite(question, conversation.turns, caller, model, library.settings.answering)
+            try:
+                asked = library.answer(
+                    rewritten.standalone,
+                    as_of=as_of,
+                    caller=caller,
+                    model=model,
+                    settings=settings,
+                    documents=documents,
+                )
+            except QuestionError as error:  # one bad question does not end the conversation
+                say(f"Error: {error}", err=True)
+                continue
+            answers = [p.answer for p in asked.parts]
+            conversation.add(turn_of(rewritten, caller, answers))
+            failed = failed or any(a.model_failed for a in answers)
+            if as_json:
+                payload = ask_json(
+                    [p.result for p in asked.parts],
+                    answers,
+                    as_of,
+                    caller,
+                    (asked.backend, asked.model),
+                    documents,
+                )
+                payload["rewrite"] = rewritten.record()
+                click.echo(json.dumps(payload))
+                continue
+            lines = []
+            if rewritten.rewritten:
+                lines.append(f"Understood as: {rewritten.standalone}")
+            if rewritten.refused:
+                lines.append(f"(the model's rewrite was not used: {rewritten.refused})")
+            for number, part in enumerate(asked.parts, start=1):
+                lines += [
+                    *printed.part_head(number, part.result),
+                    *printed.answer_lines(part.result, part.answer),
+                ]
+            say([*lines, ""])
+    if failed:
         sys.exit(1)
 
 
@@ -788,6 +905,16 @@ def evaluate(
 
     if model_spec and answers_path:
         raise click.UsageError("choose --model (answer now) or --answers (grade recorded answers), not both")
+    from localqa.evaluate.conversations import is_conversation_suite
+
+    if is_conversation_suite(suite_path):
+        if answers_path or coverage or compare_path or report_path:
+            raise click.UsageError(
+                "a conversation suite is scored turn by turn; use it without --answers, --coverage, "
+                "--compare and --report"
+            )
+        _evaluate_conversations(suite_path, model_spec, save_path, k, chunking, retriever, db, as_json)
+        return
     suite = load_suite(suite_path)
     settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k, "chunking": chunking})
     if coverage:
@@ -832,6 +959,39 @@ def evaluate(
             err=True,
         )
     if run.gates_failed or run.model_errors:
+        sys.exit(1)
+
+
+def _evaluate_conversations(
+    suite_path: Path,
+    model_spec: str | None,
+    save_path: Path | None,
+    k: int,
+    chunking: str,
+    retriever: str,
+    db: Db,
+    as_json: bool,
+) -> None:
+    """`localqa eval` of a conversation suite (conversations.toml): each turn rewritten as
+    `localqa chat` rewrites it, then scored; exit status 1 when a gate fails."""
+    from localqa.evaluate.conversations import gates_failed, load_conversations, run_conversations, summary
+    from localqa.files import write_atomic
+    from localqa.models import get_model
+
+    suite = load_conversations(suite_path)
+    settings = Settings(
+        retrieval=RetrievalSettings.model_validate({"retriever": retriever, "k": k, "chunking": chunking})
+    )
+    model = get_model(model_spec) if model_spec else None
+    run = run_conversations(suite, db=db, settings=settings, model=model)
+    text = run.model_dump_json(indent=2)
+    if save_path:
+        write_atomic(save_path, text + "\n")
+    if as_json:
+        click.echo(text)
+    else:
+        say(summary(run))
+    if gates_failed(run):
         sys.exit(1)
 
 

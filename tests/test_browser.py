@@ -187,6 +187,67 @@ def test_ask_page_in_chromium_shows_three_verified_answers_and_the_highlighted_r
     assert Image.open(target).size[0] >= 1000
 
 
+def test_a_conversation_of_three_turns_shows_the_follow_up_understood_and_highlighted_in_chromium(
+    server: str, browser: object
+) -> None:
+    """Three turns on the ask page: the second, a follow-up ("And EQ-502?"), shows the line it was
+    understood as, and its quote (the EQ-502 row) is highlighted on its page image; every earlier
+    turn stays above the next."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver: WebDriver = browser  # type: ignore[assignment]
+    wait = WebDriverWait(driver, 120)
+    driver.get(f"{server}/ask")
+    for turn, question in enumerate(
+        ["What is the loan limit for EQ-314?", "And EQ-502?", "How many days does a standard book loan last?"]
+    ):
+        box = driver.find_element(By.ID, "question")
+        box.clear()
+        box.send_keys(question)
+        driver.execute_script("arguments[0].value = '2026-11-14'", driver.find_element(By.NAME, "as_of"))
+        driver.find_element(By.CSS_SELECTOR, "form.query button[type=submit]").click()
+        wait.until(lambda d: d.find_elements(By.ID, "done"))
+        assert len(driver.find_elements(By.CSS_SELECTOR, "section.turn")) == turn
+        if turn == 1:
+            understood = driver.find_element(By.CSS_SELECTOR, "#understood input[name=question]")
+            assert understood.get_attribute("value") == "What is the loan limit for EQ-502?"
+            part = driver.find_element(By.CSS_SELECTOR, ".answers article.part.verified")
+            assert "EQ-502" in part.find_element(By.CSS_SELECTOR, "blockquote.quote").text
+            image = part.find_element(By.CSS_SELECTOR, ".page-image img")
+            wait.until(
+                lambda d, image=image: d.execute_script(
+                    "return arguments[0].complete && arguments[0].naturalWidth", image
+                )
+            )
+            driver.execute_script("arguments[0].scrollIntoView()", image)
+            left, top, width, _ = driver.execute_script(
+                "const i = arguments[0]; return [i.clientLeft, i.clientTop, i.clientWidth, i.clientHeight];",
+                image,
+            )
+            with pymupdf.open(REPO / "pdfs" / "equipment-policy-2026-11-01.pdf") as document:
+                page_width = document[0].rect.width
+                row = document[0].find_tables().tables[0].rows[5].bbox  # EQ-502, data row 5
+                assert "EQ-502" in document[0].get_textbox(row)
+            scale = width / page_width
+            row_pixels = (
+                left + row[0] * scale,
+                top + row[1] * scale,
+                left + row[2] * scale,
+                top + row[3] * scale,
+            )
+            found = mask(image.screenshot_as_png)
+            assert share_inside(found, row_pixels) > 0.4
+            assert stray_pixels(found, [row_pixels], margin=3) == 0
+    # The third turn changed the subject: asked as it stands, no "Understood as" line for it.
+    assert not driver.find_elements(By.ID, "understood")
+    earlier = driver.find_elements(By.CSS_SELECTOR, "section.turn")
+    assert "Understood as" in earlier[1].text and "EQ-502" in earlier[1].text
+    driver.find_element(By.ID, "new-conversation").click()
+    wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "section.turn"))
+
+
 # --- another web page cannot read the server ----------------------------------------------------
 
 STAFF = "staff-procedures.pdf"

@@ -16,11 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localqa import show
 from localqa.answering import quote_check
+from localqa.conversation import Turn, turn_of
 from localqa.library import VisiblePage
+from localqa.serve.conversations import MAX_TURNS, Conversations, rewritten
 from localqa.serve.errors import HttpError
 from localqa.serve.params import MAX_QUESTION_BYTES, AsOf, as_of_date, check_size
-from localqa.serve.security import GATE, Who
-from localqa.serve.state import ConfigDep, LibraryDep, ModelsDep
+from localqa.serve.security import GATE, Visitor, Who
+from localqa.serve.state import ConfigDep, ConversationsDep, LibraryDep, ModelsDep
 from localqa.settings import ASK_K, SEARCH_K
 from localqa.shapes import ask_json, document_json, search_json
 
@@ -45,9 +47,14 @@ class SearchQuery(BaseModel):
 
 
 class AskQuery(SearchQuery):
-    """The body of POST /api/ask: `k` is the passages the model sees, as `ask -k`."""
+    """The body of POST /api/ask: `k` is the passages the model sees, as `ask -k`. A follow-up
+    gives the earlier questions (`turns`, oldest first: only questions, never answers, are taken
+    from a client) or a `conversation` the server keeps ("new" starts one; the reply names its
+    id), not both."""
 
     k: int | None = Field(default=None, ge=ASK_K.least, le=ASK_K.most)
+    turns: list[str] = Field(default_factory=list, max_length=MAX_TURNS)
+    conversation: str | None = Field(default=None, max_length=64)
 
 
 Shape = TypeVar("Shape", bound=SearchQuery)
@@ -102,11 +109,14 @@ def ask(
     who: Who,
     library: LibraryDep,
     models: ModelsDep,
+    conversations: ConversationsDep,
 ) -> JSONResponse:
     as_of = as_of_date(query.as_of)
     model = models.get(query.model)
+    earlier, key = _earlier(query, who, conversations)
+    made = rewritten(query.question, earlier, who.caller, model, models.call, models.settings)
     results = library.search(
-        query.question,
+        made.standalone,
         as_of=as_of,
         caller=who.caller,
         parts=query.parts,
@@ -119,11 +129,28 @@ def ask(
         for result in results
     ]
     payload = ask_json(results, answers, as_of, who.caller, (model.backend, model.name), query.documents)
+    # A question asked alone is recorded as `ask --json` records it: no rewrite.
+    payload["rewrite"] = made.record() if query.turns or key is not None else None
+    if key is not None:
+        conversations.add(key, who.user, turn_of(made, who.caller, answers))
+        payload["conversation"] = key
     faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
     if faults:
         payload["error"] = "; ".join(faults)
         return JSONResponse(payload, status_code=502)
     return JSONResponse(payload)
+
+
+def _earlier(query: AskQuery, who: Visitor, conversations: Conversations) -> tuple[list[Turn], str | None]:
+    """The turns a follow-up carries from, and the server-kept conversation it joins (None: none)."""
+    if query.turns and query.conversation:
+        raise HttpError(400, "give the earlier turns or a conversation id, not both")
+    check_size(*query.turns)
+    if query.conversation is None:
+        return [Turn(q, q, who.caller) for q in query.turns], None
+    if query.conversation == "new":
+        return [], conversations.start(who.user, who.caller)
+    return list(conversations.get(query.conversation, who.user, who.caller).turns), query.conversation
 
 
 @router.get("/documents")

@@ -19,6 +19,7 @@ from localqa.errors import (
 )
 from localqa.library import PageNotFoundError
 from localqa.scope import UnknownDocumentError
+from localqa.serve.conversations import UnknownConversationError
 from localqa.serve.state import served
 
 
@@ -34,7 +35,7 @@ class HttpError(Exception):
 
 def status_of(error: LocalQAError) -> int:
     """The HTTP status that fits a domain error."""
-    if isinstance(error, PageNotFoundError | UnknownDocumentError):
+    if isinstance(error, PageNotFoundError | UnknownDocumentError | UnknownConversationError):
         return 404
     if isinstance(error, QuestionError | UnknownModelError):
         return 400

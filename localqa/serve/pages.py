@@ -17,12 +17,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from jinja2 import Environment
 
 from localqa.computing import substituted
+from localqa.conversation import Rewrite, Turn, turn_of
 from localqa.library import Library, ListedDocument
 from localqa.printed import describe_value
+from localqa.serve.conversations import rewritten
 from localqa.serve.errors import HttpError
 from localqa.serve.params import AsOf, check_size
 from localqa.serve.security import GATE, Visitor, Who
-from localqa.serve.state import ConfigDep, LibraryDep, ModelsDep, TemplatesDep
+from localqa.serve.state import ConfigDep, ConversationsDep, LibraryDep, ModelsDep, TemplatesDep
 from localqa.text import squash
 from localqa.types import Answer, Candidate, Location, PartResult
 
@@ -52,24 +54,46 @@ def ask(
     library: LibraryDep,
     models: ModelsDep,
     templates: TemplatesDep,
+    conversations: ConversationsDep,
     question: str = "",
     model: str | None = None,
     doc: Documents = (),
+    conversation: str = "",
+    as_is: bool = False,
 ) -> Response:
+    """The ask page: one conversation. Each question is a turn of it (a new one starts when none
+    is named); a follow-up is rewritten and shown ("Understood as ..."), and that line can be
+    edited and asked as it stands (`as_is`)."""
     chosen = model or models.default
+    check_size(question, conversation, *doc)
+    earlier: list[Turn] = []
+    views: list[dict[str, Any]] = []
+    if conversation:
+        kept = conversations.get(conversation, who.user, who.caller)
+        earlier, views = list(kept.turns), list(kept.views)
     form = {
-        "question": question,
+        "question": "",
         "as_of": as_of.isoformat(),
         "model": chosen,
         "choices": models.choices(),
         "picker": _picker(library, as_of, who, doc),
+        "conversation": conversation,
     }
     if not question.strip():
-        return _page(templates, "ask.html", request, who, form=form, streaming=False)
-    check_size(question, *doc)
+        return _page(templates, "ask.html", request, who, form=form, streaming=False, earlier=views)
     answer_model = models.get(chosen)
+    if not conversation:
+        conversation = form["conversation"] = conversations.start(who.user, who.caller)
+    if as_is:
+        made = Rewrite(question, question, "edited")
+    else:
+        made = rewritten(question, earlier, who.caller, answer_model, models.call, models.settings)
     results = library.search(
-        question, as_of=as_of, caller=who.caller, settings=library.settings.for_answering(), documents=doc
+        made.standalone,
+        as_of=as_of,
+        caller=who.caller,
+        settings=library.settings.for_answering(),
+        documents=doc,
     )
 
     def stream() -> Iterator[str]:
@@ -79,20 +103,36 @@ def ask(
             operator=who.operator,
             form=form,
             streaming=True,
+            earlier=views,
+            turn=_turn_view(made, []),
             model=answer_model,
             parts=len(results),
             retriever=results[0].retriever if results else "none",
         )
+        answers: list[Answer] = []
+        shown: list[PartView] = []
         for number, result in enumerate(results, start=1):
             answer = models.answer(
                 library, result, answer_model, as_of=as_of, caller=who.caller, documents=doc
             )
-            yield templates.get_template("part.html").render(
-                part=_part_view(number, result, answer, as_of, len(results))
-            )
-        yield templates.get_template("ask_end.html").render()
+            answers.append(answer)
+            part = _part_view(number, result, answer, as_of, len(results))
+            shown.append(replace(part, candidates=[]))
+            yield templates.get_template("part.html").render(part=part)
+        conversations.add(conversation, who.user, turn_of(made, who.caller, answers), _turn_view(made, shown))
+        yield templates.get_template("ask_end.html").render(form=form)
 
     return StreamingResponse(stream(), media_type="text/html; charset=utf-8")
+
+
+def _turn_view(made: Rewrite, parts: list[PartView]) -> dict[str, Any]:
+    """What the page shows of a turn: what was typed, what it was understood as, its parts."""
+    return {
+        "question": made.question,
+        "understood_as": made.standalone,
+        "rewritten": made.rewritten,
+        "parts": parts,
+    }
 
 
 @router.get("/search", response_model=None)

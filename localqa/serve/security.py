@@ -57,6 +57,9 @@ class Visitor:
 
     caller: Caller
     operator: bool  # may see the evaluation page
+    # Whose conversations these are: the users file's token hash, or "local" for the one caller of
+    # a server without a users file.
+    user: str = "local"
 
 
 def same_origin_only(request: Request, config: ConfigDep) -> None:
@@ -84,7 +87,7 @@ def signed_in(request: Request, config: ConfigDep, _: Annotated[None, Depends(sa
             "sign in: send 'Authorization: Bearer TOKEN' with a token from the users file",
             {"WWW-Authenticate": 'Basic realm="localqa", charset="UTF-8"'},
         )
-    return Visitor(user.caller, user.operator)
+    return Visitor(user.caller, user.operator, user.token_sha256)
 
 
 # A route's visitor (the gate has already run: FastAPI solves `signed_in` once per request).

@@ -19,6 +19,7 @@ from localqa.library import Library
 from localqa.models import backends, default_spec, get_model
 from localqa.models.base import AnswerModel
 from localqa.serve.auth import User
+from localqa.serve.conversations import Conversations
 from localqa.settings import Settings
 from localqa.store import Db
 from localqa.terminal import visible_in_page
@@ -96,6 +97,7 @@ class Served:
     library: Library
     models: Models
     templates: Environment
+    conversations: Conversations = field(default_factory=Conversations)
 
     @classmethod
     def open(cls, config: ServeConfig) -> Served:
@@ -138,7 +140,12 @@ def _templates(request: Request) -> Environment:
     return served(request).templates
 
 
+def _conversations(request: Request) -> Conversations:
+    return served(request).conversations
+
+
 ConfigDep = Annotated[ServeConfig, Depends(_config)]
 LibraryDep = Annotated[Library, Depends(_library)]
 ModelsDep = Annotated[Models, Depends(_models)]
 TemplatesDep = Annotated[Environment, Depends(_templates)]
+ConversationsDep = Annotated[Conversations, Depends(_conversations)]
