@@ -33,6 +33,8 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
         else:
             lines = value_lines(answer.value) if answer.value else []
             lines += [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
+            if answer.figure_note:  # the quote stands; the figure asked for could not be computed
+                lines.append(f"   ({answer.figure_note})")
         if answer.other_evidence:
             lines.append("   Other evidence (other documents also match; check for a conflict):")
             lines += [f"     · {location.describe()}" for location in answer.other_evidence]
@@ -50,6 +52,8 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
 def value_lines(value: Value) -> list[str]:
     """`Answer: 45 minutes`; a table cell with its row, column and scale; a derived figure with its
     expression written out in the operands' values, and each operand's quote and citation."""
+    if value.comparison is not None:
+        return comparison_lines(value)
     if not value.derived:
         return [f"   Answer: {describe_value(value)}"]
     from localqa.computing import substituted  # a search never needs it
@@ -59,7 +63,43 @@ def value_lines(value: Value) -> list[str]:
         f"   Answer: {describe_value(value)} = {substituted(value)}",
         f"   Computed by localqa from {len(operands)} verified figure(s), each a span of the passage quoted:",
     ]
-    for operand in operands:
+    lines += _operand_lines(value)
+    return lines
+
+
+def comparison_head(value: Value) -> str:
+    """A comparison in one line: `declined — operating margin 36.82 % (FY2021) → 34.63 % (FY2022)`."""
+    comparison = value.comparison
+    assert comparison is not None
+    figures = " → ".join(f"{f.text} ({f.column})" if f.column else f.text for f in comparison.figures)
+    return (
+        f"{comparison.direction} — {value.row} {figures}"
+        if value.row
+        else f"{comparison.direction} — {figures}"
+    )
+
+
+def comparison_lines(value: Value) -> list[str]:
+    """A comparison: its direction and figures, the rule it was judged by, then each figure with
+    its expression written out and its operands' quotes and citations."""
+    from localqa.computing import substituted  # a search never needs it
+
+    comparison = value.comparison
+    assert comparison is not None
+    lines = [
+        f"   Answer: {comparison_head(value)}",
+        f"   (rule: {comparison.rule})",
+        f"   Compared by localqa: {len(comparison.figures)} figure(s), each computed from verified spans:",
+    ]
+    for figure in comparison.figures:
+        lines.append(f"   {figure.column or ''}: {figure.text} = {substituted(figure)}")
+        lines += _operand_lines(figure)
+    return lines
+
+
+def _operand_lines(value: Value) -> list[str]:
+    lines = []
+    for operand in value.operands or ():
         lines.append(f"     {describe_value(operand.value)}")
         lines.append(f'       "{operand.quote}"')
         lines.append(f"       — {operand.citation.describe()}")

@@ -419,6 +419,26 @@ class Operand(Frozen):
         }
 
 
+class Comparison(Frozen):
+    """A comparison computed in code (`localqa.comparing`): a figure at each period (or for each
+    item) the part compares, in the order compared, each labelled by its `column` ("FY2021"), and
+    the direction their numbers give under `rule` (said to the reader: "higher is better for a
+    margin"). `direction` is "improved", "declined", "increased", "decreased" or "unchanged" across
+    periods; "higher", "lower" or "equal" for the first item against the second; "positive",
+    "negative" or "zero" for the sign of one figure."""
+
+    direction: str
+    rule: str
+    figures: tuple[Value, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "rule": self.rule,
+            "figures": [f.as_json() for f in self.figures],
+        }
+
+
 class Value(Frozen):
     """The value an answer gives: a span of its verified quote (a number with its unit, a date, a
     duration, a name, a list), or for a table row the cell at the row and column asked about; or
@@ -439,6 +459,9 @@ class Value(Frozen):
     column: str | None = None
     operands: tuple[Operand, ...] | None = None
     expression: str | None = None
+    # A comparison the value is the last figure of (`Comparison`): each figure compared, and the
+    # direction computed from them.
+    comparison: Comparison | None = None
 
     @property
     def derived(self) -> bool:
@@ -454,6 +477,7 @@ class Value(Frozen):
             "column": self.column,
             "operands": None if self.operands is None else [o.as_json() for o in self.operands],
             "expression": self.expression,
+            "comparison": self.comparison.as_json() if self.comparison else None,
         }
 
 
@@ -473,6 +497,9 @@ class Answer(Frozen):
     # What the quote answers, when the part asks for one (`localqa.values`): a span of the quote,
     # a table cell, or a figure derived from verified operands. Never on a refusal.
     value: Value | None = None
+    # Why the figure the part asks for was not computed ("no figure computed: the evidence gives
+    # FY2022 operating income but not ..."), said beside the part's verified quote, which stands.
+    figure_note: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
@@ -485,6 +512,7 @@ class Answer(Frozen):
             or self.citation is not None
             or self.other_evidence
             or self.value is not None
+            or self.figure_note is not None
         ):
             raise ValueError(
                 f"a {self.outcome.value} answer has a reason and no quote, citation, value or evidence"
@@ -522,6 +550,7 @@ class Answer(Frozen):
             "citation": self.citation.model_dump(mode="json") if self.citation else None,
             "reason": self.reason,
             "value": self.value.as_json() if self.value else None,
+            "figure_note": self.figure_note,
             "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
             "selection": self.selection.as_json() if self.selection else None,
             "coverage": self.coverage.model_dump(mode="json") if self.coverage else None,
@@ -529,3 +558,4 @@ class Answer(Frozen):
 
 
 Operand.model_rebuild()
+Comparison.model_rebuild()

@@ -295,6 +295,8 @@ def _answer_with_model(
 
 def _citations(citation: Location | None, value: Value | None) -> list[Location]:
     operands = value.operands if value is not None and value.operands is not None else ()
+    compared = value.comparison.figures if value is not None and value.comparison else ()
+    operands = (*operands, *(o for figure in compared for o in figure.operands or ()))
     return [c for c in (citation, *(o.citation for o in operands)) if c is not None]
 
 

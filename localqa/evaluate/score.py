@@ -12,6 +12,7 @@ from typing import Literal
 
 from localqa.answering import quote_check
 from localqa.catalog import visible_labels
+from localqa.comparing import comparison_check
 from localqa.computing import figure_check
 from localqa.evaluate.expected_value import judge
 from localqa.evaluate.suite import Case, Expect
@@ -222,7 +223,11 @@ def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) ->
     problem = figure_check(value, quote or "")
     if problem is not None:
         return f"{value.text!r}: {problem.value}"
-    for operand in value.operands or ():
+    compared = comparison_check(value)
+    if compared is not None:
+        return f"{value.text!r}: {compared}"
+    figures = value.comparison.figures if value.comparison else ()
+    for operand in [o for v in (value, *figures) for o in v.operands or ()]:
         text = text_at(operand.citation)
         if text is None or quote_check(operand.quote, text, operand.citation.kind) is not None:
             return f"{value.text!r}: operand {operand.name} is not quoted from {operand.citation.brief()}"

@@ -18,7 +18,7 @@ from jinja2 import Environment
 
 from localqa.computing import substituted
 from localqa.library import Library, ListedDocument
-from localqa.printed import describe_value
+from localqa.printed import comparison_head, describe_value
 from localqa.serve.errors import HttpError
 from localqa.serve.params import AsOf, check_size
 from localqa.serve.security import GATE, Visitor, Who
@@ -207,6 +207,7 @@ class PartView:
     value: str | None = None  # the answer's value in words (`printed.describe_value`)
     figure: str | None = None  # a derived value's expression written in its operands' values
     operands: list[dict[str, str]] = field(default_factory=list)  # their values, quotes, citations
+    rule: str | None = None  # a comparison's rule ("higher is better for ...")
 
 
 def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, total: int) -> PartView:
@@ -242,6 +243,20 @@ def _value_view(answer: Answer) -> dict[str, Any]:
     value = answer.value
     if value is None:
         return {}
+    if value.comparison is not None:
+        return {
+            "value": comparison_head(value),
+            "rule": value.comparison.rule,
+            "operands": [
+                {
+                    "value": f"{figure.column}: {describe_value(o.value)}",
+                    "quote": o.quote,
+                    "where": o.citation.describe(),
+                }
+                for figure in value.comparison.figures
+                for o in figure.operands or ()
+            ],
+        }
     if not value.derived:
         return {"value": describe_value(value)}
     return {
