@@ -31,6 +31,14 @@ from localqa.types import Comparison, Value
 # has/did ... changed/compare" part asks for one of these; "what is the change in X" asks for a
 # figure (`localqa.figures`).
 ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "judge",
+        re.compile(
+            r"\b(?:healthy|strong|weak|sufficient|adequate|sound|solvent|safe|comfortable|liquid|"
+            r"capital[- ]intensive)\b",
+            re.I,
+        ),
+    ),
     ("sign", re.compile(r"\b(?:positive|negative)\b|\bnet\s+loss\b|\bprofitable\b|\bin\s+deficit\b", re.I)),
     ("improve", re.compile(r"\bimprov\w*|\bdeteriorat\w*|\bworsen\w*|\bweaken\w*|\bstrengthen\w*", re.I)),
     (
@@ -55,12 +63,13 @@ DEFAULT_BETTER_UNITS = ("%", "ratio")
 class ComparisonPlan:
     """The figures a comparison computes, in the order compared, with their labels."""
 
-    kind: str  # "sign", "improve" or "change" (`ASKS`)
+    kind: str  # "judge", "sign", "improve" or "change" (`ASKS`)
     what: str  # the figure as the part names it
     figures: tuple[figures.FigurePlan, ...]
     labels: tuple[str, ...]  # "FY2021", "FY2022"
     better: str | None  # "higher" or "lower": which figure is the better one, when a rule says
     rule: str  # the rule the direction is given under, said to the reader
+    threshold: float | None = None  # a judgment's rule of thumb (the glossary's)
 
 
 def asked_kind(part: str) -> str | None:
@@ -83,7 +92,7 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
         return None
     at = (
         [years[-1]]
-        if kind == "sign"
+        if kind in ("sign", "judge")
         else [years[0], years[-1]]
         if len(years) > 1
         else [years[0] - 1, years[0]]
@@ -97,8 +106,17 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
     what = found[-1][0] if found[-1] else ""
     metric = figures.metric_of(found[-1], terms) if found[-1] else None
     better, rule = _rule(kind, what, metric.better if metric else None, metric.unit if metric else None)
+    threshold = None
+    if kind == "judge":
+        # A verdict only where the glossary states a rule of thumb with its source; otherwise the
+        # figure the judgment rests on, alone (`compared`): the judgment is the reader's.
+        threshold = metric.threshold if metric else None
+        source = metric.threshold_source if metric else None
+        rule = (
+            f"the {threshold} the glossary uses for a {what} ({source})" if threshold else "no rule of thumb"
+        )
     return ComparisonPlan(
-        kind, what, tuple(p for p in planned if p), tuple(f"FY{y}" for y in at), better, rule
+        kind, what, tuple(p for p in planned if p), tuple(f"FY{y}" for y in at), better, rule, threshold
     )
 
 
@@ -116,13 +134,16 @@ def _rule(kind: str, what: str, glossary_better: str | None, unit: str | None) -
 
 
 def compared(plan: ComparisonPlan, computed: list[Value]) -> Value:
-    """The last figure, carrying the comparison of all of them (each labelled by its period)."""
+    """The last figure, carrying the comparison of all of them (each labelled by its period); a
+    judgment no rule of thumb decides is its figure alone."""
     labelled = tuple(
         _as_written(v).model_copy(update={"column": label})
         for v, label in zip(computed, plan.labels, strict=True)
     )
-    direction = direction_of(plan.kind, plan.better, [v.number for v in labelled])
-    comparison = Comparison(direction=direction, rule=plan.rule, figures=labelled)
+    if plan.kind == "judge" and plan.threshold is None:
+        return labelled[-1].model_copy(update={"row": plan.what})
+    direction = direction_of(plan.kind, plan.better, [v.number for v in labelled], plan.threshold)
+    comparison = Comparison(direction=direction, rule=plan.rule, figures=labelled, threshold=plan.threshold)
     return labelled[-1].model_copy(update={"comparison": comparison, "row": plan.what})
 
 
@@ -139,13 +160,20 @@ def _as_written(value: Value) -> Value:
     return value.model_copy(update={"text": f"{number:,f}", "number": float(number)})
 
 
-def direction_of(kind: str, better: str | None, numbers: list[float | None]) -> str:
-    """The direction the figures' numbers (as shown) give: the sign of the last for a sign
-    question; else the last against the first, as improved/declined under a rule of which is
-    better, or increased/decreased."""
+def direction_of(
+    kind: str, better: str | None, numbers: list[float | None], threshold: float | None = None
+) -> str:
+    """The direction the figures' numbers (as shown) give: the last against a rule of thumb for a
+    judgment, its sign for a sign question; else the last against the first, as improved/declined
+    under a rule of which is better, or increased/decreased."""
     if any(n is None for n in numbers) or not numbers:
         raise ValueError("a comparison compares numbers")
     last = Decimal(str(numbers[-1]))
+    if kind == "judge":
+        if threshold is None:
+            raise ValueError("a judgment needs a rule of thumb")
+        bar = Decimal(str(threshold))
+        return "above" if last > bar else "below" if last < bar else "at"
     if kind == "sign":
         return "positive" if last > 0 else "negative" if last < 0 else "zero"
     first = Decimal(str(numbers[0]))
@@ -157,6 +185,9 @@ def direction_of(kind: str, better: str | None, numbers: list[float | None]) -> 
 
 
 KIND_OF_DIRECTION = {
+    "above": "judge",
+    "below": "judge",
+    "at": "judge",
     "positive": "sign",
     "negative": "sign",
     "zero": "sign",
@@ -195,6 +226,8 @@ def comparison_check(value: Value) -> str | None:
     if kind == "improve":
         # Either rule gives one of the two directions; the figures give which rule was used.
         better = "higher" if comparison.rule.startswith("higher") else "lower"
-    if direction_of(kind, better, numbers) != comparison.direction:
+    if kind == "judge" and comparison.threshold is None:
+        return "a verdict without a rule of thumb"
+    if direction_of(kind, better, numbers, comparison.threshold) != comparison.direction:
         return f"the figures do not give {comparison.direction!r}"
     return None

@@ -43,6 +43,30 @@ def derive(
     model: AnswerModel,
     settings: AnswerSettings,
 ) -> Answer:
+    """`answer` with the figure or comparison the part asks for (`_derived`); and a part that asks
+    for a ratio, a margin or a turnover no figure was computed for keeps its quote without the
+    amount of money the quote states as its value: that amount is not the ratio asked for."""
+    derived = _derived(library, result, answer, context, documents, model, settings)
+    value = derived.value
+    if value is None or value.derived or not figures.asks_a_ratio(result.question):
+        return derived
+    if not figures.is_amount(value) or figures.asks_a_ratio(value.row or ""):  # a ratio's own row
+        return derived
+    note = (
+        derived.figure_note or "no figure computed: no glossary entry or shape decomposes the ratio asked for"
+    )
+    return derived.model_copy(update={"value": None, "figure_note": note})
+
+
+def _derived(
+    library: Library,
+    result: PartResult,
+    answer: Answer,
+    context: IndexContext,
+    documents: Sequence[str],
+    model: AnswerModel,
+    settings: AnswerSettings,
+) -> Answer:
     """`answer` (the part's quote) with the figure or the comparison the part asks for, when it asks
     for one and it can be computed. A figure that cannot be computed never silences the quote: a
     verified quote stands with the reason beside it (`Answer.figure_note`); a part with no verified
@@ -76,7 +100,7 @@ def derive(
     if comparison is not None:
         value = comparing.compared(comparison, [c.value for c in computed if c.value is not None])
         first = (value.operands or ())[0]
-        shown = value if comparing.comparison_check(value) is None else None
+        shown = checked(value, first.quote) if comparing.comparison_check(value) is None else None
     else:
         assert figure is not None and computed[0].value is not None
         value = computed[0].value

@@ -28,6 +28,7 @@ from localqa.glossary import Glossary, Item, Metric, contains, fold, glossary, n
 from localqa.models.base import AnswerRequest
 from localqa.sentences import asks_yes_or_no
 from localqa.settings import AnswerSettings
+from localqa.types import Value
 
 # --- the plan -------------------------------------------------------------------------------------
 
@@ -183,6 +184,27 @@ def not_a_quantity(part: str) -> str | None:
 def asks_quantity(part: str) -> bool:
     """Whether a part may ask for a quantity: a number, a ratio, a change, a direction of one."""
     return not_a_quantity(part) is None
+
+
+# A part that asks for a ratio, a margin, a turnover or a rate: its value is a computed figure or
+# a percentage its quote states, never an amount of money the quote gives ("cash ratio": "$ 9,889").
+_ASKS_A_RATIO = re.compile(
+    r"\b(?:ratio|margin|turnover|coverage|multiple|conversion|intensity|rate|return\s+on|yield)s?\b",
+    re.IGNORECASE,
+)
+_CURRENCY_UNITS = frozenset({"USD", "EUR", "GBP", "JPY"})
+
+
+def asks_a_ratio(part: str) -> bool:
+    """Whether a part asks for a ratio, a margin, a turnover or a rate (`_ASKS_A_RATIO`)."""
+    return _ASKS_A_RATIO.search(_asking(part)) is not None
+
+
+def is_amount(value: Value) -> bool:
+    """Whether a value is an amount (of money, or in a table's scale), not a ratio or a rate."""
+    if value.number is None or value.unit == "%":
+        return False
+    return value.unit in _CURRENCY_UNITS or value.scale is not None or any(c in value.text for c in "$€£¥")
 
 
 # Words no line item's name holds: a question's own words ("what drove the reduction in an expense

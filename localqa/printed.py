@@ -71,6 +71,8 @@ def comparison_head(value: Value) -> str:
     """A comparison in one line: `declined — operating margin 36.82 % (FY2021) → 34.63 % (FY2022)`."""
     comparison = value.comparison
     assert comparison is not None
+    if comparison.threshold is not None:  # a judgment: "0.80: below the 1.0 the glossary uses for ..."
+        return f"{value.text}: {comparison.direction} {comparison.rule}"
     figures = " → ".join(f"{f.text} ({f.column})" if f.column else f.text for f in comparison.figures)
     return (
         f"{comparison.direction} — {value.row} {figures}"
@@ -88,7 +90,7 @@ def comparison_lines(value: Value) -> list[str]:
     assert comparison is not None
     lines = [
         f"   Answer: {comparison_head(value)}",
-        f"   (rule: {comparison.rule})",
+        *([f"   (rule: {comparison.rule})"] if comparison.threshold is None else []),
         f"   Compared by localqa: {len(comparison.figures)} figure(s), each computed from verified spans:",
     ]
     for figure in comparison.figures:

@@ -424,18 +424,22 @@ class Comparison(Frozen):
     item) the part compares, in the order compared, each labelled by its `column` ("FY2021"), and
     the direction their numbers give under `rule` (said to the reader: "higher is better for a
     margin"). `direction` is "improved", "declined", "increased", "decreased" or "unchanged" across
-    periods; "higher", "lower" or "equal" for the first item against the second; "positive",
-    "negative" or "zero" for the sign of one figure."""
+    periods; "positive", "negative" or "zero" for the sign of one figure; "above", "below" or "at"
+    a rule of thumb's `threshold` for a judgment."""
 
     direction: str
     rule: str
     figures: tuple[Value, ...]
+    # A judgment's rule of thumb (the glossary's, its source said in `rule`): the direction is
+    # "above", "below" or "at" it.
+    threshold: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "direction": self.direction,
             "rule": self.rule,
             "figures": [f.as_json() for f in self.figures],
+            "threshold": self.threshold,
         }
 
 
