@@ -205,6 +205,10 @@ def comparison_check(value: Value) -> str | None:
     comparison = value.comparison
     if comparison is None:
         return None
+    if comparison.direction in ("largest", "smallest"):
+        from localqa.extremes import extreme_check  # an extreme over rows is checked as one
+
+        return extreme_check(value)
     if not comparison.figures:
         return "a comparison of no figures"
     for figure in comparison.figures:

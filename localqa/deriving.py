@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from localqa import comparing, computing, figures, operands
+from localqa import comparing, computing, extremes, figures, operands
 from localqa.answering import checked
 from localqa.errors import ModelError
 from localqa.settings import AnswerSettings
-from localqa.types import Answer, Candidate, PartResult
+from localqa.types import Answer, Candidate, Kind, PartResult
 
 if TYPE_CHECKING:
     from localqa.library import IndexContext, Library
@@ -71,6 +71,9 @@ def _derived(
     for one and it can be computed. A figure that cannot be computed never silences the quote: a
     verified quote stands with the reason beside it (`Answer.figure_note`); a part with no verified
     quote is refused with both reasons. A single line item no row gives keeps its quote as it is."""
+    chosen = extremes.plan(result.question)
+    if chosen is not None:
+        return _extreme(library, result, answer, context, chosen)
     comparison = comparing.plan(result.question)
     figure = None if comparison is not None else figures.plan(result.question)
     if (
@@ -112,6 +115,34 @@ def _derived(
         return _without_figure(answer, "no figure computed: its check failed")
     verified = Answer.verified_quote(first.quote, first.citation)
     return verified.model_copy(update={**kept, "value": shown})
+
+
+def _extreme(
+    library: Library, result: PartResult, answer: Answer, context: IndexContext, chosen: extremes.ExtremePlan
+) -> Answer:
+    """The row with the extreme figure of the table the part's quote (or first table candidate) is
+    a row of, read as the caller may see that page; the part's answer with a note when none."""
+    tables = [answer.citation] if answer.verified and answer.citation else []
+    tables += [c.location for c in result.candidates]
+    at = next((t for t in tables if t.kind is Kind.TABLE and t.table is not None), None)
+    if at is None:
+        return _without_figure(answer, "no extreme computed: the evidence holds no table to compare rows of")
+    from localqa.library import PageNotFoundError  # library imports this module
+
+    try:
+        page = library.page(at.source, at.page, as_of=context.as_of, caller=context.caller)
+    except PageNotFoundError:
+        return _without_figure(answer, "no extreme computed: the table's page is not readable")
+    assert at.table is not None
+    found = extremes.extreme(chosen, extremes.table_rows(page.passages, at.table), at, context)
+    if found is None:
+        return _without_figure(answer, "no extreme computed: fewer than two rows of the table give a figure")
+    value, row = found
+    location = (value.operands or ())[0].citation
+    if extremes.extreme_check(value) is not None or checked(value, row.text) is None:
+        return _without_figure(answer, "no extreme computed: its check failed")
+    verified = Answer.verified_quote(row.text, location)
+    return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": value})
 
 
 def _without_figure(answer: Answer, why: str) -> Answer:

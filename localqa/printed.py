@@ -67,10 +67,15 @@ def value_lines(value: Value) -> list[str]:
     return lines
 
 
+EXTREMES = ("largest", "smallest")  # an extreme over rows (`localqa.extremes`)
+
+
 def comparison_head(value: Value) -> str:
     """A comparison in one line: `declined — operating margin 36.82 % (FY2021) → 34.63 % (FY2022)`."""
     comparison = value.comparison
     assert comparison is not None
+    if comparison.direction in EXTREMES:  # "Corporate bonds: 1,234 — the largest figure of 4 rows ..."
+        return f"{value.row}: {value.text} — {comparison.rule}"
     if comparison.threshold is not None:  # a judgment: "0.80: below the 1.0 the glossary uses for ..."
         return f"{value.text}: {comparison.direction} {comparison.rule}"
     figures = " → ".join(f"{f.text} ({f.column})" if f.column else f.text for f in comparison.figures)
@@ -88,13 +93,15 @@ def comparison_lines(value: Value) -> list[str]:
 
     comparison = value.comparison
     assert comparison is not None
+    extreme = comparison.direction in EXTREMES
     lines = [
         f"   Answer: {comparison_head(value)}",
-        *([f"   (rule: {comparison.rule})"] if comparison.threshold is None else []),
+        *([f"   (rule: {comparison.rule})"] if comparison.threshold is None and not extreme else []),
         f"   Compared by localqa: {len(comparison.figures)} figure(s), each computed from verified spans:",
     ]
     for figure in comparison.figures:
-        lines.append(f"   {figure.column or ''}: {figure.text} = {substituted(figure)}")
+        label = figure.row if extreme else figure.column
+        lines.append(f"   {label or ''}: {figure.text} = {substituted(figure)}")
         lines += _operand_lines(figure)
     return lines
 

@@ -146,6 +146,6 @@ def test_leverage_and_days_outstanding_are_better_lower() -> None:
 
 def test_a_ratio_no_entry_decomposes_is_never_answered_with_an_amount(library: Path) -> None:
     answer = ask(library, "What is Orbit Tools' FY2022 cash burn ratio?")
-    assert answer.value is None or not answer.value.derived and answer.value.unit in (None, "%")
+    assert answer.value is None or (not answer.value.derived and answer.value.unit in (None, "%"))
     if answer.verified:
         assert answer.value is None and answer.figure_note is not None
