@@ -274,3 +274,30 @@ def test_a_direction_the_figures_do_not_give_fails_the_check() -> None:
     assert comparing.comparison_check(last.model_copy(update={"comparison": wrong})) is not None
     verdict = Comparison(direction="above", rule="no source", figures=(last,))
     assert comparing.comparison_check(last.model_copy(update={"comparison": verdict})) is not None
+
+
+def test_pdfqa_counts_quotes_kept_beside_a_figure_note_and_refusals_that_silence_one() -> None:
+    from benchmarks.common import Case
+    from benchmarks.pdfqa import figure_outcomes
+
+    cases = [Case(str(n), "q", "a.pdf", {("a.pdf", 2)}, "answerable") for n in range(4)]
+    cited = {"source": "a.pdf", "page": 2}
+    by_id = {
+        "0": {
+            "verified": True,
+            "citation": cited,
+            "figure_note": "no figure computed: the evidence gives no X",
+        },
+        "1": {"verified": False, "citation": None, "reason": "no figure computed: the evidence gives no X"},
+        "2": {
+            "verified": False,
+            "citation": None,
+            "reason": "no figure computed: its check failed; and no quote was verified: off topic",
+        },
+        "3": {"verified": True, "citation": cited},
+    }
+    scores = figure_outcomes(cases, by_id)
+    assert scores["quote kept beside 'no figure computed'"]["numerator"] == 1
+    assert scores["... of which from an evidence page"]["numerator"] == 1
+    assert scores["refused 'no figure computed' alone"]["numerator"] == 1
+    assert scores["refused 'no figure computed' and no quote"]["numerator"] == 1

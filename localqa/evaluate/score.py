@@ -70,6 +70,8 @@ class AnswerScore(Frozen):
     first_passage: FirstPassage | None = None
     # A value shown that is not a checked figure (`unchecked_figure`), in any part: the gate.
     unchecked_figure: str | None = None
+    # Why the figure the part asks for was not computed, said beside its verified quote.
+    figure_note: str | None = None
 
 
 class Leak(Frozen):
@@ -189,7 +191,9 @@ def value_blame(
 def cited_by_figure(case: Case, answer: AnswerScore, value: Value | None, text_at: TextAt) -> AnswerScore:
     """A derived figure cites each of its operands, each shown with its quote (the answer's own
     citation is its first operand's): it cites expected evidence when one of them does."""
-    operands = value.operands if value is not None and value.operands else ()
+    operands = list(value.operands or ()) if value is not None else []
+    if value is not None and value.comparison is not None:  # each figure compared cites its operands
+        operands += [o for figure in value.comparison.figures for o in figure.operands or ()]
     if answer.citation_correct is False and any(expected_at(case, o.citation, text_at) for o in operands):
         return answer.model_copy(update={"citation_correct": True})
     return answer
