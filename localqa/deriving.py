@@ -120,13 +120,15 @@ def _derived(
 def _extreme(
     library: Library, result: PartResult, answer: Answer, context: IndexContext, chosen: extremes.ExtremePlan
 ) -> Answer:
-    """The row with the extreme figure of the table the part's quote (or first table candidate) is
-    a row of, read as the caller may see that page; the part's answer with a note when none."""
-    tables = [answer.citation] if answer.verified and answer.citation else []
-    tables += [c.location for c in result.candidates]
-    at = next((t for t in tables if t.kind is Kind.TABLE and t.table is not None), None)
-    if at is None:
-        return _without_figure(answer, "no extreme computed: the evidence holds no table to compare rows of")
+    """The row with the extreme figure of the table the part's verified quote is a row of, read as
+    the caller may see that page; the part's answer with a note when none."""
+    # Only the table of the part's own verified quote: another table among the candidates may
+    # list other things entirely.
+    at = answer.citation if answer.verified else None
+    if at is None or at.kind is not Kind.TABLE or at.table is None:
+        return _without_figure(
+            answer, "no extreme computed: the quote is no row of a table to compare rows of"
+        )
     from localqa.library import PageNotFoundError  # library imports this module
 
     try:

@@ -166,6 +166,12 @@ NOT_A_QUANTITY: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
+    # "How did US sales growth compare to international sales growth?": two items compared, which
+    # no single figure answers (and `localqa.comparing` compares periods only).
+    (
+        "two items compared",
+        re.compile(r"\bhow\s+(?:did|does|do)\b[^?]*\bcompare\s+(?:to|with|against)\b", re.I),
+    ),
     (
         "a description",
         re.compile(r"\b(?:nature|purpose|agenda|describe|explain|summari[sz]e|outcome)\b", re.I),
@@ -266,10 +272,13 @@ def _what(
         name, body = longest_defined
         metric = _glossary_metric(name, terms)
         return name, body, metric.unit if metric else _unit_asked(asked), "definition"
+    shaped = _shaped(asking, asked)
     if longest_listed is not None:
         name, metric = longest_listed
-        return name, metric.key, metric.unit, "glossary"
-    shaped = _shaped(asking, asked)
+        # A shape that holds the glossary's name and more is another figure: "cash flow to total
+        # debt ratio" is not the "debt ratio" it ends with.
+        if shaped is None or not _holds_more(shaped[0], name):
+            return name, metric.key, metric.unit, "glossary"
     if shaped is not None:
         return shaped
     if not asked.quantity and not re.search(r"\bwhat\s+(?:is|was|were|are)\b", asking, re.IGNORECASE):
@@ -321,6 +330,19 @@ def _shaped(asking: str, asked: values.Wanted) -> tuple[str, str, str | None, st
             body = shape.format(x=x, y=_trimmed(found["y"]))
         return found.group(0).strip(), body, unit or _unit_asked(asked), "shape"
     return None
+
+
+def _holds_more(shaped: str, name: str) -> bool:
+    """Whether a shape's phrase is another figure than the glossary's `name` it holds: the name
+    does not hold the shape's first operand ("cash flow to total debt ratio" holds "debt ratio",
+    whose words miss "cash flow"; "average of capex as a % of revenue" is the glossary's "capex as
+    a % of revenue")."""
+    for pattern, _, _ in _SHAPES:
+        found = pattern.search(shaped)
+        if found is not None:
+            words = fold(_trimmed(found["x"])).split()
+            return bool(words) and words[-1] not in fold(name).split()
+    return False
 
 
 def _trimmed(phrase: str) -> str:

@@ -189,6 +189,7 @@ NOT_FIGURES = [
     "Which business segment of Acme had the highest operating margin in FY2022?",
     "What is Acme forecasting for its FY2024 capital expenditure?",
     "What is the nature of Acme's FY2022 restructuring liability?",
+    "How did Acme's US sales growth compare to international sales growth in FY2022?",
 ]
 FIGURES = [
     "What is the FY2018 capital expenditure amount (in USD millions) for Acme?",
@@ -244,6 +245,13 @@ def test_improving_means_lower_where_the_glossary_says_so() -> None:
     assert comparing.direction_of("improve", "lower", [40.0, 35.0]) == "improved"
     assert comparing.direction_of("improve", "higher", [40.0, 35.0]) == "declined"
     assert comparing.direction_of("change", None, [40.0, 40.0]) == "unchanged"
+
+
+def test_a_shape_that_holds_a_glossary_name_and_more_is_its_own_figure() -> None:
+    shaped = figures.plan("What is the Cash Flow to Total Debt Ratio for Acme in FY2015?")
+    assert shaped is not None and shaped.origin == "shape"  # not the glossary's "debt ratio"
+    listed = figures.plan("What is the FY2017 - FY2019 3 year average of capex as a % of revenue for Acme?")
+    assert listed is not None and listed.origin == "glossary"
 
 
 def test_a_question_phrase_is_never_searched_as_a_line_item() -> None:
