@@ -309,3 +309,8 @@ def test_pdfqa_counts_quotes_kept_beside_a_figure_note_and_refusals_that_silence
     assert scores["... of which from an evidence page"]["numerator"] == 1
     assert scores["refused 'no figure computed' alone"]["numerator"] == 1
     assert scores["refused 'no figure computed' and no quote"]["numerator"] == 1
+
+
+def test_a_figure_note_stands_only_beside_a_verified_quote() -> None:
+    with pytest.raises(ValueError):
+        Answer.model_validate({"outcome": "refused", "reason": "x", "figure_note": "no figure computed: y"})
