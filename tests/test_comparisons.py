@@ -314,3 +314,24 @@ def test_pdfqa_counts_quotes_kept_beside_a_figure_note_and_refusals_that_silence
 def test_a_figure_note_stands_only_beside_a_verified_quote() -> None:
     with pytest.raises(ValueError):
         Answer.model_validate({"outcome": "refused", "reason": "x", "figure_note": "no figure computed: y"})
+
+
+def test_the_web_app_shows_the_comparison_its_rule_and_a_figure_note(library: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from localqa.serve.app import ServeConfig, create_app
+
+    config = ServeConfig(db=library, pdfs=library.parent, model="extractive")
+    compared_question = "Does Nimbus Foods have an improving operating margin profile as of FY2022?"
+    noted_question = "Did Acme Retail's advertising costs totaled in fiscal 2018 improve its DSO in FY2017?"
+    with TestClient(create_app(config)) as client:
+        compared_page = client.get("/ask", params={"question": compared_question, "as_of": "2026-01-01"})
+        noted_page = client.get("/ask", params={"question": noted_question, "as_of": "2026-01-01"})
+    assert compared_page.status_code == noted_page.status_code == 200
+    assert (
+        "Answer: <strong>declined \u2014 operating margin 13.00 % (FY2021) \u2192 12.00 % (FY2022)</strong>"
+        in compared_page.text
+    )
+    assert "(rule: higher is better for operating margin" in compared_page.text
+    assert "FY2021: 520 (millions)" in compared_page.text
+    assert 'class="figure-note">(no figure computed: the evidence' in noted_page.text
