@@ -52,9 +52,7 @@ def derive(
         return derived
     if not figures.is_amount(value) or figures.asks_a_ratio(value.row or ""):  # a ratio's own row
         return derived
-    note = (
-        derived.figure_note or "no figure computed: no glossary entry or shape decomposes the ratio asked for"
-    )
+    note = derived.figure_note or "no figure computed: the amount the quote states is not the ratio asked for"
     return derived.model_copy(update={"value": None, "figure_note": note})
 
 
