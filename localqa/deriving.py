@@ -134,7 +134,8 @@ def _extreme(
     except PageNotFoundError:
         return _without_figure(answer, "no extreme computed: the table's page is not readable")
     assert at.table is not None
-    found = extremes.extreme(chosen, extremes.table_rows(page.passages, at.table), at, context)
+    rows = extremes.rows_under(result.question, extremes.table_rows(page.passages, at.table))
+    found = extremes.extreme(chosen, rows, at, context)
     if found is None:
         return _without_figure(answer, "no extreme computed: fewer than two rows of the table give a figure")
     value, row = found

@@ -17,6 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from localqa import arithmetic, computing, values
 from localqa.figures import asking
+from localqa.glossary import contains, fold
 from localqa.types import Comparison, Kind, Location, Operand, Passage, Value
 
 # "which X ... largest/most/fastest": the part asks for the row with the extreme figure.
@@ -66,6 +67,43 @@ def table_rows(passages: Sequence[Passage], table: int) -> list[Passage]:
     return sorted(rows, key=lambda p: p.row or 0)[:MAX_ROWS]
 
 
+_DASH = re.compile(r"^[\u2014\u2013-]+$")
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def _value_cells(read: values.Row) -> list[values.Cell]:
+    """A row's cells that hold a figure or a dash (no figure), in order: its columns of values."""
+    return [c for c in read.cells if values.read_number(c.text) is not None or _DASH.match(c.text.strip())]
+
+
+def row_label(read: values.Row) -> str | None:
+    """A row's label: the label before its first header, or in a ruled table (whose first column
+    reads as a cell) its first cell that holds no figure."""
+    if read.label:
+        return read.label
+    values_read = _value_cells(read)
+    return next((c.text for c in read.cells if c not in values_read and c.text.strip()), None)
+
+
+def rows_under(part: str, rows: Sequence[Passage]) -> list[Passage]:
+    """The rows under the section row the part names ("among the short term investments": the
+    rows after "Short-term investments:" up to the next section row or its subtotal), else all."""
+    folded = fold(asking(part))
+    for index, row in enumerate(rows):
+        read = values.read_row(row.text)
+        label = fold((row_label(read) or "").rstrip(":"))
+        if _value_cells(read) or not label or not contains(folded, label):
+            continue
+        under = []
+        for later in rows[index + 1 :]:
+            read_later = values.read_row(later.text)
+            if not _value_cells(read_later) or fold((row_label(read_later) or "").rstrip(":")) == label:
+                break
+            under.append(later)
+        return under
+    return list(rows)
+
+
 def extreme(
     chosen: ExtremePlan,
     rows: Sequence[Passage],
@@ -78,7 +116,7 @@ def extreme(
     missing: list[str] = []
     for number, row in enumerate(rows, start=1):
         read = values.read_row(row.text)
-        label = read.label or f"row {row.row}"
+        label = row_label(read) or f"row {row.row}"
         if _TOTAL.search(label):
             continue
         location = Location(
@@ -129,13 +167,19 @@ def _figure(
     calendar = context.calendar(row.source)
     around = [row.text, *context.around(location)]
 
-    def cell_at(year: int | None) -> values.Cell | None:
-        if year is not None:
-            cell = values.choose_cell("", read, values.wanted(""), calendar, year=year).cell
-            return cell if cell is not None and values.read_number(cell.text) is not None else None
-        return next((c for c in read.cells if values.read_number(c.text) is not None), None)
+    columns = _value_cells(read)
+    dated = any(_YEAR.search(c.header or "") for c in columns)
 
-    now = cell_at(chosen.year)
+    def cell_at(year: int | None, position: int) -> values.Cell | None:
+        """The cell at the year's column; in a table whose headers name no year, the column at
+        `position` (the first is the latest, as filings order them); a dash is no figure."""
+        if year is not None and dated:
+            cell = values.choose_cell("", read, values.wanted(""), calendar, year=year).cell
+        else:
+            cell = columns[position] if len(columns) > position else None
+        return cell if cell is not None and values.read_number(cell.text) is not None else None
+
+    now = cell_at(chosen.year, 0)
     if now is None:
         return None
     operands = [
@@ -143,11 +187,7 @@ def _figure(
     ]
     expression = name
     if chosen.growth:
-        before = (
-            cell_at(chosen.year - 1)
-            if chosen.year is not None
-            else next((c for c in read.cells[1:] if values.read_number(c.text) is not None), None)
-        )
+        before = cell_at(None if chosen.year is None else chosen.year - 1, 1)
         if before is None or before == now:
             return None
         prior = Operand(

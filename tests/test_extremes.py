@@ -10,11 +10,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from localqa import extremes
+from localqa import extremes, values
 from localqa.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
-from localqa.types import Answer, Caller, Comparison
+from localqa.types import Answer, Caller, Comparison, Kind, Passage
 
 AS_OF = date(2026, 1, 1)
 COLUMNS = ("2022", "2021")
@@ -133,3 +133,27 @@ def test_which_questions_ask_for_an_extreme() -> None:
     fastest = extremes.plan("Which segment grew fastest in FY2023?")
     assert fastest is not None and not fastest.lowest and fastest.growth
     assert extremes.plan("What is the largest risk the company names?") is None
+
+
+def _row(number: int, text: str) -> Passage:
+    return Passage(kind=Kind.TABLE, source="a.pdf", page=1, text=text, table=1, row=number)
+
+
+def test_the_rows_under_the_section_the_part_names_up_to_its_subtotal() -> None:
+    # A ruled table whose first column reads as a cell: its labels are the cells with no figure.
+    rows = [
+        _row(1, "Funds: Cash and cash equivalents; $: 2,195; $: 18,001"),
+        _row(2, "Funds: Short-term investments:"),
+        _row(3, "Funds: U.S. government securities; Level 1: Level 1; $: 57,696; $: 56,835"),
+        _row(4, "Funds: Corporate bonds; Level 1: Level 2; $: 416,420; $: 213,875"),
+        _row(5, "Funds: Short-term investments; $: 474,116; $: 270,710"),
+        _row(6, "Funds: Total debt investments; $: 476,311; $: 288,711"),
+    ]
+    question = "Which type of debt received the largest investment among the short term investments?"
+    under = extremes.rows_under(question, rows)
+    assert [r.row for r in under] == [3, 4]
+    assert [extremes.row_label(values.read_row(r.text)) for r in under] == [
+        "U.S. government securities",
+        "Corporate bonds",
+    ]
+    assert extremes.rows_under("Which fund is largest?", rows) == rows
