@@ -539,6 +539,7 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
         scores |= value_scores([c for c in answerable if value_fields(c)], by_id)
         # Against retrieval's first passage: it was on an evidence page and the answer cites
         # elsewhere (a loss), or the reverse (a rescue); `localqa eval` judges each case.
+        scores |= figure_outcomes(answerable, by_id)
         firsts = [(by_id[c.id] or {}).get("first_passage") for c in answerable]
         scores["answer stage losses/rescues"] = f"{firsts.count('loss')}/{firsts.count('rescue')}"
     unanswerable = [c for c in cases if not c.pages]
@@ -552,11 +553,44 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     return scores
 
 
+# A refusal `localqa.deriving` gives when a figure cannot be computed; since issue 37 only where no
+# quote was verified either, which it then says.
+FIGURE_REFUSAL = "no figure computed"
+NO_QUOTE_EITHER = "no quote was verified"
+
+
+def figure_outcomes(cases: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
+    """Parts whose figure could not be computed: those that keep their verified quote with the
+    reason beside it (and how many of those quote an evidence page), and refusals that say only
+    that no figure was computed: before issue 37 such a refusal replaced the part's quote whether
+    or not one was verified (an upper bound of the quotes it silenced); after, 0 is the goal."""
+    answers = [(c, by_id[c.id] or {}) for c in cases]
+    kept = [(c, a) for c, a in answers if a.get("verified") and a.get("figure_note")]
+    refused = [
+        a for _, a in answers if not a.get("verified") and (a.get("reason") or "").startswith(FIGURE_REFUSAL)
+    ]
+    return {
+        "quote kept beside 'no figure computed'": fraction(len(kept), len(cases)),
+        "... of which from an evidence page": fraction(
+            sum(bool(cited_pages(a) & c.pages) for c, a in kept), len(cases)
+        ),
+        "refused 'no figure computed' alone": fraction(
+            sum(NO_QUOTE_EITHER not in (a.get("reason") or "") for a in refused), len(cases)
+        ),
+        "refused 'no figure computed' and no quote": fraction(
+            sum(NO_QUOTE_EITHER in (a.get("reason") or "") for a in refused), len(cases)
+        ),
+    }
+
+
 def cited_pages(answer: dict[str, Any]) -> set[tuple[str, int]]:
-    """The pages an answer cites: its quote's, and a derived figure's operands' (each is shown with
-    its quote; the answer's own citation is its first operand's), as `localqa eval` judges them."""
+    """The pages an answer cites: its quote's, a derived figure's operands' (each is shown with its
+    quote; the answer's own citation is its first operand's), and each compared figure's operands',
+    as `localqa eval` judges them."""
     value = answer.get("value") or {}
-    citations = [answer["citation"], *(o["citation"] for o in value.get("operands") or ())]
+    compared = (value.get("comparison") or {}).get("figures") or ()
+    operands = [*(value.get("operands") or ()), *(o for f in compared for o in f.get("operands") or ())]
+    citations = [answer["citation"], *(o["citation"] for o in operands)]
     return {(c["source"], c["page"]) for c in citations if c}
 
 

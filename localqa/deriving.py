@@ -1,7 +1,8 @@
-"""Answering a part that asks for a figure of a filing (`localqa.figures`): each line item the
-figure needs is retrieved as a part of its own, in the documents the part is about, and read at
-each fiscal year from its best row; the figure is computed and checked, or the answer says which
-operand the evidence does not give.
+"""Answering a part that asks for a figure of a filing (`localqa.figures`) or a comparison of
+figures (`localqa.comparing`): each line item a figure needs is retrieved as a part of its own, in
+the documents the part is about, and read at each fiscal year from its best row; the figure is
+computed and checked, or the answer says which operand the evidence does not give, beside the
+part's own verified quote, never instead of it.
 
 Which documents: those the part was routed to because it names them (`localqa.routing`), else
 those the caller scoped the question to, else the document of the part's own verified quote, whose
@@ -23,12 +24,12 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
-from localqa import computing, figures, operands, values
+from localqa import comparing, computing, extremes, figures, operands, values
 from localqa.answering import checked
-from localqa.errors import ModelError
+from localqa.errors import ModelError, PageNotFoundError
 from localqa.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
-from localqa.types import Answer, Caller, Candidate, PartResult
+from localqa.types import Answer, Caller, Candidate, Kind, PartResult, Passage
 
 if TYPE_CHECKING:
     from localqa.models.base import AnswerModel
@@ -39,8 +40,16 @@ if TYPE_CHECKING:
 ITEM_K = 100
 
 
+class Page(Protocol):
+    """The passages of one page as the caller may see them: `localqa.library.VisiblePage`."""
+
+    @property
+    def passages(self) -> tuple[Passage, ...]: ...
+
+
 class Searcher(Protocol):
-    """What the operands are searched with: `localqa.library.Library`."""
+    """What the operands are searched with, and a compared table's page read with:
+    `localqa.library.Library`."""
 
     @property
     def settings(self) -> Settings: ...
@@ -56,6 +65,8 @@ class Searcher(Protocol):
         settings: RetrievalSettings | None = None,
         documents: Chosen,
     ) -> list[PartResult]: ...
+
+    def page(self, source: str, page: int | None, *, as_of: date, caller: Caller | None = None) -> Page: ...
 
 
 class Asking(values.Context, Protocol):
@@ -78,51 +89,143 @@ def derive(
     model: AnswerModel,
     settings: AnswerSettings,
 ) -> Answer:
-    """`answer` (the part's quote) replaced by the figure the part asks for, when it asks for one
-    and the figure can be computed; a figure the evidence lacks an operand of is a refusal naming
-    it, except for a single line item, where the quote and its own value stand."""
-    figure = figures.plan(result.question)
-    if figure is None and model.is_language_model and figures.asks_computed(result.question):
+    """`answer` with the figure or comparison the part asks for (`_derived`); and a part that asks
+    for a ratio, a margin or a turnover no figure was computed for keeps its quote without the
+    amount of money the quote states as its value: that amount is not the ratio asked for."""
+    derived = _derived(library, result, answer, context, documents, model, settings)
+    value = derived.value
+    if value is None or value.derived or not figures.asks_a_ratio(result.question):
+        return derived
+    if not figures.is_amount(value) or figures.asks_a_ratio(value.row or ""):  # a ratio's own row
+        return derived
+    note = derived.figure_note or "no figure computed: the amount the quote states is not the ratio asked for"
+    return derived.model_copy(update={"value": None, "figure_note": note})
+
+
+def _derived(
+    library: Searcher,
+    result: PartResult,
+    answer: Answer,
+    context: Asking,
+    documents: Chosen | None,
+    model: AnswerModel,
+    settings: AnswerSettings,
+) -> Answer:
+    """`answer` (the part's quote) with the figure or the comparison the part asks for, when it asks
+    for one and it can be computed. A figure that cannot be computed never silences the quote: a
+    verified quote stands with the reason beside it (`Answer.figure_note`); a part with no verified
+    quote is refused with both reasons. A single line item no row gives keeps its quote as it is."""
+    chosen = extremes.plan(result.question)
+    if chosen is not None:
+        return _extreme(library, result, answer, context, chosen)
+    comparison = comparing.plan(result.question)
+    figure = None if comparison is not None else figures.plan(result.question)
+    if (
+        figure is None
+        and comparison is None
+        and model.is_language_model
+        and figures.asks_computed(result.question)
+    ):
         written = _written(result.question, model, settings)
         if isinstance(written, str):  # the part's quote stands, with the value it gives
             return answer
         figure = written
-    if figure is None:
+    planned = comparison.figures if comparison is not None else (figure,) if figure is not None else ()
+    if not planned:
         return answer
     within = _documents(result, answer, documents)
     if within is None:
         return answer
-    lexical = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
-    candidates: dict[str, list[Candidate]] = {}
-    for item in {need.item.key: need.item for need in figure.needs}.values():
-        found = candidates.setdefault(item.key, [])
-        for text in operands.search_texts(item, figure.statements):
-            (part,) = library.search(
-                text,
-                as_of=context.as_of,
-                caller=context.caller,
-                parts=[text],
-                k=ITEM_K,
-                settings=lexical,
-                documents=within,
-            )
-            seen = {c.location for c in found}
-            found += [c for c in part.candidates if c.location not in seen]
-    computed = computing.compute(figure, operands.read_operands(figure, candidates, context))
+    candidates = _candidates(library, planned, context, within)
+    computed = [computing.compute(f, operands.read_operands(f, candidates, context)) for f in planned]
     kept = {"call": answer.call, "selection": answer.selection}
-    if computed.value is None:
-        if figure.origin == "item":
+    missing = next((c.why or "no figure computed" for c in computed if c.value is None), None)
+    if missing is not None:
+        if figure is not None and figure.origin == "item":
             return answer
-        return Answer.refused(computed.why or "no figure computed").model_copy(update=kept)
-    value = computed.value
-    first = (value.operands or ())[0]
-    if figure.origin == "item" and value.expression == first.name:
-        value = first.value  # one line item as written: the cell itself, not a figure computed from it
-    shown = checked(value, first.quote)
+        return _without_figure(answer, missing)
+    if comparison is not None:
+        value = comparing.compared(comparison, [c.value for c in computed if c.value is not None])
+        first = (value.operands or ())[0]
+        shown = checked(value, first.quote) if comparing.comparison_check(value) is None else None
+    else:
+        assert figure is not None and computed[0].value is not None
+        value = computed[0].value
+        first = (value.operands or ())[0]
+        if figure.origin == "item" and value.expression == first.name:
+            value = first.value  # one line item as written: the cell itself, not a figure computed from it
+        shown = checked(value, first.quote)
     if shown is None:
-        return Answer.refused("no figure computed: its check failed").model_copy(update=kept)
+        return _without_figure(answer, "no figure computed: its check failed")
     verified = Answer.verified_quote(first.quote, first.citation)
     return verified.model_copy(update={**kept, "value": shown})
+
+
+def _extreme(
+    library: Searcher, result: PartResult, answer: Answer, context: Asking, chosen: extremes.ExtremePlan
+) -> Answer:
+    """The row with the extreme figure of the table the part's verified quote is a row of, read as
+    the caller may see that page; the part's answer with a note when none."""
+    # Only the table of the part's own verified quote: another table among the candidates may
+    # list other things entirely.
+    at = answer.citation if answer.verified else None
+    if at is None or at.kind is not Kind.TABLE or at.table is None:
+        return _without_figure(
+            answer, "no extreme computed: the quote is no row of a table to compare rows of"
+        )
+    try:
+        page = library.page(at.source, at.page, as_of=context.as_of, caller=context.caller)
+    except PageNotFoundError:
+        return _without_figure(answer, "no extreme computed: the table's page is not readable")
+    assert at.table is not None
+    rows = extremes.rows_under(result.question, extremes.table_rows(page.passages, at.table))
+    found = extremes.extreme(chosen, rows, at, context)
+    if found is None:
+        return _without_figure(answer, "no extreme computed: fewer than two rows of the table give a figure")
+    value, row = found
+    location = (value.operands or ())[0].citation
+    if extremes.extreme_check(value) is not None or checked(value, row.text) is None:
+        return _without_figure(answer, "no extreme computed: its check failed")
+    verified = Answer.verified_quote(row.text, location)
+    return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": value})
+
+
+def _without_figure(answer: Answer, why: str) -> Answer:
+    """The part's own answer when its figure could not be computed: a verified quote stands, with
+    `why` beside it; a refusal says both its own reason and `why`."""
+    if answer.verified:
+        return answer.model_copy(update={"figure_note": why})
+    if answer.model_failed:
+        return answer
+    reason = f"{why}; and no quote was verified: {answer.reason}" if answer.reason else why
+    return answer.model_copy(update={"reason": reason})
+
+
+def _candidates(
+    library: Searcher, planned: Sequence[figures.FigurePlan], context: Asking, within: Chosen
+) -> dict[str, list[Candidate]]:
+    """Each line item's candidate rows (by item key), searched once for all the figures planned, by
+    each of its row labels (`operands.search_texts`), lexically, within `within`, as the caller."""
+    lexical = library.settings.retrieval.model_copy(update={"retriever": "lexical", "per_page": 0})
+    candidates: dict[str, list[Candidate]] = {}
+    for figure in planned:
+        for item in {need.item.key: need.item for need in figure.needs}.values():
+            if item.key in candidates:
+                continue
+            found = candidates.setdefault(item.key, [])
+            for text in operands.search_texts(item, figure.statements):
+                (part,) = library.search(
+                    text,
+                    as_of=context.as_of,
+                    caller=context.caller,
+                    parts=[text],
+                    k=ITEM_K,
+                    settings=lexical,
+                    documents=within,
+                )
+                seen = {c.location for c in found}
+                found += [c for c in part.candidates if c.location not in seen]
+    return candidates
 
 
 def _written(part: str, model: AnswerModel, settings: AnswerSettings) -> figures.FigurePlan | str:

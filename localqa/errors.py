@@ -37,3 +37,8 @@ class SuiteError(LocalQAError):
 
 class QuestionError(LocalQAError):
     """The question (or a part) is empty or unusable; a usage error."""
+
+
+class PageNotFoundError(LocalQAError):
+    """No such page of a document the caller may see: the same error whether the source does not
+    exist, the page does not, or the document is hidden from the caller (nothing leaks)."""

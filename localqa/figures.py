@@ -14,6 +14,7 @@ its cells (`localqa.operands`); `localqa.computing` computes the expression and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,7 @@ from localqa.glossary import Glossary, Item, Metric, contains, fold, glossary, n
 from localqa.models.base import AnswerRequest
 from localqa.sentences import asks_yes_or_no
 from localqa.settings import AnswerSettings
+from localqa.types import Value
 
 # --- the plan -------------------------------------------------------------------------------------
 
@@ -69,13 +71,48 @@ def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     if not years:
         return None
     asking = _asking(part)
-    if asks_yes_or_no(asking):  # "Does Adobe have an improving operating margin?": not a figure
+    # "Does Adobe have an improving operating margin?" is a comparison (`localqa.comparing`), not
+    # one figure; "why", "what drove" and the like ask for no quantity at all (`asks_quantity`).
+    if asks_yes_or_no(asking) or not asks_quantity(part):
         return None
     definitions = _definitions(part)
-    statements = named_statements(part)
     found = _what(asking, definitions, terms, asked)
     if found is None:
         return None
+    return plan_found(part, found, years, terms)
+
+
+def named(part: str, year: int, terms: Glossary | None = None) -> tuple[str, str, str | None, str] | None:
+    """What a part names as a figure at `year` (a comparison's figure at each period it compares):
+    a definition, a glossary metric or a shape as a figure question names them (`_what`), else the
+    longest line item of the glossary it names ("its debt"); None when it names none."""
+    terms = terms or glossary()
+    asked = dataclasses.replace(values.wanted(part), years=(year,))  # a growth shape at this year
+    asking = _asking(part)
+    found = _what(asking, _definitions(part), terms, asked)
+    if found is not None:
+        return found
+    item = _longest_item(fold(asking), terms)
+    return None if item is None else (item[0], item[1], "USD", "item")
+
+
+def metric_of(found: tuple[str, str, str | None, str], terms: Glossary | None = None) -> Metric | None:
+    """The glossary metric a named figure is (`named`), if any."""
+    terms = terms or glossary()
+    return terms.metrics.get(found[1]) or _glossary_metric(found[0], terms)
+
+
+def plan_found(
+    part: str, found: tuple[str, str, str | None, str], years: Sequence[int], terms: Glossary | None = None
+) -> FigurePlan | None:
+    """The plan of a figure already named (`named`: as named, its formula, unit, origin) at
+    `years` (the last is the figure's year; with several, an average over them when the part asks
+    for one)."""
+    terms = terms or glossary()
+    asked = values.wanted(part)
+    asking = _asking(part)
+    definitions = _definitions(part)
+    statements = named_statements(part)
     what, formula, unit, origin = found
     last, first = years[-1], years[0]
     spread = _average_years(asking, years)
@@ -93,6 +130,107 @@ def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     if not needs:
         return None
     return FigurePlan(what, expression, needs, unit, asked.decimals, origin, statements, asked.scale)
+
+
+# What a part asks for when it asks for no quantity, though it may name a metric and a year: a
+# cause, a forecast's content, a name among several, a description, several things. Such a part
+# keeps its quote; the planner never turns it into a figure (or its words into line items).
+NOT_A_QUANTITY: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "a cause",
+        re.compile(
+            r"\bwhy\b|\bwhat\s+(?:\w+\s+){0,2}(?:dr[oi]ve|drives|driving|driven|caused?|causes|"
+            r"explains?|led\s+to|contributed|factors?|reasons?)\b|\breasons?\s+(?:for|behind)\b",
+            re.I,
+        ),
+    ),
+    (
+        "a forecast",
+        re.compile(
+            r"\bwhat\b[^?]*\bforecast(?:s|ing|ed)?\b|\bwhat\b[^?]*\bguidance\b(?![^?]*\bhow\s+many\b)", re.I
+        ),
+    ),
+    (
+        "a name",
+        re.compile(
+            r"\b(?:which|what)\s+(?:\w+\s+)?(?:segments?|business(?:es)?|products?|divisions?|"
+            r"regions?|companies|company|brands?|markets?|types?|kinds?)\b(?!\s+(?:ratio|margin|growth)\b)",
+            re.I,
+        ),
+    ),
+    (
+        "several things",
+        re.compile(
+            r"\bwhat\s+(?:are|were)\s+(?:the\s+)?(?:\w+\s+)?(?:main|major|key|primary|principal|"
+            r"most\s+\w+|biggest|largest|top)\b",
+            re.I,
+        ),
+    ),
+    # "How did US sales growth compare to international sales growth?": two items compared, which
+    # no single figure answers (and `localqa.comparing` compares periods only).
+    (
+        "two items compared",
+        re.compile(r"\bhow\s+(?:did|does|do)\b[^?]*\bcompare\s+(?:to|with|against)\b", re.I),
+    ),
+    (
+        "a description",
+        re.compile(r"\b(?:nature|purpose|agenda|describe|explain|summari[sz]e|outcome)\b", re.I),
+    ),
+)
+
+
+def not_a_quantity(part: str) -> str | None:
+    """What a part asks for instead of a quantity (`NOT_A_QUANTITY`), or None when it may ask for
+    one. A part that asks "how much", "what percentage" or a ratio by name still asks for a figure
+    when it also asks why ("... and why?" is two parts, split before this)."""
+    asking = _asking(part)
+    return next((kind for kind, pattern in NOT_A_QUANTITY if pattern.search(asking)), None)
+
+
+def asks_quantity(part: str) -> bool:
+    """Whether a part may ask for a quantity: a number, a ratio, a change, a direction of one."""
+    return not_a_quantity(part) is None
+
+
+# A part that asks for a ratio, a margin, a turnover or a rate: its value is a computed figure or
+# a percentage its quote states, never an amount of money the quote gives ("cash ratio": "$ 9,889").
+_ASKS_A_RATIO = re.compile(
+    r"\b(?:ratio|margin|turnover|coverage|multiple|conversion|intensity|rate|return\s+on|yield)s?\b",
+    re.IGNORECASE,
+)
+_CURRENCY_UNITS = frozenset({"USD", "EUR", "GBP", "JPY"})
+
+
+def asks_a_ratio(part: str) -> bool:
+    """Whether a part asks for a ratio, a margin, a turnover or a rate (`_ASKS_A_RATIO`)."""
+    return _ASKS_A_RATIO.search(_asking(part)) is not None
+
+
+def is_amount(value: Value) -> bool:
+    """Whether a value is an amount (of money, or in a table's scale), not a ratio or a rate."""
+    if value.number is None or value.unit == "%":
+        return False
+    return value.unit in _CURRENCY_UNITS or value.scale is not None or any(c in value.text for c in "$€£¥")
+
+
+# Words no line item's name holds: a question's own words ("what drove the reduction in an expense
+# ratio"), which the shapes (`_SHAPES`) would otherwise read as an item's name and search for.
+_NOT_IN_AN_ITEM = re.compile(
+    r"\b(?:what|why|how|which|who|when|where|whether|does|did|do|has|have|had|is|was|are|were|"
+    r"dr[oi]ve|drives|driving|driven|caused?|explain\w*|forecast\w*|expect\w*|reduction|"
+    r"increased?|decreased?|improv\w*|declin\w*|change[sd]?|compare[sd]?)\b",
+    re.IGNORECASE,
+)
+
+
+def is_item_phrase(phrase: str) -> bool:
+    """Whether a phrase a shape read may name a line item (no question words in it)."""
+    return bool(phrase.strip()) and _NOT_IN_AN_ITEM.search(phrase) is None
+
+
+def asking(part: str) -> str:
+    """The sentences of a part that ask (not its instructions: "Answer in USD millions")."""
+    return _asking(part)
 
 
 def _asking(part: str) -> str:
@@ -134,10 +272,13 @@ def _what(
         name, body = longest_defined
         metric = _glossary_metric(name, terms)
         return name, body, metric.unit if metric else _unit_asked(asked), "definition"
+    shaped = _shaped(asking, asked)
     if longest_listed is not None:
         name, metric = longest_listed
-        return name, metric.key, metric.unit, "glossary"
-    shaped = _shaped(asking, asked)
+        # A shape that holds the glossary's name and more is another figure: "cash flow to total
+        # debt ratio" is not the "debt ratio" it ends with.
+        if shaped is None or not _holds_more(shaped[0], name):
+            return name, metric.key, metric.unit, "glossary"
     if shaped is not None:
         return shaped
     if not asked.quantity and not re.search(r"\bwhat\s+(?:is|was|were|are)\b", asking, re.IGNORECASE):
@@ -180,6 +321,8 @@ def _shaped(asking: str, asked: values.Wanted) -> tuple[str, str, str | None, st
         if found is None:
             continue
         x = _trimmed(found["x"])
+        if not is_item_phrase(x) or ("{y}" in shape and not is_item_phrase(_trimmed(found["y"]))):
+            continue
         if shape == "growth":
             now, before = years[-1], years[-2] if len(years) > 1 else years[-1] - 1
             body = f"(FY{now} {x} - FY{before} {x}) / FY{before} {x} * 100"
@@ -187,6 +330,19 @@ def _shaped(asking: str, asked: values.Wanted) -> tuple[str, str, str | None, st
             body = shape.format(x=x, y=_trimmed(found["y"]))
         return found.group(0).strip(), body, unit or _unit_asked(asked), "shape"
     return None
+
+
+def _holds_more(shaped: str, name: str) -> bool:
+    """Whether a shape's phrase is another figure than the glossary's `name` it holds: the name
+    does not hold the shape's first operand ("cash flow to total debt ratio" holds "debt ratio",
+    whose words miss "cash flow"; "average of capex as a % of revenue" is the glossary's "capex as
+    a % of revenue")."""
+    for pattern, _, _ in _SHAPES:
+        found = pattern.search(shaped)
+        if found is not None:
+            words = fold(_trimmed(found["x"])).split()
+            return bool(words) and words[-1] not in fold(name).split()
+    return False
 
 
 def _trimmed(phrase: str) -> str:
@@ -400,7 +556,11 @@ MAX_OPERANDS = 6
 
 def asks_computed(part: str) -> bool:
     """Whether a part asks for a figure computed from others (a ratio, growth, a margin, ...)."""
-    return _COMPUTED.search(_asking(part)) is not None and bool(values.wanted(part).years)
+    return (
+        _COMPUTED.search(_asking(part)) is not None
+        and bool(values.wanted(part).years)
+        and asks_quantity(part)
+    )
 
 
 def expression_request(part: str, settings: AnswerSettings) -> AnswerRequest:

@@ -49,12 +49,22 @@ class Item:
     outflow: bool = False
 
 
+BETTER = ("higher", "lower")
+
+
 @dataclass(frozen=True)
 class Metric:
     key: str
     names: tuple[str, ...]
     formula: str
     unit: str | None = None
+    # Whether a higher or a lower figure is the better one, when the glossary says so (days
+    # outstanding, leverage: "lower"); None: no rule ("improving" then means higher for a margin,
+    # a ratio or a conversion, `localqa.comparing`).
+    better: str | None = None
+    # A rule of thumb a judgment may cite: the threshold and where the glossary takes it from.
+    threshold: float | None = None
+    threshold_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,22 @@ def _metric(path: Path, key: str, entry: Mapping[str, object]) -> Metric:
     except arithmetic.ExpressionError as error:
         raise GlossaryError(f"{path}: metrics.{key}.formula: {error}") from None
     unit = entry.get("unit")
-    return Metric(key, _strings(path, key, entry, "names"), formula, unit if isinstance(unit, str) else None)
+    better = entry.get("better")
+    if better is not None and better not in BETTER:
+        raise GlossaryError(f"{path}: metrics.{key}.better must be one of {', '.join(BETTER)}")
+    threshold = entry.get("threshold")
+    source = entry.get("threshold_source")
+    if threshold is not None and (not isinstance(threshold, int | float) or not isinstance(source, str)):
+        raise GlossaryError(f"{path}: metrics.{key}.threshold must be a number with a threshold_source")
+    return Metric(
+        key,
+        _strings(path, key, entry, "names"),
+        formula,
+        unit if isinstance(unit, str) else None,
+        better if isinstance(better, str) else None,
+        float(threshold) if isinstance(threshold, int | float) else None,
+        source if isinstance(source, str) else None,
+    )
 
 
 # --- signs ----------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from localqa import periods, values
-from localqa.errors import LocalQAError
+from localqa.errors import PageNotFoundError
 from localqa.index import open_index, status_for
 from localqa.retrieve import search
 from localqa.scope import Chosen, DocumentNames, named
@@ -57,11 +57,6 @@ class Asked(BaseModel):
     backend: str
     model: str
     retrieval_seconds: float  # for all parts together (one search)
-
-
-class PageNotFoundError(LocalQAError):
-    """No such page of a document the caller may see: the same error whether the source does not
-    exist, the page does not, or the document is hidden from the caller (nothing leaks)."""
 
 
 class VisiblePage(BaseModel):

@@ -33,6 +33,8 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
         else:
             lines = value_lines(answer.value) if answer.value else []
             lines += [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
+            if answer.figure_note:  # the quote stands; the figure asked for could not be computed
+                lines.append(f"   ({answer.figure_note})")
         if answer.other_evidence:
             lines.append("   Other evidence (other documents also match; check for a conflict):")
             lines += [f"     · {location.describe()}" for location in answer.other_evidence]
@@ -50,9 +52,12 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
 def value_lines(value: Value) -> list[str]:
     """`Answer: 45 minutes`; a table cell with its row, column and scale; a derived figure with its
     expression written out in the operands' values, and each operand's quote and citation; a list
-    or a count with each item, its quote and its citation (`list_lines`)."""
+    or a count with each item, its quote and its citation (`list_lines`); a comparison with each
+    figure compared (`comparison_lines`)."""
     if value.listed:
         return list_lines(value)
+    if value.comparison is not None:
+        return comparison_lines(value)
     if not value.derived:
         return [f"   Answer: {describe_value(value)}"]
     from localqa.computing import substituted  # a search never needs it
@@ -62,7 +67,52 @@ def value_lines(value: Value) -> list[str]:
         f"   Answer: {describe_value(value)} = {substituted(value)}",
         f"   Computed by localqa from {len(operands)} verified figure(s), each a span of the passage quoted:",
     ]
-    for operand in operands:
+    lines += _operand_lines(value)
+    return lines
+
+
+EXTREMES = ("largest", "smallest")  # an extreme over rows (`localqa.extremes`)
+
+
+def comparison_head(value: Value) -> str:
+    """A comparison in one line: `declined — operating margin 36.82 % (FY2021) → 34.63 % (FY2022)`."""
+    comparison = value.comparison
+    assert comparison is not None
+    if comparison.direction in EXTREMES:  # "Corporate bonds: 1,234 — the largest figure of 4 rows ..."
+        return f"{value.row}: {value.text} — {comparison.rule}"
+    if comparison.threshold is not None:  # a judgment: "0.80: below the 1.0 the glossary uses for ..."
+        return f"{value.text}: {comparison.direction} {comparison.rule}"
+    figures = " → ".join(f"{f.text} ({f.column})" if f.column else f.text for f in comparison.figures)
+    return (
+        f"{comparison.direction} — {value.row} {figures}"
+        if value.row
+        else f"{comparison.direction} — {figures}"
+    )
+
+
+def comparison_lines(value: Value) -> list[str]:
+    """A comparison: its direction and figures, the rule it was judged by, then each figure with
+    its expression written out and its operands' quotes and citations."""
+    from localqa.computing import substituted  # a search never needs it
+
+    comparison = value.comparison
+    assert comparison is not None
+    extreme = comparison.direction in EXTREMES
+    lines = [
+        f"   Answer: {comparison_head(value)}",
+        *([f"   (rule: {comparison.rule})"] if comparison.threshold is None and not extreme else []),
+        f"   Compared by localqa: {len(comparison.figures)} figure(s), each computed from verified spans:",
+    ]
+    for figure in comparison.figures:
+        label = figure.row if extreme else figure.column
+        lines.append(f"   {label or ''}: {figure.text} = {substituted(figure)}")
+        lines += _operand_lines(figure)
+    return lines
+
+
+def _operand_lines(value: Value) -> list[str]:
+    lines = []
+    for operand in value.operands or ():
         lines.append(f"     {describe_value(operand.value)}")
         lines.append(f'       "{operand.quote}"')
         lines.append(f"       — {operand.citation.describe()}")

@@ -431,6 +431,30 @@ class ListItem(Frozen):
         return {"text": self.text, "quote": self.quote, "citation": self.citation.model_dump(mode="json")}
 
 
+class Comparison(Frozen):
+    """A comparison computed in code (`localqa.comparing`): a figure at each period (or for each
+    item) the part compares, in the order compared, each labelled by its `column` ("FY2021"), and
+    the direction their numbers give under `rule` (said to the reader: "higher is better for a
+    margin"). `direction` is "improved", "declined", "increased", "decreased" or "unchanged" across
+    periods; "positive", "negative" or "zero" for the sign of one figure; "above", "below" or "at"
+    a rule of thumb's `threshold` for a judgment."""
+
+    direction: str
+    rule: str
+    figures: tuple[Value, ...]
+    # A judgment's rule of thumb (the glossary's, its source said in `rule`): the direction is
+    # "above", "below" or "at" it.
+    threshold: float | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "rule": self.rule,
+            "figures": [f.as_json() for f in self.figures],
+            "threshold": self.threshold,
+        }
+
+
 class Value(Frozen):
     """The value an answer gives: a span of its verified quote (a number with its unit, a date, a
     duration, a name, a list), or for a table row the cell at the row and column asked about; or
@@ -457,6 +481,9 @@ class Value(Frozen):
     operands: tuple[Operand, ...] | None = None
     expression: str | None = None
     items: tuple[ListItem, ...] | None = None
+    # A comparison the value is the last figure of (`Comparison`): each figure compared, and the
+    # direction computed from them.
+    comparison: Comparison | None = None
 
     @property
     def derived(self) -> bool:
@@ -477,6 +504,7 @@ class Value(Frozen):
             "operands": None if self.operands is None else [o.as_json() for o in self.operands],
             "expression": self.expression,
             "items": None if self.items is None else [i.as_json() for i in self.items],
+            "comparison": self.comparison.as_json() if self.comparison else None,
         }
 
 
@@ -496,6 +524,9 @@ class Answer(Frozen):
     # What the quote answers, when the part asks for one (`localqa.values`): a span of the quote,
     # a table cell, or a figure derived from verified operands. Never on a refusal.
     value: Value | None = None
+    # Why the figure the part asks for was not computed ("no figure computed: the evidence gives
+    # FY2022 operating income but not ..."), said beside the part's verified quote, which stands.
+    figure_note: str | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
@@ -508,6 +539,7 @@ class Answer(Frozen):
             or self.citation is not None
             or self.other_evidence
             or self.value is not None
+            or self.figure_note is not None
         ):
             raise ValueError(
                 f"a {self.outcome.value} answer has a reason and no quote, citation, value or evidence"
@@ -545,6 +577,7 @@ class Answer(Frozen):
             "citation": self.citation.model_dump(mode="json") if self.citation else None,
             "reason": self.reason,
             "value": self.value.as_json() if self.value else None,
+            "figure_note": self.figure_note,
             "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
             "selection": self.selection.as_json() if self.selection else None,
             "coverage": self.coverage.model_dump(mode="json") if self.coverage else None,
@@ -552,3 +585,4 @@ class Answer(Frozen):
 
 
 Operand.model_rebuild()
+Comparison.model_rebuild()

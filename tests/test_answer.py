@@ -483,6 +483,7 @@ def test_the_json_of_each_outcome() -> None:
         "citation": FRAGILE.location.model_dump(mode="json"),
         "reason": None,
         "value": None,
+        "figure_note": None,
         "other_evidence": [STANDARD.location.model_dump(mode="json")],
         "selection": None,
         "coverage": None,

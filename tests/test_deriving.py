@@ -108,9 +108,13 @@ def test_an_item_no_row_gives_is_read_from_a_sentence_stating_its_amount_for_the
 
 
 def test_a_missing_operand_means_no_figure_and_is_named(filings: Path) -> None:
+    # No quote verified either: the refusal says both (a verified quote would stand, `figure_note`).
     answer = ask(filings, "What is Acme Retail's FY2016 - FY2018 revenue CAGR?")
     assert not answer.verified and answer.value is None
-    assert answer.reason == ("no figure computed: the evidence gives FY2018 revenue but not FY2016 revenue")
+    assert answer.reason == (
+        "no figure computed: the evidence gives FY2018 revenue but not FY2016 revenue; "
+        'and no quote was verified: the evidence never mentions "2016"'
+    )
 
 
 def test_nothing_is_read_from_a_filing_the_caller_may_not_see(filings: Path) -> None:

@@ -282,7 +282,7 @@ def _answer_with_model(
             answer.reason,
             model_failed=answer.model_failed,
             selection=answer.selection,
-        ).model_copy(update={"coverage": answer.coverage})
+        ).model_copy(update={"coverage": answer.coverage, "figure_note": answer.figure_note})
         unchecked = unchecked or unchecked_figure(answer.value, answer.quote, text_at)
         unlisted = unlisted or unchecked_item(answer.value, text_at)
         if scored is None or (current.quote is not None and scored[0].quote is None):
@@ -299,6 +299,8 @@ def _answer_with_model(
 def _citations(citation: Location | None, value: Value | None) -> list[Location]:
     """Every location an answer cites: its quote's, its figure's operands', its list's items'."""
     operands = value.operands if value is not None and value.operands is not None else ()
+    compared = value.comparison.figures if value is not None and value.comparison else ()
+    operands = (*operands, *(o for figure in compared for o in figure.operands or ()))
     items = value.items if value is not None and value.items is not None else ()
     listed = (*(o.citation for o in operands), *(i.citation for i in items))
     return [c for c in (citation, *listed) if c is not None]

@@ -12,6 +12,7 @@ from typing import Literal
 
 from localqa.answering import quote_check
 from localqa.catalog import visible_labels
+from localqa.comparing import comparison_check
 from localqa.computing import figure_check
 from localqa.evaluate.expected_value import judge
 from localqa.evaluate.suite import Case, Expect
@@ -73,6 +74,8 @@ class AnswerScore(Frozen):
     unchecked_figure: str | None = None
     # A list item shown that is not a verified quote (`unchecked_item`), in any part: a gate too.
     unchecked_item: str | None = None
+    # Why the figure the part asks for was not computed, said beside its verified quote.
+    figure_note: str | None = None
 
 
 class Leak(Frozen):
@@ -192,7 +195,9 @@ def value_blame(
 def cited_by_figure(case: Case, answer: AnswerScore, value: Value | None, text_at: TextAt) -> AnswerScore:
     """A derived figure cites each of its operands, each shown with its quote (the answer's own
     citation is its first operand's): it cites expected evidence when one of them does."""
-    operands = value.operands if value is not None and value.operands else ()
+    operands = list(value.operands or ()) if value is not None else []
+    if value is not None and value.comparison is not None:  # each figure compared cites its operands
+        operands += [o for figure in value.comparison.figures for o in figure.operands or ()]
     if answer.citation_correct is False and any(expected_at(case, o.citation, text_at) for o in operands):
         return answer.model_copy(update={"citation_correct": True})
     return answer
@@ -226,7 +231,11 @@ def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) ->
     problem = figure_check(value, quote or "")
     if problem is not None:
         return f"{value.text!r}: {problem.value}"
-    for operand in value.operands or ():
+    compared = comparison_check(value)
+    if compared is not None:
+        return f"{value.text!r}: {compared}"
+    figures = value.comparison.figures if value.comparison else ()
+    for operand in [o for v in (value, *figures) for o in v.operands or ()]:
         text = text_at(operand.citation)
         if text is None or quote_check(operand.quote, text, operand.citation.kind) is not None:
             return f"{value.text!r}: operand {operand.name} is not quoted from {operand.citation.brief()}"

@@ -13,11 +13,11 @@ from localqa.errors import (
     IndexUnavailableError,
     LocalQAError,
     ModelError,
+    PageNotFoundError,
     QuestionError,
     SuiteError,
     UnknownModelError,
 )
-from localqa.library import PageNotFoundError
 from localqa.scope import UnknownDocumentError
 from localqa.serve.conversations import UnknownConversationError
 from localqa.serve.state import served

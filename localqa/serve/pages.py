@@ -19,7 +19,7 @@ from jinja2 import Environment
 from localqa.computing import substituted
 from localqa.conversation import Rewrite, Turn, turn_of
 from localqa.library import Library, ListedDocument
-from localqa.printed import describe_value
+from localqa.printed import comparison_head, describe_value
 from localqa.serve.conversations import rewritten
 from localqa.serve.errors import HttpError
 from localqa.serve.params import AsOf, check_size
@@ -248,6 +248,7 @@ class PartView:
     figure: str | None = None  # a derived value's expression written in its operands' values
     operands: list[dict[str, str]] = field(default_factory=list)  # their values, quotes, citations
     items: list[dict[str, str]] = field(default_factory=list)  # a list answer's items, quotes, citations
+    rule: str | None = None  # a comparison's rule ("higher is better for ...")
 
 
 def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, total: int) -> PartView:
@@ -289,6 +290,20 @@ def _value_view(answer: Answer) -> dict[str, Any]:
             "value": head or f"{len(value.items)} item(s)",
             "items": [
                 {"text": i.text, "quote": i.quote, "where": i.citation.describe()} for i in value.items
+            ],
+        }
+    if value.comparison is not None:
+        return {
+            "value": comparison_head(value),
+            "rule": value.comparison.rule,
+            "operands": [
+                {
+                    "value": f"{figure.column}: {describe_value(o.value)}",
+                    "quote": o.quote,
+                    "where": o.citation.describe(),
+                }
+                for figure in value.comparison.figures
+                for o in figure.operands or ()
             ],
         }
     if not value.derived:
