@@ -58,7 +58,7 @@ from localqa import embeddings, lexicon, parts, periods, sentences, words
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
 from localqa.text import IDENTIFIER, identifiers
-from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
+from localqa.types import TERM_REFUSALS, Answer, Candidate, Coverage, Doubt, TermCheck, TermKind
 
 _SCALE = {"thousand": 3, "k": 3, "million": 6, "mn": 6, "m": 6, "billion": 9, "bn": 9, "b": 9, "trillion": 12}
 
@@ -96,6 +96,62 @@ _COMPARISON = re.compile(
 )
 
 
+_MONTH = "|".join(sorted(lexicon.MONTHS, key=len, reverse=True))
+
+
+def _year_group(number: int) -> str:
+    return rf"(?P<year{number}>(?:19|20)\d\d)"
+
+
+# A date in any written form ("June 30, 2019", "June 30,2019", "30 June 2019", "2019-06-30",
+# "06/30/2019"): never a figure ("30,2019" is no amount), its year the period asked about.
+_DATE = re.compile(
+    rf"\b(?:{_MONTH})\b\.?\s*\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*{_year_group(1)}(?!\d)"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\b\.?\s*,?\s*{_year_group(2)}(?!\d)"
+    rf"|\b{_year_group(3)}[-/.]\d{{1,2}}[-/.]\d{{1,2}}\b"
+    rf"|\b\d{{1,2}}[-/.]\d{{1,2}}[-/.]{_year_group(4)}\b",
+    re.IGNORECASE,
+)
+# How the reply is to be written ("format the date as YYYY-MM-DD", "rounded to two decimals", "in
+# the format of a list", "MM/DD/YYYY"): an instruction, whose words no passage need carry.
+_INSTRUCTION = re.compile(
+    r"\b(?:format(?:ted)?|express(?:ed)?|round(?:ed)?|convert(?:ed)?)\b[^.?!;]*"
+    r"|\b(?:in|as)\s+(?:the\s+|a\s+)?(?:format|form)\b[^.?!;]*"
+    r"|(?-i:\b[YMD]{1,4}(?:[-/. ][YMD]{1,4}){1,2}\b)",
+    re.IGNORECASE,
+)
+_TITLED = "|".join(sorted(lexicon.TITLED_NOUNS, key=len, reverse=True))
+# A year that is part of a name besides `words.Run.titled_year` ("Act 2008"): "the Sarbanes-Oxley
+# Act of 2002", "the 2008 Plan", "ISO 14001:2015". Checked with the name: any of the part's
+# passages may write it (`Term.titled`), not only the quoted one.
+_NAMED_YEAR = re.compile(
+    rf"\b(?-i:(?=[A-Z]))(?:{_TITLED})\s+of\s+{_year_group(1)}\b"
+    rf"|\b{_year_group(2)}\s+(?-i:(?:[A-Z][\w-]*\s+){{0,3}}(?=[A-Z]))(?:{_TITLED})\b"
+    rf"|\b[A-Z]{{2,}}\s?\d+[:/-]{_year_group(3)}\b",
+    re.IGNORECASE,
+)
+
+
+def _year_span(match: re.Match[str]) -> tuple[int, int]:
+    name = next(k for k, v in match.groupdict().items() if k.startswith("year") and v is not None)
+    return match.span(name)
+
+
+def _blanked(text: str, pattern: re.Pattern[str]) -> str:
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _dates_blanked(text: str) -> str:
+    """`text` with each date replaced by spaces but its year: the year stays a year, no part of
+    the date a figure."""
+
+    def keep_year(match: re.Match[str]) -> str:
+        start, end = _year_span(match)
+        return " " * (start - match.start()) + text[start:end] + " " * (match.end() - end)
+
+    return _DATE.sub(keep_year, text)
+
+
 @dataclass(frozen=True)
 class Term:
     """One thing the question part names, as written, with what it is matched by."""
@@ -104,6 +160,7 @@ class Term:
     kind: TermKind
     tokens: tuple[str, ...] = ()  # folded tokens (names, words)
     value: Decimal | None = None  # figures
+    titled: bool = False  # a year that is part of a name: checked with it, in any of the passages
 
 
 @dataclass(frozen=True)
@@ -130,11 +187,16 @@ def asking_sentences(part: str) -> str:
 
 def question_terms(part: str) -> list[Term]:
     """The names, identifiers, years and figures of a question part, in order. Not terms: what the
-    question points at (`_POINTER`: "Section 3.3", "Table 2"), a percentage it compares against
-    (`threshold`: "more than 10 % of sales"), and a year written as part of a name
-    (`words.Run.titled_year`: "the Health and Social Care Act 2008"). A period however written
-    ("FY2022", "Q32024", "FY21", "fiscal 2022"; `localqa.periods`) is its year."""
-    text = _POINTER.sub(lambda m: " " * len(m.group(0)), asking_sentences(part))
+    question points at (`_POINTER`: "Section 3.3", "Table 2"), how the reply is to be written
+    (`_INSTRUCTION`: "format the date as YYYY-MM-DD"), a percentage it compares against
+    (`threshold`: "more than 10 % of sales"), and any part of a date but its year (`_DATE`:
+    "June 30,2019" is no figure). A period however written ("FY2022", "Q32024", "FY21", "fiscal
+    2022"; `localqa.periods`) is its year. A year that is part of a name ("the Health and Social
+    Care Act 2008", `words.Run.titled_year`; "the Sarbanes-Oxley Act of 2002", `_NAMED_YEAR`) is a
+    `titled` year, checked with the name."""
+    text = _blanked(_blanked(asking_sentences(part), _POINTER), _INSTRUCTION)
+    named_years = [text[slice(*_year_span(m))] for m in _NAMED_YEAR.finditer(text)]
+    text = _dates_blanked(_blanked(text, _NAMED_YEAR))
     terms: list[Term] = [Term(code, "identifier") for code in identifiers(text)]
     spans = [m.span() for m in IDENTIFIER.finditer(text)]
     for match in _FIGURE.finditer(text):
@@ -144,7 +206,10 @@ def question_terms(part: str) -> list[Term]:
             if not threshold(text, match):
                 terms.append(Term(match.group(0).strip(), "figure", value=value))
     runs = words.name_runs(text, skip=(_FIGURE,))
-    terms += [Term(year, "year") for year in _years(text, spans, runs)]
+    years = _years(text, spans, runs)
+    terms += [Term(year, "year") for year in years]
+    titled = [run.titled_year for run in runs if run.titled_year] + named_years
+    terms += [Term(year, "year", titled=True) for year in dict.fromkeys(titled) if year not in years]
     terms += [_name(name) for run in runs for name in run.names()]
     seen: set[tuple[TermKind, str]] = set()
     unique = []
@@ -343,6 +408,33 @@ def _same_figure(wanted: Decimal, found: Decimal) -> bool:
     return any(found * Decimal(10) ** exponent == wanted for exponent in (0, 3, 6, 9, 12, -3, -6, -9))
 
 
+def closest_name(name: str, candidates: Sequence[Candidate]) -> str | None:
+    """The name the candidates' evidence writes that `name`, which it never writes, is most likely
+    a typo of ("Amazon" for "Amazn", "Microsoft" for "Microsfot"), word by word
+    (`words.closest_spelling`, by length): the names the index holds, as far as the caller may see
+    them, are those of the passages, headings and titles retrieval gave the part. None when a word
+    of the name has no such match, or when every word is written as it is (nothing misspelt)."""
+    written = {
+        w
+        for c in candidates
+        for place in _places(c, "")
+        for w in words.WORD.findall(place.text)
+        if w[:1].isupper() and not any(ch.isdigit() for ch in w)
+    }
+    folded = {words.fold(w) for w in written}
+    replaced, changed = [], False
+    for word in name.split():
+        if words.fold(word) in folded:
+            replaced.append(word)
+            continue
+        near = words.closest_spelling(word, written)
+        if near is None:
+            return None
+        replaced.append(near)
+        changed = True
+    return " ".join(replaced) if changed else None
+
+
 # ---------------------------------------------------------------------------------------------
 # The verdict
 
@@ -381,7 +473,14 @@ def check(
             if c is not cited
             for p in (*_places(c, ""), *_period_places(c))
         )
-        checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
+        if term.titled and elsewhere:  # checked with the name, wherever the part's passages write it
+            where = "other passages"
+        closest = None
+        if where is None and not elsewhere and term.kind == "name":
+            closest = closest_name(term.text, [cited, *candidates])
+        checks.append(
+            TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere, closest=closest)
+        )
     checks = _several(checks)
     note = None
     if "word" in kinds:
@@ -445,8 +544,10 @@ def _distinctive_words(
         return [], f'words no passage carries were not judged: "{specific[0]}" singles out passages'
     every = [u for c in candidates for u in units[id(c)]]
     if not embeddings.is_available():
-        note = "words no passage carries were not judged by meaning (embeddings not installed)"
-        return [TermCheck(term=w, kind="word", found=None, judged=False) for w in missing], note
+        # Nothing of the question outweighs the word and nothing can come close to it in meaning:
+        # it is missing, as the full install finds "founded" in "Who founded the library?".
+        note = "words no passage carries were judged by their form only (embeddings not installed)"
+        return [TermCheck(term=w, kind="word", found=None) for w in missing], note
     vectors = embeddings.embed(missing + every)
     similarities = vectors[: len(missing)] @ vectors[len(missing) :].T
     checks = []
@@ -461,8 +562,9 @@ def asked_words(part: str) -> list[str]:
     """The words of a part's asking sentences the word rule may judge, folded, each once, a
     hyphenated word written whole ("email"): not stop words, not words with a digit (years,
     figures, codes and names, "fy2019", "3m": checked as such), not what the question points at
-    (`_POINTER`) and not its framing (`framing`)."""
-    text = _POINTER.sub(" ", asking_sentences(part))
+    (`_POINTER`), not how the reply is to be written (`_INSTRUCTION`), not a date's month
+    (`_DATE`) and not its framing (`framing`)."""
+    text = _dates_blanked(_blanked(_blanked(asking_sentences(part), _POINTER), _INSTRUCTION))
     return [
         w
         for w in dict.fromkeys(words.plain(words.whole(text)).split())
@@ -523,10 +625,26 @@ def judge(
     if cited is None:  # verification only passes quotes from supplied candidates
         return answer
     verdict = check(part, answer.quote or "", cited, candidates, settings, columns)
-    missing = verdict.missing
-    if missing is None:
-        return answer.model_copy(update={"coverage": verdict})
-    refused = Answer.refused(missing.reason())
+    refusing = next((t for t in verdict.terms if t.missing and refuses(t, settings)), None)
+    if refusing is None:
+        doubts = tuple(doubt(t) for t in verdict.terms if t.missing or t.closest)
+        return answer.model_copy(update={"coverage": verdict, "doubts": (*answer.doubts, *doubts)})
+    refused = Answer.refused(refusing.reason())
     return refused.model_copy(
         update={"coverage": verdict, "call": answer.call, "selection": answer.selection}
     )
+
+
+def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
+    """Whether a missing term withholds the quote: its kind refuses (`AnswerSettings.refusals`),
+    and it is no near spelling of a name the evidence writes (`closest_name`: shown as a doubt)."""
+    return TERM_REFUSALS[term.kind] in settings.refusals and term.closest is None
+
+
+def doubt(term: TermCheck) -> Doubt:
+    """A missing term of a kind that does not refuse, or a name found only as a near spelling, as
+    the one line shown beside the quote."""
+    note = term.reason()
+    if term.closest:
+        note += f'; closest: "{term.closest}"'
+    return Doubt(kind=TERM_REFUSALS[term.kind], term=term.term, note=note)

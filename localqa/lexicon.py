@@ -62,5 +62,16 @@ FRAMING_WORDS = frozenset(
     "mention mentioned describe described according include included presented refer "
     "referred indicate indicated specify specified please respond reply "
     "first second third fourth fifth sixth seventh eighth ninth tenth "
-    "last next previous former latter".split()
+    "last next previous former latter "
+    # what kind of thing is asked for ("what type of ...", "which kind of ..."), not which one
+    "type kind sort".split()
+)
+
+# Nouns a year is part of the name of ("the Sarbanes-Oxley Act of 2002", "Vision 2030", "the
+# 2008 Plan"): the document says "the Act", and the year is checked with the name, not as the
+# period asked about. Lower case.
+TITLED_NOUNS = frozenset(
+    "act acts plan vision strategy agenda regulation regulations directive code convention protocol "
+    "agreement accord framework law bill treaty programme program initiative standard standards "
+    "amendment amendments reform charter roadmap".split()
 )

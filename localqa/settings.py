@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localqa.types import TERM_KINDS, TermKind
+from localqa.types import TERM_KINDS, RefusalKind, TermKind
 
 # Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
 # working folder, beside pdfs/).
@@ -130,6 +130,12 @@ class AnswerSettings(BaseModel):
     # `coverage_neighbour` close to it in meaning (docs/measured.md#answers).
     coverage: tuple[TermKind, ...] = TERM_KINDS
     coverage_neighbour: float = Field(default=0.35, ge=-1.0, le=1.0)
+    # The kinds of refusal that withhold the quote (`localqa.evaluate.refusals` names them: a
+    # coverage term's kind, a figure of the question being a "number", and "confidence" for a
+    # label below `min_label_confidence`). A kind not listed shows the quote with its doubt named
+    # beside it (`Answer.doubts`): each kind was measured as a classifier on a dev set it was not
+    # chosen on, and only kinds clearly better than chance refuse (docs/answers.md#doubts).
+    refusals: tuple[RefusalKind, ...] = ("identifier", "name", "year", "word")
 
     # Another document's candidate is listed as other evidence under a quote when it is among the
     # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate

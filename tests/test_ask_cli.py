@@ -233,6 +233,7 @@ def test_ask_json_shape(
         "citation",
         "reason",
         "value",
+        "doubts",
         "other_evidence",
         "selection",
         "coverage",
