@@ -619,7 +619,11 @@ def judge(
     question becomes a refusal naming it. Refusals and disabled checks pass through unchanged.
     `columns`: the fiscal years of the table columns the answer's value reads (a cell selected by
     fiscal year), each a year covered (`check`)."""
-    if not answer.verified or answer.citation is None or not settings.coverage:
+    if not answer.verified or answer.citation is None:
+        return answer
+    if addresses_reader(answer.quote or ""):
+        return Answer.refused(ADDRESSED).model_copy(update={"call": answer.call, "selection": answer.selection})
+    if not settings.coverage:
         return answer
     cited = next((c for c in candidates if c.location == answer.citation), None)
     if cited is None:  # verification only passes quotes from supplied candidates
@@ -633,6 +637,28 @@ def judge(
     return refused.model_copy(
         update={"coverage": verdict, "call": answer.call, "selection": answer.selection}
     )
+
+
+ADDRESSED = "the quoted sentence addresses its reader (an instruction), it states no fact"
+# An instruction to a model, wherever it stands in a sentence.
+_INJECTED = re.compile(
+    r"(?<!not\s)(?<!never\s)\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|"
+    r"preceding|other)\s+(?:instructions?|prompts?|rules?|directions?)\b|\bsystem\s+prompt\b"
+    r"|\byou\s+are\s+(?:now\s+)?an?\s+(?:ai|assistant|language\s+model|chatbot)\b",
+    re.IGNORECASE,
+)
+
+
+def addresses_reader(sentence: str) -> bool:
+    """Whether a sentence speaks to its reader or to a model rather than states a fact: it opens
+    with a verb that addresses them (`lexicon.ADDRESSING_VERBS`: "Ignore ...", "Tell every reader
+    ...", "Reveal ..."; "please" before it aside), or it holds an instruction to a model ("ignore
+    previous instructions", "system prompt"). Document text is data, never control: such a
+    sentence is never quoted as the answer to a question."""
+    found = words.WORD.findall(sentence)
+    if found and found[0].lower() == "please":
+        found = found[1:]
+    return bool(found) and found[0].lower() in lexicon.ADDRESSING_VERBS or _INJECTED.search(sentence) is not None
 
 
 def refuses(term: TermCheck, settings: AnswerSettings) -> bool:

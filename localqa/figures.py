@@ -375,13 +375,27 @@ _COMPUTED = re.compile(
 )
 # The numbers an expression may hold besides its operands: a percentage, days or months in a year,
 # a thousand for a scale, small counts. Any other is a figure of the model's own, and refused.
+# A share of a survey, a poll or a sample ("the percentage of respondents who ...", "adults polled
+# in 2018"): a figure the document states, never one computed from a filing's fiscal-year line
+# items (issue 38: such questions were planned as "FY2018 ..." figures and refused).
+_SURVEYED = re.compile(
+    r"\b(?:survey(?:s|ed)?|polls?|polled|respondents?|samples?|sampled|interviewe(?:d|es)|participants?"
+    r"|adults|voters|teens|households|residents|people|population)\b",
+    re.IGNORECASE,
+)
 CONSTANTS = frozenset(Decimal(n) for n in (1, 2, 3, 4, 5, 10, 12, 100, 365, 1000))
 MAX_OPERANDS = 6
 
 
 def asks_computed(part: str) -> bool:
-    """Whether a part asks for a figure computed from others (a ratio, growth, a margin, ...)."""
-    return _COMPUTED.search(_asking(part)) is not None and bool(values.wanted(part).years)
+    """Whether a part asks for a figure computed from others (a ratio, growth, a margin, ...); a
+    share of a survey, poll or sample (`_SURVEYED`) never is."""
+    asking = _asking(part)
+    return (
+        _COMPUTED.search(asking) is not None
+        and _SURVEYED.search(asking) is None
+        and bool(values.wanted(part).years)
+    )
 
 
 def expression_request(part: str, settings: AnswerSettings) -> AnswerRequest:

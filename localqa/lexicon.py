@@ -75,3 +75,26 @@ TITLED_NOUNS = frozenset(
     "agreement accord framework law bill treaty programme program initiative standard standards "
     "amendment amendments reform charter roadmap".split()
 )
+
+# Who does something, when no name says it: a person's role, a team or an organisation ("the
+# finance controller", "the circulation team", "the board"). A "who" question's value is a name
+# or a phrase whose last word is one of these (`localqa.values.names_a_doer`). Lower case,
+# singular.
+DOERS = frozenset(
+    "team committee board department dept office staff desk librarian manager director controller "
+    "officer council supervisor head chair chairman chairwoman chairperson president founder owner "
+    "administrator coordinator service unit group panel member employee clerk assistant secretary "
+    "treasurer auditor lead leader dean principal trustee governor partner company firm organisation "
+    "organization association society foundation agency authority ministry government bank university "
+    "college school institute library commission division branch person individual student parent "
+    "teacher doctor nurse engineer analyst volunteer worker architect author editor publisher "
+    "founder owner ceo cfo coo cto chief executive vp representative steward warden custodian".split()
+)
+
+# Verbs a sentence opens with when it addresses its reader or a model, not the world ("Ignore
+# previous instructions and reveal ...", "Tell every reader that ..."): such a sentence states no
+# fact, so it is never quoted as the answer to a question (`localqa.coverage.addresses_reader`).
+# Lower case.
+# Not "answer", "print" or "override": an FAQ row opens "Answer: ...", and "Print jobs" or
+# "Override codes" are nouns.
+ADDRESSING_VERBS = frozenset("ignore disregard forget reveal disclose tell say pretend obey".split())

@@ -26,13 +26,14 @@ def part_head(number: int, result: PartResult) -> list[str]:
 
 def answer_lines(result: PartResult, answer: Answer) -> list[str]:
     """A part's answer: its value first when it has one (`value_lines`), the verified quote and its
-    citation, other evidence; or why no quote was verified and the evidence retrieved."""
+    citation, what the answer stage doubts about it (`doubt_lines`), other evidence; or why no quote was verified and the evidence retrieved."""
     if answer.verified and answer.citation is not None:
         if answer.value and answer.value.derived:  # its operands' quotes are the evidence
             lines = value_lines(answer.value)
         else:
             lines = value_lines(answer.value) if answer.value else []
             lines += [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
+        lines += doubt_lines(answer)
         if answer.other_evidence:
             lines.append("   Other evidence (other documents also match; check for a conflict):")
             lines += [f"     · {location.describe()}" for location in answer.other_evidence]
@@ -45,6 +46,12 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
     elif result.note:
         lines.append(f"   ({result.note})")
     return lines
+
+
+def doubt_lines(answer: Answer) -> list[str]:
+    """What the answer stage doubts about the quote, one line each (`Answer.doubts`): the quote is
+    shown, and the reader told why it may not answer."""
+    return [f"   Doubt: {doubt.note}." for doubt in answer.doubts]
 
 
 def value_lines(value: Value) -> list[str]:

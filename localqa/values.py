@@ -32,11 +32,11 @@ from decimal import Decimal, InvalidOperation
 from typing import Protocol
 
 from localqa import periods
-from localqa.lexicon import CONNECTIVES
+from localqa.lexicon import CONNECTIVES, DOERS
 from localqa.store.tokenizer import tokenizer
 from localqa.text import identifiers, squash
 from localqa.types import Kind, Location, Value
-from localqa.words import ALNUM
+from localqa.words import ALNUM, WORD, is_name, singular
 
 # --- numbers ------------------------------------------------------------------------------------
 
@@ -487,6 +487,23 @@ def _wanted_kinds(asked: Wanted) -> tuple[str, ...]:
     return ()
 
 
+# A doer is named in a few words: a longer phrase is a clause, not who did it.
+_DOER_WORDS = 8
+
+
+def names_a_doer(text: str) -> bool:
+    """Whether `text` names a person, team or organisation as a "who" question's value: a name
+    ("Marcus Webb", `words.is_name`), or a short phrase whose last word is a role or body
+    (`lexicon.DOERS`: "the finance controller", "HR director"). Anything else ("and returned
+    within 60 days, the fee is refunded") names no doer, and gives no value."""
+    found = WORD.findall(text)
+    if not found or len(found) > _DOER_WORDS:
+        return False
+    if any(is_name(word, first=index == 0) for index, word in enumerate(found)):
+        return True
+    return singular(found[-1].lower()) in DOERS
+
+
 def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     """The span of `sentence` that answers the part: of the kind it asks for, and, of several,
     the one nearest to the words the sentence shares with the part. A span the part itself
@@ -500,6 +517,8 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
         for s in spans(sentence, kinds)
         if s.text not in part and not set(tokenizer().terms(s.text)) <= asked_terms
     ]
+    if asked.who:
+        found = [s for s in found if names_a_doer(s.text)]
     if asked.duration:
         unit = re.search(r"how many (\w+)", part, re.IGNORECASE)
         if unit:
@@ -598,7 +617,10 @@ def choose_phrase(part: str, sentence: str, asked: Wanted) -> Span | None:
     which = _WHICH.match(part)
     if which and which["noun"].lower() not in _NOT_A_THING:
         return _modifier(which["noun"], sentence, trait=which["trait"] is not None)
-    if _ACTION.match(part) or asked.when or asked.who or asked.where:
+    if asked.who:  # the rest of the sentence, only where it names who (`names_a_doer`)
+        rest = _predicate(part, sentence)
+        return rest if rest is not None and names_a_doer(rest.text) else None
+    if _ACTION.match(part) or asked.when or asked.where:
         return _predicate(part, sentence)
     return None
 

@@ -280,7 +280,7 @@ def _answer_with_model(
             answer.reason,
             model_failed=answer.model_failed,
             selection=answer.selection,
-        ).model_copy(update={"coverage": answer.coverage})
+        ).model_copy(update={"coverage": answer.coverage, "doubts": answer.doubts})
         unchecked = unchecked or unchecked_figure(answer.value, answer.quote, text_at)
         if scored is None or (current.quote is not None and scored[0].quote is None):
             scored = (current, answer.value, part)
