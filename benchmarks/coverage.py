@@ -54,7 +54,7 @@ from localqa.evaluate import refusals
 from localqa.index import open_index
 from localqa.retrieve import resolve, search
 from localqa.settings import AnswerSettings, Settings
-from localqa.types import TERM_KINDS, Caller, Candidate, Coverage, Doubt, Location, PartResult
+from localqa.types import REFUSAL_KINDS, TERM_KINDS, Caller, Candidate, Coverage, Doubt, Location, PartResult
 
 SETS = ("mmlongbench", "mmlongbench2", "financebench")
 NEIGHBOURS = (0.25, 0.3, 0.35, 0.4, 0.5)
@@ -75,7 +75,8 @@ def retrieve(bench: BenchSet, db: Path) -> dict[str, list[PartResult]]:
 
 def refusal(part: PartResult, cited: Candidate, quote: str, settings: AnswerSettings) -> str | None:
     """The check's reason for refusing a quote from `cited` (None: shown)."""
-    missing = coverage.check(part.question, quote, cited, part.candidates, settings).missing
+    verdict = coverage.check(part.question, quote, cited, part.candidates, settings)
+    missing = coverage.refusal(verdict, settings)
     return missing.reason() if missing else None
 
 
@@ -229,8 +230,12 @@ def classify(bench: BenchSet, shown: dict[str, list[Shown]], settings: AnswerSet
 
 
 def kind_variants() -> dict[str, AnswerSettings]:
-    """The check with all kinds of term (the default), then with each kind on its own."""
-    return {"all kinds": AnswerSettings(), **{kind: AnswerSettings(coverage=(kind,)) for kind in TERM_KINDS}}
+    """The check as the defaults refuse (`AnswerSettings.refusals`), then each kind of term on its
+    own, refusing: what that kind would withhold if it refused."""
+    return {
+        "default": AnswerSettings(),
+        **{kind: AnswerSettings(coverage=(kind,), refusals=REFUSAL_KINDS) for kind in TERM_KINDS},
+    }
 
 
 CATEGORY_ORDER = ("answerable", "needs_visual", "unanswerable")
@@ -255,7 +260,7 @@ def print_classifier(
             cells.append(f"{f'{refused}/{cases}{share}{right}':>22}")
         print(f"   {label:<12}" + "".join(cells))
     if detail:
-        for category, row in tables["all kinds"].items():
+        for category, row in tables["default"].items():
             for case_id, reason, source, right in row["refused"]:
                 mark = " [from an evidence page]" if right else ""
                 print(f"      {category} {case_id}: {reason}{mark} ({source}) | {questions[case_id][:80]}")
@@ -265,10 +270,12 @@ def variants() -> dict[str, AnswerSettings]:
     default = AnswerSettings()
     found = {"default": default}
     for kind in TERM_KINDS:
-        found[f"{kind} only"] = AnswerSettings(coverage=(kind,))
+        found[f"{kind} only"] = AnswerSettings(coverage=(kind,), refusals=REFUSAL_KINDS)
     for neighbour in NEIGHBOURS:
         if neighbour != default.coverage_neighbour:
-            found[f"word at {neighbour}"] = AnswerSettings(coverage=("word",), coverage_neighbour=neighbour)
+            found[f"word at {neighbour}"] = AnswerSettings(
+                coverage=("word",), coverage_neighbour=neighbour, refusals=REFUSAL_KINDS
+            )
     return found
 
 

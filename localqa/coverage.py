@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -408,19 +408,28 @@ def _same_figure(wanted: Decimal, found: Decimal) -> bool:
     return any(found * Decimal(10) ** exponent == wanted for exponent in (0, 3, 6, 9, 12, -3, -6, -9))
 
 
+def _written_names(text: str) -> Iterator[str]:
+    """The words `text` writes as names: capitalised inside a sentence, or, at its start, no
+    ordinary English word ("Being" opening a sentence is no name; "Amazon" is)."""
+    for match in words.WORD.finditer(text):
+        word = match.group(0)
+        if not word[:1].isupper() or any(ch.isdigit() for ch in word):
+            continue
+        before = text[: match.start()].rstrip()
+        if (before and before[-1] not in _OPENERS) or not words.ordinary_word(words.fold(word)):
+            yield word
+
+
+_OPENERS = ".!?:;\"'(\u201c\u2018["
+
+
 def closest_name(name: str, candidates: Sequence[Candidate]) -> str | None:
     """The name the candidates' evidence writes that `name`, which it never writes, is most likely
     a typo of ("Amazon" for "Amazn", "Microsoft" for "Microsfot"), word by word
     (`words.closest_spelling`, by length): the names the index holds, as far as the caller may see
     them, are those of the passages, headings and titles retrieval gave the part. None when a word
     of the name has no such match, or when every word is written as it is (nothing misspelt)."""
-    written = {
-        w
-        for c in candidates
-        for place in _places(c, "")
-        for w in words.WORD.findall(place.text)
-        if w[:1].isupper() and not any(ch.isdigit() for ch in w)
-    }
+    written = {w for c in candidates for place in _places(c, "") for w in _written_names(place.text)}
     folded = {words.fold(w) for w in written}
     replaced, changed = [], False
     for word in name.split():
@@ -629,7 +638,7 @@ def judge(
     if cited is None:  # verification only passes quotes from supplied candidates
         return answer
     verdict = check(part, answer.quote or "", cited, candidates, settings, columns)
-    refusing = next((t for t in verdict.terms if t.missing and refuses(t, settings)), None)
+    refusing = refusal(verdict, settings)
     if refusing is None:
         doubts = tuple(doubt(t) for t in verdict.terms if t.missing or t.closest)
         return answer.model_copy(update={"coverage": verdict, "doubts": (*answer.doubts, *doubts)})
@@ -659,6 +668,12 @@ def addresses_reader(sentence: str) -> bool:
     if found and found[0].lower() == "please":
         found = found[1:]
     return bool(found) and found[0].lower() in lexicon.ADDRESSING_VERBS or _INJECTED.search(sentence) is not None
+
+
+def refusal(verdict: Coverage, settings: AnswerSettings) -> TermCheck | None:
+    """The first missing term that withholds the quote (`refuses`), or None: the quote is shown,
+    with a doubt for each other missing term."""
+    return next((t for t in verdict.terms if t.missing and refuses(t, settings)), None)
 
 
 def refuses(term: TermCheck, settings: AnswerSettings) -> bool:

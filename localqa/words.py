@@ -189,7 +189,9 @@ def closest_spelling(name: str, written: Iterable[str]) -> str | None:
     if not best:
         return None
     nearest = best[min(best)]
-    return next(iter(nearest)) if len({fold(w) for w in nearest}) == 1 else None
+    if len({fold(w) for w in nearest}) != 1:
+        return None
+    return min(nearest, key=lambda w: (w.isupper(), w))  # "Amazon" rather than a title's "AMAZON"
 
 
 # --- inflection -------------------------------------------------------------------------------
