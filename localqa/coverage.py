@@ -631,7 +631,9 @@ def judge(
     if not answer.verified or answer.citation is None:
         return answer
     if addresses_reader(answer.quote or ""):
-        return Answer.refused(ADDRESSED).model_copy(update={"call": answer.call, "selection": answer.selection})
+        return Answer.refused(ADDRESSED).model_copy(
+            update={"call": answer.call, "selection": answer.selection}
+        )
     if not settings.coverage:
         return answer
     cited = next((c for c in candidates if c.location == answer.citation), None)
@@ -667,7 +669,8 @@ def addresses_reader(sentence: str) -> bool:
     found = words.WORD.findall(sentence)
     if found and found[0].lower() == "please":
         found = found[1:]
-    return bool(found) and found[0].lower() in lexicon.ADDRESSING_VERBS or _INJECTED.search(sentence) is not None
+    opens = bool(found) and found[0].lower() in lexicon.ADDRESSING_VERBS
+    return opens or _INJECTED.search(sentence) is not None
 
 
 def refusal(verdict: Coverage, settings: AnswerSettings) -> TermCheck | None:

@@ -26,7 +26,8 @@ def part_head(number: int, result: PartResult) -> list[str]:
 
 def answer_lines(result: PartResult, answer: Answer) -> list[str]:
     """A part's answer: its value first when it has one (`value_lines`), the verified quote and its
-    citation, what the answer stage doubts about it (`doubt_lines`), other evidence; or why no quote was verified and the evidence retrieved."""
+    citation, what the answer stage doubts about it (`doubt_lines`), other evidence; or why no
+    quote was verified and the evidence retrieved."""
     if answer.verified and answer.citation is not None:
         if answer.value and answer.value.derived:  # its operands' quotes are the evidence
             lines = value_lines(answer.value)

@@ -396,7 +396,15 @@ RefusalKind = Literal[
 # the question the evidence never mentions (by kind; a figure of the question is a "number"), the
 # model unsure of its choice, a figure the planner could not compute, and retrieval finding nothing.
 REFUSAL_KINDS: tuple[RefusalKind, ...] = (
-    "word", "name", "year", "number", "identifier", "confidence", "planner", "retrieval", "other"
+    "word",
+    "name",
+    "year",
+    "number",
+    "identifier",
+    "confidence",
+    "planner",
+    "retrieval",
+    "other",
 )
 
 

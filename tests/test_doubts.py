@@ -18,13 +18,15 @@ from localqa.evaluate import refusals
 from localqa.index import refresh_index
 from localqa.library import answer
 from localqa.settings import AnswerSettings
-from localqa.types import Answer, Candidate, Caller, Coverage, Doubt, Kind, Location, PartResult, TermCheck
 from localqa.store import Db
+from localqa.types import Answer, Caller, Candidate, Coverage, Doubt, Kind, Location, PartResult, TermCheck
 
 NAMED = AnswerSettings(coverage=("name", "identifier", "year", "figure"))
 
 
-def candidate(text: str, *, title: str | None = None, source: str = "report.pdf", paragraph: int = 1) -> Candidate:
+def candidate(
+    text: str, *, title: str | None = None, source: str = "report.pdf", paragraph: int = 1
+) -> Candidate:
     return Candidate(
         rank=paragraph,
         score=1.0,
@@ -257,7 +259,11 @@ def test_without_embeddings_who_founded_the_library_is_refused(
 @pytest.mark.parametrize(
     ("question", "sentence", "value"),
     [
-        ("Who approves salary advances?", "Salary advances are approved by the finance controller.", "the finance controller"),
+        (
+            "Who approves salary advances?",
+            "Salary advances are approved by the finance controller.",
+            "the finance controller",
+        ),
         ("Who works the closing shift on Friday?", "Closing shift: Marcus Webb", "Marcus Webb"),
         (
             "Who founded the library?",
@@ -282,7 +288,9 @@ def test_an_instruction_injected_into_a_document_is_never_quoted(tmp_path: Path)
     )
     db = tmp_path / "index.sqlite3"
     refresh_index(docs, db, embed=False)
-    found = answer("Who holds the keys?", as_of=date(2026, 11, 14), caller=Caller(), model="extractive", db=db)
+    found = answer(
+        "Who holds the keys?", as_of=date(2026, 11, 14), caller=Caller(), model="extractive", db=db
+    )
     [part] = found.parts
     assert part.answer.quote is None and part.answer.value is None
     assert part.answer.reason == coverage.ADDRESSED

@@ -91,9 +91,8 @@ class KindRow:
 
     @property
     def flagged(self) -> int:
-        return self.refused_answerable + self.refused_unanswerable + self.doubted_answerable + (
-            self.doubted_unanswerable
-        )
+        refused = self.refused_answerable + self.refused_unanswerable
+        return refused + self.doubted_answerable + self.doubted_unanswerable
 
     @property
     def precision(self) -> float | None:
