@@ -77,7 +77,10 @@ def refusal(part: PartResult, cited: Candidate, quote: str, settings: AnswerSett
     """The check's reason for refusing a quote from `cited` (None: shown)."""
     verdict = coverage.check(part.question, quote, cited, part.candidates, settings)
     missing = coverage.refusal(verdict, settings)
-    return missing.reason() if missing else None
+    if missing is None:
+        return None
+    closest = f" (closest in meaning {missing.similarity:.2f})" if missing.similarity is not None else ""
+    return missing.reason() + closest
 
 
 def on_evidence(case: Case, location: Location) -> bool:

@@ -680,9 +680,17 @@ def refusal(verdict: Coverage, settings: AnswerSettings) -> TermCheck | None:
 
 
 def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
-    """Whether a missing term withholds the quote: its kind refuses (`AnswerSettings.refusals`),
-    and it is no near spelling of a name the evidence writes (`closest_name`: shown as a doubt)."""
-    return TERM_REFUSALS[term.kind] in settings.refusals and term.closest is None
+    """Whether a missing term withholds the quote: its kind refuses (`AnswerSettings.refusals`)
+    and the evidence plainly lacks it. Not plainly: a name found as a near spelling (`closest_name`),
+    a name or year another of the part's passages mentions (the quote may be the wrong one of them),
+    a word something comes `coverage_word_floor` close to in meaning. Those are doubts."""
+    if TERM_REFUSALS[term.kind] not in settings.refusals or term.closest is not None:
+        return False
+    if term.kind in ("name", "year"):
+        return not term.elsewhere
+    if term.kind == "word":
+        return term.similarity is None or term.similarity < settings.coverage_word_floor
+    return True
 
 
 def doubt(term: TermCheck) -> Doubt:

@@ -135,7 +135,12 @@ class AnswerSettings(BaseModel):
     # label below `min_label_confidence`). A kind not listed shows the quote with its doubt named
     # beside it (`Answer.doubts`): each kind was measured as a classifier on a dev set it was not
     # chosen on, and only kinds clearly better than chance refuse (docs/answers.md#doubts).
+    # Within a refusing kind only what the evidence plainly lacks refuses: a name or year that no
+    # passage of the part mentions (one another passage mentions is a doubt: "the quoted passage
+    # never mentions"), a word nothing comes even `coverage_word_floor` close to in meaning (or
+    # any, without embeddings); the rest are doubts (docs/measured.md#doubts).
     refusals: tuple[RefusalKind, ...] = ("identifier", "name", "year", "word")
+    coverage_word_floor: float = Field(default=0.2, ge=-1.0, le=1.0)
 
     # Another document's candidate is listed as other evidence under a quote when it is among the
     # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate
