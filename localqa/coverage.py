@@ -408,15 +408,17 @@ def _same_figure(wanted: Decimal, found: Decimal) -> bool:
     return any(found * Decimal(10) ** exponent == wanted for exponent in (0, 3, 6, 9, 12, -3, -6, -9))
 
 
-def _written_names(text: str) -> Iterator[str]:
+def _written_names(text: str, *, titled: bool = False) -> Iterator[str]:
     """The words `text` writes as names: capitalised inside a sentence, or, at its start, no
-    ordinary English word ("Being" opening a sentence is no name; "Amazon" is)."""
+    ordinary English word ("Being" opening a sentence is no name; "Amazon" is); in a heading or
+    title (`titled`), which names what it is about, every capitalised word ("Riverside")."""
     for match in words.WORD.finditer(text):
         word = match.group(0)
         if not word[:1].isupper() or any(ch.isdigit() for ch in word):
             continue
         before = text[: match.start()].rstrip()
-        if (before and before[-1] not in _OPENERS) or not words.ordinary_word(words.fold(word)):
+        inside = bool(before) and before[-1] not in _OPENERS
+        if titled or inside or not words.ordinary_word(words.fold(word)):
             yield word
 
 
@@ -429,7 +431,12 @@ def closest_name(name: str, candidates: Sequence[Candidate]) -> str | None:
     (`words.closest_spelling`, by length): the names the index holds, as far as the caller may see
     them, are those of the passages, headings and titles retrieval gave the part. None when a word
     of the name has no such match, or when every word is written as it is (nothing misspelt)."""
-    written = {w for c in candidates for place in _places(c, "") for w in _written_names(place.text)}
+    written = {
+        w
+        for c in candidates
+        for place in _places(c, "")
+        for w in _written_names(place.text, titled=place.kind in ("heading", "title"))
+    }
     folded = {words.fold(w) for w in written}
     replaced, changed = [], False
     for word in name.split():

@@ -32,7 +32,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Protocol
 
 from localqa import periods
-from localqa.lexicon import CONNECTIVES, DOERS
+from localqa.lexicon import CONNECTIVES, DOERS, MONTHS, WEEKDAYS
 from localqa.store.tokenizer import tokenizer
 from localqa.text import identifiers, squash
 from localqa.types import Kind, Location, Value
@@ -493,15 +493,27 @@ _DOER_WORDS = 8
 
 def names_a_doer(text: str) -> bool:
     """Whether `text` names a person, team or organisation as a "who" question's value: a name
-    ("Marcus Webb", `words.is_name`), or a short phrase whose last word is a role or body
-    (`lexicon.DOERS`: "the finance controller", "HR director"). Anything else ("and returned
-    within 60 days, the fee is refunded") names no doer, and gives no value."""
+    ("Marcus Webb", `words.is_name`; never a day or month, "on Sundays"), or a short phrase whose
+    last word is a role or body (`lexicon.DOERS`: "the finance controller", "HR director"). A
+    phrase that opens with a preposition says when, where or how, not who; anything else ("and
+    returned within 60 days, the fee is refunded") names no doer, and gives no value."""
     found = WORD.findall(text)
-    if not found or len(found) > _DOER_WORDS:
+    if not found or len(found) > _DOER_WORDS or found[0].lower() in _NOT_A_DOER:
         return False
-    if any(is_name(word, first=index == 0) for index, word in enumerate(found)):
+    if any(
+        is_name(word, first=index == 0) and singular(word.lower()) not in _DATED
+        for index, word in enumerate(found)
+    ):
         return True
     return singular(found[-1].lower()) in DOERS
+
+
+# A phrase opening with one of these says when, where or how ("on Sundays", "within 3 days").
+_NOT_A_DOER = frozenset(
+    "on in at from during for to until till before after within with without under over between "
+    "and or but if when".split()
+)
+_DATED = MONTHS | WEEKDAYS
 
 
 def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:

@@ -271,6 +271,7 @@ def test_without_embeddings_who_founded_the_library_is_refused(
             None,
         ),
         ("Who signs the forms?", "Forms are signed by hand and kept for a year.", None),
+        ("Who closes the library on Friday?", "The library is closed on Sundays and public holidays.", None),
     ],
 )
 def test_a_who_value_names_a_doer_or_nothing(question: str, sentence: str, value: str | None) -> None:
