@@ -327,7 +327,7 @@ def test_the_check_sees_only_what_the_caller_may_see(tmp_path: Path, fake_model:
             answer_settings=ONLY_NAMED,
         )
         [part] = found.parts
-        said = part.answer.reason if role == "public" else [d.note for d in part.answer.doubts][0]
+        said = part.answer.reason if role == "public" else next(d.note for d in part.answer.doubts)
         assert said == reason, role
         assert (part.answer.quote is None) is (role == "public")
         sources = {c.location.source for p in found.parts for c in p.result.candidates}
