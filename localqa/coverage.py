@@ -115,7 +115,8 @@ _DATE = re.compile(
 # How the reply is to be written ("format the date as YYYY-MM-DD", "rounded to two decimals", "in
 # the format of a list", "MM/DD/YYYY"): an instruction, whose words no passage need carry.
 _INSTRUCTION = re.compile(
-    r"\b(?:format(?:ted)?|express(?:ed)?|round(?:ed)?|convert(?:ed)?)\b[^.?!;]*"
+    r"\b(?:format(?:ted)?|express(?:ed)?|round(?:ed)?)\s+(?:(?:the|your|this|that|it|each|all)\s+)?"
+    r"(?:[a-z]+\s+)?(?:as|in|to|using)\b[^.?!;]*"
     r"|\b(?:in|as)\s+(?:the\s+|a\s+)?(?:format|form)\b[^.?!;]*"
     r"|(?-i:\b[YMD]{1,4}(?:[-/. ][YMD]{1,4}){1,2}\b)",
     re.IGNORECASE,
