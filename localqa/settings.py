@@ -140,7 +140,7 @@ class AnswerSettings(BaseModel):
     # never mentions"), a word nothing comes even `coverage_word_floor` close to in meaning (or
     # any, without embeddings); the rest are doubts (docs/measured.md#doubts).
     refusals: tuple[RefusalKind, ...] = ("identifier", "name", "year", "word")
-    coverage_word_floor: float = Field(default=0.2, ge=-1.0, le=1.0)
+    coverage_word_floor: float = Field(default=0.25, ge=-1.0, le=1.0)
 
     # Another document's candidate is listed as other evidence under a quote when it is among the
     # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate
