@@ -134,7 +134,8 @@ def test_coverage_reads_each_kind_of_refusal_from_saved_runs(tmp_path: Path, cap
         answer = {"quote": quote, "reason": reason, "coverage": None, "doubts": list(doubts)}
         return {"category": category, "answer": answer}
 
-    doubt = {"kind": "name", "term": "Amazn", "note": 'the evidence never mentions "Amazn"; closest: "Amazon"'}
+    note = 'the evidence never mentions "Amazn"; closest: "Amazon"'
+    doubt = {"kind": "name", "term": "Amazn", "note": note}
     run = {
         "cases": [
             case("answerable", None, 'the evidence never mentions "Boeing"'),
