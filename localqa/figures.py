@@ -71,6 +71,8 @@ def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     asking = _asking(part)
     if asks_yes_or_no(asking):  # "Does Adobe have an improving operating margin?": not a figure
         return None
+    if surveyed_share(asking):  # "what percentage of survey respondents reported revenue growth"
+        return None
     definitions = _definitions(part)
     statements = named_statements(part)
     found = _what(asking, definitions, terms, asked)
@@ -385,6 +387,15 @@ _SURVEYED = re.compile(
 )
 CONSTANTS = frozenset(Decimal(n) for n in (1, 2, 3, 4, 5, 10, 12, 100, 365, 1000))
 MAX_OPERANDS = 6
+
+
+_SHARE = re.compile(r"\b(?:percent(?:age)?s?|per\s+cent|share|proportion|fraction)\b|%", re.IGNORECASE)
+
+
+def surveyed_share(asking: str) -> bool:
+    """Whether a part asks for a share of a survey, poll or sample (`_SURVEYED`): a figure the
+    document states, never one planned from a filing's line items."""
+    return _SHARE.search(asking) is not None and _SURVEYED.search(asking) is not None
 
 
 def asks_computed(part: str) -> bool:

@@ -172,6 +172,12 @@ def test_a_survey_percentage_is_never_planned_as_a_fiscal_figure(question: str, 
     assert figures.asks_computed(question) is computed
 
 
+def test_a_survey_share_of_a_glossary_metric_is_no_plan() -> None:
+    assert figures.plan("In 2019, what percentage of survey respondents reported revenue growth?") is None
+    plan = figures.plan("What was the FY2019 revenue growth?")
+    assert plan is not None and plan.what == "revenue growth"
+
+
 # --- doubts beside a quote ----------------------------------------------------------------------
 
 
