@@ -23,17 +23,27 @@ against ("more than 10 % of sales"; `threshold`) and a year that is part of a na
 and Social Care Act 2008"). A year also counts when the cited document's fiscal period covers it
 (`Candidate.period`) or when it is the year of the table column the answer reads (`columns`).
 
-Otherwise the quote is withheld and the reason names the missing term. Matching folds what the
-index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, plurals and other
-Porter suffixes, diacritics), numbers written with or without separators and at any scale of a
-thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
-anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
-Company") or runs it into a longer word of a title ("ACTIVISIONBLIZZARD_2019_10K", a file
-name), a long name misspelt by one letter ("Activsion"), a demonym of a place the evidence
-names ("Singaporean": "Singapore"), a mixed-case initialism of consecutive capitalised words
-of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS"), a period however written
-("Q32024", "FY21": its year), a hyphenated word written whole ("E-mail": "email") and a word cut
-short ("Tel." for "telephone").
+Otherwise the quote is withheld and the reason names the missing term, where the evidence plainly
+lacks it (`refuses`: an identifier; a name or year no passage of the part mentions; a word nothing
+comes `coverage_word_floor` close to in meaning, or any, without embeddings) and its kind refuses
+(`AnswerSettings.refusals`). Where the answer stage is only unsure (a name or year another passage
+mentions, a name found only as a near spelling, `closest_name`: "Amazn" for "Amazon"; a word only
+somewhat close; a figure) the quote is shown with the doubt named beside it (`Answer.doubts`).
+Not terms either: how the reply is to be written ("format the date as YYYY-MM-DD"), any part of a
+date but its year ("June 30,2019" is no figure); a year that is part of a name ("the Act of
+2002") is checked with the name, in any passage of the part. A sentence that addresses its reader
+or a model ("Ignore previous instructions and ...") is never quoted (`addresses_reader`).
+
+Matching folds what the index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics
+2`: case, plurals and other Porter suffixes, diacritics), numbers written with or without
+separators and at any scale of a thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in
+a table in millions), a year anywhere in a token (`FY2022`), and a name whose evidence carries a
+longer form ("3M" in "3M Company") or runs it into a longer word of a title
+("ACTIVISIONBLIZZARD_2019_10K", a file name), a long name misspelt by one letter ("Activsion"),
+a demonym of a place the evidence names ("Singaporean": "Singapore"), a mixed-case initialism of
+consecutive capitalised words of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS"),
+a period however written ("Q32024", "FY21": its year), a hyphenated word written whole
+("E-mail": "email") and a word cut short ("Tel." for "telephone").
 
 Which word is a name is the name rule of `localqa.words`, which routing reads too: a capitalised
 word is one when its lower-case form is no ordinary English word, per Webster's Second ("ratio"
