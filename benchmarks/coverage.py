@@ -28,6 +28,14 @@ Both are printed for the default settings, for each kind of term on its own, and
    shows (the sentence scorer's first unit of each part: no model needed) and for the recorded
    quotes of measurement 2, every refused question listed with the reason.
 
+4. **Every kind of refusal as a classifier** (`--runs DIR`: the saved runs of `benchmarks.pdfqa
+   --model ... --runs DIR`, no index needed): per kind (word, name, year, number, identifier, the
+   model's confidence, the figure planner, retrieval's own abstention), the answerable and the
+   unanswerable text/table questions it refused and those it doubted (shown with the doubt), and
+   its precision beside the share of unanswerable questions (`localqa.evaluate.refusals`); then
+   the answerable questions refused and the unanswerable ones shown no quote. needs_visual
+   questions are left out (their evidence is a picture).
+
 Skips with a message when the data is absent.
 """
 
@@ -42,10 +50,11 @@ from typing import Any
 from benchmarks import confidence, pdfqa
 from benchmarks.common import CACHE, FOLDERS, LOADERS, BenchSet, Case, bench_folder
 from localqa import coverage, sentences
+from localqa.evaluate import refusals
 from localqa.index import open_index
 from localqa.retrieve import resolve, search
 from localqa.settings import AnswerSettings, Settings
-from localqa.types import TERM_KINDS, Caller, Candidate, Location, PartResult
+from localqa.types import REFUSAL_KINDS, TERM_KINDS, Caller, Candidate, Coverage, Doubt, Location, PartResult
 
 SETS = ("mmlongbench", "mmlongbench2", "financebench")
 NEIGHBOURS = (0.25, 0.3, 0.35, 0.4, 0.5)
@@ -66,8 +75,12 @@ def retrieve(bench: BenchSet, db: Path) -> dict[str, list[PartResult]]:
 
 def refusal(part: PartResult, cited: Candidate, quote: str, settings: AnswerSettings) -> str | None:
     """The check's reason for refusing a quote from `cited` (None: shown)."""
-    missing = coverage.check(part.question, quote, cited, part.candidates, settings).missing
-    return missing.reason() if missing else None
+    verdict = coverage.check(part.question, quote, cited, part.candidates, settings)
+    missing = coverage.refusal(verdict, settings)
+    if missing is None:
+        return None
+    closest = f" (closest in meaning {missing.similarity:.2f})" if missing.similarity is not None else ""
+    return missing.reason() + closest
 
 
 def on_evidence(case: Case, location: Location) -> bool:
@@ -220,8 +233,12 @@ def classify(bench: BenchSet, shown: dict[str, list[Shown]], settings: AnswerSet
 
 
 def kind_variants() -> dict[str, AnswerSettings]:
-    """The check with all kinds of term (the default), then with each kind on its own."""
-    return {"all kinds": AnswerSettings(), **{kind: AnswerSettings(coverage=(kind,)) for kind in TERM_KINDS}}
+    """The check as the defaults refuse (`AnswerSettings.refusals`), then each kind of term on its
+    own, refusing: what that kind would withhold if it refused."""
+    return {
+        "default": AnswerSettings(),
+        **{kind: AnswerSettings(coverage=(kind,), refusals=REFUSAL_KINDS) for kind in TERM_KINDS},
+    }
 
 
 CATEGORY_ORDER = ("answerable", "needs_visual", "unanswerable")
@@ -246,7 +263,7 @@ def print_classifier(
             cells.append(f"{f'{refused}/{cases}{share}{right}':>22}")
         print(f"   {label:<12}" + "".join(cells))
     if detail:
-        for category, row in tables["all kinds"].items():
+        for category, row in tables["default"].items():
             for case_id, reason, source, right in row["refused"]:
                 mark = " [from an evidence page]" if right else ""
                 print(f"      {category} {case_id}: {reason}{mark} ({source}) | {questions[case_id][:80]}")
@@ -256,10 +273,12 @@ def variants() -> dict[str, AnswerSettings]:
     default = AnswerSettings()
     found = {"default": default}
     for kind in TERM_KINDS:
-        found[f"{kind} only"] = AnswerSettings(coverage=(kind,))
+        found[f"{kind} only"] = AnswerSettings(coverage=(kind,), refusals=REFUSAL_KINDS)
     for neighbour in NEIGHBOURS:
         if neighbour != default.coverage_neighbour:
-            found[f"word at {neighbour}"] = AnswerSettings(coverage=("word",), coverage_neighbour=neighbour)
+            found[f"word at {neighbour}"] = AnswerSettings(
+                coverage=("word",), coverage_neighbour=neighbour, refusals=REFUSAL_KINDS
+            )
     return found
 
 
@@ -311,6 +330,52 @@ def print_model(name: str, table: dict[str, Any], questions: dict[str, str], det
                 print(f"      {category} {case_id}: {reason}{mark} | {questions[case_id][:90]}")
 
 
+def run_cases(run: dict[str, Any]) -> list[refusals.Judged]:
+    """The answerable (text/table) and unanswerable cases of a saved run, as the classifier reads
+    them."""
+    found = []
+    for case in run["cases"]:
+        answer = case.get("answer")
+        if answer is None or case.get("category") not in ("answerable", "unanswerable"):
+            continue
+        verdict = Coverage.model_validate(answer["coverage"]) if answer.get("coverage") else None
+        doubts = [Doubt.model_validate(d) for d in answer.get("doubts") or []]
+        found.append(
+            refusals.judged(
+                case["category"] == "answerable", answer.get("quote"), answer.get("reason"), verdict, doubts
+            )
+        )
+    return found
+
+
+def print_runs(name: str, path: Path) -> dict[str, Any] | None:
+    """Measurement 4 for one set's saved run (see the module docstring)."""
+    if not path.exists():
+        print(f"\n{name}: no saved run at {path}")
+        return None
+    cases = run_cases(json.loads(path.read_text(encoding="utf-8")))
+    found = refusals.table(cases)
+    answerable = [c for c in cases if c.answerable]
+    unanswerable = [c for c in cases if not c.answerable]
+    refused = sum(c.refused is not None for c in answerable)
+    silent = sum(c.refused is not None for c in unanswerable)
+    print(f"\n{name} ({path}):")
+    print("\n".join("  " + line for line in refusals.lines(found)))
+    print(
+        f"  answerable refused {refused}/{len(answerable)}"
+        f"{f' = {100 * refused / len(answerable):.0f} %' if answerable else ''}; unanswerable shown no"
+        f" quote {silent}/{len(unanswerable)}"
+        f"{f' = {100 * silent / len(unanswerable):.0f} %' if unanswerable else ''}"
+    )
+    return {
+        "answerable": len(answerable),
+        "answerable_refused": refused,
+        "unanswerable": len(unanswerable),
+        "unanswerable_no_quote": silent,
+        "kinds": [dict(vars(row), precision=row.precision) for row in found.rows],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
@@ -334,6 +399,13 @@ def main(argv: list[str] | None = None) -> int:
         help="measure against this index of the set instead of building one (an index an earlier "
         "checkout built of the same documents)",
     )
+    parser.add_argument(
+        "--runs",
+        type=Path,
+        metavar="DIR",
+        help="only measurement 4: each kind of refusal as a classifier, from the saved runs of "
+        "'benchmarks.pdfqa --model ... --runs DIR' (DIR/<set>/run-shared-model.json)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
     given = dict(item.split("=", 1) for item in args.index)
@@ -341,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
+    if args.runs is not None:
+        tables = {name: print_runs(name, args.runs / name / "run-shared-model.json") for name in chosen}
+        if args.json:
+            args.json.write_text(json.dumps(tables, indent=2) + "\n", encoding="utf-8")
+        return 0
     bench = bench_folder(args.bench)
     missing = [FOLDERS[s] for s in chosen if not (bench / FOLDERS[s]).is_dir()]
     if missing:

@@ -8,8 +8,10 @@ backend or schema: the label must be one that was supplied, the number one of th
 it, and the unit, after whitespace normalisation only, a whole sentence (or whole table row) of
 that passage's text (`quote_check`, the one rule, which grading recorded answers uses too).
 Anything else becomes a refusal with the reason, which never repeats the model's text. A verified
-quote is withheld too when the model itself was unsure of the passage it chose (`unsure`), or
-when its evidence never mentions a name, year or figure of the question (`localqa.coverage`). An
+quote is withheld too when its evidence plainly lacks what the question names
+(`localqa.coverage`: an identifier, a name, a period); where the stage is only unsure (the model
+gave the passage it chose a low probability, `unsure`; a word no passage carries) the quote is
+shown with the doubt named beside it (`Answer.doubts`), as `AnswerSettings.refusals` chooses. An
 override of the scorer's first sentence stands only when the model was sure enough of it
 (`overruled`); otherwise the scorer's first is quoted, verified by the same rule. Which unit the
 model chose, whether it overrode the scorer's first and whether that stood, is recorded on the
@@ -33,7 +35,7 @@ from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
 from localqa.text import squash
-from localqa.types import Answer, Candidate, Kind, Location, ModelCall, RankedUnit, Selection, Value
+from localqa.types import Answer, Candidate, Doubt, Kind, Location, ModelCall, RankedUnit, Selection, Value
 
 
 class QuoteChoice(BaseModel):
@@ -160,15 +162,21 @@ def answer_part(
     call = _call(completion, time.perf_counter() - started)
     verdict = verify(completion.text, request)
     answer, confidence, kept_first = verdict.answer, completion.label_confidence, False
-    if answer.citation is not None and unsure(confidence, settings):
-        answer = Answer.refused(
-            f"the model was unsure which passage answers (probability {confidence:.2f} "
-            f"for the one it chose, below {settings.min_label_confidence:.2f})"
-        )
+    doubted = answer.citation is not None and unsure(confidence, settings)
+    why = (
+        f"the model was unsure which passage answers (probability {confidence:.2f} "
+        f"for the one it chose, below {settings.min_label_confidence:.2f})"
+        if doubted and confidence is not None
+        else ""
+    )
+    if doubted and "confidence" in settings.refusals:
+        answer = Answer.refused(why)
     elif answer.citation is not None and overruled(verdict.choice, confidence, settings):
         first = next(unit for unit in request.units if unit.rank == 1)
         answer = _judge_choice(first.label, first.sentence, request).answer
         kept_first = True
+    if doubted and answer.verified:  # no better than chance as a refusal: the quote, and the doubt named
+        answer = answer.model_copy(update={"doubts": (Doubt(kind="confidence", term=None, note=why),)})
     chose = {"choice": verdict.choice, "kept_first": kept_first}
     answer = answer.model_copy(update={"call": call, "selection": selection.model_copy(update=chose)})
     answer = coverage.judge(question, answer, candidates, settings)

@@ -23,17 +23,27 @@ against ("more than 10 % of sales"; `threshold`) and a year that is part of a na
 and Social Care Act 2008"). A year also counts when the cited document's fiscal period covers it
 (`Candidate.period`) or when it is the year of the table column the answer reads (`columns`).
 
-Otherwise the quote is withheld and the reason names the missing term. Matching folds what the
-index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics 2`: case, plurals and other
-Porter suffixes, diacritics), numbers written with or without separators and at any scale of a
-thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in a table in millions), a year
-anywhere in a token (`FY2022`), and a name whose evidence carries a longer form ("3M" in "3M
-Company") or runs it into a longer word of a title ("ACTIVISIONBLIZZARD_2019_10K", a file
-name), a long name misspelt by one letter ("Activsion"), a demonym of a place the evidence
-names ("Singaporean": "Singapore"), a mixed-case initialism of consecutive capitalised words
-of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS"), a period however written
-("Q32024", "FY21": its year), a hyphenated word written whole ("E-mail": "email") and a word cut
-short ("Tel." for "telephone").
+Otherwise the quote is withheld and the reason names the missing term, where the evidence plainly
+lacks it (`refuses`: an identifier; a name or year no passage of the part mentions; a word nothing
+comes `coverage_word_floor` close to in meaning, or any, without embeddings) and its kind refuses
+(`AnswerSettings.refusals`). Where the answer stage is only unsure (a name or year another passage
+mentions, a name found only as a near spelling, `closest_name`: "Amazn" for "Amazon"; a word only
+somewhat close; a figure) the quote is shown with the doubt named beside it (`Answer.doubts`).
+Not terms either: how the reply is to be written ("format the date as YYYY-MM-DD"), any part of a
+date but its year ("June 30,2019" is no figure); a year that is part of a name ("the Act of
+2002") is checked with the name, in any passage of the part. A sentence that addresses its reader
+or a model ("Ignore previous instructions and ...") is never quoted (`addresses_reader`).
+
+Matching folds what the index's own tokenizer folds (FTS5 `porter unicode61 remove_diacritics
+2`: case, plurals and other Porter suffixes, diacritics), numbers written with or without
+separators and at any scale of a thousand (`1,234.5` and `1234.5`; `$3.2 billion` and `3,200` in
+a table in millions), a year anywhere in a token (`FY2022`), and a name whose evidence carries a
+longer form ("3M" in "3M Company") or runs it into a longer word of a title
+("ACTIVISIONBLIZZARD_2019_10K", a file name), a long name misspelt by one letter ("Activsion"),
+a demonym of a place the evidence names ("Singaporean": "Singapore"), a mixed-case initialism of
+consecutive capitalised words of a title or heading ("JnJ": "JOHNSON JOHNSON 2022Q4 EARNINGS"),
+a period however written ("Q32024", "FY21": its year), a hyphenated word written whole
+("E-mail": "email") and a word cut short ("Tel." for "telephone").
 
 Which word is a name is the name rule of `localqa.words`, which routing reads too: a capitalised
 word is one when its lower-case form is no ordinary English word, per Webster's Second ("ratio"
@@ -49,7 +59,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -58,7 +68,7 @@ from localqa import embeddings, lexicon, parts, periods, sentences, words
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
 from localqa.text import IDENTIFIER, identifiers
-from localqa.types import Answer, Candidate, Coverage, TermCheck, TermKind
+from localqa.types import TERM_REFUSALS, Answer, Candidate, Coverage, Doubt, TermCheck, TermKind
 
 _SCALE = {"thousand": 3, "k": 3, "million": 6, "mn": 6, "m": 6, "billion": 9, "bn": 9, "b": 9, "trillion": 12}
 
@@ -96,6 +106,63 @@ _COMPARISON = re.compile(
 )
 
 
+_MONTH = "|".join(sorted(lexicon.MONTHS, key=len, reverse=True))
+
+
+def _year_group(number: int) -> str:
+    return rf"(?P<year{number}>(?:19|20)\d\d)"
+
+
+# A date in any written form ("June 30, 2019", "June 30,2019", "30 June 2019", "2019-06-30",
+# "06/30/2019"): never a figure ("30,2019" is no amount), its year the period asked about.
+_DATE = re.compile(
+    rf"\b(?:{_MONTH})\b\.?\s*\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*{_year_group(1)}(?!\d)"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\b\.?\s*,?\s*{_year_group(2)}(?!\d)"
+    rf"|\b{_year_group(3)}[-/.]\d{{1,2}}[-/.]\d{{1,2}}\b"
+    rf"|\b\d{{1,2}}[-/.]\d{{1,2}}[-/.]{_year_group(4)}\b",
+    re.IGNORECASE,
+)
+# How the reply is to be written ("format the date as YYYY-MM-DD", "rounded to two decimals", "in
+# the format of a list", "MM/DD/YYYY"): an instruction, whose words no passage need carry.
+_INSTRUCTION = re.compile(
+    r"\b(?:format(?:ted)?|express(?:ed)?|round(?:ed)?)\s+(?:(?:the|your|this|that|it|each|all)\s+)?"
+    r"(?:[a-z]+\s+)?(?:as|in|to|using)\b[^.?!;]*"
+    r"|\b(?:in|as)\s+(?:the\s+|a\s+)?(?:format|form)\b[^.?!;]*"
+    r"|(?-i:\b[YMD]{1,4}(?:[-/. ][YMD]{1,4}){1,2}\b)",
+    re.IGNORECASE,
+)
+_TITLED = "|".join(sorted(lexicon.TITLED_NOUNS, key=len, reverse=True))
+# A year that is part of a name besides `words.Run.titled_year` ("Act 2008"): "the Sarbanes-Oxley
+# Act of 2002", "the 2008 Plan", "ISO 14001:2015". Checked with the name: any of the part's
+# passages may write it (`Term.titled`), not only the quoted one.
+_NAMED_YEAR = re.compile(
+    rf"\b(?-i:(?=[A-Z]))(?:{_TITLED})\s+of\s+{_year_group(1)}\b"
+    rf"|\b{_year_group(2)}\s+(?-i:(?:[A-Z][\w-]*\s+){{0,3}}(?=[A-Z]))(?:{_TITLED})\b"
+    rf"|\b[A-Z]{{2,}}\s?\d+[:/-]{_year_group(3)}\b",
+    re.IGNORECASE,
+)
+
+
+def _year_span(match: re.Match[str]) -> tuple[int, int]:
+    name = next(k for k, v in match.groupdict().items() if k.startswith("year") and v is not None)
+    return match.span(name)
+
+
+def _blanked(text: str, pattern: re.Pattern[str]) -> str:
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _dates_blanked(text: str) -> str:
+    """`text` with each date replaced by spaces but its year: the year stays a year, no part of
+    the date a figure."""
+
+    def keep_year(match: re.Match[str]) -> str:
+        start, end = _year_span(match)
+        return " " * (start - match.start()) + text[start:end] + " " * (match.end() - end)
+
+    return _DATE.sub(keep_year, text)
+
+
 @dataclass(frozen=True)
 class Term:
     """One thing the question part names, as written, with what it is matched by."""
@@ -104,6 +171,7 @@ class Term:
     kind: TermKind
     tokens: tuple[str, ...] = ()  # folded tokens (names, words)
     value: Decimal | None = None  # figures
+    titled: bool = False  # a year that is part of a name: checked with it, in any of the passages
 
 
 @dataclass(frozen=True)
@@ -130,11 +198,16 @@ def asking_sentences(part: str) -> str:
 
 def question_terms(part: str) -> list[Term]:
     """The names, identifiers, years and figures of a question part, in order. Not terms: what the
-    question points at (`_POINTER`: "Section 3.3", "Table 2"), a percentage it compares against
-    (`threshold`: "more than 10 % of sales"), and a year written as part of a name
-    (`words.Run.titled_year`: "the Health and Social Care Act 2008"). A period however written
-    ("FY2022", "Q32024", "FY21", "fiscal 2022"; `localqa.periods`) is its year."""
-    text = _POINTER.sub(lambda m: " " * len(m.group(0)), asking_sentences(part))
+    question points at (`_POINTER`: "Section 3.3", "Table 2"), how the reply is to be written
+    (`_INSTRUCTION`: "format the date as YYYY-MM-DD"), a percentage it compares against
+    (`threshold`: "more than 10 % of sales"), and any part of a date but its year (`_DATE`:
+    "June 30,2019" is no figure). A period however written ("FY2022", "Q32024", "FY21", "fiscal
+    2022"; `localqa.periods`) is its year. A year that is part of a name ("the Health and Social
+    Care Act 2008", `words.Run.titled_year`; "the Sarbanes-Oxley Act of 2002", `_NAMED_YEAR`) is a
+    `titled` year, checked with the name."""
+    text = _blanked(_blanked(asking_sentences(part), _POINTER), _INSTRUCTION)
+    named_years = [text[slice(*_year_span(m))] for m in _NAMED_YEAR.finditer(text)]
+    text = _dates_blanked(_blanked(text, _NAMED_YEAR))
     terms: list[Term] = [Term(code, "identifier") for code in identifiers(text)]
     spans = [m.span() for m in IDENTIFIER.finditer(text)]
     for match in _FIGURE.finditer(text):
@@ -144,7 +217,10 @@ def question_terms(part: str) -> list[Term]:
             if not threshold(text, match):
                 terms.append(Term(match.group(0).strip(), "figure", value=value))
     runs = words.name_runs(text, skip=(_FIGURE,))
-    terms += [Term(year, "year") for year in _years(text, spans, runs)]
+    years = _years(text, spans, runs)
+    terms += [Term(year, "year") for year in years]
+    titled = [run.titled_year for run in runs if run.titled_year] + named_years
+    terms += [Term(year, "year", titled=True) for year in dict.fromkeys(titled) if year not in years]
     terms += [_name(name) for run in runs for name in run.names()]
     seen: set[tuple[TermKind, str]] = set()
     unique = []
@@ -343,6 +419,49 @@ def _same_figure(wanted: Decimal, found: Decimal) -> bool:
     return any(found * Decimal(10) ** exponent == wanted for exponent in (0, 3, 6, 9, 12, -3, -6, -9))
 
 
+def _written_names(text: str, *, titled: bool = False) -> Iterator[str]:
+    """The words `text` writes as names: capitalised inside a sentence, or, at its start, no
+    ordinary English word ("Being" opening a sentence is no name; "Amazon" is); in a heading or
+    title (`titled`), which names what it is about, every capitalised word ("Riverside")."""
+    for match in words.WORD.finditer(text):
+        word = match.group(0)
+        if not word[:1].isupper() or any(ch.isdigit() for ch in word):
+            continue
+        before = text[: match.start()].rstrip()
+        inside = bool(before) and before[-1] not in _OPENERS
+        if titled or inside or not words.ordinary_word(words.fold(word)):
+            yield word
+
+
+_OPENERS = ".!?:;\"'(\u201c\u2018["
+
+
+def closest_name(name: str, candidates: Sequence[Candidate]) -> str | None:
+    """The name the candidates' evidence writes that `name`, which it never writes, is most likely
+    a typo of ("Amazon" for "Amazn", "Microsoft" for "Microsfot"), word by word
+    (`words.closest_spelling`, by length): the names the index holds, as far as the caller may see
+    them, are those of the passages, headings and titles retrieval gave the part. None when a word
+    of the name has no such match, or when every word is written as it is (nothing misspelt)."""
+    written = {
+        w
+        for c in candidates
+        for place in _places(c, "")
+        for w in _written_names(place.text, titled=place.kind in ("heading", "title"))
+    }
+    folded = {words.fold(w) for w in written}
+    replaced, changed = [], False
+    for word in name.split():
+        if words.fold(word) in folded:
+            replaced.append(word)
+            continue
+        near = words.closest_spelling(word, written)
+        if near is None:
+            return None
+        replaced.append(near)
+        changed = True
+    return " ".join(replaced) if changed else None
+
+
 # ---------------------------------------------------------------------------------------------
 # The verdict
 
@@ -381,7 +500,14 @@ def check(
             if c is not cited
             for p in (*_places(c, ""), *_period_places(c))
         )
-        checks.append(TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere))
+        if term.titled and elsewhere:  # checked with the name, wherever the part's passages write it
+            where = "other passages"
+        closest = None
+        if where is None and not elsewhere and term.kind == "name":
+            closest = closest_name(term.text, [cited, *candidates])
+        checks.append(
+            TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere, closest=closest)
+        )
     checks = _several(checks)
     note = None
     if "word" in kinds:
@@ -445,8 +571,10 @@ def _distinctive_words(
         return [], f'words no passage carries were not judged: "{specific[0]}" singles out passages'
     every = [u for c in candidates for u in units[id(c)]]
     if not embeddings.is_available():
-        note = "words no passage carries were not judged by meaning (embeddings not installed)"
-        return [TermCheck(term=w, kind="word", found=None, judged=False) for w in missing], note
+        # Nothing of the question outweighs the word and nothing can come close to it in meaning:
+        # it is missing, as the full install finds "founded" in "Who founded the library?".
+        note = "words no passage carries were judged by their form only (embeddings not installed)"
+        return [TermCheck(term=w, kind="word", found=None) for w in missing], note
     vectors = embeddings.embed(missing + every)
     similarities = vectors[: len(missing)] @ vectors[len(missing) :].T
     checks = []
@@ -461,8 +589,9 @@ def asked_words(part: str) -> list[str]:
     """The words of a part's asking sentences the word rule may judge, folded, each once, a
     hyphenated word written whole ("email"): not stop words, not words with a digit (years,
     figures, codes and names, "fy2019", "3m": checked as such), not what the question points at
-    (`_POINTER`) and not its framing (`framing`)."""
-    text = _POINTER.sub(" ", asking_sentences(part))
+    (`_POINTER`), not how the reply is to be written (`_INSTRUCTION`), not a date's month
+    (`_DATE`) and not its framing (`framing`)."""
+    text = _dates_blanked(_blanked(_blanked(asking_sentences(part), _POINTER), _INSTRUCTION))
     return [
         w
         for w in dict.fromkeys(words.plain(words.whole(text)).split())
@@ -517,16 +646,75 @@ def judge(
     question becomes a refusal naming it. Refusals and disabled checks pass through unchanged.
     `columns`: the fiscal years of the table columns the answer's value reads (a cell selected by
     fiscal year), each a year covered (`check`)."""
-    if not answer.verified or answer.citation is None or not settings.coverage:
+    if not answer.verified or answer.citation is None:
+        return answer
+    if addresses_reader(answer.quote or ""):
+        return Answer.refused(ADDRESSED).model_copy(
+            update={"call": answer.call, "selection": answer.selection}
+        )
+    if not settings.coverage:
         return answer
     cited = next((c for c in candidates if c.location == answer.citation), None)
     if cited is None:  # verification only passes quotes from supplied candidates
         return answer
     verdict = check(part, answer.quote or "", cited, candidates, settings, columns)
-    missing = verdict.missing
-    if missing is None:
-        return answer.model_copy(update={"coverage": verdict})
-    refused = Answer.refused(missing.reason())
+    refusing = refusal(verdict, settings)
+    if refusing is None:
+        doubts = tuple(doubt(t) for t in verdict.terms if t.missing or t.closest)
+        return answer.model_copy(update={"coverage": verdict, "doubts": (*answer.doubts, *doubts)})
+    refused = Answer.refused(refusing.reason())
     return refused.model_copy(
         update={"coverage": verdict, "call": answer.call, "selection": answer.selection}
     )
+
+
+ADDRESSED = "the quoted sentence addresses its reader (an instruction), it states no fact"
+# An instruction to a model, wherever it stands in a sentence.
+_INJECTED = re.compile(
+    r"(?<!not\s)(?<!never\s)\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|"
+    r"preceding|other)\s+(?:instructions?|prompts?|rules?|directions?)\b|\bsystem\s+prompt\b"
+    r"|\byou\s+are\s+(?:now\s+)?an?\s+(?:ai|assistant|language\s+model|chatbot)\b",
+    re.IGNORECASE,
+)
+
+
+def addresses_reader(sentence: str) -> bool:
+    """Whether a sentence speaks to its reader or to a model rather than states a fact: it opens
+    with a verb that addresses them (`lexicon.ADDRESSING_VERBS`: "Ignore ...", "Tell every reader
+    ...", "Reveal ..."; "please" before it aside), or it holds an instruction to a model ("ignore
+    previous instructions", "system prompt"). Document text is data, never control: such a
+    sentence is never quoted as the answer to a question."""
+    found = words.WORD.findall(sentence)
+    if found and found[0].lower() == "please":
+        found = found[1:]
+    opens = bool(found) and found[0].lower() in lexicon.ADDRESSING_VERBS
+    return opens or _INJECTED.search(sentence) is not None
+
+
+def refusal(verdict: Coverage, settings: AnswerSettings) -> TermCheck | None:
+    """The first missing term that withholds the quote (`refuses`), or None: the quote is shown,
+    with a doubt for each other missing term."""
+    return next((t for t in verdict.terms if t.missing and refuses(t, settings)), None)
+
+
+def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
+    """Whether a missing term withholds the quote: its kind refuses (`AnswerSettings.refusals`)
+    and the evidence plainly lacks it. Not plainly: a name found as a near spelling (`closest_name`),
+    a name or year another of the part's passages mentions (the quote may be the wrong one of them),
+    a word something comes `coverage_word_floor` close to in meaning. Those are doubts."""
+    if TERM_REFUSALS[term.kind] not in settings.refusals or term.closest is not None:
+        return False
+    if term.kind in ("name", "year"):
+        return not term.elsewhere
+    if term.kind == "word":
+        return term.similarity is None or term.similarity < settings.coverage_word_floor
+    return True
+
+
+def doubt(term: TermCheck) -> Doubt:
+    """A missing term of a kind that does not refuse, or a name found only as a near spelling, as
+    the one line shown beside the quote."""
+    note = term.reason()
+    if term.closest:
+        note += f'; closest: "{term.closest}"'
+    return Doubt(kind=TERM_REFUSALS[term.kind], term=term.term, note=note)

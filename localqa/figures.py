@@ -75,6 +75,8 @@ def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     # one figure; "why", "what drove" and the like ask for no quantity at all (`asks_quantity`).
     if asks_yes_or_no(asking) or not asks_quantity(part):
         return None
+    if surveyed_share(asking):  # "what percentage of survey respondents reported revenue growth"
+        return None
     definitions = _definitions(part)
     found = _what(asking, definitions, terms, asked)
     if found is None:
@@ -550,14 +552,34 @@ _COMPUTED = re.compile(
 )
 # The numbers an expression may hold besides its operands: a percentage, days or months in a year,
 # a thousand for a scale, small counts. Any other is a figure of the model's own, and refused.
+# A share of a survey, a poll or a sample ("the percentage of respondents who ...", "adults polled
+# in 2018"): a figure the document states, never one computed from a filing's fiscal-year line
+# items (issue 38: such questions were planned as "FY2018 ..." figures and refused).
+_SURVEYED = re.compile(
+    r"\b(?:survey(?:s|ed)?|polls?|polled|respondents?|samples?|sampled|interviewe(?:d|es)|participants?"
+    r"|adults|voters|teens|households|residents|people|population)\b",
+    re.IGNORECASE,
+)
 CONSTANTS = frozenset(Decimal(n) for n in (1, 2, 3, 4, 5, 10, 12, 100, 365, 1000))
 MAX_OPERANDS = 6
 
 
+_SHARE = re.compile(r"\b(?:percent(?:age)?s?|per\s+cent|share|proportion|fraction)\b|%", re.IGNORECASE)
+
+
+def surveyed_share(asking: str) -> bool:
+    """Whether a part asks for a share of a survey, poll or sample (`_SURVEYED`): a figure the
+    document states, never one planned from a filing's line items."""
+    return _SHARE.search(asking) is not None and _SURVEYED.search(asking) is not None
+
+
 def asks_computed(part: str) -> bool:
-    """Whether a part asks for a figure computed from others (a ratio, growth, a margin, ...)."""
+    """Whether a part asks for a figure computed from others (a ratio, growth, a margin, ...); a
+    share of a survey, poll or sample (`_SURVEYED`) never is."""
+    asking = _asking(part)
     return (
-        _COMPUTED.search(_asking(part)) is not None
+        _COMPUTED.search(asking) is not None
+        and _SURVEYED.search(asking) is None
         and bool(values.wanted(part).years)
         and asks_quantity(part)
     )

@@ -62,5 +62,39 @@ FRAMING_WORDS = frozenset(
     "mention mentioned describe described according include included presented refer "
     "referred indicate indicated specify specified please respond reply "
     "first second third fourth fifth sixth seventh eighth ninth tenth "
-    "last next previous former latter".split()
+    "last next previous former latter "
+    # what kind of thing is asked for ("what type of ...", "which kind of ..."), not which one
+    "type kind sort".split()
 )
+
+# Nouns a year is part of the name of ("the Sarbanes-Oxley Act of 2002", "Vision 2030", "the
+# 2008 Plan"): the document says "the Act", and the year is checked with the name, not as the
+# period asked about. Lower case.
+TITLED_NOUNS = frozenset(
+    "act acts plan vision strategy agenda regulation regulations directive code convention protocol "
+    "agreement accord framework law bill treaty programme program initiative standard standards "
+    "amendment amendments reform charter roadmap".split()
+)
+
+# Who does something, when no name says it: a person's role, a team or an organisation ("the
+# finance controller", "the circulation team", "the board"). A "who" question's value is a name
+# or a phrase whose last word is one of these (`localqa.values.names_a_doer`). Lower case,
+# singular.
+DOERS = frozenset(
+    "team committee board department dept office staff desk librarian manager director controller "
+    "officer council supervisor head chair chairman chairwoman chairperson president founder owner "
+    "administrator coordinator service unit group panel member employee clerk assistant secretary "
+    "treasurer auditor lead leader dean principal trustee governor partner company firm organisation "
+    "organization association society foundation agency authority ministry government bank university "
+    "college school institute library commission division branch person individual student parent "
+    "teacher doctor nurse engineer analyst volunteer worker architect author editor publisher "
+    "founder owner ceo cfo coo cto chief executive vp representative steward warden custodian".split()
+)
+
+# Verbs a sentence opens with when it addresses its reader or a model, not the world ("Ignore
+# previous instructions and reveal ...", "Tell every reader that ..."): such a sentence states no
+# fact, so it is never quoted as the answer to a question (`localqa.coverage.addresses_reader`).
+# Lower case.
+# Not "answer", "print" or "override": an FAQ row opens "Answer: ...", and "Print jobs" or
+# "Override codes" are nouns.
+ADDRESSING_VERBS = frozenset("ignore disregard forget reveal disclose tell say pretend obey".split())

@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localqa.types import TERM_KINDS, TermKind
+from localqa.types import TERM_KINDS, RefusalKind, TermKind
 
 # Where the index lives unless --db, $LOCALQA_DB or a caller says otherwise (relative to the
 # working folder, beside pdfs/).
@@ -130,6 +130,17 @@ class AnswerSettings(BaseModel):
     # `coverage_neighbour` close to it in meaning (docs/measured.md#answers).
     coverage: tuple[TermKind, ...] = TERM_KINDS
     coverage_neighbour: float = Field(default=0.35, ge=-1.0, le=1.0)
+    # The kinds of refusal that withhold the quote (`localqa.evaluate.refusals` names them: a
+    # coverage term's kind, a figure of the question being a "number", and "confidence" for a
+    # label below `min_label_confidence`). A kind not listed shows the quote with its doubt named
+    # beside it (`Answer.doubts`): each kind was measured as a classifier on a dev set it was not
+    # chosen on, and only kinds clearly better than chance refuse (docs/answers.md#doubts).
+    # Within a refusing kind only what the evidence plainly lacks refuses: a name or year that no
+    # passage of the part mentions (one another passage mentions is a doubt: "the quoted passage
+    # never mentions"), a word nothing comes even `coverage_word_floor` close to in meaning (or
+    # any, without embeddings); the rest are doubts (docs/measured.md#doubts).
+    refusals: tuple[RefusalKind, ...] = ("identifier", "name", "year", "word")
+    coverage_word_floor: float = Field(default=0.25, ge=-1.0, le=1.0)
 
     # Another document's candidate is listed as other evidence under a quote when it is among the
     # top `other_evidence_ranks` and scores at least `other_evidence_share` of the best candidate

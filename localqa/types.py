@@ -362,6 +362,9 @@ class TermCheck(Frozen):
     elsewhere: bool = False
     similarity: float | None = None
     judged: bool = True
+    # The word of the evidence a name misspelt in the question most likely is ("Amazon" for
+    # "Amazn"; `coverage.closest_name`): shown in the doubt, never taken for a mention.
+    closest: str | None = None
 
     @property
     def missing(self) -> bool:
@@ -384,6 +387,46 @@ class TermCheck(Frozen):
             return f'"{self.term}" ({self.kind}): not judged'
         near = f", closest {self.similarity:.2f}" if self.similarity is not None else ""
         return f'"{self.term}" ({self.kind}): missing{near}'
+
+
+RefusalKind = Literal[
+    "word", "name", "year", "number", "identifier", "confidence", "planner", "retrieval", "other"
+]
+# Every kind of refusal, as `localqa.evaluate.refusals` reports each as a classifier: a term of
+# the question the evidence never mentions (by kind; a figure of the question is a "number"), the
+# model unsure of its choice, a figure the planner could not compute, and retrieval finding nothing.
+REFUSAL_KINDS: tuple[RefusalKind, ...] = (
+    "word",
+    "name",
+    "year",
+    "number",
+    "identifier",
+    "confidence",
+    "planner",
+    "retrieval",
+    "other",
+)
+
+
+# A question's term kind as a kind of refusal: a figure of the question is a "number" the evidence
+# never gives ("planner" is the figure planner's own refusal).
+TERM_REFUSALS: dict[TermKind, RefusalKind] = {
+    "name": "name",
+    "identifier": "identifier",
+    "year": "year",
+    "figure": "number",
+    "word": "word",
+}
+
+
+class Doubt(Frozen):
+    """Why the answer stage is unsure a shown quote answers (docs/answers.md, "Doubts beside a
+    quote"): the kind of check that doubted (a `RefusalKind`), the question's term it doubts, and
+    one line for the reader ('the evidence never mentions "Amazn"; closest: "Amazon"')."""
+
+    kind: RefusalKind
+    term: str | None
+    note: str
 
 
 class Coverage(Frozen):
@@ -527,6 +570,9 @@ class Answer(Frozen):
     # Why the figure the part asks for was not computed ("no figure computed: the evidence gives
     # FY2022 operating income but not ..."), said beside the part's verified quote, which stands.
     figure_note: str | None = None
+    # What the answer stage doubts about the quote (a word no passage carries, a weak model
+    # label, a name found only as a near spelling): shown beside it. Never on a refusal.
+    doubts: tuple[Doubt, ...] = Field(default=())
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
@@ -540,9 +586,10 @@ class Answer(Frozen):
             or self.other_evidence
             or self.value is not None
             or self.figure_note is not None
+            or self.doubts
         ):
             raise ValueError(
-                f"a {self.outcome.value} answer has a reason and no quote, citation, value or evidence"
+                f"a {self.outcome.value} answer has a reason and no quote, citation, value, doubt or evidence"
             )
         return self
 
@@ -578,6 +625,7 @@ class Answer(Frozen):
             "reason": self.reason,
             "value": self.value.as_json() if self.value else None,
             "figure_note": self.figure_note,
+            "doubts": [doubt.model_dump(mode="json") for doubt in self.doubts],
             "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
             "selection": self.selection.as_json() if self.selection else None,
             "coverage": self.coverage.model_dump(mode="json") if self.coverage else None,

@@ -34,11 +34,11 @@ from decimal import Decimal, InvalidOperation
 from typing import Protocol
 
 from localqa import causes, periods
-from localqa.lexicon import CONNECTIVES
+from localqa.lexicon import CONNECTIVES, DOERS, MONTHS, WEEKDAYS
 from localqa.store.tokenizer import tokenizer
 from localqa.text import identifiers, squash
 from localqa.types import Kind, Location, Value
-from localqa.words import ALNUM
+from localqa.words import ALNUM, WORD, is_name, singular
 
 # --- numbers ------------------------------------------------------------------------------------
 
@@ -490,6 +490,35 @@ def _wanted_kinds(asked: Wanted) -> tuple[str, ...]:
     return ()
 
 
+# A doer is named in a few words: a longer phrase is a clause, not who did it.
+_DOER_WORDS = 8
+
+
+def names_a_doer(text: str) -> bool:
+    """Whether `text` names a person, team or organisation as a "who" question's value: a name
+    ("Marcus Webb", `words.is_name`; never a day or month, "on Sundays"), or a short phrase whose
+    last word is a role or body (`lexicon.DOERS`: "the finance controller", "HR director"). A
+    phrase that opens with a preposition says when, where or how, not who; anything else ("and
+    returned within 60 days, the fee is refunded") names no doer, and gives no value."""
+    found = WORD.findall(text)
+    if not found or len(found) > _DOER_WORDS or found[0].lower() in _NOT_A_DOER:
+        return False
+    if any(
+        is_name(word, first=index == 0) and singular(word.lower()) not in _DATED
+        for index, word in enumerate(found)
+    ):
+        return True
+    return singular(found[-1].lower()) in DOERS
+
+
+# A phrase opening with one of these says when, where or how ("on Sundays", "within 3 days").
+_NOT_A_DOER = frozenset(
+    "on in at from during for to until till before after within with without under over between "
+    "and or but if when".split()
+)
+_DATED = MONTHS | WEEKDAYS
+
+
 def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     """The span of `sentence` that answers the part: of the kind it asks for, and, of several,
     the one nearest to the words the sentence shares with the part. A span the part itself
@@ -503,6 +532,8 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
         for s in spans(sentence, kinds)
         if s.text not in part and not set(tokenizer().terms(s.text)) <= asked_terms
     ]
+    if asked.who:
+        found = [s for s in found if names_a_doer(s.text)]
     if asked.duration:
         unit = re.search(r"how many (\w+)", part, re.IGNORECASE)
         if unit:
@@ -601,7 +632,10 @@ def choose_phrase(part: str, sentence: str, asked: Wanted) -> Span | None:
     which = _WHICH.match(part)
     if which and which["noun"].lower() not in _NOT_A_THING:
         return _modifier(which["noun"], sentence, trait=which["trait"] is not None)
-    if _ACTION.match(part) or asked.when or asked.who or asked.where:
+    if asked.who:  # the rest of the sentence, only where it names who (`names_a_doer`)
+        rest = _predicate(part, sentence)
+        return rest if rest is not None and names_a_doer(rest.text) else None
+    if _ACTION.match(part) or asked.when or asked.where:
         return _predicate(part, sentence)
     return None
 

@@ -157,6 +157,43 @@ def misspellings(name: str, known: Iterable[str]) -> list[str]:
     ]
 
 
+# A name the evidence never writes may be a typo of one it does ("Amazn" for "Amazon"): the edits
+# allowed grow with the name's length, (shortest length, edits) in order; a shorter name is never
+# matched approximately (codes and tickers differ by one letter: "TACREV", "TACRED"), and two
+# companies' names one or two letters apart stay apart ("Ameren" and "Amgen": two edits in six
+# letters). The match is shown to the reader as a doubt, never taken silently for a mention.
+NEAR_SPELLING_EDITS: tuple[tuple[int, int], ...] = ((5, 1), (9, 2))
+
+
+def near_spelling_edits(name: str) -> int:
+    """The edits a name of this length may be from the evidence's word (`NEAR_SPELLING_EDITS`)."""
+    return max((edits for length, edits in NEAR_SPELLING_EDITS if len(name) >= length), default=0)
+
+
+def closest_spelling(name: str, written: Iterable[str]) -> str | None:
+    """The one word of `written` (words the evidence writes as names, as written) that `name` is a
+    typo of: the same first letter, within `near_spelling_edits` (optimal string alignment:
+    a swapped pair is one edit), and nearer than any other; None when there is none, or a tie."""
+    folded = fold(name)
+    allowed = near_spelling_edits(folded)
+    if not allowed:
+        return None
+    best: dict[int, set[str]] = {}
+    for word in written:
+        other = fold(word)
+        if other == folded or not other or other[0] != folded[0] or abs(len(other) - len(folded)) > allowed:
+            continue
+        distance = OSA.distance(folded, other, score_cutoff=allowed)
+        if distance <= allowed:
+            best.setdefault(distance, set()).add(word)
+    if not best:
+        return None
+    nearest = best[min(best)]
+    if len({fold(w) for w in nearest}) != 1:
+        return None
+    return min(nearest, key=lambda w: (w.isupper(), w))  # "Amazon" rather than a title's "AMAZON"
+
+
 # --- inflection -------------------------------------------------------------------------------
 
 

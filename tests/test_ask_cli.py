@@ -234,6 +234,7 @@ def test_ask_json_shape(
         "reason",
         "value",
         "figure_note",
+        "doubts",
         "other_evidence",
         "selection",
         "coverage",

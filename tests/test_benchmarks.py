@@ -9,6 +9,7 @@ import subprocess
 import sys
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "benchmarks"
@@ -120,3 +121,36 @@ def test_pdfqa_turns_reference_answers_into_value_fields() -> None:
         check=True,
     )
     assert json.loads(result.stdout) == VALUE_FIELDS
+
+
+def test_coverage_reads_each_kind_of_refusal_from_saved_runs(tmp_path: Path, capsys: Any) -> None:
+    """`benchmarks.coverage --runs DIR`: each kind of refusal as a classifier, from a saved run's
+    reasons, coverage verdicts and doubts; needs_visual questions left out."""
+    from benchmarks import coverage
+
+    def case(
+        category: str, quote: str | None, reason: str | None, doubts: tuple[Any, ...] = ()
+    ) -> dict[str, Any]:
+        answer = {"quote": quote, "reason": reason, "coverage": None, "doubts": list(doubts)}
+        return {"category": category, "answer": answer}
+
+    note = 'the evidence never mentions "Amazn"; closest: "Amazon"'
+    doubt = {"kind": "name", "term": "Amazn", "note": note}
+    run = {
+        "cases": [
+            case("answerable", None, 'the evidence never mentions "Boeing"'),
+            case("unanswerable", None, 'the evidence never mentions "Boeing"'),
+            case("unanswerable", None, "no eligible passage matches this part"),
+            case("answerable", "a quote", None, (doubt,)),
+            case("needs_visual", None, 'the evidence never mentions "2019"'),
+        ]
+    }
+    folder = tmp_path / "mmlongbench"
+    folder.mkdir()
+    (folder / "run-shared-model.json").write_text(json.dumps(run), encoding="utf-8")
+    assert coverage.main(["--sets", "mmlongbench", "--runs", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "(2 answerable, 2 unanswerable; chance precision 0.50)" in printed
+    assert "  name                        1/1                1/0       0.33" in printed
+    assert "  retrieval                   0/1                0/0       1.00" in printed
+    assert "answerable refused 1/2 = 50 %; unanswerable shown no quote 2/2 = 100 %" in printed

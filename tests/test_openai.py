@@ -284,15 +284,20 @@ def test_ask_end_to_end(served: FakeOpenAI, runner: CliRunner, library_db: Path)
     assert "; model " in result.stdout and " ms, prompt 120 tokens, 20 generated)" in result.stdout
 
 
-def test_ask_withholds_a_quote_the_model_was_unsure_of(
+def test_ask_names_the_doubt_beside_a_quote_the_model_was_unsure_of(
     served: FakeOpenAI, runner: CliRunner, library_db: Path
 ) -> None:
+    """Issue 38: a weak label is no better than chance as a refusal; the quote is shown and the
+    doubt named on the line under its citation."""
     served.reply({"source": "P1", "sentence": 1})
     served.label_logprob = math.log(0.2)
     result = ask(runner, library_db, "--model", f"openai:{MODEL}", "--verbose")
     assert result.exit_code == 0, result.output
-    assert f'   "{FINE_SENTENCE}"' not in result.stdout.splitlines()  # no quote; the evidence is listed
-    assert "the model was unsure which passage answers (probability 0.20" in result.stdout
+    lines = result.stdout.splitlines()
+    quoted = lines.index(f'   "{FINE_SENTENCE}"')
+    assert lines[quoted + 2].startswith(
+        "   Doubt: the model was unsure which passage answers (probability 0.20"
+    )
     assert ", label probability 0.20)" in result.stdout
 
 

@@ -617,6 +617,27 @@ def test_api_ask_with_the_embedded_model(library_db: Path) -> None:
     )
 
 
+def test_the_answer_part_shows_a_doubt_beside_the_quote(client: TestClient) -> None:
+    """Issue 38: a name found only as a near spelling is a doubt named under the shown quote, in
+    the page and the API."""
+    question = "How long do book loans last at the Riverrsidee library?"
+    shown = client.get("/ask", params={"question": question, "as_of": AS_OF}).text
+    assert "Standard book loans last 21 days." in shown
+    assert (
+        '<p class="doubt">Doubt: the evidence never mentions &#34;Riverrsidee&#34;; closest: '
+        "&#34;Riverside&#34;.</p>"
+    ) in shown
+    api = client.post("/api/ask", json={"question": question, "as_of": AS_OF}).json()
+    [part] = api["parts"]
+    assert part["answer"]["doubts"] == [
+        {
+            "kind": "name",
+            "term": "Riverrsidee",
+            "note": 'the evidence never mentions "Riverrsidee"; closest: "Riverside"',
+        }
+    ]
+
+
 def test_the_answer_part_shows_the_evidence_coverage(client: TestClient) -> None:
     """The web app's answer part says what was checked: where each term was found, or which one
     the evidence never mentions (the extractive backend always quotes its best sentence)."""

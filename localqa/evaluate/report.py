@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from localqa.evaluate import refusals
 from localqa.evaluate.compare import Comparison
 from localqa.evaluate.records import CaseRecord, Metric, Run, Totals
 from localqa.terminal import visible
@@ -75,6 +76,7 @@ def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
     if totals.unchecked_items is not None:
         lines.append(f"Unchecked list items shown: {totals.unchecked_items} (gate: must be 0)")
     lines += answer_stage_lines(totals)
+    lines += refusal_lines(run)
     if comparison is not None:
         lines.append("")
         lines += comparison_lines(comparison)
@@ -93,6 +95,24 @@ def answer_stage_lines(totals: Totals) -> list[str]:
             "elsewhere / the reverse)"
         )
     return lines
+
+
+def refusal_lines(run: Run) -> list[str]:
+    """Each kind of refusal as a classifier (`localqa.evaluate.refusals`), for a run that answered
+    a suite with unanswerable cases; a doubted quote counts as shown."""
+    answered = [c for c in run.cases if c.answer is not None]
+    if not any(not c.expect for c in answered):
+        return []
+    found = refusals.table(
+        [
+            refusals.judged(
+                bool(c.expect), c.answer.quote, c.answer.reason, c.answer.coverage, c.answer.doubts
+            )
+            for c in answered
+            if c.answer is not None
+        ]
+    )
+    return ["", *refusals.lines(found)] if found.rows else []
 
 
 def value_causes(totals: Totals) -> str | None:

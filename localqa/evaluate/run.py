@@ -282,7 +282,9 @@ def _answer_with_model(
             answer.reason,
             model_failed=answer.model_failed,
             selection=answer.selection,
-        ).model_copy(update={"coverage": answer.coverage, "figure_note": answer.figure_note})
+        ).model_copy(
+            update={"coverage": answer.coverage, "figure_note": answer.figure_note, "doubts": answer.doubts}
+        )
         unchecked = unchecked or unchecked_figure(answer.value, answer.quote, text_at)
         unlisted = unlisted or unchecked_item(answer.value, text_at)
         if scored is None or (current.quote is not None and scored[0].quote is None):

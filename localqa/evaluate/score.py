@@ -23,6 +23,7 @@ from localqa.types import (
     Candidate,
     Coverage,
     Document,
+    Doubt,
     Frozen,
     ListItem,
     Location,
@@ -65,6 +66,7 @@ class AnswerScore(Frozen):
     # None for recorded answers (no scorer ran).
     selection: Selection | None = None
     coverage: Coverage | None = None  # the evidence-coverage verdict on the model's quote
+    doubts: tuple[Doubt, ...] = ()  # what the answer stage doubts about a shown quote (counted as shown)
     value: Value | None = None  # the answer's value, as shown
     value_correct: bool | None = None  # None: the case states no value
     value_why: str | None = None  # what was compared, for a wrong value
