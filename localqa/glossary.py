@@ -166,9 +166,10 @@ _YEAR_SUFFIX = re.compile(r"_fy\d{4}$")
 
 def counted_by_size(operand: str, terms: Glossary | None = None) -> bool:
     """Whether the operand a figure's expression names `operand` counts by its size: the line item
-    it names is an outflow (`Item.outflow`: capital expenditure, dividends paid, repurchases), which
-    a statement of cash flows writes in parentheses ("(1,200)") and a metric such as free cash flow
-    or capex as a % of revenue uses as a positive amount. Every other operand counts with its sign:
+    it names is an outflow or an expense (`Item.outflow`: capital expenditure, dividends paid,
+    repurchases; cost of sales, depreciation and amortization, interest expense, R&D), which a
+    statement may write in parentheses as a deduction ("(1,200)") and a metric such as free cash
+    flow, capex as a % of revenue or a gross margin uses as a positive amount. Every other operand counts with its sign:
     a loss written "(800)" is -800, so a loss year's margin is negative.
 
     The rule every figure is computed and checked by (`localqa.computing`). An operand is named

@@ -4,6 +4,7 @@ the index backends and the sample library's index are in backends.py."""
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,14 @@ from localqa.store import Db
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_PDFS = REPO / "pdfs"
+
+# The tests that read the benchmarks' pure functions in-process (`from benchmarks.pdfqa import
+# ...`) need this repository's `benchmarks` package, and an unrelated top-level `benchmarks` sits
+# in site-packages (a dependency ships one): the repository goes first, as for `python -m
+# benchmarks.NAME` run from its root.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+sys.modules.pop("benchmarks", None)
 
 pytest_plugins = ["fake_ollama", "fake_openai", "backends"]
 

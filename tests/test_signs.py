@@ -192,7 +192,15 @@ def test_every_shape_of_figure_keeps_the_sign_of_a_loss(
 
 def test_the_glossary_marks_the_outflows_counted_by_their_size() -> None:
     marked = sorted(k for k, item in glossary.glossary().items.items() if item.outflow)
-    assert marked == ["capex", "dividends_paid", "share_repurchases"]
+    assert marked == [
+        "capex",
+        "cogs",
+        "depreciation_amortization",
+        "dividends_paid",
+        "interest_expense",
+        "research_development",
+        "share_repurchases",
+    ]
 
 
 def test_a_figure_that_counts_a_loss_by_its_size_fails_the_check(loss_db: Path) -> None:
@@ -234,6 +242,13 @@ def test_a_negative_operand_is_bracketed_where_a_sign_would_read_as_an_operator(
         ("dividends_paid", "(160)", Decimal(160), "160"),  # a model's name for the item
         ("capital_expenditures", "-1,200", Decimal(1200), "1,200"),
         ("share_repurchases_fy2019", "(250)", Decimal(250), "250"),
+        # An expense written as a deduction is an expense of its size: "Cost of sales (5,000)"
+        # never makes a gross margin above 100 %, nor "Interest expense (120)" a negative coverage.
+        ("cogs_fy2019", "(5,000)", Decimal(5000), "5,000"),
+        ("interest_expense_fy2019", "(120)", Decimal(120), "120"),
+        ("research_development_fy2019", "(900)", Decimal(900), "900"),
+        ("depreciation_amortization_fy2019", "(300)", Decimal(300), "300"),
+        ("income_tax_fy2019", "(50)", Decimal(-50), "-50"),  # a benefit: kept with its sign
     ],
 )
 def test_an_operand_counts_and_shows_with_its_sign_unless_the_glossary_counts_it_by_size(
