@@ -169,8 +169,8 @@ def counted_by_size(operand: str, terms: Glossary | None = None) -> bool:
     it names is an outflow or an expense (`Item.outflow`: capital expenditure, dividends paid,
     repurchases; cost of sales, depreciation and amortization, interest expense, R&D), which a
     statement may write in parentheses as a deduction ("(1,200)") and a metric such as free cash
-    flow, capex as a % of revenue or a gross margin uses as a positive amount. Every other operand counts with its sign:
-    a loss written "(800)" is -800, so a loss year's margin is negative.
+    flow, capex as a % of revenue or a gross margin uses as a positive amount. Every other operand
+    counts with its sign: a loss written "(800)" is -800, so a loss year's margin is negative.
 
     The rule every figure is computed and checked by (`localqa.computing`). An operand is named
     `KEY_fyYEAR` by the glossary, a question's definition or a shape; a model names its own
