@@ -5,6 +5,7 @@ nothing a document links to is fetched."""
 from __future__ import annotations
 
 import http.server
+import importlib.util
 import io
 import os
 import re
@@ -17,6 +18,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import docx
@@ -433,3 +435,85 @@ def test_a_zip_bomb_of_each_zipped_format_is_refused_and_the_rest_indexed(
     assert report.added == ["loans.csv"]
     (problem,) = [p for p in report.problems if not p.warning]
     assert problem.source == name and "refused as a zip bomb" in problem.message
+
+
+# --- a sheet over the cell bound ------------------------------------------------------------------
+
+
+def generate_office() -> Any:
+    """The sample library's office-file generator (pdfs/generate_office.py), as a module."""
+    spec = importlib.util.spec_from_file_location("generate_office", SAMPLE / "generate_office.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def refreshed_with(folder: Path, db: Path, name: str, data: bytes) -> Any:
+    """`name` (holding `data`) added to a folder indexed before; the refresh's report."""
+    folder.mkdir(exist_ok=True)
+    a_real("loans.csv", folder)
+    assert refresh_index(folder, db, embed=False).added == ["loans.csv"]
+    (folder / name).write_bytes(data)
+    good_word(folder / "handbook.docx")
+    return refresh_index(folder, db, embed=False)
+
+
+@pytest.mark.parametrize("stray", ["XFD1000", "XFD5000", "XFD1048576"])
+def test_a_workbook_whose_cells_span_the_sheet_is_named_and_the_rest_indexed(stray: str, tmp_path: Path) -> None:
+    """One cell at XFD1048576 made calamine allocate the sheet's whole range (512 GiB): the run
+    died (exit 134) and left the index unreadable. XFD1000 cost 870 MB, XFD5000 a MemoryError."""
+    data = generate_office().register(stray)
+    assert len(data) < 10_000
+    db = tmp_path / "index.sqlite3"
+    started = time.perf_counter()
+    report = refreshed_with(tmp_path / "docs", db, "far.xlsx", data)
+    assert time.perf_counter() - started < 20
+    assert report.added == ["handbook.docx"]
+    (problem,) = [p for p in report.problems if not p.warning]
+    assert problem.source == "far.xlsx"
+    assert problem.message.startswith(f"sheet Equipment has cells as far apart as A1:{stray} (")
+    assert problem.message.endswith("refused: delete the stray cells outside the table and save it again")
+    with Library(db) as library:  # the index, and what it held before, still read
+        assert library.status(Caller()).formats == {"csv": 1, "docx": 1}
+
+
+def test_a_workbook_checked_in_bounded_memory(tmp_path: Path) -> None:
+    """In a fresh process, so that the peak is the check's own: far below the 870 MB of XFD1000."""
+    (tmp_path / "far.xlsx").write_bytes(generate_office().register("XFD1048576"))
+    script = (
+        "import sys, resource; from pathlib import Path; from localqa.extract import extract_file, Unreadable\n"
+        "try: extract_file(Path(sys.argv[1]), 'far.xlsx', 'far.xlsx')\n"
+        "except Unreadable as e: print(e)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "far.xlsx")], capture_output=True, text=True, check=True
+    )
+    said, peak_kb = done.stdout.strip().splitlines()
+    assert said.startswith("sheet Equipment has cells as far apart as A1:XFD1048576")
+    assert int(peak_kb) < 300_000
+
+
+@pytest.mark.parametrize(
+    ("bound", "said"),
+    [
+        (35, "sheet Equipment stores 36 cells (more than 35); refused: split the sheet or export it as CSV"),
+        (44, "sheet Equipment has cells as far apart as A1:E9 (45 cells, more than 44); refused: delete the"),
+    ],
+)
+def test_a_sheet_over_the_cell_bound_is_named_and_the_rest_indexed(
+    bound: int, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound counts both the cells a sheet stores and the range they span (the register's
+    title, blank row, header and six items: 36 stored, A1:E9 spanned)."""
+    from localqa.extract import sheets
+
+    monkeypatch.setattr(sheets, "MAX_SHEET_CELLS", bound)
+    db = tmp_path / "index.sqlite3"
+    report = refreshed_with(tmp_path / "docs", db, "register.xlsx", generate_office().register())
+    assert report.added == ["handbook.docx"]
+    (problem,) = [p for p in report.problems if not p.warning]
+    assert (problem.source, problem.message[: len(said)]) == ("register.xlsx", said)
+    monkeypatch.setattr(sheets, "MAX_SHEET_CELLS", 45)  # both within: read
+    assert extract_file(tmp_path / "docs" / "register.xlsx", "register.xlsx", "register.xlsx").passages
