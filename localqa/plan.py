@@ -18,6 +18,7 @@ from pathlib import Path
 
 from localqa.catalog import (
     CATALOG_NAME,
+    DEFAULT_ACCESS,
     Catalog,
     Problem,
     document_for,
@@ -202,12 +203,13 @@ def _documents(
             documents[source] = document
     contents = _contents(scan, indexed, documents, blocked)
     hashes = {u.name: u.sha256 for u in scan.units}
+    public_by_default = []
     for source in without_entry:
         previous = indexed.documents.get(source)
         if previous is not None:
-            document, found = _kept(previous)
+            document, found = _kept(previous, catalog.default_access)
         else:
-            document, found = document_for(source, None)
+            document, found = document_for(source, None, catalog.default_access)
         problems.extend(found)
         if document is None:
             blocked.add(source)
@@ -227,6 +229,9 @@ def _documents(
                 )
             )
         documents[source] = narrowed
+        public_by_default += [source] if narrowed.access == "public" else []
+    unlabelled = unlabelled_warning(catalog, scan.folder, public_by_default)
+    problems += [unlabelled] if unlabelled else []
     _block_contested_ids(documents, blocked, problems, old_ids)
     return documents, blocked
 
@@ -346,6 +351,24 @@ def _unmatched_entries(sources: list[str], catalog: Catalog, folder: Path) -> di
     return found
 
 
+def unlabelled_warning(catalog: Catalog, folder: Path, public: list[str]) -> Problem | None:
+    """The warning for the files (`public`) that have no catalog entry and are public only by the
+    default, in a folder whose catalog labels files and does not set `default_access`: a staff
+    file saved again under a new name is such a file, and nobody decided it is public. A folder
+    without a catalog is public by design, and a catalog that sets the default has decided."""
+    if not public or not catalog.exists or catalog.default_access is not None:
+        return None
+    names = sorted(public)
+    are = "is" if len(names) == 1 else "are"
+    return Problem(
+        str(folder / CATALOG_NAME),
+        f"{_count(names, 'file has', 'files have')} no catalog entry and {are} "
+        f'public by default: {_first(names)}; give each an entry, or set {DEFAULT_ACCESS} = "staff" at the '
+        f"top of {CATALOG_NAME}",
+        warning=True,
+    )
+
+
 def _count(names: list[str], one: str, many: str) -> str:
     return f"1 {one}" if len(names) == 1 else f"{len(names)} {many}"
 
@@ -356,10 +379,13 @@ def _first(names: list[str]) -> str:
     return shown if len(names) <= FEW else f"{shown} and {len(names) - FEW} more"
 
 
-def _kept(previous: Document) -> tuple[Document, list[Problem]]:
+def _kept(previous: Document, default_access: str | None) -> tuple[Document, list[Problem]]:
     """A document indexed before whose catalog entry is gone keeps its metadata: access, status
-    and tenant never change because an entry vanished (only an explicit entry may widen access)."""
-    defaults, _ = document_for(previous.source, None)
+    and tenant never change because an entry vanished (only an explicit entry may widen access);
+    a catalog's `default_access` narrower than its access narrows it."""
+    if default_access is not None and _width(default_access) < _width(previous.access):
+        previous = previous.model_copy(update={"access": default_access})
+    defaults, _ = document_for(previous.source, None, default_access)
     if defaults is not None and previous == defaults:
         return previous, []
     label = previous.access or "visible to nobody"

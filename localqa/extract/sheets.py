@@ -312,7 +312,9 @@ def _facts_of(stream: Any) -> SheetFacts:
         while tag == f"{_X}row" and element.getprevious() is not None:
             del element.getparent()[0]  # rows read are dropped: memory stays constant
     spanned = (bottom - top + 1) * (right - left + 1) if bottom >= 0 else 0
-    return SheetFacts(frozenset(rows), frozenset(columns), stored, spanned, _span_name(top, left, bottom, right))
+    return SheetFacts(
+        frozenset(rows), frozenset(columns), stored, spanned, _span_name(top, left, bottom, right)
+    )
 
 
 def _column_of(reference: str, otherwise: int) -> int:
