@@ -18,8 +18,8 @@ import time
 import zipfile
 import zlib
 from collections.abc import Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import docx
 import pytest
@@ -460,7 +460,9 @@ def refreshed_with(folder: Path, db: Path, name: str, data: bytes) -> Any:
 
 
 @pytest.mark.parametrize("stray", ["XFD1000", "XFD5000", "XFD1048576"])
-def test_a_workbook_whose_cells_span_the_sheet_is_named_and_the_rest_indexed(stray: str, tmp_path: Path) -> None:
+def test_a_workbook_whose_cells_span_the_sheet_is_named_and_the_rest_indexed(
+    stray: str, tmp_path: Path
+) -> None:
     """One cell at XFD1048576 made calamine allocate the sheet's whole range (512 GiB): the run
     died (exit 134) and left the index unreadable. XFD1000 cost 870 MB, XFD5000 a MemoryError."""
     data = generate_office().register(stray)
@@ -482,7 +484,8 @@ def test_a_workbook_checked_in_bounded_memory(tmp_path: Path) -> None:
     """In a fresh process, so that the peak is the check's own: far below the 870 MB of XFD1000."""
     (tmp_path / "far.xlsx").write_bytes(generate_office().register("XFD1048576"))
     script = (
-        "import sys, resource; from pathlib import Path; from localqa.extract import extract_file, Unreadable\n"
+        "import sys, resource; from pathlib import Path\n"
+        "from localqa.extract import extract_file, Unreadable\n"
         "try: extract_file(Path(sys.argv[1]), 'far.xlsx', 'far.xlsx')\n"
         "except Unreadable as e: print(e)\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
