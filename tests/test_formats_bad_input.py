@@ -520,3 +520,32 @@ def test_a_sheet_over_the_cell_bound_is_named_and_the_rest_indexed(
     assert (problem.source, problem.message[: len(said)]) == ("register.xlsx", said)
     monkeypatch.setattr(sheets, "MAX_SHEET_CELLS", 45)  # both within: read
     assert extract_file(tmp_path / "docs" / "register.xlsx", "register.xlsx", "register.xlsx").passages
+
+
+def test_a_sheet_the_check_cannot_find_is_never_read_unchecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workbook whose sheet calamine finds by a path the check does not is refused, not read."""
+    from localqa.extract import sheets
+
+    monkeypatch.setattr(sheets, "_sheet_parts", lambda archive, names: iter(()))
+    (tmp_path / "far.xlsx").write_bytes(generate_office().register("XFD1048576"))
+    assert reason(tmp_path / "far.xlsx") == (
+        "sheet Equipment could not be found in the workbook's parts to be checked; re-save it and run again"
+    )
+
+
+def test_a_sheet_named_by_an_unusual_relationship_path_is_checked(tmp_path: Path) -> None:
+    """`xl/./worksheets/../worksheets/sheet1.xml` and a backslash are the same part to calamine."""
+    data = generate_office().register("XFD1048576")
+    for target in ("./worksheets/../worksheets/sheet1.xml", "worksheets\\sheet1.xml"):
+        with zipfile.ZipFile(io.BytesIO(data)) as source:
+            members = {name: source.read(name) for name in source.namelist()}
+        rels = members["xl/_rels/workbook.xml.rels"]
+        members["xl/_rels/workbook.xml.rels"] = rels.replace(b"/xl/worksheets/sheet1.xml", target.encode())
+        members["xl/_rels/workbook.xml.rels"] = members["xl/_rels/workbook.xml.rels"].replace(
+            b'"worksheets/sheet1.xml"', f'"{target}"'.encode()
+        )
+        assert target.encode() in members["xl/_rels/workbook.xml.rels"]
+        zip_with(tmp_path / "far.xlsx", members)
+        assert reason(tmp_path / "far.xlsx").startswith("sheet Equipment has cells as far apart as A1:XFD1048576")

@@ -28,11 +28,12 @@ import csv
 import datetime as dt
 import io
 import math
+import posixpath
 import re
 import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from lxml import etree
@@ -100,7 +101,12 @@ def extract_xlsx(path: Path, source: str) -> SheetExtraction:
                 continue
             if str(meta.typ).rsplit(".", 1)[-1].lower() != "worksheet":
                 continue  # a chart sheet has no cells
-            known = facts.get(meta.name, SheetFacts())
+            known = facts.get(meta.name)
+            if known is None:  # never read unchecked: calamine found a sheet the check did not
+                raise BadFile(
+                    f"sheet {meta.name} could not be found in the workbook's parts to be checked; re-save it "
+                    "and run again"
+                )
             _check_bounds(meta.name, known)
             data = workbook.get_sheet_by_name(meta.name)
             start_row, start_column = data.start or (0, 0)
@@ -250,7 +256,10 @@ def _sheet_facts(path: Path) -> dict[str, SheetFacts]:
             names = set(archive.namelist())
             for name, part in _sheet_parts(archive, names):
                 with archive.open(part) as stream:
-                    found[name] = _facts_of(stream)
+                    facts = _facts_of(stream)
+                if name in found:  # two sheets of one name: each is checked against the larger
+                    facts = _larger(found[name], facts)
+                found[name] = facts
     except (KeyError, ValueError, zipfile.BadZipFile, etree.XMLSyntaxError) as error:
         raise BadFile(f"is a damaged Excel workbook ({error}); re-save it and run again") from None
     return found
@@ -264,9 +273,22 @@ def _sheet_parts(archive: zipfile.ZipFile, names: set[str]) -> Iterable[tuple[st
     targets = {r.get("Id"): r.get("Target", "") for r in (rels if rels is not None else [])}
     for sheet in book.iter(f"{_X}sheet"):
         target = targets.get(sheet.get(f"{_R}id"), "")
-        part = target.lstrip("/") if target.startswith("/") else str(PurePosixPath("xl") / target)
+        target = target.replace("\\", "/")
+        part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"xl/{target}")
         if part in names:
             yield sheet.get("name", ""), part
+
+
+def _larger(one: SheetFacts, other: SheetFacts) -> SheetFacts:
+    """Facts that hide all either hides and count as many cells as the larger."""
+    larger = max(one, other, key=lambda facts: (facts.spanned, facts.stored))
+    return SheetFacts(
+        one.hidden_rows | other.hidden_rows,
+        one.hidden_columns | other.hidden_columns,
+        max(one.stored, other.stored),
+        larger.spanned,
+        larger.span,
+    )
 
 
 def _facts_of(stream: Any) -> SheetFacts:
