@@ -550,3 +550,29 @@ def test_a_sheet_named_by_an_unusual_relationship_path_is_checked(tmp_path: Path
         zip_with(tmp_path / "far.xlsx", members)
         said = reason(tmp_path / "far.xlsx")
         assert said.startswith("sheet Equipment has cells as far apart as A1:XFD1048576")
+
+
+@pytest.mark.parametrize(
+    ("cell", "said"),
+    [
+        (b'<c r="A1048576"><v>1</v></c>', "sheet Equipment has cells as far apart as A1:E1048576 ("),
+        (b"<c><v>1</v></c>" * 3, "sheet Equipment has cells as far apart as A1:E9 (45 cells"),
+        (
+            b'<c r="A-1"><v>1</v></c>',
+            "is a damaged Excel workbook (cell reference 'A-1' is not a column and a row)",
+        ),
+    ],
+)
+def test_a_cell_is_placed_by_its_own_reference(cell: bytes, said: str, tmp_path: Path) -> None:
+    """A cell written in row 1 that names row 1048576 is counted there (as calamine places it); a
+    cell without a reference goes after the one before it; a reference that is none is damage."""
+    with zipfile.ZipFile(io.BytesIO(generate_office().register())) as source:
+        members = {name: source.read(name) for name in source.namelist()}
+    sheet = members["xl/worksheets/sheet1.xml"]
+    members["xl/worksheets/sheet1.xml"] = sheet.replace(b"</row>", cell + b"</row>", 1)
+    zip_with(tmp_path / "odd.xlsx", members)
+    from localqa.extract import sheets
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sheets, "MAX_SHEET_CELLS", 44)
+        assert reason(tmp_path / "odd.xlsx").startswith(said)
