@@ -229,10 +229,10 @@ def _documents(
                 )
             )
         documents[source] = narrowed
-        public_by_default += [source] if narrowed.access == "public" else []
-    unlabelled = unlabelled_warning(catalog, scan.folder, public_by_default)
-    problems += [unlabelled] if unlabelled else []
+        public_by_default += [source] if narrowed.access == "public" and not same else []
     _block_contested_ids(documents, blocked, problems, old_ids)
+    unlabelled = unlabelled_warning(catalog, scan.folder, [s for s in public_by_default if s not in blocked])
+    problems += [unlabelled] if unlabelled else []
     return documents, blocked
 
 
