@@ -294,12 +294,17 @@ def _larger(one: SheetFacts, other: SheetFacts) -> SheetFacts:
 
 def _facts_of(stream: Any) -> SheetFacts:
     """One pass over a sheet's XML in constant memory: its hidden rows and columns, how many cells
-    it stores, and the range its cells with content span (`_cells_of`). Rows are read whole as
-    they end, then dropped: an event per cell cost ten times calamine's own read."""
+    it stores, and the range its cells with content span (a value, an inline string or a formula:
+    what calamine places). Each cell is placed where its own reference says, row included (as
+    calamine places it, whatever row holds it); one without a reference goes after the cell before
+    it in its row. A reference that is not letters and digits is a damaged file (`ValueError`).
+    Rows are read whole as they end, then dropped: an event per cell cost ten times calamine's
+    own read of the sheet."""
     rows: set[int] = set()
     columns: set[int] = set()
     stored = 0
-    span = _Span()
+    top = left = 1 << 62
+    bottom = right = -1
     row_number = 0
     for _, element in etree.iterparse(
         stream, events=("end",), tag=(f"{_X}row", f"{_X}col"), resolve_entities=False, no_network=True
@@ -316,55 +321,30 @@ def _facts_of(stream: Any) -> SheetFacts:
         if hidden:
             rows.add(row_number)
         stored += len(element)
-        _cells_of(element, row_number, span)
+        column = -1
+        for cell in element:
+            reference = cell.get("r")
+            if reference:
+                found = _REFERENCE.fullmatch(reference)
+                if found is None:
+                    raise ValueError(f"cell reference {reference[:20]!r} is not a column and a row")
+                letters, at_row = found.groups()
+                column = _column_number(letters.upper())
+                at = int(at_row)
+            else:
+                column, at = column + 1, row_number
+            if len(cell):
+                top, bottom = min(top, at), max(bottom, at)
+                left, right = min(left, column), max(right, column)
         element.clear()
         while element.getprevious() is not None:
             del element.getparent()[0]  # rows read are dropped: memory stays constant
-    return SheetFacts(frozenset(rows), frozenset(columns), stored, span.cells(), span.name())
-
-
-@dataclass
-class _Span:
-    """The range the cells with content span so far (rows 1-based, columns 0-based)."""
-
-    top: int = 1 << 62
-    left: int = 1 << 62
-    bottom: int = -1
-    right: int = -1
-
-    def add(self, row: int, column: int) -> None:
-        self.top, self.bottom = min(self.top, row), max(self.bottom, row)
-        self.left, self.right = min(self.left, column), max(self.right, column)
-
-    def cells(self) -> int:
-        return (self.bottom - self.top + 1) * (self.right - self.left + 1) if self.bottom >= 0 else 0
-
-    def name(self) -> str:
-        if self.bottom < 0:
-            return ""
-        return f"{_letters(self.left)}{self.top}:{_letters(self.right)}{self.bottom}"
+    spanned = (bottom - top + 1) * (right - left + 1) if bottom >= 0 else 0
+    span = f"{_letters(left)}{top}:{_letters(right)}{bottom}" if bottom >= 0 else ""
+    return SheetFacts(frozenset(rows), frozenset(columns), stored, spanned, span)
 
 
 _REFERENCE = re.compile(r"([A-Za-z]+)([0-9]+)")
-
-
-def _cells_of(row: Any, row_number: int, span: _Span) -> None:
-    """Add the row's cells with content (a value, an inline string or a formula: what calamine
-    places) to `span`, each where its own reference says, row included (calamine places it
-    there, whatever row holds it); a cell without one goes after the cell before it in the row.
-    A reference that is not letters and digits is a damaged file (`ValueError`)."""
-    column = -1
-    for cell in row:
-        reference = cell.get("r")
-        if reference:
-            found = _REFERENCE.fullmatch(reference)
-            if found is None:
-                raise ValueError(f"cell reference {reference[:20]!r} is not a column and a row")
-            column, at_row = _column_number(found[1].upper()), int(found[2])
-        else:
-            column, at_row = column + 1, row_number
-        if len(cell):
-            span.add(at_row, column)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -374,7 +354,3 @@ def _column_number(letters: str) -> int:
     for letter in letters:
         column = column * 26 + ord(letter) - 64
     return column - 1
-
-
-def _span_name(top: int, left: int, bottom: int, right: int) -> str:
-    return f"{_letters(left)}{top}:{_letters(right)}{bottom}" if bottom >= 0 else ""
