@@ -66,6 +66,8 @@ class Plan:
     extract: list[Unit]  # to extract, every source before any sidecar
     remove: list[str]  # indexed files that are gone
     problems: list[Problem]
+    # Sources without a catalog entry that are public only by the default (`unlabelled_warning`).
+    public_by_default: list[str] = field(default_factory=list)
 
 
 def scan_folder(folder: Path) -> Scan:
@@ -154,7 +156,8 @@ def plan_refresh(scan: Scan, catalog: Catalog, indexed: IndexedState, *, rebuild
             )
         )
     old_ids = {} if rebuild else {source: d.doc_id for source, d in indexed.documents.items()}
-    documents, blocked = _documents(scan, catalog, indexed, problems, old_ids)
+    public_by_default: list[str] = []
+    documents, blocked = _documents(scan, catalog, indexed, problems, old_ids, public_by_default)
     old_files = {} if rebuild else indexed.files
     extract = sorted(
         (u for u in scan.units if u.doc_source not in blocked and _changed(u, old_files.get(u.name))),
@@ -162,7 +165,7 @@ def plan_refresh(scan: Scan, catalog: Catalog, indexed: IndexedState, *, rebuild
     )
     present = {u.name for u in scan.units}
     remove = sorted(n for n in old_files if n not in present and n != CATALOG_NAME)
-    return Plan(documents, blocked, extract, remove, problems)
+    return Plan(documents, blocked, extract, remove, problems, public_by_default)
 
 
 def _changed(unit: Unit, indexed: IndexedFile | None) -> bool:
@@ -175,8 +178,10 @@ def _documents(
     indexed: IndexedState,
     problems: list[Problem],
     old_ids: dict[str, str],
+    public_by_default: list[str],
 ) -> tuple[dict[str, Document], set[str]]:
-    """Metadata per source; `blocked` holds sources that cannot be indexed now. A blocked source
+    """Metadata per source; `blocked` holds sources that cannot be indexed now, and
+    `public_by_default` is filled with the sources indexed public only by the default. A blocked source
     keeps its previous id (`old_ids`: source -> id), so nobody else may claim that id meanwhile.
     Sources with a catalog entry are decided first: a source without one may have the same
     content as one of them (see `_same_content`)."""
@@ -203,7 +208,6 @@ def _documents(
             documents[source] = document
     contents = _contents(scan, indexed, documents, blocked)
     hashes = {u.name: u.sha256 for u in scan.units}
-    public_by_default = []
     for source in without_entry:
         previous = indexed.documents.get(source)
         if previous is not None:
@@ -231,8 +235,7 @@ def _documents(
         documents[source] = narrowed
         public_by_default += [source] if narrowed.access == "public" and not same else []
     _block_contested_ids(documents, blocked, problems, old_ids)
-    unlabelled = unlabelled_warning(catalog, scan.folder, [s for s in public_by_default if s not in blocked])
-    problems += [unlabelled] if unlabelled else []
+    public_by_default[:] = [s for s in public_by_default if s not in blocked]
     return documents, blocked
 
 
