@@ -1,9 +1,12 @@
 """Document metadata: `catalog.toml` entries, dates in file names, and who may see what.
 
 The catalog is keyed by file name. A file without an entry takes its series and effective date
-from its name (`series-YYYY-MM-DD.pdf`) and is current, public and in the default tenant. An
-entry's problems are reported per file and field; an access label that is missing or unknown
-leaves the document indexed but visible to nobody (closed world).
+from its name (`series-YYYY-MM-DD.pdf`) and is current, in the default tenant, and public, or what
+the catalog's top-level `default_access` says (`default_access = "staff"`: a file nobody labelled
+is not public by accident; a label that is not public or staff stops the run). While a catalog
+exists without `default_access`, `index` names the files it leaves public by default
+(`plan.unlabelled_warning`). An entry's problems are reported per file and field; an access label that
+is missing or unknown leaves the document indexed but visible to nobody (closed world).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from localqa.tomlfile import TomlFileError, read_toml
 from localqa.types import ACCESS_LABELS, DEFAULT_TENANT, Document, Period, Status
 
 CATALOG_NAME = "catalog.toml"
+DEFAULT_ACCESS = "default_access"  # the catalog's one top-level setting: the access of files without entry
 FIELDS = ("id", "series", "version", "effective", "status", "access", "tenant", "title", "period")
 _DATED_NAME = re.compile(r"^(?P<series>.+?)-(?P<date>\d{4}-\d{2}-\d{2})$")
 
@@ -64,6 +68,7 @@ class Catalog:
     unquoted: dict[str, str] = field(default_factory=dict)
     duplicates: dict[str, tuple[str, ...]] = field(default_factory=dict)
     exists: bool = False
+    default_access: str | None = None  # None: not set, files without an entry are public
 
 
 def file_key(name: str) -> str:
@@ -95,7 +100,17 @@ def load_catalog(folder: Path) -> Catalog:
         data = read_toml(path)
     except TomlFileError as error:
         raise CatalogError(f"{path}: {error}; fix the file and run again") from None
-    catalog = Catalog(exists=True)
+    setting = data.get(DEFAULT_ACCESS)
+    default_access: str | None = None
+    if setting is not None and not isinstance(setting, dict):  # a table of that name is a file's entry
+        del data[DEFAULT_ACCESS]
+        if not isinstance(setting, str) or setting not in ACCESS_LABELS:
+            raise CatalogError(
+                f"{path}: {DEFAULT_ACCESS} = {setting!r} is not one of {', '.join(ACCESS_LABELS)}; fix "
+                "the file and run again (nothing is indexed until then)"
+            )
+        default_access = setting
+    catalog = Catalog(exists=True, default_access=default_access)
     written: dict[str, list[str]] = defaultdict(list)
     for name, entry in data.items():
         if not isinstance(entry, dict):
@@ -262,8 +277,11 @@ _REFUSED = {"status": "is not one of current, retired, draft"}
 _NOT_TEXT = "must be a non-empty string"
 
 
-def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | None, list[Problem]]:
-    """The metadata of `source`, from its catalog entry or its file name.
+def document_for(
+    source: str, entry: dict[str, Any] | None, default_access: str | None = None
+) -> tuple[Document | None, list[Problem]]:
+    """The metadata of `source`, from its catalog entry or its file name (and then the catalog's
+    `default_access`, public when it has none).
 
     Returns (None, problems) when the entry is unusable (the file is not indexed anew; a version
     indexed before stays, visible to nobody), and a document with `access=None` plus a problem
@@ -271,7 +289,7 @@ def document_for(source: str, entry: dict[str, Any] | None) -> tuple[Document | 
     """
     stem = Path(source).stem
     if entry is None:
-        return _from_file_name(source, stem)
+        return _from_file_name(source, stem, default_access or "public")
     try:
         checked = CatalogEntry.model_validate(entry)
     except ValidationError as error:
@@ -364,11 +382,13 @@ def dated_name(stem: str) -> tuple[str, str] | None:
     return (match["series"], match["date"]) if match else None
 
 
-def _from_file_name(source: str, stem: str) -> tuple[Document | None, list[Problem]]:
+def _from_file_name(source: str, stem: str, access: str) -> tuple[Document | None, list[Problem]]:
     """No catalog entry: `series-YYYY-MM-DD` names a dated version; otherwise always effective."""
     dated = dated_name(stem)
     if dated is None:
-        return Document(doc_id=document_id(DEFAULT_TENANT, stem), source=source, series=stem), []
+        return Document(
+            doc_id=document_id(DEFAULT_TENANT, stem), source=source, series=stem, access=access
+        ), []
     series, written = dated
     try:
         effective = date.fromisoformat(written)
@@ -380,4 +400,5 @@ def _from_file_name(source: str, stem: str) -> tuple[Document | None, list[Probl
         series=series,
         effective=effective,
         version=written,
+        access=access,
     ), []

@@ -137,7 +137,7 @@ def refresh_index(
     from localqa.catalog import load_catalog
     from localqa.extract.bound import bounded
     from localqa.extract.pool import Job, default_jobs, extract_many
-    from localqa.plan import outcome, plan_refresh, scan_folder
+    from localqa.plan import outcome, plan_refresh, scan_folder, unlabelled_warning
 
     told = events or Quietly()
     with writing(db, rebuild=rebuild, wait=told.waiting) as writer:
@@ -187,6 +187,10 @@ def refresh_index(
                 extracted[unit.name] = result.pages_without_text
                 if not result.passages:
                     empty.add(unit.name)
+        unlabelled = unlabelled_warning(
+            catalog, folder, [s for s in plan.public_by_default if s not in failed]
+        )  # said of the files indexed: one that cannot be read is named for that
+        problems += [unlabelled] if unlabelled else []
         writer.record_catalog(scan.catalog_sha256)
         if embedding:
             writer.expect_vectors(embeddings.MODEL_NAME)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from localqa.catalog import (
     CATALOG_NAME,
+    DEFAULT_ACCESS,
     Catalog,
     Problem,
     document_for,
@@ -65,6 +66,8 @@ class Plan:
     extract: list[Unit]  # to extract, every source before any sidecar
     remove: list[str]  # indexed files that are gone
     problems: list[Problem]
+    # Sources without a catalog entry that are public only by the default (`unlabelled_warning`).
+    public_by_default: list[str] = field(default_factory=list)
 
 
 def scan_folder(folder: Path) -> Scan:
@@ -153,7 +156,8 @@ def plan_refresh(scan: Scan, catalog: Catalog, indexed: IndexedState, *, rebuild
             )
         )
     old_ids = {} if rebuild else {source: d.doc_id for source, d in indexed.documents.items()}
-    documents, blocked = _documents(scan, catalog, indexed, problems, old_ids)
+    public_by_default: list[str] = []
+    documents, blocked = _documents(scan, catalog, indexed, problems, old_ids, public_by_default)
     old_files = {} if rebuild else indexed.files
     extract = sorted(
         (u for u in scan.units if u.doc_source not in blocked and _changed(u, old_files.get(u.name))),
@@ -161,7 +165,7 @@ def plan_refresh(scan: Scan, catalog: Catalog, indexed: IndexedState, *, rebuild
     )
     present = {u.name for u in scan.units}
     remove = sorted(n for n in old_files if n not in present and n != CATALOG_NAME)
-    return Plan(documents, blocked, extract, remove, problems)
+    return Plan(documents, blocked, extract, remove, problems, public_by_default)
 
 
 def _changed(unit: Unit, indexed: IndexedFile | None) -> bool:
@@ -174,8 +178,10 @@ def _documents(
     indexed: IndexedState,
     problems: list[Problem],
     old_ids: dict[str, str],
+    public_by_default: list[str],
 ) -> tuple[dict[str, Document], set[str]]:
-    """Metadata per source; `blocked` holds sources that cannot be indexed now. A blocked source
+    """Metadata per source; `blocked` holds sources that cannot be indexed now, and
+    `public_by_default` is filled with the sources indexed public only by the default. A blocked source
     keeps its previous id (`old_ids`: source -> id), so nobody else may claim that id meanwhile.
     Sources with a catalog entry are decided first: a source without one may have the same
     content as one of them (see `_same_content`)."""
@@ -205,9 +211,9 @@ def _documents(
     for source in without_entry:
         previous = indexed.documents.get(source)
         if previous is not None:
-            document, found = _kept(previous)
+            document, found = _kept(previous, catalog.default_access)
         else:
-            document, found = document_for(source, None)
+            document, found = document_for(source, None, catalog.default_access)
         problems.extend(found)
         if document is None:
             blocked.add(source)
@@ -227,7 +233,9 @@ def _documents(
                 )
             )
         documents[source] = narrowed
+        public_by_default += [source] if narrowed.access == "public" and not same else []
     _block_contested_ids(documents, blocked, problems, old_ids)
+    public_by_default[:] = [s for s in public_by_default if s not in blocked]
     return documents, blocked
 
 
@@ -346,6 +354,24 @@ def _unmatched_entries(sources: list[str], catalog: Catalog, folder: Path) -> di
     return found
 
 
+def unlabelled_warning(catalog: Catalog, folder: Path, public: list[str]) -> Problem | None:
+    """The warning for the files (`public`) that have no catalog entry and are public only by the
+    default, in a folder whose catalog labels files and does not set `default_access`: a staff
+    file saved again under a new name is such a file, and nobody decided it is public. A folder
+    without a catalog is public by design, and a catalog that sets the default has decided."""
+    if not public or not catalog.exists or catalog.default_access is not None:
+        return None
+    names = sorted(public)
+    are = "is" if len(names) == 1 else "are"
+    return Problem(
+        str(folder / CATALOG_NAME),
+        f"{_count(names, 'file has', 'files have')} no catalog entry and {are} "
+        f'public by default: {_first(names)}; give each an entry, or set {DEFAULT_ACCESS} = "staff" at the '
+        f"top of {CATALOG_NAME}",
+        warning=True,
+    )
+
+
 def _count(names: list[str], one: str, many: str) -> str:
     return f"1 {one}" if len(names) == 1 else f"{len(names)} {many}"
 
@@ -356,10 +382,13 @@ def _first(names: list[str]) -> str:
     return shown if len(names) <= FEW else f"{shown} and {len(names) - FEW} more"
 
 
-def _kept(previous: Document) -> tuple[Document, list[Problem]]:
+def _kept(previous: Document, default_access: str | None) -> tuple[Document, list[Problem]]:
     """A document indexed before whose catalog entry is gone keeps its metadata: access, status
-    and tenant never change because an entry vanished (only an explicit entry may widen access)."""
-    defaults, _ = document_for(previous.source, None)
+    and tenant never change because an entry vanished (only an explicit entry may widen access);
+    a catalog's `default_access` narrower than its access narrows it."""
+    if default_access is not None and _width(default_access) < _width(previous.access):
+        previous = previous.model_copy(update={"access": default_access})
+    defaults, _ = document_for(previous.source, None, default_access)
     if defaults is not None and previous == defaults:
         return previous, []
     label = previous.access or "visible to nobody"

@@ -84,7 +84,9 @@ def handbook() -> bytes:
     return deterministic(buffer.getvalue())
 
 
-def register() -> bytes:
+def register(stray: str | None = None) -> bytes:
+    """The equipment register; with `stray`, one more cell at that reference (`"XFD1048576"`): a
+    5 KB workbook whose cells span a sheet's whole range, as tests of the sheet bounds need."""
     workbook = openpyxl.Workbook()
     workbook.properties.creator = AUTHOR
     workbook.properties.title = "Equipment register"
@@ -96,6 +98,8 @@ def register() -> bytes:
     sheet.append(list(REGISTER_HEADER))
     for row in REGISTER:
         sheet.append(list(row))
+    if stray is not None:
+        sheet[stray] = "stray"
     buffer = io.BytesIO()
     workbook.save(buffer)
     return deterministic(buffer.getvalue())

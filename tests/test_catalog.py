@@ -398,3 +398,114 @@ def test_a_catalog_entry_takes_no_value_of_another_type() -> None:
     for wrong in ({"version": 2026}, {"status": True}, {"title": ["Fees"]}, {"tenant": b"acme"}):
         with pytest.raises(ValidationError):
             CatalogEntry.model_validate(wrong)
+
+
+# --- files without an entry in a folder whose catalog labels files -------------------------------
+
+ROTA = "Day,Opening shift\nMonday,Priya Natarajan\nFriday,Lena Brandt\n"
+LABELLED = '["desk-rota.csv"]\naccess = "staff"\n'
+
+
+def labelled_folder(tmp_path: Path, catalog: str, unlabelled: int = 1) -> Path:
+    """The staff desk rota with its entry, saved again with CRLF line endings under new names
+    (other bytes, no entry): `rota-export.csv`, then `rota-export-2.csv`..."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "catalog.toml").write_text(catalog, encoding="utf-8")
+    (folder / "desk-rota.csv").write_text(ROTA, encoding="utf-8")
+    for number in range(1, unlabelled + 1):
+        name = "rota-export.csv" if number == 1 else f"rota-export-{number}.csv"
+        (folder / name).write_bytes(ROTA.replace("\n", "\r\n").encode())
+    return folder
+
+
+def sources_seen(db: Path, role: str) -> list[str]:
+    from localqa.library import Library
+    from localqa.types import Caller
+
+    with Library(db) as library:
+        (part,) = library.search("Priya", as_of=date(2026, 12, 1), caller=Caller(role=role), k=50)
+    return sorted({candidate.location.source for candidate in part.candidates})
+
+
+def test_files_without_an_entry_are_named_as_public_by_default(tmp_path: Path) -> None:
+    """Issue 36.8: a staff file re-saved under a new name was public, and nobody was told."""
+    from localqa.index import refresh_index
+
+    folder = labelled_folder(tmp_path, LABELLED, unlabelled=7)
+    report = refresh_index(folder, tmp_path / "index.sqlite3", embed=False)
+    (warning,) = [p for p in report.problems if "public by default" in p.message]
+    assert warning.warning
+    assert str(warning) == (
+        f"{folder / 'catalog.toml'}: 7 files have no catalog entry and are public by default: "
+        "rota-export-2.csv, rota-export-3.csv, rota-export-4.csv, rota-export-5.csv, rota-export-6.csv and 2 "
+        'more; give each an entry, or set default_access = "staff" at the top of catalog.toml'
+    )
+
+
+def test_one_file_without_an_entry_and_no_warning_without_a_catalog(tmp_path: Path) -> None:
+    from localqa.index import refresh_index
+
+    folder = labelled_folder(tmp_path, LABELLED)
+    report = refresh_index(folder, tmp_path / "index.sqlite3", embed=False)
+    assert [p.message for p in report.problems if "public by default" in p.message] == [
+        "1 file has no catalog entry and is public by default: rota-export.csv; give each an entry, or set "
+        'default_access = "staff" at the top of catalog.toml'
+    ]
+    (folder / "catalog.toml").unlink()  # a folder without a catalog is public by design
+    (folder / "desk-rota.csv").unlink()
+    report = refresh_index(folder, tmp_path / "other.sqlite3", embed=False)
+    assert not [p for p in report.problems if "public by default" in p.message]
+
+
+def test_default_access_applies_to_files_without_an_entry_and_an_entry_still_wins(tmp_path: Path) -> None:
+    from localqa.index import refresh_index
+
+    catalog = f'default_access = "staff"\n\n{LABELLED}\n["notice.csv"]\naccess = "public"\n'
+    folder = labelled_folder(tmp_path, catalog)
+    (folder / "notice.csv").write_text("Day,Note\nMonday,Priya Natarajan opens the desk\n", encoding="utf-8")
+    db = tmp_path / "index.sqlite3"
+    report = refresh_index(folder, db, embed=False)
+    assert not [p for p in report.problems if "public by default" in p.message]
+    assert sources_seen(db, "public") == ["notice.csv"]
+    assert sources_seen(db, "staff") == ["desk-rota.csv", "notice.csv", "rota-export.csv"]
+
+
+def test_default_access_never_widens_what_was_indexed_before(tmp_path: Path) -> None:
+    """A file indexed public by default becomes staff when the catalog sets the default; a file
+    whose staff entry is removed stays staff under `default_access = "public"`."""
+    from localqa.index import refresh_index
+
+    folder = labelled_folder(tmp_path, LABELLED)
+    db = tmp_path / "index.sqlite3"
+    refresh_index(folder, db, embed=False)
+    assert sources_seen(db, "public") == ["rota-export.csv"]
+    (folder / "catalog.toml").write_text(f'default_access = "staff"\n{LABELLED}', encoding="utf-8")
+    refresh_index(folder, db, embed=False)
+    assert sources_seen(db, "public") == []
+    (folder / "catalog.toml").write_text('default_access = "public"\n', encoding="utf-8")
+    refresh_index(folder, db, embed=False)
+    assert sources_seen(db, "public") == []
+
+
+def test_the_default_access_is_read_from_the_top_of_the_catalog(tmp_path: Path) -> None:
+    (tmp_path / "catalog.toml").write_text(f'default_access = "staff"\n{LABELLED}', encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    assert catalog.default_access == "staff" and list(catalog.entries) == ["desk-rota.csv"]
+    document, problems = document_for("rota-export.csv", None, catalog.default_access)
+    assert document is not None and document.access == "staff" and problems == []
+    assert load_catalog(tmp_path / "nowhere").default_access is None
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [('"staf"', "'staf'"), ('"Staff"', "'Staff'"), ("3", "3"), ('["staff"]', "['staff']"), ('""', "''")],
+)
+def test_a_bad_default_access_is_a_clear_fatal_error(written: str, shown: str, tmp_path: Path) -> None:
+    (tmp_path / "catalog.toml").write_text(f"default_access = {written}\n{LABELLED}", encoding="utf-8")
+    with pytest.raises(CatalogError) as error:
+        load_catalog(tmp_path)
+    assert str(error.value) == (
+        f"{tmp_path / 'catalog.toml'}: default_access = {shown} is not one of public, staff; fix the file "
+        "and run again (nothing is indexed until then)"
+    )

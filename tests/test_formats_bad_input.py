@@ -5,6 +5,7 @@ nothing a document links to is fetched."""
 from __future__ import annotations
 
 import http.server
+import importlib.util
 import io
 import os
 import re
@@ -18,6 +19,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import docx
 import pytest
@@ -433,3 +435,145 @@ def test_a_zip_bomb_of_each_zipped_format_is_refused_and_the_rest_indexed(
     assert report.added == ["loans.csv"]
     (problem,) = [p for p in report.problems if not p.warning]
     assert problem.source == name and "refused as a zip bomb" in problem.message
+
+
+# --- a sheet over the cell bound ------------------------------------------------------------------
+
+
+def generate_office() -> Any:
+    """The sample library's office-file generator (pdfs/generate_office.py), as a module."""
+    spec = importlib.util.spec_from_file_location("generate_office", SAMPLE / "generate_office.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def refreshed_with(folder: Path, db: Path, name: str, data: bytes) -> Any:
+    """`name` (holding `data`) added to a folder indexed before; the refresh's report."""
+    folder.mkdir(exist_ok=True)
+    a_real("loans.csv", folder)
+    assert refresh_index(folder, db, embed=False).added == ["loans.csv"]
+    (folder / name).write_bytes(data)
+    good_word(folder / "handbook.docx")
+    return refresh_index(folder, db, embed=False)
+
+
+@pytest.mark.parametrize("stray", ["XFD1000", "XFD5000", "XFD1048576"])
+def test_a_workbook_whose_cells_span_the_sheet_is_named_and_the_rest_indexed(
+    stray: str, tmp_path: Path
+) -> None:
+    """One cell at XFD1048576 made calamine allocate the sheet's whole range (512 GiB): the run
+    died (exit 134) and left the index unreadable. XFD1000 cost 870 MB, XFD5000 a MemoryError."""
+    data = generate_office().register(stray)
+    assert len(data) < 10_000
+    db = tmp_path / "index.sqlite3"
+    started = time.perf_counter()
+    report = refreshed_with(tmp_path / "docs", db, "far.xlsx", data)
+    assert time.perf_counter() - started < 20
+    assert report.added == ["handbook.docx"]
+    (problem,) = [p for p in report.problems if not p.warning]
+    assert problem.source == "far.xlsx"
+    assert problem.message.startswith(f"sheet Equipment has cells as far apart as A1:{stray} (")
+    assert problem.message.endswith("refused: delete the stray cells outside the table and save it again")
+    with Library(db) as library:  # the index, and what it held before, still read
+        assert library.status(Caller()).formats == {"csv": 1, "docx": 1}
+
+
+def test_a_workbook_checked_in_bounded_memory(tmp_path: Path) -> None:
+    """In a fresh process, so that the peak is the check's own: far below the 870 MB of XFD1000."""
+    (tmp_path / "far.xlsx").write_bytes(generate_office().register("XFD1048576"))
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from localqa.extract import extract_file, Unreadable\n"
+        "try: extract_file(Path(sys.argv[1]), 'far.xlsx', 'far.xlsx')\n"
+        "except Unreadable as e: print(e)\n"
+        # VmHWM: this process's own peak (ru_maxrss would carry the forking test run's)
+        "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "far.xlsx")], capture_output=True, text=True, check=True
+    )
+    said, peak_kb = done.stdout.strip().splitlines()
+    assert said.startswith("sheet Equipment has cells as far apart as A1:XFD1048576")
+    assert int(peak_kb) < 300_000
+
+
+@pytest.mark.parametrize(
+    ("bound", "said"),
+    [
+        (35, "sheet Equipment stores 36 cells (more than 35); refused: split the sheet or export it as CSV"),
+        (44, "sheet Equipment has cells as far apart as A1:E9 (45 cells, more than 44); refused: delete the"),
+    ],
+)
+def test_a_sheet_over_the_cell_bound_is_named_and_the_rest_indexed(
+    bound: int, said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bound counts both the cells a sheet stores and the range they span (the register's
+    title, blank row, header and six items: 36 stored, A1:E9 spanned)."""
+    from localqa.extract import sheets
+
+    monkeypatch.setattr(sheets, "MAX_SHEET_CELLS", bound)
+    db = tmp_path / "index.sqlite3"
+    report = refreshed_with(tmp_path / "docs", db, "register.xlsx", generate_office().register())
+    assert report.added == ["handbook.docx"]
+    (problem,) = [p for p in report.problems if not p.warning]
+    assert (problem.source, problem.message[: len(said)]) == ("register.xlsx", said)
+    monkeypatch.setattr(sheets, "MAX_SHEET_CELLS", 45)  # both within: read
+    assert extract_file(tmp_path / "docs" / "register.xlsx", "register.xlsx", "register.xlsx").passages
+
+
+def test_a_sheet_the_check_cannot_find_is_never_read_unchecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workbook whose sheet calamine finds by a path the check does not is refused, not read."""
+    from localqa.extract import sheets
+
+    monkeypatch.setattr(sheets, "_sheet_parts", lambda archive, names: iter(()))
+    (tmp_path / "far.xlsx").write_bytes(generate_office().register("XFD1048576"))
+    assert reason(tmp_path / "far.xlsx") == (
+        "sheet Equipment could not be found in the workbook's parts to be checked; re-save it and run again"
+    )
+
+
+def test_a_sheet_named_by_an_unusual_relationship_path_is_checked(tmp_path: Path) -> None:
+    """`xl/./worksheets/../worksheets/sheet1.xml` and a backslash are the same part to calamine."""
+    data = generate_office().register("XFD1048576")
+    for target in ("./worksheets/../worksheets/sheet1.xml", "worksheets\\sheet1.xml"):
+        with zipfile.ZipFile(io.BytesIO(data)) as source:
+            members = {name: source.read(name) for name in source.namelist()}
+        rels = members["xl/_rels/workbook.xml.rels"]
+        members["xl/_rels/workbook.xml.rels"] = rels.replace(b"/xl/worksheets/sheet1.xml", target.encode())
+        members["xl/_rels/workbook.xml.rels"] = members["xl/_rels/workbook.xml.rels"].replace(
+            b'"worksheets/sheet1.xml"', f'"{target}"'.encode()
+        )
+        assert target.encode() in members["xl/_rels/workbook.xml.rels"]
+        zip_with(tmp_path / "far.xlsx", members)
+        said = reason(tmp_path / "far.xlsx")
+        assert said.startswith("sheet Equipment has cells as far apart as A1:XFD1048576")
+
+
+@pytest.mark.parametrize(
+    ("cell", "said"),
+    [
+        (b'<c r="A1048576"><v>1</v></c>', "sheet Equipment has cells as far apart as A1:E1048576 ("),
+        (b"<c><v>1</v></c>" * 3, "sheet Equipment has cells as far apart as A1:E9 (45 cells"),
+        (
+            b'<c r="A-1"><v>1</v></c>',
+            "is a damaged Excel workbook (cell reference 'A-1' is not a column and a row)",
+        ),
+    ],
+)
+def test_a_cell_is_placed_by_its_own_reference(cell: bytes, said: str, tmp_path: Path) -> None:
+    """A cell written in row 1 that names row 1048576 is counted there (as calamine places it); a
+    cell without a reference goes after the one before it; a reference that is none is damage."""
+    with zipfile.ZipFile(io.BytesIO(generate_office().register())) as source:
+        members = {name: source.read(name) for name in source.namelist()}
+    sheet = members["xl/worksheets/sheet1.xml"]
+    members["xl/worksheets/sheet1.xml"] = sheet.replace(b"</row>", cell + b"</row>", 1)
+    zip_with(tmp_path / "odd.xlsx", members)
+    from localqa.extract import sheets
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sheets, "MAX_SHEET_CELLS", 44)
+        assert reason(tmp_path / "odd.xlsx").startswith(said)

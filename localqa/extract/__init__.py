@@ -68,29 +68,38 @@ def _text_format(path: Path, name: str, fmt: str) -> Extracted:
         from localqa.extract.word import extract_docx
 
         word = extract_docx(path, name)
-        return Extracted(word.passages, found=Found(title=word.title))
+        return Extracted(
+            word.passages, problems=hidden_warning(name, word.left_out), found=Found(title=word.title)
+        )
     if fmt == "pptx":
         from localqa.extract.slides import extract_pptx
 
         slides = extract_pptx(path, name)
-        return Extracted(slides.passages, found=Found(title=slides.title))
+        found = Found(title=slides.title)
+        return Extracted(slides.passages, problems=hidden_warning(name, slides.left_out), found=found)
     if fmt == "html":
         from localqa.extract.web import extract_html
 
         page = extract_html(path, name)
-        return Extracted(page.passages, found=Found(title=page.title))
+        return Extracted(
+            page.passages, problems=hidden_warning(name, page.left_out), found=Found(title=page.title)
+        )
     from localqa.extract.sheets import extract_csv, extract_xlsx
 
     sheets = extract_xlsx(path, name) if fmt == "xlsx" else extract_csv(path, name)
-    problems = (
-        [
-            Problem(
-                name,
-                f"hidden content is not indexed ({'; '.join(sheets.left_out)}); unhide it to index it",
-                warning=True,
-            )
-        ]
-        if sheets.left_out
-        else []
-    )
-    return Extracted(sheets.passages, problems=problems, found=Found())
+    return Extracted(sheets.passages, problems=hidden_warning(name, sheets.left_out), found=Found())
+
+
+def hidden_warning(name: str, left_out: list[str]) -> list[Problem]:
+    """One rule for every format: what its author hid is not indexed, and the index says what it
+    left out of the file (`docs/formats.md` lists what counts as hidden per format). Hiding is
+    no access control; the catalog's `access` is."""
+    if not left_out:
+        return []
+    return [
+        Problem(
+            name,
+            f"hidden content is not indexed ({'; '.join(left_out)}); unhide it to index it",
+            warning=True,
+        )
+    ]

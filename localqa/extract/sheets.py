@@ -12,6 +12,10 @@ cells (`Item ID: EQ-314; Loan limit: 45 minutes`), cited by sheet and row.
   title, as a PDF table's title line; without such a row, columns are named by their letters.
 - Formulas are read as the values the file has cached for them (what the application last
   showed); a formula never calculated has none and its cell is empty.
+- A sheet is read only when its cells are within `MAX_SHEET_CELLS`: the cells its XML stores and
+  the range its cells span are counted in one streamed pass over the sheet first, since calamine
+  holds a sheet's whole range in memory; a workbook with a sheet over the bound is named, with the
+  sheet, and not indexed (its dimension, which the file declares, is not trusted either).
 - One rule for what is hidden: hidden and very hidden sheets, hidden rows and hidden columns are
   not indexed, and the index says how many were left out. Hiding is no access control, but what an
   author hid is not what they meant a reader to see; an access label in the catalog is the way to
@@ -22,13 +26,15 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 import math
+import posixpath
 import re
 import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from lxml import etree
@@ -38,6 +44,10 @@ from localqa.extract.structured import row_text
 from localqa.types import Kind, Passage
 
 HEADER_SEARCH = 30  # rows looked at for the header
+# Cells per sheet, counted two ways, both bounded: the cells its XML stores, and the range its cells
+# with content span (calamine holds that whole range in memory, about 32 bytes a cell, before a row
+# is read; one cell at XFD1048576 is 512 GiB). 2,000,000 is a 100,000-row sheet of 20 columns.
+MAX_SHEET_CELLS = 2_000_000
 _NUMBER = re.compile(r"^[-+(]?[$€£¥]?\s*\d[\d,.\s]*%?\)?$")
 _CSV_SAMPLE = 64 * 1024
 _X = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -49,6 +59,19 @@ _PR = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 class SheetExtraction:
     passages: list[Passage] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # what was hidden, for a warning
+
+
+@dataclass(frozen=True)
+class SheetFacts:
+    """What a sheet's XML says, read before calamine reads the sheet: its hidden rows (sheet row
+    numbers) and columns (0-based), which calamine does not report; how many cells it stores; and
+    how many cells the range of its cells with content spans (`span`, e.g. "A1:XFD1000")."""
+
+    hidden_rows: frozenset[int] = frozenset()
+    hidden_columns: frozenset[int] = frozenset()
+    stored: int = 0
+    spanned: int = 0
+    span: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,7 +94,7 @@ def extract_xlsx(path: Path, source: str) -> SheetExtraction:
         workbook = CalamineWorkbook.from_path(str(path))
     except Exception as error:  # calamine raises its own error types for every damaged file
         raise BadFile(f"is a damaged Excel workbook ({error}); re-save it and run again") from None
-    hidden = _hidden_cells(path)
+    facts = _sheet_facts(path)
     try:
         for number, meta in enumerate(workbook.sheets_metadata, start=1):
             if str(meta.visible).rsplit(".", 1)[-1].lower() != "visible":
@@ -79,11 +102,17 @@ def extract_xlsx(path: Path, source: str) -> SheetExtraction:
                 continue
             if str(meta.typ).rsplit(".", 1)[-1].lower() != "worksheet":
                 continue  # a chart sheet has no cells
+            known = facts.get(meta.name)
+            if known is None:  # never read unchecked: calamine found a sheet the check did not
+                raise BadFile(
+                    f"sheet {meta.name} could not be found in the workbook's parts to be checked; re-save it "
+                    "and run again"
+                )
+            _check_bounds(meta.name, known)
             data = workbook.get_sheet_by_name(meta.name)
             start_row, start_column = data.start or (0, 0)
             rows = [[None] * start_column + list(row) for row in data.to_python()]
-            rows_hidden, columns_hidden = hidden.get(meta.name, (frozenset(), frozenset()))
-            sheet = Sheet(meta.name, rows, start_row + 1, rows_hidden, columns_hidden)
+            sheet = Sheet(meta.name, rows, start_row + 1, known.hidden_rows, known.hidden_columns)
             result.passages += sheet_passages(sheet, source, number, result.left_out)
     except BadFile:
         raise
@@ -92,6 +121,20 @@ def extract_xlsx(path: Path, source: str) -> SheetExtraction:
     finally:
         workbook.close()
     return result
+
+
+def _check_bounds(name: str, facts: SheetFacts) -> None:
+    """`BadFile` naming the sheet when its cells are over `MAX_SHEET_CELLS`, either way counted."""
+    if facts.stored > MAX_SHEET_CELLS:
+        raise BadFile(
+            f"sheet {name} stores {facts.stored:,} cells (more than {MAX_SHEET_CELLS:,}); refused: split "
+            "the sheet or export it as CSV"
+        )
+    if facts.spanned > MAX_SHEET_CELLS:
+        raise BadFile(
+            f"sheet {name} has cells as far apart as {facts.span} ({facts.spanned:,} cells, more than "
+            f"{MAX_SHEET_CELLS:,}); refused: delete the stray cells outside the table and save it again"
+        )
 
 
 def extract_csv(path: Path, source: str) -> SheetExtraction:
@@ -204,19 +247,21 @@ def _letters(column: int) -> str:
     return letters
 
 
-def _hidden_cells(path: Path) -> dict[str, tuple[frozenset[int], frozenset[int]]]:
-    """Per sheet name: its hidden rows (sheet row numbers) and hidden columns (0-based), read
-    from the sheets' XML as a stream (calamine does not report them). The archive was checked
-    before (`checks.check_archive`): its members unpack within bounds."""
-    found: dict[str, tuple[frozenset[int], frozenset[int]]] = {}
+def _sheet_facts(path: Path) -> dict[str, SheetFacts]:
+    """Per sheet name: what its XML says, read as a stream before calamine reads the sheet (see
+    `SheetFacts`). The archive was checked before (`checks.check_archive`): its members unpack
+    within bounds."""
+    found: dict[str, SheetFacts] = {}
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
             for name, part in _sheet_parts(archive, names):
-                if _mentions_hidden(archive, part):  # most sheets hide nothing: parsed only if one does
-                    with archive.open(part) as stream:
-                        found[name] = _hidden_in(stream)
-    except (KeyError, zipfile.BadZipFile, etree.XMLSyntaxError) as error:
+                with archive.open(part) as stream:
+                    facts = _facts_of(stream)
+                if name in found:  # two sheets of one name: each is checked against the larger
+                    facts = _larger(found[name], facts)
+                found[name] = facts
+    except (KeyError, ValueError, zipfile.BadZipFile, etree.XMLSyntaxError) as error:
         raise BadFile(f"is a damaged Excel workbook ({error}); re-save it and run again") from None
     return found
 
@@ -229,32 +274,83 @@ def _sheet_parts(archive: zipfile.ZipFile, names: set[str]) -> Iterable[tuple[st
     targets = {r.get("Id"): r.get("Target", "") for r in (rels if rels is not None else [])}
     for sheet in book.iter(f"{_X}sheet"):
         target = targets.get(sheet.get(f"{_R}id"), "")
-        part = target.lstrip("/") if target.startswith("/") else str(PurePosixPath("xl") / target)
+        target = target.replace("\\", "/")
+        part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"xl/{target}")
         if part in names:
             yield sheet.get("name", ""), part
 
 
-def _mentions_hidden(archive: zipfile.ZipFile, part: str) -> bool:
-    tail = b""
-    with archive.open(part) as stream:
-        while chunk := stream.read(1 << 20):
-            if b"hidden=" in tail + chunk:
-                return True
-            tail = chunk[-8:]
-    return False
+def _larger(one: SheetFacts, other: SheetFacts) -> SheetFacts:
+    """Facts that hide all either hides and count as many cells as the larger."""
+    larger = max(one, other, key=lambda facts: (facts.spanned, facts.stored))
+    return SheetFacts(
+        one.hidden_rows | other.hidden_rows,
+        one.hidden_columns | other.hidden_columns,
+        max(one.stored, other.stored),
+        larger.spanned,
+        larger.span,
+    )
 
 
-def _hidden_in(stream: Any) -> tuple[frozenset[int], frozenset[int]]:
+def _facts_of(stream: Any) -> SheetFacts:
+    """One pass over a sheet's XML in constant memory: its hidden rows and columns, how many cells
+    it stores, and the range its cells with content span (a value, an inline string or a formula:
+    what calamine places). Each cell is placed where its own reference says, row included (as
+    calamine places it, whatever row holds it); one without a reference goes after the cell before
+    it in its row. A reference that is not letters and digits is a damaged file (`ValueError`).
+    Rows are read whole as they end, then dropped: an event per cell cost ten times calamine's
+    own read of the sheet."""
     rows: set[int] = set()
     columns: set[int] = set()
+    stored = 0
+    top = left = 1 << 62
+    bottom = right = -1
+    row_number = 0
     for _, element in etree.iterparse(
         stream, events=("end",), tag=(f"{_X}row", f"{_X}col"), resolve_entities=False, no_network=True
     ):
-        if element.get("hidden") in ("1", "true"):
-            if element.tag == f"{_X}row" and (element.get("r") or "").isdigit():
-                rows.add(int(element.get("r")))
-            elif element.tag == f"{_X}col":
+        hidden = element.get("hidden") in ("1", "true")
+        if element.tag == f"{_X}col":
+            if hidden:
                 low, high = int(element.get("min", "1")), int(element.get("max", "1"))
                 columns.update(range(low - 1, min(high, low + 16384)))
+            element.clear()
+            continue
+        reference = element.get("r") or ""
+        row_number = int(reference) if reference.isdigit() else row_number + 1
+        if hidden:
+            rows.add(row_number)
+        stored += len(element)
+        column = -1
+        for cell in element:
+            reference = cell.get("r")
+            if reference:
+                found = _REFERENCE.fullmatch(reference)
+                if found is None:
+                    raise ValueError(f"cell reference {reference[:20]!r} is not a column and a row")
+                letters, at_row = found.groups()
+                column = _column_number(letters.upper())
+                at = int(at_row)
+            else:
+                column, at = column + 1, row_number
+            if len(cell):
+                top, bottom = min(top, at), max(bottom, at)
+                left, right = min(left, column), max(right, column)
         element.clear()
-    return frozenset(rows), frozenset(columns)
+        while element.getprevious() is not None:
+            del element.getparent()[0]  # rows read are dropped: memory stays constant
+    spanned = (bottom - top + 1) * (right - left + 1) if bottom >= 0 else 0
+    span = f"{_letters(left)}{top}:{_letters(right)}{bottom}" if bottom >= 0 else ""
+    return SheetFacts(frozenset(rows), frozenset(columns), stored, spanned, span)
+
+
+_REFERENCE = re.compile(r"([A-Za-z]+)([0-9]+)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_number(letters: str) -> int:
+    """The 0-based column of its letters ("C" -> 2, "XFD" -> 16383), however many there are."""
+    column = 0
+    for letter in letters:
+        column = column * 26 + ord(letter) - 64
+    return column - 1

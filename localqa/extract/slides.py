@@ -4,13 +4,18 @@ prose passage; a table's data rows are `table` passages with their header cells;
 notes are passages of their own in `§ <title> > Speaker notes`.
 
 Shapes are read top to bottom, then left to right, groups included; pictures and charts carry no
-text to read."""
+text to read.
+
+Hidden content is not indexed (one rule with the other formats, `docs/formats.md`): a slide hidden
+in the slide show (`show="0"`, keeping its number: the slides after it are cited as the
+application numbers them) and a shape hidden in the selection pane (`hidden="1"` on its
+properties); the index says which slides and how many shapes it left out."""
 
 from __future__ import annotations
 
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,7 @@ from localqa.text import squash
 from localqa.types import Passage
 
 NOTES = "Speaker notes"
+_P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,7 @@ class SlidesExtraction:
     passages: list[Passage]
     title: str | None
     slides: int
+    left_out: list[str] = field(default_factory=list)  # what was hidden, for a warning
 
 
 def extract_pptx(path: Path, source: str) -> SlidesExtraction:
@@ -45,19 +52,29 @@ def extract_pptx(path: Path, source: str) -> SlidesExtraction:
     passages: list[Passage] = []
     first_title: str | None = None
     count = 0
+    left_out: list[str] = []
     for number, slide in enumerate(presentation.slides, start=1):
         count = number
+        if slide.element.get("show") in ("0", "false"):
+            left_out.append(f"hidden slide {number}")
+            continue
         out = Sections(source, page=number)
+        shapes = list(_reading_order(slide.shapes))
+        visible = [shape for shape in shapes if not _hidden(shape)]
+        if len(visible) < len(shapes):
+            left_out.append(f"{len(shapes) - len(visible)} hidden shape(s) of slide {number}")
         title_shape = slide.shapes.title
         title = (
             squash(title_shape.text_frame.text)
             if title_shape is not None and title_shape.has_text_frame
             else ""
         )
+        if title_shape is not None and _hidden(title_shape):
+            title = ""
         if title:
             out.heading(0, title)
             first_title = first_title or title
-        for shape in _reading_order(slide.shapes):
+        for shape in visible:
             if title_shape is not None and shape.shape_id == title_shape.shape_id:
                 continue
             if getattr(shape, "has_table", False) and shape.has_table:
@@ -72,7 +89,17 @@ def extract_pptx(path: Path, source: str) -> SlidesExtraction:
                 out.paragraph(item, under=NOTES)
         passages += out.passages
     core_title = squash(presentation.core_properties.title or "")
-    return SlidesExtraction(passages, core_title or first_title, count)
+    return SlidesExtraction(passages, core_title or first_title, count, left_out)
+
+
+def _hidden(shape: Any) -> bool:
+    """Is the shape hidden in the selection pane (`hidden` on its non-visual properties), or is a
+    group it is in?"""
+    for element in (shape.element, *shape.element.iterancestors(f"{_P}grpSp")):
+        properties = element.find(f"./*/{_P}cNvPr")
+        if properties is not None and properties.get("hidden") in ("1", "true"):
+            return True
+    return False
 
 
 def _reading_order(shapes: Any, layouts: dict[Any, tuple[int, int]] | None = None) -> Iterator[Any]:

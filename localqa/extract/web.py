@@ -5,11 +5,17 @@ document title.
 
 trafilatura reads the page from the bytes given to it: nothing it links to (scripts, images,
 stylesheets, frames) is fetched, and no script runs.
+
+Hidden content is not indexed (one rule with the other formats, `docs/formats.md`): an element
+the page itself hides (`HIDDEN`: the `hidden` attribute, an inline style of `display: none` or
+`visibility: hidden`) is removed before trafilatura reads the page, and the index says how many.
+No stylesheet is evaluated, so what a class hides through a stylesheet is read; `aria-hidden` is
+not hiding (it hides from a screen reader what the screen shows, such as an icon's text).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,20 +26,34 @@ from localqa.extract.structured import Sections
 from localqa.text import squash
 from localqa.types import Passage
 
+# What a page hides from its reader, as XPath over the parsed page: an element matching one is
+# removed with everything in it.
+HIDDEN = {
+    "the hidden attribute": "//*[@hidden]",
+    "display: none": "//*[re:test(@style, '(^|;)\\s*display\\s*:\\s*none', 'i')]",
+    "visibility: hidden": "//*[re:test(@style, '(^|;)\\s*visibility\\s*:\\s*(hidden|collapse)', 'i')]",
+}
+_REGEX = {"re": "http://exslt.org/regular-expressions"}
+
 
 @dataclass(frozen=True)
 class PageExtraction:
     passages: list[Passage]
     title: str | None
+    left_out: list[str] = field(default_factory=list)  # what was hidden, for a warning
 
 
 def extract_html(path: Path, source: str) -> PageExtraction:
     import trafilatura
 
     raw = path.read_bytes()
+    page = _parsed(raw)
+    title = _title(page)
+    hidden = _remove_hidden(page) if page is not None else 0
+    left_out = [f"{hidden} hidden element(s)"] if hidden else []
     try:
         xml = trafilatura.extract(
-            raw,
+            page if page is not None else raw,
             output_format="xml",
             include_tables=True,
             include_comments=False,
@@ -47,13 +67,13 @@ def extract_html(path: Path, source: str) -> PageExtraction:
     except Exception as error:  # trafilatura reports a page it cannot parse in its own ways
         raise BadFile(f"cannot be read as HTML ({type(error).__name__}: {error}); check the file") from None
     if not xml:
-        return PageExtraction([], _title(raw))
+        return PageExtraction([], title, left_out)
     root = etree.fromstring(xml.encode("utf-8"), etree.XMLParser(resolve_entities=False, no_network=True))
     out = Sections(source)
     main = root.find("main")
     if main is not None:
         _walk(main, out)
-    return PageExtraction(out.passages, _title(raw) or squash(root.get("title") or "") or None)
+    return PageExtraction(out.passages, title or squash(root.get("title") or "") or None, left_out)
 
 
 def _walk(parent: Any, out: Sections) -> None:
@@ -87,13 +107,29 @@ def _text(element: Any) -> str:
     return squash("".join(element.itertext()))
 
 
-def _title(raw: bytes) -> str | None:
-    """The page's own <title> (trafilatura's metadata prefers a heading it finds, which on a page
-    with a dialog or a sidebar is not the page's)."""
+def _parsed(raw: bytes) -> Any:
+    """The page parsed with lxml's HTML parser (what trafilatura parses it with), or None when
+    it cannot be: trafilatura is then given the bytes and says what is wrong."""
     import lxml.html
 
     try:
-        title = lxml.html.document_fromstring(raw).findtext(".//title")
+        return lxml.html.document_fromstring(raw)
     except (etree.ParserError, ValueError):
         return None
-    return squash(title or "") or None
+
+
+def _title(page: Any) -> str | None:
+    """The page's own <title> (trafilatura's metadata prefers a heading it finds, which on a page
+    with a dialog or a sidebar is not the page's)."""
+    if page is None:
+        return None
+    return squash(page.findtext(".//title") or "") or None
+
+
+def _remove_hidden(page: Any) -> int:
+    """Remove the elements the page hides (`HIDDEN`) from `page`; how many (the outermost)."""
+    found = {element for xpath in HIDDEN.values() for element in page.xpath(xpath, namespaces=_REGEX)}
+    outermost = [e for e in found if not any(a in found for a in e.iterancestors()) and e is not page]
+    for element in outermost:
+        element.drop_tree()
+    return len(outermost)

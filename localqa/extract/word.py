@@ -18,6 +18,10 @@ footnotes, and costs a style lookup per paragraph (`benchmarks/formats.py` compa
   when that one is a caption or short and unpunctuated.
 - Text deleted with tracked changes, field codes, a table of contents and running headers and
   footers are not passage text. Text boxes are not read.
+- Hidden text is not indexed (one rule with the other formats, `docs/formats.md`): a run marked
+  hidden (`w:vanish`), directly or through its character style or its paragraph's style (with
+  their `basedOn`), unless the run itself says `w:vanish w:val="false"`; the index says how many
+  runs it left out.
 - Page numbers only where the file records its pagination (`w:lastRenderedPageBreak`, which Word
   writes when it saves); otherwise passages have no page, like Markdown.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +64,16 @@ _SKIPPED = {
 class WordExtraction:
     passages: list[Passage]
     title: str | None
+    left_out: list[str] = field(default_factory=list)  # what was hidden, for a warning
+
+
+@dataclass
+class _Hiding:
+    """Which styles hide their text (style ids whose run properties, their own or through
+    `basedOn`, say `w:vanish`), and how many hidden runs were left out."""
+
+    styles: frozenset[str]
+    runs: int = 0
 
 
 @dataclass(frozen=True)
@@ -77,9 +91,42 @@ def extract_docx(path: Path, source: str) -> WordExtraction:
         raise BadFile(
             f"is a damaged Word document ({type(error).__name__}: {error}); re-save it and run again"
         ) from None
-    reader = _Reader(source, _styles(document), _numbering(document), _notes(document))
+    hiding = _Hiding(_hiding_styles(document))
+    reader = _Reader(source, _styles(document), _numbering(document), _notes(document), hiding)
     reader.walk(document.element.body)
-    return WordExtraction(reader.out.passages, reader.title)
+    left_out = [f"{hiding.runs} hidden run(s) of text"] if hiding.runs else []
+    return WordExtraction(reader.out.passages, reader.title, left_out)
+
+
+def _hiding_styles(document: Any) -> frozenset[str]:
+    """Ids of the styles (paragraph or character) that hide their text: `w:vanish` in their run
+    properties, or inherited through `basedOn` when they do not say."""
+    own: dict[str, bool | None] = {}
+    based: dict[str, str | None] = {}
+    for style in document.styles.element.findall(f"{W}style"):
+        sid = style.get(f"{W}styleId")
+        if sid is not None:
+            own[sid] = _vanish(style.find(f"{W}rPr"))
+            based[sid] = _val(style.find(f"{W}basedOn"))
+    hidden = set()
+    for sid in own:
+        current: str | None = sid
+        seen: set[str] = set()
+        while current in own and current not in seen and own[current] is None:
+            seen.add(current)
+            current = based[current]
+        if current is not None and own.get(current):
+            hidden.add(sid)
+    return frozenset(hidden)
+
+
+def _vanish(rpr: Any) -> bool | None:
+    """What run properties say of hiding: True (`w:vanish`), False (`w:vanish w:val="false"`),
+    None (nothing: the style's say)."""
+    vanish = rpr.find(f"{W}vanish") if rpr is not None else None
+    if vanish is None:
+        return None
+    return _val(vanish) not in ("0", "false", "off")
 
 
 def _styles(document: Any) -> dict[str, _Style]:
@@ -163,8 +210,10 @@ class _Reader:
         styles: dict[str, _Style],
         numbering: dict[str, dict[int, str]],
         notes: dict[str, Any],
+        hiding: _Hiding,
     ) -> None:
         self.out = Sections(source)
+        self.hiding = hiding
         self.styles = styles
         self.numbering = numbering
         self.notes = notes
@@ -203,7 +252,7 @@ class _Reader:
         return gallery is not None and "contents" in (_val(gallery) or "").lower()
 
     def _paragraph(self, p: Any) -> None:
-        text, notes, breaks = _paragraph_text(p)
+        text, notes, breaks = _paragraph_text(p, self.hiding)
         ppr = p.find(f"{W}pPr")
         style_id = _val(ppr.find(f"{W}pStyle")) if ppr is not None else None
         style = self.styles.get(style_id or "") or _Style("", None, False)
@@ -270,7 +319,7 @@ class _Reader:
             return
         number = self._note_numbers.setdefault(key, len(self._note_numbers) + 1)
         kind = "Footnote" if key.startswith("f") else "Endnote"
-        text = " ".join(_paragraph_text(p)[0] for p in body.iter(f"{W}p"))
+        text = " ".join(_paragraph_text(p, self.hiding)[0] for p in body.iter(f"{W}p"))
         self.out.paragraph(text, under=f"{kind} {number}")
 
     def _table(self, table: Any) -> None:
@@ -287,7 +336,7 @@ class _Reader:
                 if merge is not None and _val(merge) in (None, "continue"):
                     text = above.get(column, "")
                 else:
-                    text = squash(" ".join(_paragraph_text(p)[0] for p in tc.iter(f"{W}p")))
+                    text = squash(" ".join(_paragraph_text(p, self.hiding)[0] for p in tc.iter(f"{W}p")))
                 for offset in range(max(1, min(span, 64))):
                     above[column + offset] = text
                     cells.append(text)
@@ -297,6 +346,16 @@ class _Reader:
         title = self._previous[0] if self._previous and self._previous[1] else None
         self.out.table(rows, title, max(1, header_rows))
         self._previous = None
+
+
+def _hidden_run(run: Any, styles: frozenset[str], by_paragraph: bool) -> bool:
+    """Is the run hidden: by its own properties, else its character style, else its paragraph's?"""
+    rpr = run.find(f"{W}rPr")
+    own = _vanish(rpr)
+    if own is not None:
+        return own
+    character_style = _val(rpr.find(f"{W}rStyle")) if rpr is not None else None
+    return character_style in styles or by_paragraph
 
 
 def _short(text: str) -> bool:
@@ -324,14 +383,17 @@ def _roman(number: int) -> str:
     return out
 
 
-def _paragraph_text(p: Any) -> tuple[str, list[str], tuple[int, int]]:
-    """A paragraph's text (tracked deletions, field codes, text boxes and the fallback copies of
-    drawings left out), the footnotes and endnotes it refers to ("f3"), and how many rendered
-    page breaks come before its first text and after it (it starts on the page after the first,
-    the paragraphs after it on the page after both)."""
+def _paragraph_text(p: Any, hiding: _Hiding) -> tuple[str, list[str], tuple[int, int]]:
+    """A paragraph's text (tracked deletions, field codes, text boxes, the fallback copies of
+    drawings and hidden runs left out, counted in `hiding`), the footnotes and endnotes it refers
+    to ("f3"), and how many rendered page breaks come before its first text and after it (it
+    starts on the page after the first, the paragraphs after it on the page after both)."""
     out: list[str] = []
     notes: list[str] = []
     before = after = 0
+    ppr = p.find(f"{W}pPr")
+    paragraph_style = _val(ppr.find(f"{W}pStyle")) if ppr is not None else None
+    hidden_by_paragraph = paragraph_style in hiding.styles
     stack = [iter(p)]
     while stack:
         element = next(stack[-1], None)
@@ -340,6 +402,9 @@ def _paragraph_text(p: Any) -> tuple[str, list[str], tuple[int, int]]:
             continue
         tag = element.tag
         if not isinstance(tag, str) or tag in _SKIPPED:
+            continue
+        if tag == f"{W}r" and _hidden_run(element, hiding.styles, hidden_by_paragraph):
+            hiding.runs += 1
             continue
         if tag == f"{W}t":
             out.append(element.text or "")
