@@ -173,15 +173,16 @@ class Library:
         retrieval = (
             settings or Settings(retrieval=self.settings.retrieval, answering=answering).for_answering()
         )
+        from localqa.models import get_model
+        from localqa.models.base import AnswerModel
+
+        chosen = model if isinstance(model, AnswerModel) else get_model(model)
+        chosen.prepare(answering)  # a model's load overlaps retrieval
         started = time.perf_counter()
         results = self.search(
             question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval, documents=documents
         )
         retrieval_seconds = time.perf_counter() - started
-        from localqa.models import get_model
-        from localqa.models.base import AnswerModel
-
-        chosen = model if isinstance(model, AnswerModel) else get_model(model)
         answers = [
             PartAnswer(
                 result=r,
@@ -208,11 +209,21 @@ class Library:
         """One retrieved part answered and verified, with the value it gives; a part asking for a
         figure derived from line items (`localqa.figures`) has each retrieved and read as a part
         of its own, as `caller` on `as_of`, within `documents`."""
+        from localqa import deciding
         from localqa.answering import answer_part
         from localqa.deriving import derive
 
         context = IndexContext(self, as_of, caller or Caller(), result.question)
         settings = settings or self.settings.answering
+        if deciding.figure_first(result.question, model.is_language_model, settings):
+            # The figure first: when it is computed, the part's own quote (the scorer's first) is
+            # replaced, and the model would have been asked for nothing.
+            quoted = answer_part(
+                result.question, result.candidates, model, settings, context, decided=deciding.FIGURE
+            )
+            derived = derive(self, result, quoted, context, documents, model, settings)
+            if deciding.computed(derived, quoted):
+                return derived
         answer = answer_part(result.question, result.candidates, model, settings, context)
         return derive(self, result, answer, context, documents, model, settings)
 

@@ -186,6 +186,12 @@ class AnswerModel(ABC):
         answer (unreachable, not installed, not pulled, timeout, malformed reply).
         """
 
+    def prepare(self, settings: AnswerSettings) -> None:
+        """Start what the first `complete` would wait for (loading a model), in the background,
+        so that it overlaps retrieval; return at once. A failure is not raised here but by the
+        `complete` that needs the model. Default: nothing to prepare."""
+        return None
+
     @property
     def label(self) -> str:
         return f"{self.backend}:{self.name}"

@@ -17,6 +17,7 @@ Nothing heavy happens at import time: `is_available()` only looks the packages u
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.resources
 import importlib.util
@@ -249,6 +250,27 @@ def load(directory: Path | None = None, settings: AnswerSettings | None = None) 
         return _loaded
 
 
+def preload(directory: Path | None = None, settings: AnswerSettings | None = None) -> threading.Thread | None:
+    """Start `load` in a background thread and return it (None: already loaded with these
+    settings). `ask` starts it before retrieval, which then overlaps the load (about 5 s here).
+
+    A daemon thread: a process whose parts the evidence all decided exits without waiting for a
+    load nobody needs. A failure is dropped here: the first `complete` calls `load` again (it waits
+    on the same lock while this load runs) and reports it where the model is first used."""
+    settings = settings or AnswerSettings()
+    if _loaded is not None and _loaded.key == _load_key(settings):
+        return None
+
+    def run() -> None:
+        # Raised again by the first complete(), which loads again.
+        with contextlib.suppress(Exception):
+            load(directory, settings)
+
+    thread = threading.Thread(target=run, name="localqa-embedded-load", daemon=True)
+    thread.start()
+    return thread
+
+
 def start(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
     """A new llama.cpp server of its own (load() shares one per process). For side-by-side
     comparisons: each server keeps its own prompt cache."""
@@ -330,6 +352,10 @@ class EmbeddedModel(AnswerModel):
     @staticmethod
     def is_available() -> bool:
         return is_available()
+
+    def prepare(self, settings: AnswerSettings) -> None:
+        if self._own is None and is_available():  # not installed: complete() says so
+            preload(self._cache, settings)
 
     def complete(self, request: AnswerRequest) -> Completion:
         settings = request.settings
