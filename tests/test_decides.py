@@ -6,6 +6,7 @@ embedded model's load starts before retrieval, in the background."""
 
 from __future__ import annotations
 
+import html
 import json
 import threading
 from datetime import date
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from fastapi.testclient import TestClient
 from fake_model import FakeModel
 from filings import write_filing
 
@@ -24,6 +26,8 @@ from localqa.index import refresh_index
 from localqa.library import Library
 from localqa.models import embedded
 from localqa.models.extractive import ExtractiveModel
+from localqa.serve import state as serve_state
+from localqa.serve.app import ServeConfig, create_app
 from localqa.settings import AnswerSettings, Settings
 from localqa.types import Candidate, Kind, Location, RankedUnit
 
@@ -346,3 +350,17 @@ def test_a_load_nobody_waits_for_is_safe_and_its_failure_is_dropped(monkeypatch:
     assert thread is not None and thread.daemon
     thread.join(5)
     assert not thread.is_alive()
+
+
+def test_the_web_app_says_who_decided(library_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = FakeModel()  # raises when called
+    monkeypatch.setattr(serve_state, "get_model", lambda spec=None: model)
+    config = ServeConfig(db=library_db, pdfs=library_db.parent / "pdfs")
+    with TestClient(create_app(config)) as client:
+        page = html.unescape(client.get("/ask", params={"question": LIMIT, "as_of": "2026-11-14"}).text)
+        payload = client.post("/api/ask", json={"question": LIMIT, "as_of": "2026-11-14"}).json()
+    assert model.history == []
+    assert payload["parts"][0]["answer"]["selection"]["decided_by"] == "evidence"
+    assert "How the sentence was chosen: Decided by the evidence (the identifier's own table row)" in page
+    assert "Sentences the evidence decided among (no model call)" in page
+    assert "· the evidence's choice</span>" in page
