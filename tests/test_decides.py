@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fastapi.testclient import TestClient
 from fake_model import FakeModel
+from fastapi.testclient import TestClient
 from filings import write_filing
 
 from localqa import deciding
