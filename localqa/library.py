@@ -177,7 +177,7 @@ class Library:
         from localqa.models.base import AnswerModel
 
         chosen = model if isinstance(model, AnswerModel) else get_model(model)
-        chosen.prepare(answering)  # a model's load overlaps retrieval
+        chosen.prepare(answering)  # e.g. the model file read ahead while retrieval runs
         started = time.perf_counter()
         results = self.search(
             question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval, documents=documents

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import threading
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -312,44 +311,37 @@ def test_eval_always_ask_model_is_recorded_in_the_run(
 # --- the first part's load --------------------------------------------------------------------------
 
 
-def test_the_embedded_model_starts_loading_before_retrieval(
+def test_the_embedded_model_file_is_read_ahead_before_retrieval(
     library_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     order: list[str] = []
-    loaded = threading.Event()
+    monkeypatch.setattr(embedded, "preload", lambda directory=None: order.append("read ahead") or True)
 
-    def load(directory: Path | None = None, settings: AnswerSettings | None = None) -> Any:
-        order.append("load")
-        loaded.set()
-        raise embedded.ModelError("no model here")  # reported by the first complete(), not here
+    def load(*args: Any, **kwargs: Any) -> Any:
+        raise embedded.ModelError("no model here")
 
     monkeypatch.setattr(embedded, "load", load)
-    monkeypatch.setattr(embedded, "is_available", lambda: True)
-    model = embedded.EmbeddedModel()
     with Library(library_db, Settings()) as library:
         searching = library.search
 
         def search(*args: Any, **kwargs: Any) -> Any:
-            assert loaded.wait(5)  # started before retrieval ran
             order.append("search")
             return searching(*args, **kwargs)
 
         monkeypatch.setattr(library, "search", search)
-        asked = library.answer(PROSE, as_of=NOV, model=model)
-    assert order[:2] == ["load", "search"]
-    failed = [p.answer for p in asked.parts if p.answer.model_failed]
-    assert all(a.reason == "no model here" for a in failed)
+        asked = library.answer(PROSE, as_of=NOV, model=embedded.EmbeddedModel())
+    assert order[:2] == ["read ahead", "search"]
+    # A load that fails is reported where the model is first used, not by the read-ahead.
+    assert all(p.answer.reason == "no model here" for p in asked.parts if p.answer.model_failed)
 
 
-def test_a_load_nobody_waits_for_is_safe_and_its_failure_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
-    def load(directory: Path | None = None, settings: AnswerSettings | None = None) -> Any:
-        raise embedded.ModelError("no model here")
-
-    monkeypatch.setattr(embedded, "load", load)
-    thread = embedded.preload(None, AnswerSettings())
-    assert thread is not None and thread.daemon
-    thread.join(5)
-    assert not thread.is_alive()
+def test_reading_ahead_loads_nothing_and_never_raises(tmp_path: Path) -> None:
+    assert embedded.preload(tmp_path) is False  # no assembled model there: nothing to read
+    path = embedded.cached_model_path(tmp_path)
+    path.write_bytes(b"gguf")
+    embedded._marker(path).write_text(f"{embedded.MODEL_SHA256} 4\n", encoding="ascii")
+    assert embedded.preload(tmp_path) is True
+    assert embedded._loaded is None or embedded._loaded.path != path
 
 
 def test_the_web_app_says_who_decided(library_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -187,9 +187,10 @@ class AnswerModel(ABC):
         """
 
     def prepare(self, settings: AnswerSettings) -> None:
-        """Start what the first `complete` would wait for (loading a model), in the background,
-        so that it overlaps retrieval; return at once. A failure is not raised here but by the
-        `complete` that needs the model. Default: nothing to prepare."""
+        """Start, without waiting and without holding anything up, what makes the first
+        `complete` faster (the embedded model: its file read ahead); called before retrieval.
+        Never raises: a failure is the `complete` that needs the model's to report. Default:
+        nothing to prepare."""
         return None
 
     @property

@@ -17,7 +17,6 @@ Nothing heavy happens at import time: `is_available()` only looks the packages u
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.resources
 import importlib.util
@@ -250,25 +249,24 @@ def load(directory: Path | None = None, settings: AnswerSettings | None = None) 
         return _loaded
 
 
-def preload(directory: Path | None = None, settings: AnswerSettings | None = None) -> threading.Thread | None:
-    """Start `load` in a background thread and return it (None: already loaded with these
-    settings). `ask` starts it before retrieval, which then overlaps the load (about 5 s here).
+def preload(directory: Path | None = None) -> bool:
+    """Have the kernel read the model file ahead (`posix_fadvise` WILLNEED), so that a load after
+    retrieval finds it in memory; return whether it was asked. Cheap and safe when the model is
+    never needed: nothing is loaded and nothing waits.
 
-    A daemon thread: a process whose parts the evidence all decided exits without waiting for a
-    load nobody needs. A failure is dropped here: the first `complete` calls `load` again (it waits
-    on the same lock while this load runs) and reports it where the model is first used."""
-    settings = settings or AnswerSettings()
-    if _loaded is not None and _loaded.key == _load_key(settings):
-        return None
-
-    def run() -> None:
-        # Raised again by the first complete(), which loads again.
-        with contextlib.suppress(Exception):
-            load(directory, settings)
-
-    thread = threading.Thread(target=run, name="localqa-embedded-load", daemon=True)
-    thread.start()
-    return thread
+    Not the load itself in a thread: llama.cpp's load (`xllamacpp.Server()`) holds Python's GIL
+    throughout (measured: the main thread stalled 26.7 s of a 26.9 s load), so retrieval could not
+    run beside it, and a question the evidence decides would wait for a load nobody needs
+    (docs/measured.md#speed)."""
+    path = cached_model_path(directory)
+    if not hasattr(os, "posix_fadvise") or not _is_verified(path, MODEL_SHA256):
+        return False  # not assembled yet: the first use assembles it
+    try:
+        with path.open("rb") as file:
+            os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        return False  # only a hint: the load reads the file anyway
+    return True
 
 
 def start(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
@@ -354,8 +352,8 @@ class EmbeddedModel(AnswerModel):
         return is_available()
 
     def prepare(self, settings: AnswerSettings) -> None:
-        if self._own is None and is_available():  # not installed: complete() says so
-            preload(self._cache, settings)
+        if self._own is None and _loaded is None:
+            preload(self._cache)
 
     def complete(self, request: AnswerRequest) -> Completion:
         settings = request.settings
