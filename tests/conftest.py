@@ -78,7 +78,13 @@ def runner() -> CliRunner:
 
 
 @pytest.fixture
-def fake_model() -> Iterator[FakeModel]:
-    """A FakeModel, registered as `--model fake` for the test."""
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModel]:
+    """A FakeModel, registered as `--model fake` for the test. Its replies are scripted for every
+    part, so the evidence decides none here (whether the semantic scorer runs or not);
+    tests/test_decides.py tests when it does."""
+    from localqa import deciding
+
+    monkeypatch.setattr(deciding, "decides", lambda *args, **kwargs: None)
+    monkeypatch.setattr(deciding, "figure_first", lambda *args, **kwargs: False)
     with serving(FakeModel()) as model:
         yield model

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from fake_model import FakeModel
+from fake_model import FakeModel, serving
 from fastapi.testclient import TestClient
 from filings import write_filing
 
@@ -282,7 +282,12 @@ def test_a_figure_not_computed_asks_the_model_for_the_quote(filings: Path) -> No
     assert asked.parts[0].answer.selection.decided_by == "model"
 
 
-def test_the_cli_says_who_decided(runner: CliRunner, library_db: Path, fake_model: Any) -> None:
+def test_the_cli_says_who_decided(runner: CliRunner, library_db: Path) -> None:
+    with serving(FakeModel()) as fake_model:
+        _cli_says_who_decided(runner, library_db, fake_model)
+
+
+def _cli_says_who_decided(runner: CliRunner, library_db: Path, fake_model: FakeModel) -> None:
     fake_model.always(json.dumps({"source": "P1", "sentence": 1}))
     args = ["ask", LIMIT, "--as-of", "2026-11-14", "--db", str(library_db), "--model", "fake"]
     verbose = runner.invoke(cli, [*args, "--verbose"])
@@ -298,12 +303,12 @@ def test_the_cli_says_who_decided(runner: CliRunner, library_db: Path, fake_mode
 
 
 def test_eval_always_ask_model_is_recorded_in_the_run(
-    runner: CliRunner, library_db: Path, fake_model: Any, tmp_path: Path
+    runner: CliRunner, library_db: Path, tmp_path: Path
 ) -> None:
-    fake_model.always(json.dumps({"source": "P1", "sentence": 1}))
     saved = tmp_path / "run.json"
     args = ["eval", "evals/library", "--db", str(library_db), "--model", "fake", "--save", str(saved)]
-    runner.invoke(cli, [*args, "--always-ask-model"])
+    with serving(FakeModel().always(json.dumps({"source": "P1", "sentence": 1}))):
+        runner.invoke(cli, [*args, "--always-ask-model"])
     run = json.loads(saved.read_text(encoding="utf-8"))
     assert run["config"]["answering"]["always_ask_model"] is True
 
