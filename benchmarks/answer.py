@@ -20,7 +20,9 @@ only its own prompts of different questions, as a user's process would; the vari
 part by part, alternating which goes first, so that a shared machine's drifting load falls on all
 alike. Library cases that repeat a part with the same candidates are measured once; `--repeat`
 answers every part again and keeps every call. Printed per set and variant: parts, scorer and model
-milliseconds and seconds (median, p90, max), prompt tokens (median, p90) and tokens reused from the
+milliseconds and seconds (median, p90, max), the parts the model was asked on (`always` asks it on
+every part; `default` only where the evidence does not decide, localqa.deciding) and the whole
+answer stage's seconds per part (median, p90), prompt tokens (median, p90) and tokens reused from the
 cache, generated tokens, llama.cpp's prompt and generation rates (tokens over its own seconds,
 summed over the calls), and how many answers were verified; then the parts whose answer differs
 between the variants.
@@ -60,6 +62,8 @@ VARIANTS = {
     "default": AnswerSettings(),
     "units8": AnswerSettings(units=8),
     "units12": AnswerSettings(units=12),
+    # The model on every part, also where the evidence decides (localqa.deciding): as before it.
+    "always": AnswerSettings(always_ask_model=True),
 }
 ASK_RETRIEVAL = Settings().for_answering()  # what `localqa ask` retrieves with
 
@@ -80,7 +84,8 @@ class Call:
     question: str
     variant: str
     scorer_seconds: float
-    seconds: float
+    seconds: float  # the model call's (NaN: no call, the evidence decided)
+    part_seconds: float  # the whole answer stage: scorer, model (when asked), verification, value
     prompt_tokens: int | None
     cached_tokens: int | None
     completion_tokens: int | None
@@ -133,7 +138,7 @@ def library() -> list[Part]:
         return list(parts.values())
 
 
-def financebench(count: int) -> list[Part]:
+def financebench(count: int, index: Path | None = None) -> list[Part]:
     questions_file = FINANCEBENCH / "questions.jsonl"
     if not questions_file.exists():
         print(f"financebench: skipped, no {questions_file}", file=sys.stderr)
@@ -146,20 +151,21 @@ def financebench(count: int) -> list[Part]:
         if len(chosen) == count:
             break
     folder = ANSWERING / "financebench"
-    docs = folder / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    for item in chosen:
-        target = docs / f"{item['doc_name']}.pdf"
-        if not target.exists():
-            shutil.copyfile(FINANCEBENCH / "pdfs" / target.name, target)
-    print(
-        f"financebench: indexing {len({i['doc_name'] for i in chosen})} filings into {folder}",
-        file=sys.stderr,
-    )
-    db = folder / "index.sqlite3"
-    report = refresh_index(docs, db)
-    if report.failed:
-        print(f"financebench: some filings failed to index: {report.problems}", file=sys.stderr)
+    db = index or folder / "index.sqlite3"
+    if index is None:  # else an index of every filing (benchmarks.pdfqa's shared one)
+        docs = folder / "docs"
+        docs.mkdir(parents=True, exist_ok=True)
+        for item in chosen:
+            target = docs / f"{item['doc_name']}.pdf"
+            if not target.exists():
+                shutil.copyfile(FINANCEBENCH / "pdfs" / target.name, target)
+        print(
+            f"financebench: indexing {len({i['doc_name'] for i in chosen})} filings into {folder}",
+            file=sys.stderr,
+        )
+        report = refresh_index(docs, db)
+        if report.failed:
+            print(f"financebench: some filings failed to index: {report.problems}", file=sys.stderr)
     parts = []
     for item in chosen:
         question = item["question"]
@@ -194,7 +200,9 @@ def measure(parts: list[Part], variants: list[str], repeat: int) -> list[Call]:
             print(f"\rround {round_ + 1}, part {number}/{len(asked)}   ", end="", file=sys.stderr, flush=True)
             order = variants if (number + round_) % 2 else variants[::-1]
             for variant in order:
+                started = time.perf_counter()
                 answer = answer_part(part.question, part.candidates, models[variant], VARIANTS[variant])
+                part_seconds = time.perf_counter() - started
                 call = answer.call
                 calls.append(
                     Call(
@@ -204,6 +212,7 @@ def measure(parts: list[Part], variants: list[str], repeat: int) -> list[Call]:
                         variant,
                         answer.selection.seconds if answer.selection else float("nan"),
                         call.seconds if call else float("nan"),
+                        part_seconds,
                         call.prompt_tokens if call else None,
                         call.cached_tokens if call else None,
                         call.completion_tokens if call else None,
@@ -230,7 +239,8 @@ def summarise(calls: list[Call], parts: list[Part]) -> list[dict[str, Any]]:
         retrieval = [p.retrieval_ms for p in parts if p.set == set_name]
         for variant in dict.fromkeys(c.variant for c in calls):
             chosen = [c for c in calls if c.set == set_name and c.variant == variant]
-            seconds = [c.seconds for c in chosen if c.outcome != "model_error"]
+            seconds = [c.seconds for c in chosen if c.outcome != "model_error" and c.seconds == c.seconds]
+            part = [c.part_seconds for c in chosen if c.outcome != "model_error"]
             prompt = [float(c.prompt_tokens) for c in chosen if c.prompt_tokens is not None]
             cached = [float(c.cached_tokens) for c in chosen if c.cached_tokens is not None]
             generated = [float(c.completion_tokens) for c in chosen if c.completion_tokens is not None]
@@ -243,13 +253,16 @@ def summarise(calls: list[Call], parts: list[Part]) -> list[dict[str, Any]]:
                     "retrieval_ms_median": statistics.median(retrieval),
                     "scorer_ms_median": statistics.median(scorer),
                     "scorer_ms_p90": _quantile(scorer, 0.9),
-                    "model_s_median": statistics.median(seconds),
-                    "model_s_p90": _quantile(seconds, 0.9),
-                    "model_s_max": max(seconds),
-                    "prompt_tokens_median": statistics.median(prompt),
-                    "prompt_tokens_p90": _quantile(prompt, 0.9),
+                    "asked_model": len(seconds),
+                    "part_s_median": statistics.median(part),
+                    "part_s_p90": _quantile(part, 0.9),
+                    "model_s_median": statistics.median(seconds) if seconds else float("nan"),
+                    "model_s_p90": _quantile(seconds, 0.9) if seconds else float("nan"),
+                    "model_s_max": max(seconds, default=float("nan")),
+                    "prompt_tokens_median": statistics.median(prompt) if prompt else float("nan"),
+                    "prompt_tokens_p90": _quantile(prompt, 0.9) if prompt else float("nan"),
                     "cached_tokens_median": statistics.median(cached) if cached else None,
-                    "generated_tokens_median": statistics.median(generated),
+                    "generated_tokens_median": statistics.median(generated) if generated else float("nan"),
                     **_rates(chosen),
                     "verified": sum(c.outcome == "verified" for c in chosen),
                     "model_errors": sum(c.outcome == "model_error" for c in chosen),
@@ -282,7 +295,8 @@ def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: Answer
         f"Embedded model {embedded.MODEL_NAME}: {settings.threads} threads, context "
         f"{settings.context_tokens}; at the end {load()}"
     )
-    headers = ["set", "variant", "parts", "retr ms", "scorer ms", "p90", "model s med", "p90", "max",
+    headers = ["set", "variant", "parts", "asked", "part s med", "p90", "retr ms", "scorer ms", "p90",
+               "model s med", "p90", "max",
                "prompt tok med", "p90", "cached", "gen", "read s", "gen s", "read tok/s", "gen tok/s",
                "verified"]  # fmt: skip
     lines = []
@@ -298,7 +312,8 @@ def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: Answer
             )
         ]
         lines.append(
-            [r["set"], r["variant"], r["parts"], f"{r['retrieval_ms_median']:.1f}",
+            [r["set"], r["variant"], r["parts"], f"{r['asked_model']}/{r['parts']}",
+             f"{r['part_s_median']:.2f}", f"{r['part_s_p90']:.2f}", f"{r['retrieval_ms_median']:.1f}",
              f"{r['scorer_ms_median']:.0f}", f"{r['scorer_ms_p90']:.0f}", f"{r['model_s_median']:.2f}",
              f"{r['model_s_p90']:.2f}", f"{r['model_s_max']:.2f}", f"{r['prompt_tokens_median']:.0f}",
              f"{r['prompt_tokens_p90']:.0f}", cached, f"{r['generated_tokens_median']:.0f}", *rates,
@@ -313,10 +328,10 @@ def print_report(rows: list[dict[str, Any]], calls: list[Call], settings: Answer
         first = {(c.case, c.question): c for c in calls if c.set == set_name and c.variant == reference}
         for other in others:
             base, row = variants[reference], variants[other]
-            time_ratio = row["model_s_median"] / base["model_s_median"]
+            time_ratio = row["part_s_median"] / base["part_s_median"]
             token_ratio = row["prompt_tokens_median"] / base["prompt_tokens_median"]
             print(
-                f"{set_name}: {other}/{reference} median model time {time_ratio:.2f}, "
+                f"{set_name}: {other}/{reference} median part time {time_ratio:.2f}, "
                 f"median prompt tokens {token_ratio:.2f}"
             )
             changed = [
@@ -342,6 +357,12 @@ def main() -> None:
     )
     parser.add_argument("--sets", default="library,financebench")
     parser.add_argument("--financebench", type=int, default=10, help="how many financebench questions")
+    parser.add_argument(
+        "--financebench-db",
+        type=Path,
+        help="an index of every financebench-dev filing (benchmarks.pdfqa's shared one) instead of "
+        "indexing the chosen filings",
+    )
     parser.add_argument("--variants", default="default", help=f"from {', '.join(VARIANTS)}")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write every call and the summary here")
@@ -354,7 +375,7 @@ def main() -> None:
     settings = AnswerSettings()
     sets = args.sets.split(",")
     parts = (library() if "library" in sets else []) + (
-        financebench(args.financebench) if "financebench" in sets else []
+        financebench(args.financebench, args.financebench_db) if "financebench" in sets else []
     )
     calls = measure(parts, variants, args.repeat)
     rows = summarise(calls, parts)

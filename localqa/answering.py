@@ -30,7 +30,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import computing, coverage, listing, prompts, sentences, values
+from localqa import computing, coverage, deciding, listing, prompts, sentences, values
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
@@ -143,9 +143,13 @@ def answer_part(
     model: AnswerModel,
     settings: AnswerSettings | None = None,
     context: values.Context | None = None,
+    *,
+    decided: str | None = None,
 ) -> Answer:
     """Choose and verify a quote for one part, with the value it gives (`localqa.values`; the
-    `context` says what else a value may read). No candidates: no model call, a refusal."""
+    `context` says what else a value may read). No candidates: no model call, a refusal. Where the
+    evidence decides (`localqa.deciding`; `decided`: the caller already knows by which rule), the
+    scorer's first unit is the choice and no model is called."""
     if not candidates:
         return Answer.refused("no eligible passage matches this part")
     settings = settings or AnswerSettings()
@@ -154,12 +158,13 @@ def answer_part(
     selection = Selection(
         scorer=ranking.scorer, note=ranking.note, seconds=ranking.seconds, shown=request.units
     )
+    decided = decided or evidence_decides(question, candidates, model, settings, context, ranking)
     started = time.perf_counter()
     try:
-        completion = model.complete(request)
+        completion = scorers_first(request) if decided else model.complete(request)
     except ModelError as error:
         return Answer.failed(str(error)).model_copy(update={"selection": selection})
-    call = _call(completion, time.perf_counter() - started)
+    call = None if decided else _call(completion, time.perf_counter() - started)
     verdict = verify(completion.text, request)
     answer, confidence, kept_first = verdict.answer, completion.label_confidence, False
     doubted = answer.citation is not None and unsure(confidence, settings)
@@ -177,7 +182,7 @@ def answer_part(
         kept_first = True
     if doubted and answer.verified:  # no better than chance as a refusal: the quote, and the doubt named
         answer = answer.model_copy(update={"doubts": (Doubt(kind="confidence", term=None, note=why),)})
-    chose = {"choice": verdict.choice, "kept_first": kept_first}
+    chose = {"choice": verdict.choice, "kept_first": kept_first, **decision(decided)}
     answer = answer.model_copy(update={"call": call, "selection": selection.model_copy(update=chose)})
     answer = coverage.judge(question, answer, candidates, settings)
     if answer.citation is None or answer.quote is None:
@@ -201,6 +206,33 @@ def _listed(
     """A part asking for a list or a count gets its items (`localqa.listing`), each verified by
     the one rule; every other answer is unchanged."""
     return listing.list_answer(question, answer, ranking.units, candidates, settings, quote_check)
+
+
+def evidence_decides(
+    question: str,
+    candidates: tuple[Candidate, ...],
+    model: AnswerModel,
+    settings: AnswerSettings,
+    context: values.Context | None,
+    ranking: sentences.Ranking,
+) -> str | None:
+    """The rule by which the evidence decides the part (`localqa.deciding`), or None: the model
+    chooses. Only a language model is spared; the extractive baseline is the scorer's first anyway."""
+    if not model.is_language_model:
+        return None
+    return deciding.decides(question, candidates, ranking.units, settings, context)
+
+
+def scorers_first(request: AnswerRequest) -> Completion:
+    """The reply naming the scorer's first unit, as a model would give it: verified by the same
+    rule (`verify`). No probability: nothing was asked."""
+    first = min(request.units, key=lambda unit: unit.rank)
+    return Completion(text=json.dumps({"source": first.label, "sentence": first.sentence}))
+
+
+def decision(decided: str | None) -> dict[str, str | None]:
+    """The `Selection` fields saying who decided."""
+    return {"decided_by": "evidence" if decided else "model", "decided": decided}
 
 
 def checked(value: Value | None, quote: str) -> Value | None:

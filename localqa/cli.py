@@ -493,6 +493,14 @@ def _listed(row: Any) -> str:
     return " · ".join(parts)
 
 
+always_ask_model_option = click.option(
+    "--always-ask-model",
+    is_flag=True,
+    help="Ask the model on every part, also where the evidence decides (the identifier's own row, a "
+    "computed figure, a clear first value: docs/answers.md); for evaluating the model itself.",
+)
+
+
 @cli.command()
 @click.argument("question", required=False, default="")
 @click.option("--part", "parts", multiple=True, help="A question part, searched on its own (repeatable).")
@@ -587,9 +595,10 @@ def search(
     "--verbose",
     is_flag=True,
     help="Also print per part the sentences the model was shown as the scorer ranked them, the "
-    "model's choice, the evidence coverage of its quote, and timing: retrieval, scorer, model "
-    "time, tokens and label probability.",
+    "model's choice (or the evidence's), the evidence coverage of its quote, and timing: retrieval, "
+    "scorer, model time, tokens and label probability.",
 )
+@always_ask_model_option
 @fail_cleanly
 def ask(
     question: str,
@@ -606,6 +615,7 @@ def ask(
     db: Db,
     as_json: bool,
     verbose: bool,
+    always_ask_model: bool,
 ) -> None:
     """Answer each part of QUESTION with a verified quote and its citation.
 
@@ -627,6 +637,7 @@ def ask(
             parts=parts,
             model=model,
             settings=settings,
+            answer_settings=ANSWERING.model_copy(update={"always_ask_model": always_ask_model}),
             documents=documents,
         )
         images = _page_images(asked, show_dir, pdfs_dir, as_of, caller, library) if show_dir else {}
@@ -874,6 +885,7 @@ def models(as_json: bool) -> None:
 @retriever_option
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+@always_ask_model_option
 @fail_cleanly
 def evaluate(
     suite_path: Path,
@@ -888,6 +900,7 @@ def evaluate(
     retriever: str,
     db: Db,
     as_json: bool,
+    always_ask_model: bool,
 ) -> None:
     """Score a suite: retrieval, answers and authorization, each separately.
 
@@ -916,14 +929,17 @@ def evaluate(
         _evaluate_conversations(suite_path, model_spec, save_path, k, chunking, retriever, db, as_json)
         return
     suite = load_suite(suite_path)
-    settings = RetrievalSettings.model_validate({"retriever": retriever, "k": k, "chunking": chunking})
+    retrieval = RetrievalSettings.model_validate({"retriever": retriever, "k": k, "chunking": chunking})
+    settings = Settings(
+        retrieval=retrieval, answering=ANSWERING.model_copy(update={"always_ask_model": always_ask_model})
+    )
     if coverage:
         if model_spec or answers_path or save_path or compare_path or report_path or as_json:
             raise click.UsageError(
                 "--coverage compares retrieval only; use it without --model, --answers, "
                 "--save, --compare, --report and --json"
             )
-        _print_coverage(suite, db, settings)
+        _print_coverage(suite, db, retrieval)
         return
     # Everything that can be refused is checked before minutes of model calls.
     before = comparing.load_run(compare_path) if compare_path is not None else None

@@ -170,15 +170,16 @@ class Library:
         retrieval = (
             settings or Settings(retrieval=self.settings.retrieval, answering=answering).for_answering()
         )
+        from localqa.models import get_model
+        from localqa.models.base import AnswerModel
+
+        chosen = model if isinstance(model, AnswerModel) else get_model(model)
+        chosen.prepare(answering)  # e.g. the model file read ahead while retrieval runs
         started = time.perf_counter()
         results = self.search(
             question, as_of=as_of, caller=caller, parts=parts, k=k, settings=retrieval, documents=documents
         )
         retrieval_seconds = time.perf_counter() - started
-        from localqa.models import get_model
-        from localqa.models.base import AnswerModel
-
-        chosen = model if isinstance(model, AnswerModel) else get_model(model)
         # The names are read once, as documents: nothing after the search reads them again.
         within = self.chosen(documents, as_of=as_of, caller=caller) or ()
         answers = [
@@ -206,13 +207,23 @@ class Library:
         figure derived from line items (`localqa.figures`) has each retrieved and read as a part
         of its own, as `caller` on `as_of`, within `documents` (the caller's names, read here
         once, or documents already chosen)."""
+        from localqa import deciding
         from localqa.answering import answer_part
         from localqa.deriving import derive
 
         context = IndexContext(self, as_of, caller or Caller(), result.question)
         settings = settings or self.settings.answering
-        answer = answer_part(result.question, result.candidates, model, settings, context)
         within = self.chosen(documents, as_of=as_of, caller=caller)
+        if deciding.figure_first(result.question, model.is_language_model, settings):
+            # The figure first: when it is computed, the part's own quote (the scorer's first) is
+            # replaced, and the model would have been asked for nothing.
+            quoted = answer_part(
+                result.question, result.candidates, model, settings, context, decided=deciding.FIGURE
+            )
+            derived = derive(self, result, quoted, context, within, model, settings)
+            if deciding.computed(derived, quoted):
+                return derived
+        answer = answer_part(result.question, result.candidates, model, settings, context)
         return derive(self, result, answer, context, within, model, settings)
 
     def chosen(

@@ -124,6 +124,16 @@ class AnswerSettings(BaseModel):
     # reports no probability is not judged; 0 lets every override stand (docs/measured.md#answers).
     min_override_confidence: float = Field(default=0.8, ge=0.0, le=1.0)
 
+    # When the evidence decides (localqa/deciding.py), the scorer's first unit is quoted and no
+    # model is called: the identifier's own table row, a figure computed from cited operands, or a
+    # value of the asked kind whose unit leads the next that can answer by at least `decide_margin`
+    # of its own fused score. Provisional, not yet chosen on a dev set (docs/measured.md#answers): a
+    # unit ranked first by BM25, cosine and passage leads one ranked second by all three by 1.6 %
+    # (3/61 against 3/62); 0.02 asks for more than that. `always_ask_model` asks the model on
+    # every part (evaluating the model itself).
+    always_ask_model: bool = False
+    decide_margin: float = Field(default=0.02, ge=0.0, le=1.0)
+
     # Evidence coverage (localqa/coverage.py): the kinds of question term a verified quote's
     # evidence must mention, else the quote is withheld with the missing term as the reason; ()
     # turns the check off. A "word" (one no quotable unit carries) passes when a unit is at least

@@ -292,13 +292,17 @@ class RankedUnit(Frozen):
         }
 
 
+DecidedBy = Literal["evidence", "model"]
+
+
 class Selection(Frozen):
     """How one part's quote was chosen: the scorer that ranked the units (`note` says when it
     ran without the semantic model) and what that cost, the units shown to the model (best
     first), and the unit the model chose (None: it chose none, or its reply named no unit it was
     shown). `overrode`: the model chose another unit than the scorer's first. `kept_first`: it
     did, less sure of it than `AnswerSettings.min_override_confidence`, so the scorer's first is
-    what was quoted."""
+    what was quoted. `decided_by`: "evidence" when the evidence decided and no model was asked
+    (`decided` names the rule, `localqa.deciding`), else "model"."""
 
     scorer: str
     note: str | None = None
@@ -306,6 +310,8 @@ class Selection(Frozen):
     shown: tuple[RankedUnit, ...]
     choice: RankedUnit | None = None
     kept_first: bool = False
+    decided_by: DecidedBy = "model"
+    decided: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -318,6 +324,8 @@ class Selection(Frozen):
         if choice is None:
             return "Chose no sentence."
         named = f"{choice.label} sentence {choice.sentence}"
+        if self.decided_by == "evidence":
+            return f"Decided by the evidence ({self.decided}): {named}, the scorer's first; no model call."
         if choice.rank == 1:
             return f"Chose {named}, the scorer's first."
         if self.kept_first:
@@ -338,6 +346,8 @@ class Selection(Frozen):
             else {"label": choice.label, "sentence": choice.sentence, "rank": choice.rank},
             "overrode": self.overrode,
             "kept_first": self.kept_first,
+            "decided_by": self.decided_by,
+            "decided": self.decided,
         }
 
 

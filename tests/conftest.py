@@ -86,8 +86,26 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+@pytest.fixture(autouse=True)
+def _model_on_every_part(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backends' tests script a reply for every part they ask: there the evidence decides none
+    (whether the semantic scorer runs or not). tests/test_decides.py tests when it does."""
+    if request.module.__name__ in ("test_decides", "test_embedded_library"):
+        return
+    from localqa import deciding
+
+    monkeypatch.setattr(deciding, "decides", lambda *args, **kwargs: None)
+    monkeypatch.setattr(deciding, "figure_first", lambda *args, **kwargs: False)
+
+
 @pytest.fixture
-def fake_model() -> Iterator[FakeModel]:
-    """A FakeModel, registered as `--model fake` for the test."""
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModel]:
+    """A FakeModel, registered as `--model fake` for the test. Its replies are scripted for every
+    part, so the evidence decides none here (whether the semantic scorer runs or not);
+    tests/test_decides.py tests when it does."""
+    from localqa import deciding
+
+    monkeypatch.setattr(deciding, "decides", lambda *args, **kwargs: None)
+    monkeypatch.setattr(deciding, "figure_first", lambda *args, **kwargs: False)
     with serving(FakeModel()) as model:
         yield model

@@ -83,6 +83,9 @@ FRAGILE_SENTENCE = (
 )
 STANDARD_SENTENCE = "Standard equipment loans last seven calendar days."
 QUESTION = "How long can fragile equipment be borrowed?"
+# The model asked on every part: these tests are about its replies (tests/test_decides.py: when
+# the evidence decides instead).
+ASKING = AnswerSettings(always_ask_model=True)
 CANDIDATES = (FRAGILE, STANDARD)
 
 
@@ -304,7 +307,7 @@ def test_no_choice_is_recorded_when_the_reply_names_no_shown_sentence(fake_model
 
 
 def test_a_model_error_keeps_the_scorers_ranking() -> None:
-    result = answer_part(QUESTION, CANDIDATES, FakeModel().always(ModelError("down")))
+    result = answer_part(QUESTION, CANDIDATES, FakeModel().always(ModelError("down")), ASKING)
     assert result.model_failed and result.selection is not None and result.selection.choice is None
     assert result.selection.shown[0].text == FRAGILE_SENTENCE
 
@@ -457,7 +460,7 @@ def test_a_deeply_nested_reply_is_refused_not_raised(fake_model: Any) -> None:
 
 def test_a_model_error_is_a_failed_outcome_with_its_message() -> None:
     message = "cannot reach Ollama at http://127.0.0.1:1: start it with 'ollama serve'"
-    result = answer_part(QUESTION, CANDIDATES, FakeModel().always(ModelError(message)))
+    result = answer_part(QUESTION, CANDIDATES, FakeModel().always(ModelError(message)), ASKING)
     assert result.model_copy(update={"selection": None}) == Answer.failed(message)
     assert result.outcome is Outcome.MODEL_ERROR and result.model_failed and not result.verified
     assert result.quote is None and result.citation is None
@@ -704,7 +707,8 @@ def test_strong_candidates_from_other_documents_are_listed_as_other_evidence(fak
 def test_a_refusal_lists_no_other_evidence(fake_model: Any) -> None:
     other = candidate("Other text.", source="other.pdf", score=9.0, rank=2)
     fake_model.enqueue(reply("P9", 1))
-    assert answer_part(QUESTION, (FRAGILE, other), fake_model).other_evidence == ()
+    asking = AnswerSettings(always_ask_model=True)  # the scorer's clear first would decide otherwise
+    assert answer_part(QUESTION, (FRAGILE, other), fake_model, asking).other_evidence == ()
 
 
 # --- through the Python API, on the sample library ----------------------------------------------

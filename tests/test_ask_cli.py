@@ -186,7 +186,7 @@ def test_compound_question_is_answered_part_by_part(
 ) -> None:
     inject(monkeypatch, fake_model)
     fake_model.enqueue(reply("P1", 1), reply("P1", 1), reply("P9", 1))
-    result = ask(runner, library_db, COMPOUND)
+    result = ask(runner, library_db, COMPOUND, "--always-ask-model")
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "\n1. What is the loan limit for EQ-314?\n" in out
@@ -257,7 +257,16 @@ def test_ask_json_shape(
     }
     assert verified["candidates"][0]["text"].startswith(FINE_SENTENCE)
     selection = verified["answer"]["selection"]
-    assert set(selection) == {"scorer", "note", "units", "choice", "overrode", "kept_first"}
+    assert set(selection) == {
+        "scorer",
+        "note",
+        "units",
+        "choice",
+        "overrode",
+        "kept_first",
+        "decided_by",
+        "decided",
+    }
     assert selection["kept_first"] is False
     assert selection["scorer"] == "bm25+minilm" if embeddings.is_available() else "bm25"
     assert selection["choice"] == {"label": "P1", "sentence": 1, "rank": 1}
@@ -470,7 +479,7 @@ def test_ollama_unreachable_reports_once_for_a_compound_question(
     runner: CliRunner, library_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
-    result = ask(runner, library_db, COMPOUND, "--model", "ollama", "--json")
+    result = ask(runner, library_db, COMPOUND, "--model", "ollama", "--json", "--always-ask-model")
     assert result.exit_code == 1
     [line] = result.stderr.splitlines()
     assert line.startswith("Error: cannot reach Ollama at ")

@@ -20,6 +20,7 @@ from localqa.cli import cli
 from localqa.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
+from localqa.settings import AnswerSettings, Settings
 from localqa.types import Caller
 
 AS_OF = date(2026, 1, 1)
@@ -48,7 +49,8 @@ def filings(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def ask(db: Path, question: str, caller: Caller | None = None, model: object = None):  # type: ignore[no-untyped-def]
-    with Library(db) as library:
+    # The model is asked on every part: these tests are about what it replies.
+    with Library(db, Settings(answering=AnswerSettings(always_ask_model=True))) as library:
         asked = library.answer(question, as_of=AS_OF, caller=caller, model=model or ExtractiveModel())
     return asked.parts[0].answer
 

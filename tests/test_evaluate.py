@@ -38,7 +38,7 @@ from localqa.evaluate.suite import Case, Expect, Suite, load_suite
 from localqa.index import open_index, refresh_index
 from localqa.library import Library
 from localqa.retrieve import search
-from localqa.settings import RetrievalSettings
+from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import Store
 from localqa.types import Answer, Caller, Candidate, Document, Kind, Location, Operand, PartResult, Value
@@ -48,6 +48,8 @@ BACKENDS = BOTH
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "evals" / "lab"
 SETTINGS = RetrievalSettings()
+# The fake model's scripted replies answer every part: the evidence decides none (localqa.deciding).
+ASKING = Settings(retrieval=SETTINGS, answering=AnswerSettings(always_ask_model=True))
 
 
 def write_suite(root: Path, docs: dict[str, str], catalog: str, cases: str) -> Path:
@@ -492,7 +494,7 @@ def test_model_attribution_and_answer_metrics(
     # a passage although the case expects nothing. The other two cases get no model call.
     fake_model.enqueue(reply(wrong, 1), reply(shown, 1))  # each passage is one sentence
 
-    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
 
     assert len(fake_model.history) == 2
     assert {c.id: c.attribution for c in run.cases} == {
@@ -531,7 +533,7 @@ def test_a_correct_model_answer_passes(handbook_suite: Suite, fake_model: Any, b
     )
     fake_model.enqueue(reply(right, 1), reply(None, None))
 
-    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
 
     loan = case(run, "loan-length")
     assert loan.attribution is None and loan.passed
@@ -551,7 +553,7 @@ def test_a_run_records_the_ranking_the_choice_and_whether_the_model_overrode_it(
     shown. The saved run keeps the scorer's ranking and the choice; totals and report show it."""
     fake_model.always(lambda request: reply(request.units[-1].label, request.units[-1].sentence))
 
-    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
 
     requests = {r.question: r for r in fake_model.history}
     loan = case(run, "loan-length").answer
@@ -592,7 +594,7 @@ def test_a_paraphrased_model_quote_is_refused_not_shown(
         json.dumps({"source": "P1", "quote": "Book loans last three weeks."}), reply(None, None)
     )
 
-    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
 
     loan = case(run, "loan-length")
     assert loan.answer.quote is None
@@ -882,7 +884,7 @@ def test_values_are_scored_with_their_denominator_and_a_wrong_one_is_blamed(
         reply(label_of(suite, folder, card_q, LOAN), 1),  # quotes the loan paragraph instead
     )
 
-    run = run_suite(suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(suite, db=beside, settings=ASKING, model=fake_model)
 
     loan, renewals, card = (case(run, i).answer for i in ("loan-length", "renewals", "lost-card"))
     assert (loan.value_correct, loan.value_blame, loan.value.text) == (True, None, "21 days")
@@ -1029,7 +1031,7 @@ def test_losses_and_rescues_are_counted_and_printed(
     wrong = label_of(handbook_suite, folder, "How many days does a standard book loan last?", RENEWALS)
     fake_model.enqueue(reply(wrong, 1), reply(None, None))
 
-    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
 
     assert case(run, "loan-length").answer.first_passage == "loss"
     assert (run.totals.losses, run.totals.rescues) == (1, 0)
@@ -1123,7 +1125,7 @@ def test_a_derived_figure_cited_outside_the_candidates_is_verified_from_the_inde
 ) -> None:
     answering_with(monkeypatch, figure())
 
-    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
 
     loan = case(run, "loan-length")
     assert handbook_location(4) not in {c.location for c in loan.candidates}
@@ -1161,7 +1163,7 @@ def test_a_figure_that_fails_its_check_is_counted_and_fails_the_gate(
 ) -> None:
     answering_with(monkeypatch, value)
 
-    run = run_suite(handbook_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
 
     assert case(run, "loan-length").answer.unchecked_figure == why
     answered = [c for c in run.cases if c.answer is not None and c.answer.unchecked_figure is not None]
@@ -1198,7 +1200,7 @@ def test_a_figure_citing_another_tenants_document_is_a_leak(
         monkeypatch, Value(text="420", number=420, operands=(mine, theirs), expression="acme + globex")
     )
 
-    run = run_suite(tenant_suite, db=beside, settings=SETTINGS, model=fake_model)
+    run = run_suite(tenant_suite, db=beside, settings=ASKING, model=fake_model)
 
     acme_case = case(run, "acme-pol12")
     assert [(lk.source, lk.why) for lk in acme_case.leaks] == [

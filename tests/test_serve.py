@@ -25,7 +25,7 @@ from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.serve import state as serve_state
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import User, token_hash
-from localqa.settings import ASK_K, MAX_PARTS, SEARCH_K, Bounds
+from localqa.settings import ASK_K, MAX_PARTS, SEARCH_K, AnswerSettings, Bounds, Settings
 from localqa.types import Caller
 
 AS_OF = "2026-11-14"
@@ -513,7 +513,8 @@ def test_one_model_call_at_a_time_and_the_model_is_made_once(
         return model
 
     monkeypatch.setattr(serve_state, "get_model", get_model)
-    with client_for(library_db) as client:
+    asking = Settings(answering=AnswerSettings(always_ask_model=True))  # EQ-314's row decides otherwise
+    with client_for(library_db, settings=asking) as client:
         results: list[int] = []
 
         failures: list[BaseException] = []

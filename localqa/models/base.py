@@ -186,6 +186,13 @@ class AnswerModel(ABC):
         answer (unreachable, not installed, not pulled, timeout, malformed reply).
         """
 
+    def prepare(self, settings: AnswerSettings) -> None:
+        """Start, without waiting and without holding anything up, what makes the first
+        `complete` faster (the embedded model: its file read ahead); called before retrieval.
+        Never raises: a failure is the `complete` that needs the model's to report. Default:
+        nothing to prepare."""
+        return None
+
     @property
     def label(self) -> str:
         return f"{self.backend}:{self.name}"

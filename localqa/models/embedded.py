@@ -249,6 +249,26 @@ def load(directory: Path | None = None, settings: AnswerSettings | None = None) 
         return _loaded
 
 
+def preload(directory: Path | None = None) -> bool:
+    """Have the kernel read the model file ahead (`posix_fadvise` WILLNEED), so that a load after
+    retrieval finds it in memory; return whether it was asked. Cheap and safe when the model is
+    never needed: nothing is loaded and nothing waits.
+
+    Not the load itself in a thread: llama.cpp's load (`xllamacpp.Server()`) holds Python's GIL
+    throughout (measured: the main thread stalled 26.7 s of a 26.9 s load), so retrieval could not
+    run beside it, and a question the evidence decides would wait for a load nobody needs
+    (docs/measured.md#speed)."""
+    path = cached_model_path(directory)
+    if not hasattr(os, "posix_fadvise") or not _is_verified(path, MODEL_SHA256):
+        return False  # not assembled yet: the first use assembles it
+    try:
+        with path.open("rb") as file:
+            os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        return False  # only a hint: the load reads the file anyway
+    return True
+
+
 def start(directory: Path | None = None, settings: AnswerSettings | None = None) -> LoadedModel:
     """A new llama.cpp server of its own (load() shares one per process). For side-by-side
     comparisons: each server keeps its own prompt cache."""
@@ -330,6 +350,10 @@ class EmbeddedModel(AnswerModel):
     @staticmethod
     def is_available() -> bool:
         return is_available()
+
+    def prepare(self, settings: AnswerSettings) -> None:
+        if self._own is None and _loaded is None:
+            preload(self._cache)
 
     def complete(self, request: AnswerRequest) -> Completion:
         settings = request.settings
