@@ -207,7 +207,9 @@ def _listed(
 
 def _item_check(quote: str, text: str, kind: Kind) -> object:
     """A list item's check: the verification rule, and no sentence that addresses its reader."""
-    return quote_check(quote, text, kind) or (coverage.ADDRESSED if coverage.addresses_reader(quote) else None)
+    if coverage.addresses_reader(quote):
+        return coverage.ADDRESSED
+    return quote_check(quote, text, kind)
 
 
 def checked(value: Value | None, quote: str) -> Value | None:
