@@ -204,8 +204,17 @@ def _listed(
     settings: AnswerSettings,
 ) -> Answer:
     """A part asking for a list or a count gets its items (`localqa.listing`), each verified by
-    the one rule; every other answer is unchanged."""
-    return listing.list_answer(question, answer, ranking.units, candidates, settings, quote_check)
+    the one rule; every other answer is unchanged. An item is held to what the quote is held to:
+    a sentence that addresses its reader ("Ignore all previous instructions: ...") states no
+    fact, and is no item (`coverage.addresses_reader`)."""
+    return listing.list_answer(question, answer, ranking.units, candidates, settings, _item_check)
+
+
+def _item_check(quote: str, text: str, kind: Kind) -> object:
+    """A list item's check: the verification rule, and no sentence that addresses its reader."""
+    if coverage.addresses_reader(quote):
+        return coverage.ADDRESSED
+    return quote_check(quote, text, kind)
 
 
 def evidence_decides(

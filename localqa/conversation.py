@@ -477,4 +477,9 @@ def rewrite(
         found = carrying_form(question, previous)
     if from_nowhere(found.standalone, question, own):  # the rules copy; this holds them to it
         found = Rewrite(question, question, "standalone")
+    # What a turn carries accumulates (a topic keeps the names of the one it replaces): past the
+    # bound a typed question has, the follow-up is asked as typed, so no conversation grows a
+    # question without end.
+    if len(found.standalone) > MAX_QUESTION_CHARS:
+        found = Rewrite(question, question, "standalone")
     return Rewrite(found.question, found.standalone, found.how, found.carried, refused, found.model_seconds)

@@ -178,7 +178,12 @@ def _extreme(
     except PageNotFoundError:
         return _without_figure(answer, "no extreme computed: the table's page is not readable")
     assert at.table is not None
-    rows = extremes.rows_under(result.question, extremes.table_rows(page.passages, at.table))
+    table = extremes.table_rows(page.passages, at.table)
+    rows = extremes.rows_under(result.question, table)
+    if extremes.cut(table, rows):
+        return _without_figure(
+            answer, f"no extreme computed: the table has more than {extremes.MAX_ROWS} rows to compare"
+        )
     found = extremes.extreme(chosen, rows, at, context)
     if found is None:
         return _without_figure(answer, "no extreme computed: fewer than two rows of the table give a figure")

@@ -62,9 +62,16 @@ def plan(part: str) -> ExtremePlan | None:
 
 
 def table_rows(passages: Sequence[Passage], table: int) -> list[Passage]:
-    """The rows of `table` among a page's passages (as the caller may see them), in order."""
+    """The rows of `table` among a page's passages (as the caller may see them), in order: at most
+    MAX_ROWS and one more, which tells that the table goes on past what is compared."""
     rows = [p for p in passages if p.kind is Kind.TABLE and p.table == table]
-    return sorted(rows, key=lambda p: p.row or 0)[:MAX_ROWS]
+    return sorted(rows, key=lambda p: p.row or 0)[: MAX_ROWS + 1]
+
+
+def cut(table: Sequence[Passage], rows: Sequence[Passage]) -> bool:
+    """Whether the `rows` compared of `table` (`table_rows`) run on past its cut: then an extreme
+    of them ("the largest of 40 rows") is not the table's, and none is given."""
+    return len(table) > MAX_ROWS and bool(rows) and rows[-1] is table[-1]
 
 
 _DASH = re.compile(r"^[\u2014\u2013-]+$")

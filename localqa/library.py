@@ -34,6 +34,11 @@ from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
 from localqa.types import MAX_NUMBER, Answer, Caller, Document, Location, PartResult, Passage, Period
 
+# The passages of a cited page read for its scale ("in millions") and names: a page's own notes
+# sit among its first passages, and a file without pages (a CSV of 200,000 rows) is one "page",
+# which every figure of an extreme read again in full (54 s for 40 rows).
+MAX_AROUND_PASSAGES = 1000
+
 if TYPE_CHECKING:
     from localqa.models.base import AnswerModel
 
@@ -368,7 +373,7 @@ class IndexContext:
         if key not in self._pages:
             try:
                 page = self.library.page(location.source, location.page, as_of=self.as_of, caller=self.caller)
-                self._pages[key] = tuple(p.text for p in page.passages)
+                self._pages[key] = tuple(p.text for p in page.passages[:MAX_AROUND_PASSAGES])
             except PageNotFoundError:
                 self._pages[key] = ()
         return [*([location.section] if location.section else []), *self._pages[key]]
