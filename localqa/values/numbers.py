@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+# A count written in words, and what it counts: "nine datasets", "twice a year".
 NUMBER_WORD_VALUES = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
@@ -22,7 +23,7 @@ NUMBER_WORD_VALUES = {
     "thrice": 3,
 }  # fmt: skip
 NUMBER_WORDS: tuple[str, ...] = tuple(NUMBER_WORD_VALUES)  # a count may be written in words ("nine datasets")
-DASHES = "-\u2212\u2013\u2014"
+DASHES = "-\u2212\u2013\u2014"  # the signs read as a minus (a negative percentage span too)
 # A number as tables and sentences write it: an optional currency sign, a sign or parentheses
 # (a negative), digits with thousands separators, decimals, a percent sign.
 _CELL_NUMBER = re.compile(
@@ -95,6 +96,7 @@ def read_number(text: str) -> Figure | None:
 
 # --- scale --------------------------------------------------------------------------------------
 
+# The power of ten of each scale, and the words that name one ("$1.8 billion", "5 mn").
 SCALES = {"thousands": 3, "millions": 6, "billions": 9, "trillions": 12}
 SCALE_WORDS = {
     "thousand": "thousands", "million": "millions", "billion": "billions", "trillion": "trillions",
