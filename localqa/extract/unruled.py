@@ -34,7 +34,7 @@ _STATEMENT = re.compile(
 )
 # A table's unit stated once, often at the left of its header rows, over no column ("(Millions)",
 # "(In millions, except per share data)", "$ in thousands"): kept with the caption, where a reader
-# (and a value's scale, `localqa.values.numbers.stated_scale`) finds it.
+# (and a value's scale, `localqa.values`) finds it.
 _SCALE_NOTE = re.compile(
     r"\(?\s*(?:[$€£]\s*)?(?:(?:in|dollars\s+in|amounts\s+in|amounts)\s+)?(?:thousands|millions|billions)\b[^)]{0,60}\)?",
     re.IGNORECASE,
