@@ -13,7 +13,7 @@ Question sets:
 
 Each part is retrieved as `localqa ask` retrieves it, then answered through `Library.answer_part`
 with the stages timed apart: `answer` is `answering.answer_part` (its model call included),
-`value` the value of its quote (`values.value_of`), `figure` the derived figure
+`value` the value of its quote (`value_of`), `figure` the derived figure
 (`deriving.derive`: the line items' searches and the arithmetic; zero for a part that asks none).
 Printed per set: the median, p90 and max of each, the figure's time against the plain answer's
 (the goal: a value adds at most 50 ms on the extractive path; a derived figure with the embedded
@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import CACHE, REPO, bench_folder, load, percentile, table
-from localqa import answering, deriving, figures, values
+from localqa import answering, deriving, figures
 from localqa.evaluate.suite import load_suite
 from localqa.index import refresh_index
 from localqa.library import IndexContext, Library
 from localqa.models import get_model
 from localqa.types import Caller
+from localqa.values.choosing import value_of
 
 FIGURES = CACHE / "figures"
 AS_OF = date(2026, 1, 1)
@@ -132,7 +133,7 @@ def _measure(name: str, db: Path, question: str, model: Any) -> Timed:
         answer = answering.answer_part(result.question, result.candidates, model, settings, context)
         answered = time.perf_counter()
         if answer.quote is not None and answer.citation is not None:
-            values.value_of(result.question, answer.quote, answer.citation, context)
+            value_of(result.question, answer.quote, answer.citation, context)
         valued = time.perf_counter()
         derived = deriving.derive(library, result, answer, context, None, model, settings)
         done = time.perf_counter()

@@ -30,12 +30,13 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import computing, coverage, deciding, listing, prompts, sentences, values
+from localqa import computing, coverage, deciding, listing, prompts, sentences
 from localqa.errors import ModelError
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.settings import AnswerSettings
 from localqa.text import squash
 from localqa.types import Answer, Candidate, Doubt, Kind, Location, ModelCall, RankedUnit, Selection, Value
+from localqa.values.choosing import Context, value_of
 
 
 class QuoteChoice(BaseModel):
@@ -142,7 +143,7 @@ def answer_part(
     candidates: tuple[Candidate, ...],
     model: AnswerModel,
     settings: AnswerSettings | None = None,
-    context: values.Context | None = None,
+    context: Context | None = None,
     *,
     decided: str | None = None,
 ) -> Answer:
@@ -190,7 +191,7 @@ def answer_part(
     answer = answer.model_copy(
         update={
             "other_evidence": _other_documents(candidates, answer.citation, settings),
-            "value": checked(values.value_of(question, answer.quote, answer.citation, context), answer.quote),
+            "value": checked(value_of(question, answer.quote, answer.citation, context), answer.quote),
         }
     )
     return _listed(question, answer, ranking, candidates, settings)
@@ -222,7 +223,7 @@ def evidence_decides(
     candidates: tuple[Candidate, ...],
     model: AnswerModel,
     settings: AnswerSettings,
-    context: values.Context | None,
+    context: Context | None,
     ranking: sentences.Ranking,
 ) -> str | None:
     """The rule by which the evidence decides the part (`localqa.deciding`), or None: the model

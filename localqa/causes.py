@@ -10,7 +10,7 @@ a result of", "reflecting", "partially offset by"), in the section that discusse
 The sentence scorer (`localqa.sentences`) adds `CAUSE_WEIGHT` (a share as large as a first rank
 in one of its rankings) to a sentence of such a part that shares a word with it and states a
 cause, and `SECTION_WEIGHT` more when its section discusses results; nothing changes for any other
-part. The value chooser (`localqa.values`) gives the cause as written (`cause_span`): the words
+part. The value chooser (`localqa.values.phrases`) gives the cause as written (`cause_span`): the words
 from the cue to the end of the sentence.
 """
 

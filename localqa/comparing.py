@@ -21,10 +21,12 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from localqa import computing, figures, values
+from localqa import computing, figures
 from localqa.glossary import Glossary, glossary
 from localqa.sentences import asks_yes_or_no
 from localqa.types import Comparison, Value
+from localqa.values.asked import wanted
+from localqa.values.numbers import read_quantity
 
 # The kinds of comparison a part asks for, first match wins: the sign of one figure; whether it
 # improved (which needs a rule for "better"); whether it rose or fell. A yes/no part or a "how
@@ -87,7 +89,7 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
     (or names no figure, or no fiscal year to compare at)."""
     terms = terms or glossary()
     kind = asked_kind(part)
-    years = sorted(set(values.wanted(part).years))
+    years = sorted(set(wanted(part).years))
     if kind is None or not years:
         return None
     at = (
@@ -152,7 +154,7 @@ def _as_written(value: Value) -> Value:
     operands = value.operands or ()
     if len(operands) != 1 or value.expression != operands[0].name or value.number is None:
         return value
-    read = values.read_quantity(operands[0].value.text)
+    read = read_quantity(operands[0].value.text)
     if read is None:
         return value
     places = max(0, -int(read[0].number.as_tuple().exponent))

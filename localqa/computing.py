@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from enum import Enum
 
-from localqa import arithmetic, values
+from localqa import arithmetic
 from localqa.figures import FigurePlan, Need
 from localqa.glossary import counted_by_size
 from localqa.operands import Found
 from localqa.types import Operand, Value
+from localqa.values.choosing import is_span
+from localqa.values.numbers import SCALES, read_quantity
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def _in_scale_asked(figure: FigurePlan, scale: str | None) -> tuple[arithmetic.E
     recomputes it) when both scales are known."""
     if figure.scale is None or scale is None or figure.scale == scale:
         return figure.expression, scale
-    shift = values.SCALES[scale] - values.SCALES[figure.scale]
+    shift = SCALES[scale] - SCALES[figure.scale]
     factor = "1000 * " * (shift // 3) if shift > 0 else ""
     divisor = " / 1000" * (-shift // 3) if shift < 0 else ""
     text = f"{factor}({figure.expression.text}){divisor}" if shift else figure.expression.text
@@ -82,7 +84,7 @@ def magnitude(operand: Operand) -> Decimal:
     """An operand's number as the expression uses it: with its sign ("(800)" is -800, a loss),
     except an outflow the glossary counts by its size (`glossary.counted_by_size`: a statement of
     cash flows writes capital expenditure as "(1,577)")."""
-    read = values.read_quantity(operand.value.text)
+    read = read_quantity(operand.value.text)
     assert read is not None
     number = read[0].number
     return abs(number) if counted_by_size(operand.name) else number
@@ -92,7 +94,7 @@ def _shown(operand: Operand) -> str:
     """An operand as the printed expression writes it: with the sign `magnitude` uses, "-800" for a
     loss written "(800)", "1,200" for an outflow counted by its size; as the document writes it
     otherwise."""
-    read = values.read_quantity(operand.value.text)
+    read = read_quantity(operand.value.text)
     text = operand.value.text.strip()
     if read is None or read[0].number >= 0:
         return text
@@ -101,7 +103,7 @@ def _shown(operand: Operand) -> str:
     return size if magnitude(operand) >= 0 else f"-{size}"
 
 
-_SIGNS = "-\u2212\u2013\u2014"  # the signs `values.read_number` reads as a minus
+_SIGNS = "-\u2212\u2013\u2014"  # the signs `read_number` reads as a minus
 
 
 def _common_scale(operands: Sequence[Operand], numbers: Mapping[str, Decimal]) -> dict[str, Decimal]:
@@ -110,9 +112,9 @@ def _common_scale(operands: Sequence[Operand], numbers: Mapping[str, Decimal]) -
     scales = {o.value.scale for o in operands}
     if len(scales) <= 1 or None in scales:  # one scale, or one not stated: as written
         return dict(numbers)
-    least = min(values.SCALES.get(s or "", 0) for s in scales)
+    least = min(SCALES.get(s or "", 0) for s in scales)
     return {
-        o.name: numbers[o.name] * Decimal(10) ** (values.SCALES.get(o.value.scale or "", 0) - least)
+        o.name: numbers[o.name] * Decimal(10) ** (SCALES.get(o.value.scale or "", 0) - least)
         for o in operands
     }
 
@@ -173,7 +175,7 @@ def figure_check(value: Value, quote: str) -> FigureProblem | None:
         result = expression.evaluate(_common_scale(value.operands, names))
     except (arithmetic.ExpressionError, AssertionError):
         return FigureProblem.EXPRESSION
-    shown = values.read_quantity(value.text.replace(" %", "%"))
+    shown = read_quantity(value.text.replace(" %", "%"))
     if shown is None or value.number is None or not _states(value.number, shown[0].number):
         return FigureProblem.MISREAD
     places = -shown[0].number.as_tuple().exponent  # type: ignore[operator]
@@ -194,11 +196,11 @@ def _states(number: float, stated: Decimal) -> bool:
 
 
 def _span_check(value: Value, quote: str) -> FigureProblem | None:
-    if not values.is_span(value.text, quote):
+    if not is_span(value.text, quote):
         return FigureProblem.NOT_A_SPAN
     if value.number is None:
         return None
-    read = values.read_quantity(value.text)
+    read = read_quantity(value.text)
     if read is None or not _states(value.number, read[0].number):
         return FigureProblem.MISREAD
     return None

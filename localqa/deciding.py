@@ -10,7 +10,7 @@ question:
   value at the column the part asks about. The identifier singles out the row; no judgement is
   left.
 - `VALUE_MARGIN` ("How many days does a standard loan last?"): the part asks for a value of a kind
-  (`values.wanted`: an amount, a percentage, a duration, a time, a place, who), the scorer's first
+  (`values.asked.wanted`: an amount, a percentage, a duration, a time, a place, who), the scorer's first
   unit holds one, and it leads the next unit that can answer by at least `decide_margin` of its
   own score (`AnswerSettings.decide_margin`; provisional, docs/measured.md#answers).
 - A figure computed from cited operands (`localqa.figures`, `localqa.deriving`) does not need the
@@ -26,10 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from localqa import figures, values
+from localqa import figures
 from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.text import identifiers, squash
 from localqa.types import Answer, Candidate, Kind, RankedUnit
+from localqa.values.asked import wanted
+from localqa.values.choosing import Context, value_of
+from localqa.values.spans import choose_span
 
 IDENTIFIER_ROW = "the identifier's own table row"
 VALUE_MARGIN = "a value of the asked kind, clearly first"
@@ -45,7 +48,7 @@ def decides(
     candidates: Sequence[Candidate],
     units: Sequence[RankedUnit],
     settings: AnswerSettings,
-    context: values.Context | None = None,
+    context: Context | None = None,
 ) -> str | None:
     """The rule by which the evidence decides this part (its scorer's first unit is the answer),
     or None when the model is to choose. `units` are the scorer's ranking, best first."""
@@ -70,7 +73,7 @@ def _identifier_row(
     question: str,
     candidates: Sequence[Candidate],
     units: Sequence[RankedUnit],
-    context: values.Context | None,
+    context: Context | None,
 ) -> bool:
     codes = identifiers(question)
     if not codes:
@@ -81,7 +84,7 @@ def _identifier_row(
     if len(rows) != 1 or rows[0] is not units[0]:
         return False
     first = units[0]
-    return values.value_of(question, first.text, first.location, context) is not None
+    return value_of(question, first.text, first.location, context) is not None
 
 
 def _carries(text: str, codes: Sequence[str]) -> bool:
@@ -90,14 +93,14 @@ def _carries(text: str, codes: Sequence[str]) -> bool:
 
 
 def _clear_value(
-    question: str, units: Sequence[RankedUnit], settings: AnswerSettings, context: values.Context | None
+    question: str, units: Sequence[RankedUnit], settings: AnswerSettings, context: Context | None
 ) -> bool:
     first = units[0]
     if first.location.kind is Kind.TABLE:
         # A row gives the cell at the column the part asks about (none when it names no column).
-        if values.value_of(question, first.text, first.location, context) is None:
+        if value_of(question, first.text, first.location, context) is None:
             return False
-    elif values.choose_span(question, first.text, values.wanted(question)) is None:
+    elif choose_span(question, first.text, wanted(question)) is None:
         return False  # no span of the asked kind (a part that asks for no kind has none)
     rivals = [u for u in units[1:] if u.demoted is None]
     if not rivals:

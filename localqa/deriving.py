@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
-from localqa import comparing, computing, extremes, figures, operands, values
+from localqa import comparing, computing, extremes, figures, operands
 from localqa.answering import checked
 from localqa.errors import ModelError, PageNotFoundError
 from localqa.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.types import Answer, Caller, Candidate, Kind, PartResult, Passage
+from localqa.values.choosing import Context
 
 if TYPE_CHECKING:
     from localqa.models.base import AnswerModel
@@ -69,7 +70,7 @@ class Searcher(Protocol):
     def page(self, source: str, page: int | None, *, as_of: date, caller: Caller | None = None) -> Page: ...
 
 
-class Asking(values.Context, Protocol):
+class Asking(Context, Protocol):
     """Who asks and on which date, with what a value may read beyond its quote:
     `localqa.library.IndexContext`."""
 

@@ -15,10 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from localqa import arithmetic, computing, values
+from localqa import arithmetic, computing
 from localqa.figures import asking
 from localqa.glossary import contains, fold
 from localqa.types import Comparison, Kind, Location, Operand, Passage, Value
+from localqa.values.asked import wanted
+from localqa.values.cells import Cell, Row, cell_value, choose_cell, read_row
+from localqa.values.choosing import Context
+from localqa.values.numbers import read_number, read_quantity
 
 # "which X ... largest/most/fastest": the part asks for the row with the extreme figure.
 ASKS_EXTREME = re.compile(
@@ -57,7 +61,7 @@ def plan(part: str) -> ExtremePlan | None:
     lowest = _LOWEST.search(found["word"]) is not None
     if growth and _FALL.search(text) and found["word"].lower() in ("most", "largest", "biggest", "greatest"):
         lowest = True  # "fell most": the lowest growth
-    years = sorted(values.wanted(part).years)
+    years = sorted(wanted(part).years)
     return ExtremePlan(lowest, growth, found["word"].lower(), years[-1] if years else None)
 
 
@@ -78,12 +82,12 @@ _DASH = re.compile(r"^[\u2014\u2013-]+$")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
 
-def _value_cells(read: values.Row) -> list[values.Cell]:
+def _value_cells(read: Row) -> list[Cell]:
     """A row's cells that hold a figure or a dash (no figure), in order: its columns of values."""
-    return [c for c in read.cells if values.read_number(c.text) is not None or _DASH.match(c.text.strip())]
+    return [c for c in read.cells if read_number(c.text) is not None or _DASH.match(c.text.strip())]
 
 
-def row_label(read: values.Row) -> str | None:
+def row_label(read: Row) -> str | None:
     """A row's label: the label before its first header, or in a ruled table (whose first column
     reads as a cell) its first cell that holds no figure."""
     if read.label:
@@ -97,13 +101,13 @@ def rows_under(part: str, rows: Sequence[Passage]) -> list[Passage]:
     rows after "Short-term investments:" up to the next section row or its subtotal), else all."""
     folded = fold(asking(part))
     for index, row in enumerate(rows):
-        read = values.read_row(row.text)
+        read = read_row(row.text)
         label = fold((row_label(read) or "").rstrip(":"))
         if _value_cells(read) or not label or not contains(folded, label):
             continue
         under = []
         for later in rows[index + 1 :]:
-            read_later = values.read_row(later.text)
+            read_later = read_row(later.text)
             if not _value_cells(read_later) or fold((row_label(read_later) or "").rstrip(":")) == label:
                 break
             under.append(later)
@@ -115,14 +119,14 @@ def extreme(
     chosen: ExtremePlan,
     rows: Sequence[Passage],
     effective: Location,
-    context: values.Context,
+    context: Context,
 ) -> tuple[Value, Passage] | None:
     """The extreme row's figure, carrying every row's figure (`Comparison`, direction "largest" or
     "smallest"), and its row; None when fewer than two rows have a figure to compare."""
     figures: list[tuple[Value, Passage]] = []
     missing: list[str] = []
     for number, row in enumerate(rows, start=1):
-        read = values.read_row(row.text)
+        read = read_row(row.text)
         label = row_label(read) or f"row {row.row}"
         if _TOTAL.search(label):
             continue
@@ -163,11 +167,11 @@ def extreme(
 
 def _figure(
     chosen: ExtremePlan,
-    read: values.Row,
+    read: Row,
     row: Passage,
     location: Location,
     name: str,
-    context: values.Context,
+    context: Context,
 ) -> Value | None:
     """A row's figure: its cell at the year (or its first figure), or its growth to the year from
     the year before; a derived value over the row's own cells, so each is a cited operand."""
@@ -177,21 +181,19 @@ def _figure(
     columns = _value_cells(read)
     dated = any(_YEAR.search(c.header or "") for c in columns)
 
-    def cell_at(year: int | None, position: int) -> values.Cell | None:
+    def cell_at(year: int | None, position: int) -> Cell | None:
         """The cell at the year's column; in a table whose headers name no year, the column at
         `position` (the first is the latest, as filings order them); a dash is no figure."""
         if year is not None and dated:
-            cell = values.choose_cell("", read, values.wanted(""), calendar, year=year).cell
+            cell = choose_cell("", read, wanted(""), calendar, year=year).cell
         else:
             cell = columns[position] if len(columns) > position else None
-        return cell if cell is not None and values.read_number(cell.text) is not None else None
+        return cell if cell is not None and read_number(cell.text) is not None else None
 
     now = cell_at(chosen.year, 0)
     if now is None:
         return None
-    operands = [
-        Operand(name=name, value=values.cell_value(read, now, around), quote=row.text, citation=location)
-    ]
+    operands = [Operand(name=name, value=cell_value(read, now, around), quote=row.text, citation=location)]
     expression = name
     if chosen.growth:
         before = cell_at(None if chosen.year is None else chosen.year - 1, 1)
@@ -199,7 +201,7 @@ def _figure(
             return None
         prior = Operand(
             name=f"{name}_before",
-            value=values.cell_value(read, before, around),
+            value=cell_value(read, before, around),
             quote=row.text,
             citation=location,
         )
@@ -209,7 +211,7 @@ def _figure(
 
 
 def _computed(operands: tuple[Operand, ...], expression: str) -> Value | None:
-    if any(o.value.number is None or values.read_quantity(o.value.text) is None for o in operands):
+    if any(o.value.number is None or read_quantity(o.value.text) is None for o in operands):
         return None
     numbers = {o.name: computing.magnitude(o) for o in operands}
     try:
@@ -217,7 +219,7 @@ def _computed(operands: tuple[Operand, ...], expression: str) -> Value | None:
     except arithmetic.ExpressionError:
         return None
     if len(operands) == 1:
-        read = values.read_quantity(operands[0].value.text)
+        read = read_quantity(operands[0].value.text)
         assert read is not None
         places = max(0, -int(read[0].number.as_tuple().exponent))
         unit = None

@@ -23,12 +23,13 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import arithmetic, periods, values
+from localqa import arithmetic, periods
 from localqa.glossary import Glossary, Item, Metric, contains, fold, glossary, named_statements
 from localqa.models.base import AnswerRequest
 from localqa.sentences import asks_yes_or_no
 from localqa.settings import AnswerSettings
 from localqa.types import Value
+from localqa.values.asked import Wanted, wanted
 
 # --- the plan -------------------------------------------------------------------------------------
 
@@ -66,7 +67,7 @@ _DEFINITION = re.compile(
 def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     """The figure a part asks for and how to compute it, or None when it asks for none."""
     terms = terms or glossary()
-    asked = values.wanted(part)
+    asked = wanted(part)
     years = sorted(set(asked.years))
     if not years:
         return None
@@ -89,7 +90,7 @@ def named(part: str, year: int, terms: Glossary | None = None) -> tuple[str, str
     a definition, a glossary metric or a shape as a figure question names them (`_what`), else the
     longest line item of the glossary it names ("its debt"); None when it names none."""
     terms = terms or glossary()
-    asked = dataclasses.replace(values.wanted(part), years=(year,))  # a growth shape at this year
+    asked = dataclasses.replace(wanted(part), years=(year,))  # a growth shape at this year
     asking = _asking(part)
     found = _what(asking, _definitions(part), terms, asked)
     if found is not None:
@@ -111,7 +112,7 @@ def plan_found(
     `years` (the last is the figure's year; with several, an average over them when the part asks
     for one)."""
     terms = terms or glossary()
-    asked = values.wanted(part)
+    asked = wanted(part)
     asking = _asking(part)
     definitions = _definitions(part)
     statements = named_statements(part)
@@ -258,7 +259,7 @@ def _definitions(part: str) -> dict[str, str]:
 
 
 def _what(
-    asking: str, definitions: Mapping[str, str], terms: Glossary, asked: values.Wanted
+    asking: str, definitions: Mapping[str, str], terms: Glossary, asked: Wanted
 ) -> tuple[str, str, str | None, str] | None:
     """What the asking sentence asks for: (as named, its formula, unit, origin)."""
     folded = fold(asking)
@@ -315,7 +316,7 @@ _SHAPES: tuple[tuple[re.Pattern[str], str, str | None], ...] = (
 )
 
 
-def _shaped(asking: str, asked: values.Wanted) -> tuple[str, str, str | None, str] | None:
+def _shaped(asking: str, asked: Wanted) -> tuple[str, str, str | None, str] | None:
     """A figure the asking sentence names by its shape (`_SHAPES`), as a definition in words."""
     years = sorted(set(asked.years))
     for pattern, shape, unit in _SHAPES:
@@ -353,7 +354,7 @@ def _trimmed(phrase: str) -> str:
     return re.sub(r"^(?:FY\s?\d{2,4}|\d{4})\s+", "", phrase, flags=re.I).strip()
 
 
-def _unit_asked(asked: values.Wanted) -> str | None:
+def _unit_asked(asked: Wanted) -> str | None:
     return "%" if asked.percent else None
 
 
@@ -580,7 +581,7 @@ def asks_computed(part: str) -> bool:
     return (
         _COMPUTED.search(asking) is not None
         and _SURVEYED.search(asking) is None
-        and bool(values.wanted(part).years)
+        and bool(wanted(part).years)
         and asks_quantity(part)
     )
 
@@ -591,7 +592,7 @@ def expression_request(part: str, settings: AnswerSettings) -> AnswerRequest:
     among those the part names (and each year before them), an expression of arithmetic only."""
     from localqa import prompts
 
-    named = sorted(set(values.wanted(part).years))
+    named = sorted(set(wanted(part).years))
     years = sorted({y for year in named for y in (year - 1, year)})
     schema = {
         "type": "object",
@@ -647,7 +648,7 @@ def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> Fig
         expression = arithmetic.parse(written.expression)
     except (ValueError, TypeError, RecursionError):
         return "the model's expression is not the arithmetic asked for"
-    named = {y for year in values.wanted(part).years for y in (year - 1, year)}
+    named = {y for year in wanted(part).years for y in (year - 1, year)}
     needs: dict[str, Need] = {}
     for operand in written.operands[:MAX_OPERANDS]:
         name, item, year = operand.get("name"), operand.get("item"), operand.get("year")
@@ -663,7 +664,7 @@ def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> Fig
     if own:
         return f"the model's expression holds a figure of its own ({own[0]}), which no document gave"
     used = tuple(needs[n] for n in expression.names())
-    asked = values.wanted(part)
+    asked = wanted(part)
     return FigurePlan(
         _asking(part),
         expression,

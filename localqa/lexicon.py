@@ -78,7 +78,7 @@ TITLED_NOUNS = frozenset(
 
 # Who does something, when no name says it: a person's role, a team or an organisation ("the
 # finance controller", "the circulation team", "the board"). A "who" question's value is a name
-# or a phrase whose last word is one of these (`localqa.values.names_a_doer`). Lower case,
+# or a phrase whose last word is one of these (`localqa.values.doers.names_a_doer`). Lower case,
 # singular.
 DOERS = frozenset(
     "team committee board department dept office staff desk librarian manager director controller "

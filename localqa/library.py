@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import periods, values
+from localqa import periods
 from localqa.errors import PageNotFoundError
 from localqa.index import open_index, status_for
 from localqa.retrieve import search
@@ -33,6 +33,7 @@ from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Sett
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
 from localqa.types import MAX_NUMBER, Answer, Caller, Document, Location, PartResult, Passage, Period
+from localqa.values.fiscal import FiscalCalendar, calendar_for
 
 # The passages of a cited page read for its scale ("in millions") and names: a page's own notes
 # sit among its first passages, and a file without pages (a CSV of 200,000 rows) is one "page",
@@ -339,7 +340,7 @@ class Library:
 
 
 class IndexContext:
-    """What a value may read beyond its quote (`localqa.values.Context`), from the open index and
+    """What a value may read beyond its quote (`localqa.values.choosing.Context`), from the open index and
     as the caller may: a source's fiscal calendar, from its period (catalog or cover) and the years
     the question names; and a page's other passages, where a table states its scale. Each read
     once per question."""
@@ -349,10 +350,10 @@ class IndexContext:
         self.as_of = as_of
         self.caller = caller
         self.years = tuple(m.year for m in periods.mentions(question))
-        self._calendars: dict[str, values.FiscalCalendar] = {}
+        self._calendars: dict[str, FiscalCalendar] = {}
         self._pages: dict[tuple[str, int | None], tuple[str, ...]] = {}
 
-    def calendar(self, source: str) -> values.FiscalCalendar:
+    def calendar(self, source: str) -> FiscalCalendar:
         if source not in self._calendars:
             with self.library.reading() as store:
                 document = next(
@@ -365,7 +366,7 @@ class IndexContext:
             cover = found.period if found else None
             end = (listed.end if listed else None) or (cover.end if cover else None)
             label = listed.label if listed else None
-            self._calendars[source] = values.calendar_for(end, label, self.years)
+            self._calendars[source] = calendar_for(end, label, self.years)
         return self._calendars[source]
 
     def around(self, location: Location) -> Sequence[str]:

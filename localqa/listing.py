@@ -6,7 +6,7 @@ Which parts (`asked`, rules as named tables, each table-tested):
   <plural>", "which <plural> are ...", "what <plural> does ...". A part asking for a cause
   (`localqa.causes`) or yes or no is not a list. Nor is one that asks for an amount ("what were
   the net sales": `AMOUNT_NOUNS`; "what are the total revenues": any quantity
-  `localqa.values.wanted` reads), its answer being one figure, unless it says so outright
+  `localqa.values.asked.wanted` reads), its answer being one figure, unless it says so outright
   (`SAID_OUTRIGHT`: "list the fees charged").
 - **a count** (`COUNT_CUE`): "how many <things>", where the things are not a measure
   (`MEASURE_NOUNS`: days, grams, percent ...) and the part does not do arithmetic on stated
@@ -41,10 +41,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localqa import causes, sentences, values
+from localqa import causes, sentences
 from localqa.settings import AnswerSettings
 from localqa.text import squash
 from localqa.types import Answer, Candidate, Kind, ListItem, Location, RankedUnit, Value
+from localqa.values.asked import wanted
+from localqa.values.cells import read_row, row_name
+from localqa.values.choosing import is_span
+from localqa.values.numbers import NUMBER_WORDS, read_quantity
 
 # The most items a list answer shows (and a count counts before it says "at least").
 LIST_BOUND = 12
@@ -130,7 +134,7 @@ def asked(part: str) -> ListAsk | None:
         return ListAsk("count", "how many", counted)
     if sentences.asks_yes_or_no(part) or causes.asks_cause(part):
         return None
-    quantity = values.wanted(part).quantity
+    quantity = wanted(part).quantity
     for name, pattern in LIST_CUES:
         found = pattern.search(part)
         if found is None or (quantity and name not in SAID_OUTRIGHT):
@@ -148,7 +152,7 @@ def _counted_noun(words: str) -> str:
     return plural or found[0]
 
 
-_NUMBER = rf"(?:\d[\d,]*|\b(?:{'|'.join(values.NUMBER_WORDS)}))"
+_NUMBER = rf"(?:\d[\d,]*|\b(?:{'|'.join(NUMBER_WORDS)}))"
 
 
 def stated_count(noun: str, quote: str, kind: Kind = Kind.PROSE) -> bool:
@@ -158,11 +162,10 @@ def stated_count(noun: str, quote: str, kind: Kind = Kind.PROSE) -> bool:
     ("Renewals allowed: 1" for "how many renewals")."""
     stem = re.escape(_stem(noun))
     if kind is Kind.TABLE:
-        row = values.read_row(quote)
+        row = read_row(quote)
         named = re.compile(rf"\b{stem}", re.IGNORECASE)
         return any(
-            values.read_quantity(cell.text) is not None
-            and named.search(f"{row.label or ''} {cell.header or ''}")
+            read_quantity(cell.text) is not None and named.search(f"{row.label or ''} {cell.header or ''}")
             for cell in row.cells
         )
     pattern = rf"{_NUMBER}\s+(?:[\w-]+\s+){{0,{STATED_COUNT_WORDS - 1}}}?{stem}\w*\b"
@@ -253,18 +256,16 @@ def _same_list(unit: RankedUnit, cited: Location, first: RankedUnit | None, coun
 def _item(quote: str, citation: Location) -> ListItem:
     """The item a verified quote lists: a table row's name (`row_item`), else the quote itself."""
     name = row_item(quote) if citation.kind is Kind.TABLE else None
-    return ListItem(
-        text=name if name and values.is_span(name, quote) else quote, quote=quote, citation=citation
-    )
+    return ListItem(text=name if name and is_span(name, quote) else quote, quote=quote, citation=citation)
 
 
 def row_item(row_text: str) -> str | None:
     """What a table row names: its label; in a table whose first column is headed like the others
     (a ruled table: "Register: Item ID: EQ-402; Item: Document camera"), its first cell's text,
-    since the label there is the table's title (`values.row_name`)."""
-    row = values.read_row(row_text)
+    since the label there is the table's title (`row_name`)."""
+    row = read_row(row_text)
     first = row.cells[0] if row.cells else None
-    if values.row_name(row) == row.label or first is None:
+    if row_name(row) == row.label or first is None:
         return row.label or (first.text if first else None)
     return first.text
 
@@ -300,7 +301,7 @@ def list_problem(value: Value, verified: Callable[[ListItem], bool]) -> str | No
     if len({_key(i.quote) for i in items}) != len(items):
         return "an item is listed twice"
     for number, item in enumerate(items, start=1):
-        if not values.is_span(item.text, item.quote):
+        if not is_span(item.text, item.quote):
             return f"item {number} is not a span of its quote"
         if not verified(item):
             return f"item {number} is not a verified quote of {item.citation.brief()}"

@@ -9,11 +9,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from localqa import sentences, values
+from localqa import sentences
 from localqa.figures import FigurePlan, Need
 from localqa.glossary import STATEMENT_WORDS, Item, contains, fold
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, Value
+from localqa.values.asked import wanted
+from localqa.values.cells import cell_value, choose_cell, read_row
+from localqa.values.choosing import Context
+from localqa.values.numbers import read_number, read_quantity
 
 # What a statement's title says, searched with a line item: a row label alone shares its words
 # with dozens of rows in notes and tables of other statements.
@@ -64,7 +68,7 @@ class _Row:
 
 
 def read_operands(
-    figure: FigurePlan, candidates: Mapping[str, Sequence[Candidate]], context: values.Context
+    figure: FigurePlan, candidates: Mapping[str, Sequence[Candidate]], context: Context
 ) -> list[Found]:
     """Each need's cell, read from the best row among its item's `candidates` (by item key) that
     has a number at the need's year. Rows rank by how exactly their label is the item's
@@ -95,30 +99,28 @@ def read_operands(
     return read
 
 
-def _rows(
-    figure: FigurePlan, key: str, candidates: Sequence[Candidate], context: values.Context
-) -> list[_Row]:
+def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context: Context) -> list[_Row]:
     item = next(n.item for n in figure.needs if n.item.key == key)
     preferred = [item.statement] if item.statement else list(figure.statements)
     found = []
     for order, candidate in enumerate(candidates):
         if candidate.location.kind is not Kind.TABLE:
             continue
-        match = row_match(item, values.read_row(candidate.text).label or "")
+        match = row_match(item, read_row(candidate.text).label or "")
         if match is not None:
             statement = in_statement(candidate, preferred, context)
             found.append(_Row(candidate, match[0], match[1], statement, order))
     return found
 
 
-def _cell(need: Need, row: _Row, context: values.Context) -> Found | None:
+def _cell(need: Need, row: _Row, context: Context) -> Found | None:
     candidate = row.candidate
-    read = values.read_row(candidate.text)
+    read = read_row(candidate.text)
     calendar = context.calendar(candidate.location.source)
-    choice = values.choose_cell("", read, values.wanted(""), calendar, year=need.year)
-    if choice.cell is None or values.read_number(choice.cell.text) is None:
+    choice = choose_cell("", read, wanted(""), calendar, year=need.year)
+    if choice.cell is None or read_number(choice.cell.text) is None:
         return None
-    value = values.cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])
+    value = cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])
     return Found(need, candidate, value, candidate.text)
 
 
@@ -157,7 +159,7 @@ def _stated(item: Item, candidates: Sequence[Candidate]) -> dict[int, Stated]:
             if not any(label and label <= terms for label in labels):
                 continue
             for found in _AMOUNT_IN_YEAR.finditer(sentence):
-                read = values.read_quantity(found["amount"])
+                read = read_quantity(found["amount"])
                 if read is None or int(found["year"]) in by_year:
                     continue
                 figure, scale = read
@@ -196,7 +198,7 @@ def row_match(item: Item, label: str) -> tuple[int, int] | None:
     return best
 
 
-def in_statement(candidate: Candidate, statements: Sequence[str], context: values.Context) -> int:
+def in_statement(candidate: Candidate, statements: Sequence[str], context: Context) -> int:
     """How surely a row sits in one of `statements`: 2 when its table's caption or its heading
     path names it, 1 when only a short line of its page does (a title the heading path missed, or
     a line of a page that discusses the statement), 0 when nothing does."""

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from localqa import causes, sentences, values
+from localqa import causes, sentences
 from localqa.answering import answer_part
 from localqa.models import get_model
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location
+from localqa.values.phrases import cause_value
 
 LEXICAL_ONLY = AnswerSettings(unit_semantic_weight=0)
 MDA = "Item 7. Management's Discussion and Analysis > Results of Operations"
@@ -123,6 +124,6 @@ def test_a_cause_part_naming_a_quantity_still_ranks_a_sentence_without_a_number(
 
 
 def test_the_cause_value_is_a_span_of_its_sentence() -> None:
-    value = values.cause_value("Sales rose 3%, primarily due to higher volume.")
+    value = cause_value("Sales rose 3%, primarily due to higher volume.")
     assert value is not None and value.text == "primarily due to higher volume"
-    assert values.cause_value("Sales rose 3%.") is None
+    assert cause_value("Sales rose 3%.") is None

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fake_model import FakeModel
 
-from localqa import coverage, embeddings, figures, printed, values, words
+from localqa import coverage, embeddings, figures, printed, words
 from localqa.answering import answer_part
 from localqa.evaluate import refusals
 from localqa.index import refresh_index
@@ -20,6 +20,7 @@ from localqa.library import answer
 from localqa.settings import AnswerSettings
 from localqa.store import Db
 from localqa.types import Answer, Caller, Candidate, Coverage, Doubt, Kind, Location, PartResult, TermCheck
+from localqa.values.choosing import value_of
 
 NAMED = AnswerSettings(coverage=("name", "identifier", "year", "figure"))
 
@@ -281,7 +282,7 @@ def test_without_embeddings_who_founded_the_library_is_refused(
     ],
 )
 def test_a_who_value_names_a_doer_or_nothing(question: str, sentence: str, value: str | None) -> None:
-    found = values.value_of(question, sentence, candidate(sentence).location)
+    found = value_of(question, sentence, candidate(sentence).location)
     assert (found.text if found else None) == value
 
 

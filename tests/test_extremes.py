@@ -10,11 +10,12 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from localqa import extremes, values
+from localqa import extremes
 from localqa.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.types import Answer, Caller, Comparison, Kind, Passage
+from localqa.values.cells import read_row
 
 AS_OF = date(2026, 1, 1)
 COLUMNS = ("2022", "2021")
@@ -152,7 +153,7 @@ def test_the_rows_under_the_section_the_part_names_up_to_its_subtotal() -> None:
     question = "Which type of debt received the largest investment among the short term investments?"
     under = extremes.rows_under(question, rows)
     assert [r.row for r in under] == [3, 4]
-    assert [extremes.row_label(values.read_row(r.text)) for r in under] == [
+    assert [extremes.row_label(read_row(r.text)) for r in under] == [
         "U.S. government securities",
         "Corporate bonds",
     ]

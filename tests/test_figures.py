@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from localqa import computing, glossary, operands, values
+from localqa import computing, glossary, operands
 from localqa.computing import FigureProblem, figure_check
 from localqa.figures import plan
 from localqa.types import Candidate, Kind, Location, Operand, Value
+from localqa.values.choosing import Alone
+from localqa.values.numbers import read_quantity
 
 
 def row(text: str, page: int = 1, section: str | None = None, source: str = "filing.pdf") -> Candidate:
@@ -150,7 +152,7 @@ def read(question: str, candidates: list[Candidate]) -> computing.Computed:
     found = plan(question)
     assert found is not None
     keys = {n.item.key for n in found.needs}
-    read = operands.read_operands(found, {key: candidates for key in keys}, values.Alone())
+    read = operands.read_operands(found, {key: candidates for key in keys}, Alone())
     return computing.compute(found, read)
 
 
@@ -234,7 +236,7 @@ def test_a_row_that_only_mentions_the_item_is_not_its_row() -> None:
 
 
 def operand(name: str, text: str, quote: str) -> Operand:
-    read = values.read_quantity(text)
+    read = read_quantity(text)
     assert read is not None
     return Operand(
         name=name,

@@ -26,12 +26,22 @@ def loaded_after(statement: str) -> set[str]:
         "import localqa.types",
         "import localqa.settings",
         "import localqa.text",
+        "import localqa.values.numbers",
     ],
 )
 def test_light_modules_load_nothing_heavy(statement: str) -> None:
     loaded = loaded_after(statement)
     assert "localqa" in loaded
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_the_values_package_reexports_nothing() -> None:
+    """`localqa.values` is a folder of one module per job (issue 41.3): importing the package runs
+    none of them, so importing one (`localqa.values.numbers`) loads only what it needs."""
+    assert not {m for m in loaded_after("import localqa.values") if m.startswith("localqa.values.")}
+    assert not {
+        m for m in loaded_after("import localqa.values.numbers") if m.startswith("localqa.values.")
+    } - {"localqa.values.numbers"}
 
 
 def test_top_level_names_load_on_first_use() -> None:

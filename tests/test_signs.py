@@ -15,13 +15,14 @@ from click.testing import CliRunner
 from filings import write_filing
 from loss_filing import COLUMNS, STATEMENTS, write_loss_filing
 
-from localqa import arithmetic, computing, figures, glossary, values
+from localqa import arithmetic, computing, figures, glossary
 from localqa.cli import cli
 from localqa.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.operands import row_match
 from localqa.types import Answer
+from localqa.values.numbers import read_number, read_quantity
 
 AS_OF = date(2026, 1, 1)
 CATALOG = """
@@ -111,7 +112,7 @@ def cells(year: int) -> dict[str, Decimal]:
         matches = [(match, row) for row in rows if (match := row_match(item, row[0])) is not None]
         if matches:
             best = max(matches, key=lambda m: (m[0][0], -m[0][1]))[1]
-            read = values.read_number(best[column])
+            read = read_number(best[column])
             assert read is not None
             found[item.key] = read.number
     return found
@@ -151,8 +152,8 @@ def test_every_glossary_metric_is_computed_with_the_signs_of_a_loss_year(
     answer = ask(loss_db, question)
     value = answer.value
     assert answer.verified and value is not None and value.derived, answer.reason
-    assert values.read_quantity(value.text.replace(" %", "%")) is not None
-    shown = values.read_number(value.text.replace(" %", "%"))
+    assert read_quantity(value.text.replace(" %", "%")) is not None
+    shown = read_number(value.text.replace(" %", "%"))
     assert shown is not None and shown.number == expected(figure), computing.substituted(value)
     assert computing.figure_check(value, answer.quote or "") is None
 

@@ -9,10 +9,15 @@ from decimal import Decimal
 
 import pytest
 
-from localqa import values
 from localqa.computing import FigureProblem, figure_check
 from localqa.types import Kind, Location, Value
-from localqa.values import Cell, FiscalCalendar, Row, read_quantity, read_row
+from localqa.values.asked import wanted
+from localqa.values.cells import Cell, Row, choose_cell, read_row
+from localqa.values.choosing import is_span, value_of
+from localqa.values.fiscal import FiscalCalendar, calendar_for, header_years
+from localqa.values.numbers import read_quantity, stated_scale
+from localqa.values.phrases import choose_phrase
+from localqa.values.spans import choose_span
 
 CAPEX_ROW = (
     "3M Company and Subsidiaries Consolidated Statement of Cash Flows Years ended December 31: Purchases of "
@@ -95,15 +100,15 @@ def test_a_row_is_read_back_into_its_label_and_cells() -> None:
 def test_a_column_header_names_the_fiscal_year_it_reports(
     header: str, calendar: FiscalCalendar, years: tuple[int, ...]
 ) -> None:
-    assert tuple(sorted(values.header_years(header, calendar))) == years
+    assert tuple(sorted(header_years(header, calendar))) == years
 
 
 def test_the_filers_calendar_comes_from_its_period_and_the_year_asked_about() -> None:
     end = date(2019, 2, 2)
-    assert values.calendar_for(end, "FY2018", ()) == FiscalCalendar(offset=-1)  # the catalog says
-    assert values.calendar_for(end, None, (2018,)) == FiscalCalendar(offset=-1)  # routed for FY2018
-    assert values.calendar_for(date(2020, 1, 31), None, (2020,)) == FiscalCalendar(offset=0)
-    assert values.calendar_for(date(2019, 12, 31), None, (2019,)) == FiscalCalendar()  # no ambiguity
+    assert calendar_for(end, "FY2018", ()) == FiscalCalendar(offset=-1)  # the catalog says
+    assert calendar_for(end, None, (2018,)) == FiscalCalendar(offset=-1)  # routed for FY2018
+    assert calendar_for(date(2020, 1, 31), None, (2020,)) == FiscalCalendar(offset=0)
+    assert calendar_for(date(2019, 12, 31), None, (2019,)) == FiscalCalendar()  # no ambiguity
 
 
 RETAILER_ROW = "Net sales: February 2, 2019: 7,939; February 3, 2018: 7,782; January 28, 2017: 7,766"
@@ -121,7 +126,7 @@ RETAILER_ROW = "Net sales: February 2, 2019: 7,939; February 3, 2018: 7,782; Jan
 def test_the_cell_at_a_fiscal_year_for_a_filer_whose_year_ends_in_february(
     calendar: FiscalCalendar, year: int, cell: str | None
 ) -> None:
-    choice = values.choose_cell("", read_row(RETAILER_ROW), values.wanted(""), calendar, year=year)
+    choice = choose_cell("", read_row(RETAILER_ROW), wanted(""), calendar, year=year)
     assert (choice.cell.text if choice.cell else None) == cell
     if cell is None:
         assert choice.why == f"the row has 2 columns for {year}"
@@ -141,7 +146,7 @@ def test_the_cell_at_a_fiscal_year_for_a_filer_whose_year_ends_in_february(
 def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
     part: str, row: str, cell: str | None, why: str | None
 ) -> None:
-    choice = values.choose_cell(part, read_row(row), values.wanted(part), FiscalCalendar())
+    choice = choose_cell(part, read_row(row), wanted(part), FiscalCalendar())
     assert (choice.cell.text if choice.cell else None) == cell
     if why is not None:
         assert choice.why is not None and why in choice.why
@@ -228,7 +233,7 @@ def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
     ],
 )
 def test_a_sentence_gives_the_span_the_part_asks_for(part: str, sentence: str, span: str | None) -> None:
-    found = values.choose_span(part, sentence, values.wanted(part))
+    found = choose_span(part, sentence, wanted(part))
     assert (found.text if found else None) == span
 
 
@@ -287,15 +292,15 @@ def test_a_sentence_gives_the_span_the_part_asks_for(part: str, sentence: str, s
 def test_a_part_asking_which_thing_or_what_is_done_gets_the_phrase_that_says_it(
     part: str, sentence: str, phrase: str | None
 ) -> None:
-    found = values.choose_phrase(part, sentence, values.wanted(part))
+    found = choose_phrase(part, sentence, wanted(part))
     assert (found.text if found else None) == phrase
     if found is not None:
-        assert values.is_span(found.text, sentence)
+        assert is_span(found.text, sentence)
 
 
 def test_a_year_the_part_names_is_not_its_answer() -> None:
     part = "How many tweets were posted in 2015?"
-    found = values.choose_span(part, "In 2015, 1,234 tweets were posted.", values.wanted(part))
+    found = choose_span(part, "In 2015, 1,234 tweets were posted.", wanted(part))
     assert found is not None and found.text == "1,234 tweets"
 
 
@@ -310,11 +315,11 @@ def test_a_year_the_part_names_is_not_its_answer() -> None:
     ],
 )
 def test_a_tables_scale_is_read_where_it_states_it(texts: list[str], scale: str | None) -> None:
-    assert values.stated_scale(texts) == scale
+    assert stated_scale(texts) == scale
 
 
 def test_a_cell_value_carries_its_headers_and_the_tables_scale() -> None:
-    value = values.value_of(
+    value = value_of(
         "What is the FY2018 capital expenditure (in USD millions) for 3M?",
         CAPEX_ROW,
         at(Kind.TABLE, section="Consolidated Statement of Cash Flows (Millions)"),
@@ -329,7 +334,7 @@ def test_a_cell_value_carries_its_headers_and_the_tables_scale() -> None:
 
 
 @pytest.mark.parametrize(
-    ("part", "wanted"),
+    ("part", "expected"),
     [
         ("Answer in USD millions.", {"scale": "millions", "quantity": True}),
         ("Round your answer to two decimal places.", {"decimals": 2}),
@@ -339,9 +344,9 @@ def test_a_cell_value_carries_its_headers_and_the_tables_scale() -> None:
         ("How long is a loan?", {"duration": True, "quantity": True}),
     ],
 )
-def test_what_a_part_asks_for(part: str, wanted: dict[str, object]) -> None:
-    found = values.wanted(part)
-    assert {name: getattr(found, name) for name in wanted} == wanted
+def test_what_a_part_asks_for(part: str, expected: dict[str, object]) -> None:
+    found = wanted(part)
+    assert {name: getattr(found, name) for name in expected} == expected
 
 
 # --- the one check ---------------------------------------------------------------------------------
