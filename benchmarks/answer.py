@@ -21,7 +21,7 @@ part by part, alternating which goes first, so that a shared machine's drifting 
 alike. Library cases that repeat a part with the same candidates are measured once; `--repeat`
 answers every part again and keeps every call. Printed per set and variant: parts, scorer and model
 milliseconds and seconds (median, p90, max), the parts the model was asked on (`always` asks it on
-every part; `default` only where the evidence does not decide, localqa.deciding) and the whole
+every part; `default` only where the evidence does not decide, localqa.answers.deciding) and the whole
 answer stage's seconds per part (median, p90), prompt tokens (median, p90) and tokens reused from the
 cache, generated tokens, llama.cpp's prompt and generation rates (tokens over its own seconds,
 summed over the calls), and how many answers were verified; then the parts whose answer differs
@@ -46,13 +46,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import CACHE, REPO, bench_folder, load, table
-from localqa.answering import answer_part
+from localqa.answers.answering import answer_part
 from localqa.evaluate.suite import load_suite
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import search_parts
 from localqa.models import embedded
 from localqa.models.embedded import EmbeddedModel
-from localqa.retrieve import question_parts
+from localqa.retrieval.retrieve import question_parts
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.types import Caller, Candidate
 
@@ -62,7 +62,7 @@ VARIANTS = {
     "default": AnswerSettings(),
     "units8": AnswerSettings(units=8),
     "units12": AnswerSettings(units=12),
-    # The model on every part, also where the evidence decides (localqa.deciding): as before it.
+    # The model on every part, also where the evidence decides (localqa.answers.deciding): as before it.
     "always": AnswerSettings(always_ask_model=True),
 }
 ASK_RETRIEVAL = Settings().for_answering()  # what `localqa ask` retrieves with

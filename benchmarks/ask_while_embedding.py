@@ -1,6 +1,6 @@
 """Asking while the index embeds (issue 21): how long a `localqa search` takes while `localqa
 index` computes the vectors in another process, with the embedding threads at each
-`--niceness` (`localqa.embeddings.BACKGROUND_NICENESS`; 0 is the path before it).
+`--niceness` (`localqa.retrieval.embeddings.BACKGROUND_NICENESS`; 0 is the path before it).
 
     python -m benchmarks.ask_while_embedding [--files 6] [--niceness 0,10] [--rounds 2]
 
@@ -41,7 +41,7 @@ def searches_while_embedding(pdfs: list[Path], niceness: int, settle: float) -> 
     `localqa search` once it is searchable."""
     env = child_env()
     setting = (
-        f"import localqa.embeddings as e; e.BACKGROUND_NICENESS = {niceness}; "
+        f"import localqa.retrieval.embeddings as e; e.BACKGROUND_NICENESS = {niceness}; "
         "from localqa.cli import main; main()"
     )
     with tempfile.TemporaryDirectory(prefix="localqa-ask-while-") as tmp:

@@ -6,8 +6,8 @@ semantic and hybrid retrievers.
 
 Every SciFact abstract becomes one localqa document with one prose passage (section = the title,
 so the title is searchable under the default "heading" chunking, text = the abstract), written
-with `localqa.index.write_documents`. Each of the 300 test claims is retrieved with
-`localqa.retrieve.search` as one explicit part (no clause splitting), k=100, and scored
+with `localqa.indexing.index.write_documents`. Each of the 300 test claims is retrieved with
+`localqa.retrieval.retrieve.search` as one explicit part (no clause splitting), k=100, and scored
 BEIR-style: nDCG@10 (graded qrels, log2 discount) and recall@100. Retrieval abstains only when no
 eligible passage shares a meaningful word with the claim (and, semantic/hybrid, none is a semantic
 neighbour), so nothing needs switching off for BEIR. A (k1, b) sweep and the published BM25
@@ -50,13 +50,13 @@ from benchmarks.common import (
     recall_at,
     table,
 )
-from localqa import embeddings
-from localqa.index import open_index, write_documents
-from localqa.retrieve import search
+from localqa.indexing.index import open_index, write_documents
+from localqa.language.text import IDENTIFIER, identifiers
+from localqa.retrieval import embeddings
+from localqa.retrieval.retrieve import search
 from localqa.settings import RetrievalSettings
 from localqa.store import Db, describe, password_to_environment, postgres_url
 from localqa.store.base import Store
-from localqa.text import IDENTIFIER, identifiers
 from localqa.types import Caller, Document, Kind, Passage
 
 DEFAULT_DATA = bench_folder() / "scifact"

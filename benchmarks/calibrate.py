@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import bench_folder
-from localqa import embeddings
+from localqa.retrieval import embeddings
 
 THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 

@@ -47,10 +47,10 @@ from typing import Any
 
 from benchmarks import pdfqa
 from benchmarks.common import CACHE, FOLDERS, LOADERS, BenchSet, bench_folder
-from localqa.answering import answer_part
-from localqa.index import open_index
+from localqa.answers.answering import answer_part
+from localqa.indexing.index import open_index
 from localqa.models import embedded, get_model
-from localqa.retrieve import resolve, search
+from localqa.retrieval.retrieve import resolve, search
 from localqa.settings import AnswerSettings, Settings
 from localqa.types import Caller
 
@@ -58,12 +58,12 @@ THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 SETS = ("mmlongbench", "mmlongbench2", "financebench")
 # The answering code: a change to it is a new set of answers.
 ANSWER_CODE = (
-    "localqa/answering.py",
-    "localqa/prompts.py",
-    "localqa/sentences.py",
+    "localqa/answers/answering.py",
+    "localqa/answers/prompts.py",
+    "localqa/answers/sentences.py",
     "localqa/settings.py",
     "localqa/models/*.py",
-    "localqa/retrieve.py",
+    "localqa/retrieval/retrieve.py",
 )
 
 

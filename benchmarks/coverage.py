@@ -1,4 +1,4 @@
-"""What the evidence-coverage check (localqa/coverage.py) silences on the public PDF dev sets.
+"""What the evidence-coverage check (localqa/answers/coverage.py) silences on the public PDF dev sets.
 
     python -m benchmarks.coverage [--sets mmlongbench,financebench] [--bench DIR] [--cache DIR]
                                   [--answers-from DIR] [--model embedded] [--json OUT]
@@ -49,10 +49,10 @@ from typing import Any
 
 from benchmarks import confidence, pdfqa
 from benchmarks.common import CACHE, FOLDERS, LOADERS, BenchSet, Case, bench_folder
-from localqa import coverage, sentences
+from localqa.answers import coverage, sentences
 from localqa.evaluate import refusals
-from localqa.index import open_index
-from localqa.retrieve import resolve, search
+from localqa.indexing.index import open_index
+from localqa.retrieval.retrieve import resolve, search
 from localqa.settings import AnswerSettings, Settings
 from localqa.types import REFUSAL_KINDS, TERM_KINDS, Caller, Candidate, Coverage, Doubt, Location, PartResult
 
@@ -177,7 +177,7 @@ Shown = tuple[PartResult, Candidate, str]
 
 def scorer_quotes(parts: list[PartResult]) -> list[Shown]:
     """The quote `--model extractive` shows for each part with candidates: the sentence scorer's
-    first unit (`localqa.sentences`, default answer settings)."""
+    first unit (`localqa.answers.sentences`, default answer settings)."""
     shown = []
     for part in parts:
         if not part.candidates:

@@ -13,7 +13,7 @@ other load on the machine hits every variant alike. Reported: the median passage
 Model loading and one-off builds are timed separately and not counted.
 
 Quality: the SciFact semantic nDCG@10 of each `--quality` variant over all 5,183 abstracts and the
-300 test claims (cosine ranking, ties by corpus order: what `localqa.retrieve`'s semantic
+300 test claims (cosine ranking, ties by corpus order: what `localqa.retrieval.retrieve`'s semantic
 retriever computes with floor off), with `benchmarks.common`'s metric code.
 
 Variants (`--variants`, default all; `-t1`: the same on one thread, where the CPU time is the
@@ -24,14 +24,14 @@ work done whatever else runs on the machine, so it is the fairest comparison on 
   st-128           st-sorted with max_seq_length 128 (the model's is 256)
   ort-export-fp32  torch.onnx.export of the packaged model, fused by onnxruntime.transformers'
                    optimizer, run by ONNX Runtime (sorted, batch 32)
-  onnx-fp32[-t1]   localqa.minilm's graph (the same fused operators, built from the safetensors
+  onnx-fp32[-t1]   localqa.retrieval.minilm's graph (the same fused operators, built from the safetensors
                    weights without torch), ONNX Runtime, sorted, batch 32
-  onnx-fp32-b1[-t1]  ... one text per call: what localqa runs since issue 29 (localqa.embeddings)
+  onnx-fp32-b1[-t1]  ... one text per call: what localqa runs since issue 29 (localqa.retrieval.embeddings)
   onnx-int8[-t1]   the same quantised (dynamic int8, per-channel), one text per call: what
                    localqa ran before issue 29 (its vectors depend on the processor)
   onnx-int8-b32[-t1]  ... batched by 32 after sorting (faster, but a vector then depends on
-                   the texts batched with it: see localqa.embeddings.BATCH)
-  onnx-fp32-pool, onnx-int8-pool   localqa.embeddings.embed: one text per call on one ONNX
+                   the texts batched with it: see localqa.retrieval.embeddings.BATCH)
+  onnx-fp32-pool, onnx-int8-pool   localqa.retrieval.embeddings.embed: one text per call on one ONNX
                    Runtime thread, one call per core side by side (what `localqa index` runs), on
                    the fp32 encoder (now) or the int8 one (before issue 29)
   onnx-int8-b8, onnx-int8-unsorted   ... batch 8; 256-row chunks in index order
@@ -63,9 +63,9 @@ import numpy as np
 
 from benchmarks import common
 from benchmarks.common import load_scifact, ndcg_at
-from localqa import minilm
-from localqa.catalog import searchable_title
-from localqa.embeddings import passage_text
+from localqa.indexing.catalog import searchable_title
+from localqa.retrieval import minilm
+from localqa.retrieval.embeddings import passage_text
 
 SCIFACT = common.bench_folder() / "scifact"
 FINANCEBENCH = common.bench_folder() / "financebench-dev/pdfs"
@@ -330,11 +330,11 @@ def openvino_variant(path: Path, files: minilm.ModelFiles, threads: int = 2, bat
 
 
 def pool_variant(built: Built, precision: minilm.Precision) -> EncodeAll:
-    """`localqa.embeddings.embed` (what `localqa index` runs) on this precision's encoder: int8
+    """`localqa.retrieval.embeddings.embed` (what `localqa index` runs) on this precision's encoder: int8
     is what it ran before issue 29, fp32 what it runs now."""
     from unittest import mock
 
-    from localqa import embeddings
+    from localqa.retrieval import embeddings
 
     encoder = minilm.Encoder(built.get(f"localqa-{precision}"), built.files, threads=1)
 
@@ -371,7 +371,7 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
             f"st-sorted{suffix}": (lambda n=n: st_variant(per_chunk=False, threads=n)),
             f"onnx-fp32{suffix}": (lambda n=n: localqa_variant(built, "fp32", threads=n)),
             f"onnx-fp32-b1{suffix}": (lambda n=n: localqa_variant(built, "fp32", threads=n, batch=1)),
-            # int8: one text per call (see localqa.embeddings.BATCH), and batched for comparison.
+            # int8: one text per call (see localqa.retrieval.embeddings.BATCH), and batched for comparison.
             f"onnx-int8{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=1)),
             f"onnx-int8-b32{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=32)),
             f"onnx-int8-128{suffix}": (

@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import CACHE, REPO, bench_folder, load, percentile, table
-from localqa import answering, deriving, figures
+from localqa.answers import answering
+from localqa.derived import deriving, figures
 from localqa.evaluate.suite import load_suite
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import IndexContext, Library
 from localqa.models import get_model
 from localqa.types import Caller

@@ -61,10 +61,10 @@ from benchmarks.beir import (
 )
 from benchmarks.common import REPO, SciFact, child_env, load_on_cores, load_scifact, percentile, table
 from benchmarks.ingest import generate_pdf
-from localqa import embeddings
 from localqa.extract import extract_file
-from localqa.index import open_index
-from localqa.retrieve import search
+from localqa.indexing.index import open_index
+from localqa.retrieval import embeddings
+from localqa.retrieval.retrieve import search
 from localqa.settings import RetrievalSettings
 from localqa.store import Db, describe, password_to_environment, postgres_url, writing
 from localqa.store.base import Store

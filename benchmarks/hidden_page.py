@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     from fastapi.testclient import TestClient
 
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
     from localqa.library import Library, PageNotFoundError
     from localqa.serve.app import ServeConfig, create_app
 

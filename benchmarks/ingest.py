@@ -12,7 +12,7 @@ measures in one run, each `--repeat` times, reporting the median:
 - `page.get_text("dict", sort=True)` and `page.find_tables()` alone: the two PyMuPDF calls the
   extractor makes per page, so that a slowdown can be attributed;
 - `localqa.extract.pdf.extract_pdf`: extraction only (prose + table rows, headings resolved);
-- `localqa.index.refresh_index(..., rebuild=True)` into a fresh index: extraction + SQLite + FTS5;
+- `localqa.indexing.index.refresh_index(..., rebuild=True)` into a fresh index: extraction + SQLite + FTS5;
 - a second `refresh_index` with nothing changed: the incremental path, which must skip extraction.
 
 With `--folder DIR`, the same comparison on real PDFs (every `*.pdf` in DIR, copied to a
@@ -46,10 +46,10 @@ import pymupdf
 from benchmarks import ready
 from benchmarks.common import LOADERS, table
 from benchmarks.pdfqa import catalog_toml
-from localqa import embeddings
 from localqa.extract.pdf import extract_pdf
 from localqa.extract.pool import default_jobs
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
+from localqa.retrieval import embeddings
 from localqa.types import Kind
 
 # Layout: the conventions of pdfs/generate.py (Helvetica 11 pt body, bold 14 pt headings, one

@@ -22,7 +22,7 @@ Figures, each with its numerator and denominator:
   then covers that one document, exactly as an index of that document alone would; scoped must
   give the same figures.
 - **routed**: how many questions the shared index searched mainly in some documents because they
-  name them (`localqa.routing`; each part's `routed_to` in the run), and how many of those routes
+  name them (`localqa.question.routing`; each part's `routed_to` in the run), and how many of those routes
   include the question's own document. SciFact's claims name no document: 0 is the right count.
 - **abstained**: the share of answerable questions with no candidate at all, and of unanswerable
   ones (MMLongBench-Doc `unanswerable`, `expect = []`), where abstaining is right.
@@ -47,8 +47,8 @@ Figures, each with its numerator and denominator:
   would leave no single ranking to score), k=10, scored BEIR-style (binary qrels, log2 discount).
 
 Indexes are cached: the key is the documents' SHA-256, the catalog, the index options and a hash
-of localqa's extraction and indexing code (`localqa/extract/*.py`, `localqa/index.py`,
-`localqa/periods.py`, `localqa/schema.py`, `localqa/store/`; `localqa/embeddings.py` too when
+of localqa's extraction and indexing code (`localqa/extract/*.py`, `localqa/indexing/index.py`,
+`localqa/question/periods.py`, `localqa/store/`; `localqa/retrieval/embeddings.py` too when
 embeddings are computed). After a retrieval-only change a re-run reuses the index and only re-runs
 `eval`. Build times are printed (and marked "reused" when nothing was built).
 
@@ -87,12 +87,12 @@ AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effec
 # Code whose change changes what an index holds (extraction, passage writing, schema).
 INDEX_CODE = (
     "localqa/extract/*.py",
-    "localqa/index.py",
-    "localqa/periods.py",
+    "localqa/indexing/index.py",
+    "localqa/question/periods.py",
     "localqa/schema.py",
     "localqa/store/**/*.py",
 )
-EMBED_CODE = ("localqa/embeddings.py",)
+EMBED_CODE = ("localqa/retrieval/embeddings.py",)
 HITS_AT = (1, 5)
 SCIFACT_K = 10
 
@@ -517,7 +517,7 @@ def page_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
 
 def routed(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     """How many questions were searched mainly in some documents because they name them
-    (`localqa.routing`), and how many of those routes include the question's own document."""
+    (`localqa.question.routing`), and how many of those routes include the question's own document."""
     by_id = {c["id"]: c for c in run["cases"]}
     routes = {c.id: [set(p.get("routed_to", [])) for p in by_id[c.id]["parts"]] for c in cases}
     taken = [c for c in cases if any(routes[c.id])]
@@ -553,7 +553,7 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     return scores
 
 
-# A refusal `localqa.deriving` gives when a figure cannot be computed; since issue 37 only where no
+# A refusal `localqa.derived.deriving` gives when a figure cannot be computed; since issue 37 only where no
 # quote was verified either, which it then says.
 FIGURE_REFUSAL = "no figure computed"
 NO_QUOTE_EITHER = "no quote was verified"
@@ -611,7 +611,7 @@ def value_scores(valued: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
 
 
 def listed_scores(valued: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
-    """The list and count answers (`value.items`, localqa.listing) counted apart: how many cases
+    """The list and count answers (`value.items`, localqa.answers.listing) counted apart: how many cases
     got each, and of those how many values are correct; and, for MMLongBench-Doc's List and Int
     formats, the value correct of each format."""
     scores: dict[str, Any] = {}

@@ -8,7 +8,7 @@ the machine's load.
   (while the embedding goes on). The index process's CPU seconds over the embedding phase, against
   the wall time and the cores, say how busy the encoder keeps the machine.
 - **Encoder only**, in the same run: a sample of the index's passages embedded by
-  `localqa.embeddings.embed` (one text per call, one thread per core: what indexing runs), by one
+  `localqa.retrieval.embeddings.embed` (one text per call, one thread per core: what indexing runs), by one
   text per call on ONNX Runtime's own threads (the path before issue 21), and on one thread.
 - **Quality at both moments** (with `--set`): page hit@1/@5 through the Python API over the set's
   questions (k=5, defaults otherwise: what `benchmarks.pdfqa` measures through `localqa eval`),
@@ -153,8 +153,8 @@ def encoder_only(db: Path, sample: int) -> dict[str, Any]:
     """Passages/s of the encoder alone on a sample of the index's passages (see the docstring)."""
     import sqlite3
 
-    from localqa import embeddings, minilm
-    from localqa.files import cache_dir
+    from localqa.indexing.files import cache_dir
+    from localqa.retrieval import embeddings, minilm
 
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
         rows = connection.execute(
@@ -196,8 +196,8 @@ def without_vectors(db: Path, copy: Path) -> Path:
 
 def page_hits(db: Path, cases: list[Any], retriever: str) -> dict[str, Any]:
     """Page hit@1/@5 of the set's questions (k=5) and the seconds per question."""
-    from localqa.index import open_index
-    from localqa.retrieve import search
+    from localqa.indexing.index import open_index
+    from localqa.retrieval.retrieve import search
     from localqa.settings import RetrievalSettings
     from localqa.types import Caller
 

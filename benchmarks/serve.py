@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:
         print("skipped: localqa[serve] is not installed (pip install 'localqa[serve]')")
         return
-    from localqa.answering import answer_part
-    from localqa.index import refresh_index
+    from localqa.answers.answering import answer_part
+    from localqa.indexing.index import refresh_index
     from localqa.library import search_parts
     from localqa.models import get_model
     from localqa.settings import AnswerSettings, RetrievalSettings

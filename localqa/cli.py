@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
-from localqa import printed
+from localqa.display import printed
+from localqa.display.terminal import visible
 from localqa.errors import LocalQAError, QuestionError, UnknownModelError
 from localqa.settings import (
     ASK_K,
@@ -36,7 +37,6 @@ from localqa.shapes import (
     status_json,
     timing_json,
 )
-from localqa.terminal import visible
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, ROLES, Caller, is_tenant_name
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def _describe(error: OSError | sqlite3.Error) -> str:
 
 def say(lines: str | list[str], *, err: bool = False) -> None:
     """Print text output, one line at a time, each made safe for a terminal: document text and
-    file names never control it (see `localqa.terminal`)."""
+    file names never control it (see `localqa.display.terminal`)."""
     for line in [lines] if isinstance(lines, str) else lines:
         click.echo(visible(line), err=err)
 
@@ -234,7 +234,7 @@ def ocr(pdfs: Path, force: bool) -> None:
     from localqa.extract.ocr import OcrJob, pages_needing_ocr, run_ocr, write_sidecar
     from localqa.extract.pdf import PdfUnreadable
     from localqa.extract.tesseract import check_tesseract
-    from localqa.formats import format_of
+    from localqa.indexing.formats import format_of
 
     check_tesseract()
     jobs: list[OcrJob] = []
@@ -287,7 +287,7 @@ def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | Non
     finished, and the next one computes the rest. Exit status 1 when any file could not be
     indexed (each is named with the reason).
     """
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
 
     events = _IndexEvents(show=not as_json and sys.stderr.isatty(), announce=not as_json)
     try:
@@ -324,7 +324,7 @@ def index(pdfs: Path, db: Db, rebuild: bool, embed: bool | None, jobs: int | Non
 
 
 class _IndexEvents:
-    """What `localqa index` shows while the index is refreshed (`localqa.index.RefreshEvents`): a
+    """What `localqa index` shows while the index is refreshed (`localqa.indexing.index.RefreshEvents`): a
     progress bar for extraction, the moment the index is searchable, a progress bar for the
     embeddings."""
 
@@ -471,7 +471,7 @@ def status(role: str, tenant: str, everything: bool, listing: bool, db: Db, as_j
 
 def _former(model: str) -> str:
     """What `status` adds to the embeddings of an earlier encoder, which search never uses."""
-    from localqa.embeddings import FORMER_MODEL_NAMES
+    from localqa.retrieval.embeddings import FORMER_MODEL_NAMES
 
     if model not in FORMER_MODEL_NAMES:
         return ""
@@ -913,7 +913,7 @@ def evaluate(
     from localqa.evaluate.report import markdown, terminal_summary
     from localqa.evaluate.run import load_answers, run_suite
     from localqa.evaluate.suite import load_suite
-    from localqa.files import write_atomic
+    from localqa.indexing.files import write_atomic
     from localqa.models import get_model
 
     if model_spec and answers_path:
@@ -991,7 +991,7 @@ def _evaluate_conversations(
     """`localqa eval` of a conversation suite (conversations.toml): each turn rewritten as
     `localqa chat` rewrites it, then scored; exit status 1 when a gate fails."""
     from localqa.evaluate.conversations import gates_failed, load_conversations, run_conversations, summary
-    from localqa.files import write_atomic
+    from localqa.indexing.files import write_atomic
     from localqa.models import get_model
 
     suite = load_conversations(suite_path)
@@ -1072,8 +1072,8 @@ def show(
     pages: leave PAGE out, and the passage holding --quote is printed with the quote marked, or,
     with -o FILE.png, drawn among the passages around it.
     """
-    from localqa import show as showing
-    from localqa.formats import format_of
+    from localqa.display import show as showing
+    from localqa.indexing.formats import format_of
     from localqa.library import Library
 
     fmt = format_of(source)
@@ -1093,7 +1093,7 @@ def show(
         click.echo(f"{visible(source)}, {visible(where)}")
         click.echo(f"   {visible(before)}»{click.style(visible(marked), reverse=True)}«{visible(after)}")
         return
-    from localqa.files import write_atomic
+    from localqa.indexing.files import write_atomic
 
     image = showing.page_image(pdfs, found, quote, dpi=dpi)
     output = output or Path(f"{Path(source).stem}.page-{page}.png")
@@ -1200,7 +1200,7 @@ def _page_images(
     its own text drawn around it; part index -> the file written, or why none was."""
     import re
 
-    from localqa import show as showing
+    from localqa.display import show as showing
 
     folder.mkdir(parents=True, exist_ok=True)
     images: dict[int, str] = {}

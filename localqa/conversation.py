@@ -35,11 +35,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from localqa import periods, words
 from localqa.errors import ModelError
+from localqa.language import words
+from localqa.language.text import IDENTIFIER, squash
 from localqa.models.base import AnswerModel, AnswerRequest
+from localqa.question import periods
 from localqa.settings import AnswerSettings
-from localqa.text import IDENTIFIER, squash
 from localqa.types import Answer, Caller
 
 How = Literal["standalone", "rule", "model", "carried", "edited"]

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa import periods
 from localqa.errors import PageNotFoundError
-from localqa.index import open_index, status_for
-from localqa.retrieve import search
-from localqa.scope import Chosen, DocumentNames, named
+from localqa.indexing.index import open_index, status_for
+from localqa.question import periods
+from localqa.question.scope import Chosen, DocumentNames, named
+from localqa.retrieval.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
@@ -140,7 +140,7 @@ class Library:
         """Retrieval only: ranked candidates per question part (empty = abstain). `settings`
         default to the library's; `k`, when given, overrides their `k`. `documents` narrows the
         search to the eligible documents it holds: the caller's names (file names, globs or
-        series: `localqa.scope`) or documents already chosen (`Chosen`)."""
+        series: `localqa.question.scope`) or documents already chosen (`Chosen`)."""
         settings = settings or self.settings.retrieval
         if k is not None:
             settings = settings.model_copy(update={"k": k})
@@ -210,12 +210,12 @@ class Library:
         documents: Sequence[str] | DocumentNames | Chosen = (),
     ) -> Answer:
         """One retrieved part answered and verified, with the value it gives; a part asking for a
-        figure derived from line items (`localqa.figures`) has each retrieved and read as a part
+        figure derived from line items (`localqa.derived.figures`) has each retrieved and read as a part
         of its own, as `caller` on `as_of`, within `documents` (the caller's names, read here
         once, or documents already chosen)."""
-        from localqa import deciding
-        from localqa.answering import answer_part
-        from localqa.deriving import derive
+        from localqa.answers import deciding
+        from localqa.answers.answering import answer_part
+        from localqa.derived.deriving import derive
 
         context = IndexContext(self, as_of, caller or Caller(), result.question)
         settings = settings or self.settings.answering

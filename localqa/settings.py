@@ -86,7 +86,7 @@ class AnswerSettings(BaseModel):
     # Passages per part whose sentences are ranked (retrieval's k for answering; docs/measured.md#answers).
     k: int = Field(default=8, ge=1)
 
-    # The sentence scorer (localqa.sentences) ranks every quotable unit (a sentence; a table row
+    # The sentence scorer (localqa.answers.sentences) ranks every quotable unit (a sentence; a table row
     # is one unit) of the `k` passages: BM25 over the units, the MiniLM cosine and retrieval's rank
     # of the unit's passage, fused by reciprocal rank, weight / (unit_rrf_k + rank) from each. The
     # model is shown the best `units` of them, in the scorer's order ("scorer") or passage by
@@ -97,7 +97,7 @@ class AnswerSettings(BaseModel):
     unit_semantic_weight: float = Field(default=1.0, ge=0.0)
     unit_passage_weight: float = Field(default=1.0, ge=0.0)
     unit_rrf_k: int = Field(default=60, ge=0)
-    # BM25 over the units (`localqa.bm25`): how fast a repeated term saturates, and how much a
+    # BM25 over the units (`localqa.retrieval.bm25`): how fast a repeated term saturates, and how much a
     # long unit is discounted; retrieval's defaults.
     unit_k1: float = Field(default=1.2, ge=0.0)
     unit_b: float = Field(default=0.75, ge=0.0, le=1.0)
@@ -124,7 +124,7 @@ class AnswerSettings(BaseModel):
     # reports no probability is not judged; 0 lets every override stand (docs/measured.md#answers).
     min_override_confidence: float = Field(default=0.8, ge=0.0, le=1.0)
 
-    # When the evidence decides (localqa/deciding.py), the scorer's first unit is quoted and no
+    # When the evidence decides (localqa/answers/deciding.py), the scorer's first unit is quoted and no
     # model is called: the identifier's own table row, a figure computed from cited operands, or a
     # value of the asked kind whose unit leads the next that can answer by at least `decide_margin`
     # of its own fused score. Provisional, not yet chosen on a dev set (docs/measured.md#answers): a
@@ -134,7 +134,7 @@ class AnswerSettings(BaseModel):
     always_ask_model: bool = False
     decide_margin: float = Field(default=0.02, ge=0.0, le=1.0)
 
-    # Evidence coverage (localqa/coverage.py): the kinds of question term a verified quote's
+    # Evidence coverage (localqa/answers/coverage.py): the kinds of question term a verified quote's
     # evidence must mention, else the quote is withheld with the missing term as the reason; ()
     # turns the check off. A "word" (one no quotable unit carries) passes when a unit is at least
     # `coverage_neighbour` close to it in meaning (docs/measured.md#answers).

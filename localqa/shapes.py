@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from localqa.periods import describe
+from localqa.question.periods import describe
 from localqa.types import Answer, Caller, PartResult, Period
 
 if TYPE_CHECKING:
-    from localqa.index import RefreshReport
+    from localqa.indexing.index import RefreshReport
     from localqa.library import ListedDocument
     from localqa.store.base import IndexStatus
 

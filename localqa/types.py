@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from localqa.formats import SECTION_NUMBERED, SPREADSHEETS, format_of, is_spreadsheet
+from localqa.indexing.formats import SECTION_NUMBERED, SPREADSHEETS, format_of, is_spreadsheet
 
 
 class Kind(StrEnum):
@@ -41,7 +41,7 @@ class Frozen(BaseModel):
 
 
 class Period(Frozen):
-    """The reporting period a document covers (`localqa.periods`): a label as a catalog writes it
+    """The reporting period a document covers (`localqa.question.periods`): a label as a catalog writes it
     ("FY2022", "Q2 2024"), or dates. `kind` says what a period known only by its end is: a cover
     says "for the fiscal year ended" (year) or "for the quarterly period ended" (quarter)."""
 
@@ -54,7 +54,7 @@ class Period(Frozen):
 class Found(Frozen):
     """What extraction read on a source's first page (each None when nothing was): the title, the
     organisation its cover names ("Exact name of registrant") and the period it covers. Routing
-    matches a question's names and fiscal years against them (`localqa.routing`)."""
+    matches a question's names and fiscal years against them (`localqa.question.routing`)."""
 
     title: str | None = None
     name: str | None = None
@@ -104,7 +104,7 @@ class Passage(Frozen):
 
 class Location(Frozen):
     """Where a passage is, in the fields every JSON output shares. Every format fills the same
-    fields (`localqa.formats`): a spreadsheet row has its sheet's name as `section`, the sheet's
+    fields (`localqa.indexing.formats`): a spreadsheet row has its sheet's name as `section`, the sheet's
     position as `table` and the row number the spreadsheet shows as `row`; a slide's number is its
     `page`; Word, HTML and slide paragraphs are numbered within their section."""
 
@@ -120,7 +120,7 @@ class Location(Frozen):
     def describe(self) -> str:
         """`handbook.pdf, page 1, prose paragraph 3, § Loans, effective 2026-01-01`; as each
         format is cited: `register.xlsx, sheet Loans, row 12`, `handbook.docx, § Loans > Renewals,
-        paragraph 3`, `deck.pptx, slide 4, ...` (`localqa.formats`)."""
+        paragraph 3`, `deck.pptx, slide 4, ...` (`localqa.indexing.formats`)."""
         fmt = format_of(self.source)
         name = fmt.name if fmt else ""
         parts = [self.source]
@@ -177,7 +177,7 @@ class Candidate(Frozen):
     tenant: str
     boxes: tuple[Box, ...] = ()  # where the passage is drawn on its page (PDF sources)
     # The document context searched with the passage (its title and file-name words,
-    # `catalog.searchable_title`): evidence coverage reads it (`localqa.coverage`).
+    # `catalog.searchable_title`): evidence coverage reads it (`localqa.answers.coverage`).
     title: str | None = None
     # The period its document covers (its catalog entry's, else its cover's; `periods.of_document`):
     # evidence coverage counts a year of it as mentioned.
@@ -207,7 +207,7 @@ class Caller(Frozen):
 
 class Route(Frozen):
     """The documents a question part was searched mainly in, because it names them
-    (`localqa.routing`): their sources, and what the part names that they match, as written."""
+    (`localqa.question.routing`): their sources, and what the part names that they match, as written."""
 
     sources: tuple[str, ...]
     names: tuple[str, ...]
@@ -262,7 +262,7 @@ class ModelCall(Frozen):
 
 class RankedUnit(Frozen):
     """One quotable unit of a candidate (a sentence; a table row is one unit) as the sentence
-    scorer (`localqa.sentences`) ranked it for a question part: `score` is the fused score of
+    scorer (`localqa.answers.sentences`) ranked it for a question part: `score` is the fused score of
     `lexical` (BM25 over the part's units) and `semantic` (cosine to the question; None without
     the semantic extra). `label` is its passage's label (P1..Pn, the candidates' rank order) and
     `sentence` its number within that passage (1-based). `demoted` says why the unit cannot be
@@ -302,7 +302,7 @@ class Selection(Frozen):
     shown). `overrode`: the model chose another unit than the scorer's first. `kept_first`: it
     did, less sure of it than `AnswerSettings.min_override_confidence`, so the scorer's first is
     what was quoted. `decided_by`: "evidence" when the evidence decided and no model was asked
-    (`decided` names the rule, `localqa.deciding`), else "model"."""
+    (`decided` names the rule, `localqa.answers.deciding`), else "model"."""
 
     scorer: str
     note: str | None = None
@@ -356,7 +356,7 @@ TERM_KINDS: tuple[TermKind, ...] = ("name", "identifier", "year", "figure", "wor
 
 
 class TermCheck(Frozen):
-    """One term of a question part and where the quote's evidence mentions it (`localqa.coverage`).
+    """One term of a question part and where the quote's evidence mentions it (`localqa.answers.coverage`).
 
     `found` is "quote", "passage", "heading", "title", "effective date", "period" (a year the
     document's fiscal period covers) or "column" (a year of the table column the answer reads);
@@ -455,7 +455,7 @@ class Coverage(Frozen):
 
 
 class Operand(Frozen):
-    """One input of a derived figure (`localqa.figures`): its name in the expression, its value
+    """One input of a derived figure (`localqa.derived.figures`): its name in the expression, its value
     (a verified span of `quote`, `localqa.values`), and the quote and citation it comes from."""
 
     name: str
@@ -473,7 +473,7 @@ class Operand(Frozen):
 
 
 class ListItem(Frozen):
-    """One item of a list answer (`localqa.listing`): `text` is a span of `quote`, a verified
+    """One item of a list answer (`localqa.answers.listing`): `text` is a span of `quote`, a verified
     whole sentence or table row of the passage at `citation`."""
 
     text: str
@@ -485,7 +485,7 @@ class ListItem(Frozen):
 
 
 class Comparison(Frozen):
-    """A comparison computed in code (`localqa.comparing`): a figure at each period (or for each
+    """A comparison computed in code (`localqa.derived.comparing`): a figure at each period (or for each
     item) the part compares, in the order compared, each labelled by its `column` ("FY2021"), and
     the direction their numbers give under `rule` (said to the reader: "higher is better for a
     margin"). `direction` is "improved", "declined", "increased", "decreased" or "unchanged" across
@@ -511,7 +511,7 @@ class Comparison(Frozen):
 class Value(Frozen):
     """The value an answer gives: a span of its verified quote (a number with its unit, a date, a
     duration, a name, a list), or for a table row the cell at the row and column asked about; or
-    a derived figure computed in code from `operands` by `expression` (`localqa.figures`).
+    a derived figure computed in code from `operands` by `expression` (`localqa.derived.figures`).
 
     `text` is the span as the document writes it ("(1,577)", "45 minutes"), or for a derived
     figure the result as rounded ("12.5 %"). `number` is its numeric value, sign included (an
@@ -520,7 +520,7 @@ class Value(Frozen):
     label and column header. `expression` is written over the operands' names
     ("(revenue_fy2022 - revenue_fy2021) / revenue_fy2021 * 100").
 
-    A list answer (`localqa.listing`) has `items`, each a verified quote with its citation and
+    A list answer (`localqa.answers.listing`) has `items`, each a verified quote with its citation and
     the span it lists: its `text` joins the items' texts with "; "; a count's `number` is how many
     distinct items are listed and its `text` says it ("4", or "at least 12" when the bound or
     retrieval's cut may hide more)."""
@@ -573,7 +573,7 @@ class Answer(Frozen):
     other_evidence: tuple[Location, ...] = Field(default=())
     call: ModelCall | None = None  # None when no model was asked
     selection: Selection | None = None  # None when there was nothing to choose from
-    coverage: Coverage | None = None  # None when no quote was checked (localqa.coverage)
+    coverage: Coverage | None = None  # None when no quote was checked (localqa.answers.coverage)
     # What the quote answers, when the part asks for one (`localqa.values`): a span of the quote,
     # a table cell, or a figure derived from verified operands. Never on a refusal.
     value: Value | None = None

@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from localqa.cli import cli
 from localqa.errors import IndexMissingError
-from localqa.index import open_index
+from localqa.indexing.index import open_index
 from localqa.library import search_parts
 from localqa.store import Db
 from localqa.types import Caller, Document

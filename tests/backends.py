@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.store import Db, postgres_url
 
 BOTH = ("sqlite", "postgresql")

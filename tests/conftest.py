@@ -92,7 +92,7 @@ def _model_on_every_part(request: pytest.FixtureRequest, monkeypatch: pytest.Mon
     (whether the semantic scorer runs or not). tests/test_decides.py tests when it does."""
     if request.module.__name__ in ("test_decides", "test_embedded_library"):
         return
-    from localqa import deciding
+    from localqa.answers import deciding
 
     monkeypatch.setattr(deciding, "decides", lambda *args, **kwargs: None)
     monkeypatch.setattr(deciding, "figure_first", lambda *args, **kwargs: False)
@@ -103,7 +103,7 @@ def fake_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModel]:
     """A FakeModel, registered as `--model fake` for the test. Its replies are scripted for every
     part, so the evidence decides none here (whether the semantic scorer runs or not);
     tests/test_decides.py tests when it does."""
-    from localqa import deciding
+    from localqa.answers import deciding
 
     monkeypatch.setattr(deciding, "decides", lambda *args, **kwargs: None)
     monkeypatch.setattr(deciding, "figure_first", lambda *args, **kwargs: False)

@@ -1,4 +1,4 @@
-"""Reading `localqa.show`'s highlight back from a PNG, by pixels.
+"""Reading `localqa.display.show`'s highlight back from a PNG, by pixels.
 
 The highlight multiplies the page by yellow: paper becomes yellow, ink stays dark. The sample
 library is black on white, so a pixel whose red and green stand well above its blue is highlight.

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from backends import query
 
-from localqa.catalog import searchable_heading
+from localqa.indexing.catalog import searchable_heading
 from localqa.store import Db, postgres_url
 from localqa.store.postings import unpack
 from localqa.store.tokenizer import TOKENIZE

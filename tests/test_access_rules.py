@@ -44,10 +44,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from index_oracle import index_files
 
-from localqa.catalog import visible_labels
 from localqa.cli import cli
 from localqa.errors import CatalogError
-from localqa.index import open_index, refresh_index
+from localqa.indexing.catalog import visible_labels
+from localqa.indexing.index import open_index, refresh_index
 from localqa.library import search_parts
 from localqa.store import Db, describe, postgres_url
 from localqa.types import Caller, Document, Status

@@ -35,15 +35,15 @@ from fastapi.testclient import TestClient
 from PIL import Image
 from postgres_server import PASSWORD
 
+from localqa.answers.sentences import units
 from localqa.cli import cli
+from localqa.display.show import MAX_PIXELS
 from localqa.extract.bound import MAX_PASSAGE_CHARS, MAX_SENTENCE_CHARS, bounded
-from localqa.index import open_index, write_documents
+from localqa.indexing.index import open_index, write_documents
 from localqa.library import Library
-from localqa.scope import MAX_NAME_CHARS, MAX_NAMES
-from localqa.sentences import units
+from localqa.question.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.app import ServeConfig, create_app
 from localqa.serve.auth import UsersFileError, load_users
-from localqa.show import MAX_PIXELS
 from localqa.store import Db, describe, password_to_environment, postgres_url, redact
 from localqa.types import Caller, Document, Kind, Passage
 

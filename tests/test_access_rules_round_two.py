@@ -37,7 +37,7 @@ from click.testing import CliRunner
 
 import localqa
 from localqa.cli import cli
-from localqa.index import open_index
+from localqa.indexing.index import open_index
 from localqa.store import Db
 
 BACKENDS = BOTH  # the catalog's rules hold whichever store keeps the index

@@ -23,13 +23,13 @@ from fake_model import FakeModel, replies
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localqa import prompts, sentences
-from localqa.answering import QuoteProblem, answer_part, quote_check, verify
+from localqa.answers import prompts, sentences
+from localqa.answers.answering import QuoteProblem, answer_part, quote_check, verify
 from localqa.errors import ModelError
+from localqa.language.text import squash
 from localqa.library import answer
 from localqa.models.base import AnswerRequest, Completion, label_confidence
 from localqa.settings import AnswerSettings
-from localqa.text import squash
 from localqa.types import Answer, Candidate, Kind, Location, Outcome
 
 NOV = date(2026, 11, 14)
@@ -790,7 +790,7 @@ REFUSAL_REASON = re.compile(
     r"|the model cited ('[A-Za-z]{0,2}[0-9]{1,3}'|a label), which is not one of the supplied passages"
     r"|the model cited (?P<bare>P[0-9]+) but no sentence number"
     r"|the model chose (sentence [0-9]{1,3}|a sentence) of (?P<unshown>P[0-9]+), which it was not shown"
-    # Evidence coverage (localqa/coverage.py): a verified quote withheld, naming a question's term.
+    # Evidence coverage (localqa/answers/coverage.py): a verified quote withheld, naming a question's term.
     r'|(?:the evidence|the quoted passage) never mentions "(?P<term>[^"]+)"'
     r'|no passage mentions "(?P<word>[^"]+)" or anything close to it in meaning'
 )

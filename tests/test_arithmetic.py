@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localqa.arithmetic import MAX_LENGTH, ExpressionError, parse
+from localqa.derived.arithmetic import MAX_LENGTH, ExpressionError, parse
 
 D = Decimal
 

@@ -20,13 +20,15 @@ from fake_ollama import free_port
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localqa import embeddings, models, sentences
+from localqa import models
+from localqa.answers import sentences
 from localqa.cli import cli
+from localqa.language.text import squash
 from localqa.library import search_parts
 from localqa.models import embedded
 from localqa.models.base import Availability
+from localqa.retrieval import embeddings
 from localqa.settings import ASK_K, MAX_PARTS, AnswerSettings
-from localqa.text import squash
 from localqa.types import PartResult
 
 NOV = "2026-11-14"

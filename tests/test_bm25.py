@@ -1,4 +1,4 @@
-"""BM25 (localqa/bm25.py), the one formula retrieval and the sentence scorer both score with."""
+"""BM25 (localqa/retrieval/bm25.py), the one formula retrieval and the sentence scorer both score with."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from localqa import bm25, sentences
+from localqa.answers import sentences
+from localqa.retrieval import bm25
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from localqa.catalog import (
+from localqa.errors import CatalogError
+from localqa.indexing.catalog import (
     Catalog,
     CatalogEntry,
     Problem,
@@ -19,7 +20,6 @@ from localqa.catalog import (
     looks_like_catalog,
     visible_labels,
 )
-from localqa.errors import CatalogError
 from localqa.types import Document, Period, Status
 
 FULL_ENTRY = {
@@ -430,7 +430,7 @@ def sources_seen(db: Path, role: str) -> list[str]:
 
 def test_files_without_an_entry_are_named_as_public_by_default(tmp_path: Path) -> None:
     """Issue 36.8: a staff file re-saved under a new name was public, and nobody was told."""
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
 
     folder = labelled_folder(tmp_path, LABELLED, unlabelled=7)
     report = refresh_index(folder, tmp_path / "index.sqlite3", embed=False)
@@ -444,7 +444,7 @@ def test_files_without_an_entry_are_named_as_public_by_default(tmp_path: Path) -
 
 
 def test_one_file_without_an_entry_and_no_warning_without_a_catalog(tmp_path: Path) -> None:
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
 
     folder = labelled_folder(tmp_path, LABELLED)
     report = refresh_index(folder, tmp_path / "index.sqlite3", embed=False)
@@ -459,7 +459,7 @@ def test_one_file_without_an_entry_and_no_warning_without_a_catalog(tmp_path: Pa
 
 
 def test_default_access_applies_to_files_without_an_entry_and_an_entry_still_wins(tmp_path: Path) -> None:
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
 
     catalog = f'default_access = "staff"\n\n{LABELLED}\n["notice.csv"]\naccess = "public"\n'
     folder = labelled_folder(tmp_path, catalog)
@@ -474,7 +474,7 @@ def test_default_access_applies_to_files_without_an_entry_and_an_entry_still_win
 def test_default_access_never_widens_what_was_indexed_before(tmp_path: Path) -> None:
     """A file indexed public by default becomes staff when the catalog sets the default; a file
     whose staff entry is removed stays staff under `default_access = "public"`."""
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
 
     folder = labelled_folder(tmp_path, LABELLED)
     db = tmp_path / "index.sqlite3"

@@ -1,4 +1,4 @@
-"""Explanations (`localqa.causes`): a part asking what drove, caused or explains a change prefers a
+"""Explanations (`localqa.answers.causes`): a part asking what drove, caused or explains a change prefers a
 sentence stating a cause, in the section that discusses results, and its value is the cause as
 written; no other part's ranking changes."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from localqa import causes, sentences
-from localqa.answering import answer_part
+from localqa.answers import causes, sentences
+from localqa.answers.answering import answer_part
 from localqa.models import get_model
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location

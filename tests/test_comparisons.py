@@ -1,4 +1,4 @@
-"""Comparisons computed in code (`localqa.comparing`), end to end on filings drawn with PyMuPDF and
+"""Comparisons computed in code (`localqa.derived.comparing`), end to end on filings drawn with PyMuPDF and
 indexed for real: a direction across fiscal years of a filer whose year ends in May, a sign, a
 judgment with the glossary's sourced rule of thumb, a figure that cannot be computed beside the
 part's quote (never instead of it), and nothing read from a filing the caller may not see; and, as
@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 from filings import write_filing
 
-from localqa import comparing, figures
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.derived import comparing, figures
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.types import Answer, Caller, Comparison, Kind, Location, Operand, Value

@@ -1,4 +1,4 @@
-"""Evidence coverage (localqa/coverage.py): a verified quote is shown only when its evidence
+"""Evidence coverage (localqa/answers/coverage.py): a verified quote is shown only when its evidence
 mentions the question's names, identifiers, years and figures, and carries (or comes close in
 meaning to) each of its words; otherwise the reason names the missing term."""
 
@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 from fake_model import FakeModel
 
-from localqa import coverage, embeddings
-from localqa.answering import answer_part
-from localqa.coverage import Term, mentions, question_terms
-from localqa.index import refresh_index
+from localqa.answers import coverage
+from localqa.answers.answering import answer_part
+from localqa.answers.coverage import Term, mentions, question_terms
+from localqa.indexing.index import refresh_index
 from localqa.library import answer
 from localqa.models.base import AnswerRequest
+from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Caller, Candidate, Kind, Location, Outcome, Period
 
@@ -552,13 +553,13 @@ def test_an_abbreviation_is_not_any_shorter_word() -> None:
     ],
 )
 def test_words_cut_short(text: str, cut: set[str]) -> None:
-    from localqa.words import abbreviations
+    from localqa.language.words import abbreviations
 
     assert abbreviations(text) == cut
 
 
 def words_abbreviate(short: str, word: str) -> bool:
-    from localqa.words import abbreviates
+    from localqa.language.words import abbreviates
 
     return abbreviates(short, word)
 

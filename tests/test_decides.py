@@ -1,4 +1,4 @@
-"""When the evidence decides a part, no model is asked (localqa.deciding): the identifier's own table
+"""When the evidence decides a part, no model is asked (localqa.answers.deciding): the identifier's own table
 row, a value of the asked kind in the scorer's clear first unit, a figure computed from cited
 operands. The decision is verified, covered and valued like any model's choice, and
 `selection.decided_by` says who decided; `--always-ask-model` asks the model on every part. An
@@ -18,10 +18,10 @@ from fake_model import FakeModel, serving
 from fastapi.testclient import TestClient
 from filings import write_filing
 
-from localqa import deciding
-from localqa.answering import answer_part
+from localqa.answers import deciding
+from localqa.answers.answering import answer_part
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models import embedded
 from localqa.models.extractive import ExtractiveModel

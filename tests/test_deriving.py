@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from fake_model import FakeModel
 from filings import write_filing
 
-from localqa import figures
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.derived import figures
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.settings import AnswerSettings, Settings

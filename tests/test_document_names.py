@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
-from localqa.scope import MAX_NAMES
+from localqa.question.scope import MAX_NAMES
 from localqa.types import Caller
 
 AS_OF = "2026-01-01"
@@ -157,7 +157,7 @@ def test_a_hidden_files_exact_name_without_a_lookalike_is_a_missing_ones(tmp_pat
 
 
 def test_documents_chosen_by_the_program_never_widen_what_a_caller_sees(tmp_path: Path) -> None:
-    from localqa.scope import Chosen
+    from localqa.question.scope import Chosen
 
     write_zorblax(tmp_path / GLOBBED, "8,000", "5,000")
     db = indexed(tmp_path, f'["{GLOBBED}"]\naccess = "staff"\n')

@@ -12,11 +12,15 @@ from pathlib import Path
 import pytest
 from fake_model import FakeModel
 
-from localqa import coverage, embeddings, figures, printed, words
-from localqa.answering import answer_part
+from localqa.answers import coverage
+from localqa.answers.answering import answer_part
+from localqa.derived import figures
+from localqa.display import printed
 from localqa.evaluate import refusals
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
+from localqa.language import words
 from localqa.library import answer
+from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.store import Db
 from localqa.types import Answer, Caller, Candidate, Coverage, Doubt, Kind, Location, PartResult, TermCheck

@@ -1,7 +1,7 @@
 """Who sees what: access is closed-world, tenants are isolated, and the eligibility filter runs
 before ranking, so an ineligible passage is never returned and cannot even move a score.
 
-The property tests compare `localqa.eligibility.eligible` and full searches over generated
+The property tests compare `localqa.retrieval.eligibility.eligible` and full searches over generated
 catalogs with an oracle written here from DESIGN.md, independently of the library code."""
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from backends import BOTH, NewIndex, query
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localqa.catalog import visible_labels
-from localqa.eligibility import eligible
-from localqa.index import open_index, refresh_index, write_documents
-from localqa.retrieve import search
+from localqa.indexing.catalog import visible_labels
+from localqa.indexing.index import open_index, refresh_index, write_documents
+from localqa.retrieval.eligibility import eligible
+from localqa.retrieval.retrieve import search
 from localqa.settings import RetrievalSettings
 from localqa.store import Db
 from localqa.types import Caller, Candidate, Document, Kind, PartResult, Passage, Status

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from localqa import prompts
-from localqa.answering import verify
+from localqa.answers import prompts
+from localqa.answers.answering import verify
 from localqa.errors import ModelError
 from localqa.models import embedded
 from localqa.models.base import AnswerRequest, Message

@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from localqa import coverage
+from localqa.answers import coverage
+from localqa.language.text import squash
 from localqa.library import Asked, answer
 from localqa.models import embedded
 from localqa.models.embedded import EmbeddedModel
 from localqa.settings import AnswerSettings
-from localqa.text import squash
 from localqa.types import Kind, Location
 
 pytestmark = [
@@ -199,7 +199,7 @@ def test_the_compound_question_is_answered_in_three_parts(run: Run) -> None:
         "When does the desk accept maps for the community map exchange?",
         "How many days does a standard book loan last?",
     ]
-    # The model is called on the parts the evidence does not decide (localqa.deciding).
+    # The model is called on the parts the evidence does not decide (localqa.answers.deciding).
     assert len(run.seconds["compound-three-parts"]) == asked_model(asked)
     assert asked.parts[0].answer.selection is not None
     assert asked.parts[0].answer.selection.decided_by == "evidence"  # EQ-314's own row

@@ -1,5 +1,5 @@
-"""The sentence encoder (localqa.embeddings, localqa.minilm): its cached ONNX model, its vectors,
-and the errors a user sees without the `semantic` extra."""
+"""The sentence encoder (localqa.retrieval.embeddings, localqa.retrieval.minilm): its cached ONNX
+model, its vectors, and the errors a user sees without the `semantic` extra."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 import pytest
 from click.testing import CliRunner
 
-from localqa import embeddings, minilm
 from localqa.cli import cli
+from localqa.retrieval import embeddings, minilm
 
 F = TypeVar("F", bound=Callable[..., Any])
 

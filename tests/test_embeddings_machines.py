@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from test_embeddings_reference import ROUNDING
 
-from localqa import embeddings
+from localqa.retrieval import embeddings
 
 QEMU = shutil.which("qemu-x86_64")
 pytestmark = [

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_embeddings import SENTENCES
 
-from localqa import embeddings, minilm
+from localqa.retrieval import embeddings, minilm
 
 pytestmark = [
     pytest.mark.semantic,

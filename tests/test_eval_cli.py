@@ -29,9 +29,9 @@ from test_evaluate import (
     write_suite,
 )
 
+from localqa.answers.prompts import prompt_hash
 from localqa.cli import cli
 from localqa.errors import ModelError
-from localqa.prompts import prompt_hash
 from localqa.settings import RetrievalSettings
 
 REPO = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from test_evaluate import bypass_eligibility
 
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.store import Db
 
 BACKENDS = BOTH

@@ -2,7 +2,7 @@
 suites whose documents and cases sit in the test, so every expected number can be read off them.
 
 The tenant-leak metric is proven able to fail: with the eligibility filter bypassed (a mutation of
-`localqa.retrieve.eligible`), Globex's POL-12 passage, which shares Acme's citation id and nearly
+`localqa.retrieval.retrieve.eligible`), Globex's POL-12 passage, which shares Acme's citation id and nearly
 all its wording, is retrieved for an Acme caller and must be counted as a leak, from the structured
 (tenant, document) reference the index holds, not from an id prefix or the text.
 """
@@ -35,9 +35,9 @@ from localqa.evaluate.score import (
     unchecked_figure,
 )
 from localqa.evaluate.suite import Case, Expect, Suite, load_suite
-from localqa.index import open_index, refresh_index
+from localqa.indexing.index import open_index, refresh_index
 from localqa.library import Library
-from localqa.retrieve import search
+from localqa.retrieval.retrieve import search
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import Store
@@ -48,7 +48,7 @@ BACKENDS = BOTH
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "evals" / "lab"
 SETTINGS = RetrievalSettings()
-# The fake model's scripted replies answer every part: the evidence decides none (localqa.deciding).
+# The fake model's scripted replies answer every part: the evidence decides none (localqa.answers.deciding).
 ASKING = Settings(retrieval=SETTINGS, answering=AnswerSettings(always_ask_model=True))
 
 

@@ -14,7 +14,7 @@ import pytest
 from localqa.extract.blocks import governing, looks_like_heading, paragraphs
 from localqa.extract.pdf import extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
-from localqa.text import identifiers, squash
+from localqa.language.text import identifiers, squash
 from localqa.types import Kind, Passage
 
 PDFS = Path(__file__).resolve().parent.parent / "pdfs"

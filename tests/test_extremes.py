@@ -1,4 +1,4 @@
-"""Extremes over the rows of one table (`localqa.extremes`), end to end on filings drawn with
+"""Extremes over the rows of one table (`localqa.derived.extremes`), end to end on filings drawn with
 PyMuPDF: the row with the largest figure, the row whose figure fell most (growth computed per row),
 a row with a missing cell said, the total row left out, and a hidden filing's rows never compared."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from localqa import extremes
-from localqa.index import refresh_index
+from localqa.derived import extremes
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.types import Answer, Caller, Comparison, Kind, Passage

@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient
 from filings import write_filing
 from loss_filing import write_loss_filing
 
-from localqa import arithmetic, computing, figures, glossary
 from localqa.cli import cli
-from localqa.computing import FigureProblem, figure_check
-from localqa.index import refresh_index
+from localqa.derived import arithmetic, computing, figures, glossary
+from localqa.derived.computing import FigureProblem, figure_check
+from localqa.indexing.index import refresh_index
 from localqa.serve.app import ServeConfig, create_app
 from localqa.types import Kind, Location, Operand, Value
 

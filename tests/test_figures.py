@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from localqa import computing, glossary, operands
-from localqa.computing import FigureProblem, figure_check
-from localqa.figures import plan
+from localqa.derived import computing, glossary, operands
+from localqa.derived.computing import FigureProblem, figure_check
+from localqa.derived.figures import plan
 from localqa.types import Candidate, Kind, Location, Operand, Value
 from localqa.values.choosing import Alone
 from localqa.values.numbers import read_quantity

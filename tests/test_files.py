@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localqa.files import cache_dir, write_atomic
+from localqa.indexing.files import cache_dir, write_atomic
 
 
 def mode(path: Path) -> int:

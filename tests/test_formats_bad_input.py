@@ -26,7 +26,7 @@ import pytest
 
 from localqa.extract import Unreadable, extract_file
 from localqa.extract.checks import MAX_UNPACKED, BadFile, check_file
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.types import Caller
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from localqa.glossary import glossary
-from localqa.index import refresh_index
+from localqa.derived.glossary import glossary
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.types import Answer

@@ -25,7 +25,7 @@ def loaded_after(statement: str) -> set[str]:
         "import localqa.models.base",
         "import localqa.types",
         "import localqa.settings",
-        "import localqa.text",
+        "import localqa.language.text",
         "import localqa.values.numbers",
     ],
 )
@@ -54,11 +54,11 @@ def test_searching_loads_neither_extraction_nor_the_answer_stage() -> None:
     imports it), not the model backends, prompts and their plugin entry points (answering does),
     not the embedding runtime (a hybrid search loads it, beside the lexical side)."""
     loaded = loaded_after("import localqa.library, localqa.cli")
-    assert {"localqa.retrieve", "localqa.store", "numpy"} <= loaded
+    assert {"localqa.retrieval.retrieve", "localqa.store", "numpy"} <= loaded
     unwanted = {
         "pymupdf",
         "localqa.extract",
-        "localqa.answering",
+        "localqa.answers.answering",
         "localqa.models",
         "onnxruntime",
         "tokenizers",
@@ -78,4 +78,4 @@ def test_no_module_shares_a_name_with_an_exported_function() -> None:
     assert modules.isdisjoint(localqa.__all__)
     for name in localqa.__all__:
         assert callable(getattr(localqa, name)) or isinstance(getattr(localqa, name), type)
-    assert importlib.import_module("localqa.answering").__name__ == "localqa.answering"
+    assert importlib.import_module("localqa.answers.answering").__name__ == "localqa.answers.answering"

@@ -31,13 +31,13 @@ from index_oracle import assert_consistent, index_files, passages_with
 
 import localqa.extract
 import localqa.extract.pool
-from localqa.catalog import Problem
 from localqa.cli import cli
-from localqa.embeddings import MODEL_NAME
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
 from localqa.extract import Extracted
-from localqa.index import Quietly, open_index, refresh_index
+from localqa.indexing.catalog import Problem
+from localqa.indexing.index import Quietly, open_index, refresh_index
 from localqa.library import index_status, search_parts
+from localqa.retrieval.embeddings import MODEL_NAME
 from localqa.settings import RetrievalSettings
 from localqa.store import Db, describe, postgres_url, writing
 from localqa.store.schema import MIGRATIONS, SCHEMA_VERSION, migrate
@@ -1067,7 +1067,7 @@ def test_interrupted_embedding_resumes_where_it_stopped(
     folder, db = indexed
     (folder / "faq.md").write_text("# FAQ\n\nParking is free.\n", encoding="utf-8")
     status = _index_killed_at(
-        folder, db, target, after, setup="import localqa.embeddings as e; e.COMMIT_EVERY = 16"
+        folder, db, target, after, setup="import localqa.retrieval.embeddings as e; e.COMMIT_EVERY = 16"
     )
     assert status == -signal.SIGKILL
     # The lexical index was committed before embedding began: the new file is searchable, and
@@ -1103,7 +1103,7 @@ def test_interrupting_the_embedding_keeps_a_searchable_index_and_what_was_embedd
     # as CI may run the tests): the child takes Ctrl-C as a terminal delivers it.
     setup = (
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "import time, localqa.embeddings as e; e.COMMIT_EVERY = 8; slow = e.embed; "
+        "import time, localqa.retrieval.embeddings as e; e.COMMIT_EVERY = 8; slow = e.embed; "
         "e.embed = lambda texts, progress=None, **how: (time.sleep(0.5), slow(texts, progress, **how))[1]"
     )
     script = (
@@ -1186,7 +1186,7 @@ def test_disk_full_while_embedding_keeps_the_lexical_index_and_the_vectors_commi
     # Nothing to extract, 73 passages to embed in batches of 16 (24 kB of vectors each): the
     # lexical commit fits, then a file (the vector file or the index's log) reaches 40 kB.
     result = _index_with_file_size_limit(
-        folder, db, 40 * 1024, setup="import localqa.embeddings as e; e.COMMIT_EVERY = 16"
+        folder, db, 40 * 1024, setup="import localqa.retrieval.embeddings as e; e.COMMIT_EVERY = 16"
     )
     assert result.returncode == 1
     ready, error = result.stderr.strip().splitlines()

@@ -12,7 +12,7 @@ import pytest
 
 from localqa import library as library_module
 from localqa.errors import IndexMissingError
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import Library, PageNotFoundError
 from localqa.models import get_model
 from localqa.types import Caller

@@ -1,4 +1,4 @@
-"""List and count answers (`localqa.listing`): which parts ask for one, distinct verified items up
+"""List and count answers (`localqa.answers.listing`): which parts ask for one, distinct verified items up
 to a bound, a count that is the number of items listed ("at least N" when more may hide), the
 list rule evaluation gates on, and a hidden document never listed or counted."""
 
@@ -12,14 +12,14 @@ import pytest
 from access import NOV
 from click.testing import CliRunner
 
-from localqa import listing
-from localqa.answering import answer_part, quote_check
+from localqa.answers import listing
+from localqa.answers.answering import answer_part, quote_check
 from localqa.cli import cli
+from localqa.display.printed import value_lines
 from localqa.evaluate.expected_value import ExpectedValue, judge
 from localqa.evaluate.records import Run, RunConfig, Totals
 from localqa.evaluate.score import unchecked_figure, unchecked_item
 from localqa.models import get_model
-from localqa.printed import value_lines
 from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Answer, Candidate, Kind, ListItem, Location, Value
 
@@ -99,7 +99,7 @@ def test_parts_that_ask_for_several_things(part: str, kind: str, cue: str) -> No
         "How many more Tweets are attributed to Germanwings than Lufthansa?",  # arithmetic
         "How many Tweets are attributed to Germanwings and Airbus in total?",
         "Are the reading rooms open on Sundays?",  # yes or no
-        "What drove the increase in operating expenses?",  # a cause (localqa.causes)
+        "What drove the increase in operating expenses?",  # a cause (localqa.answers.causes)
         "What is the loan period?",
     ],
 )

@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 from fake_ollama import free_port
 
-from localqa import models, prompts
+from localqa import models
+from localqa.answers import prompts
 from localqa.cli import cli
 from localqa.errors import ModelError, UnknownModelError
 from localqa.library import answer

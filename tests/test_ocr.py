@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from localqa.cli import cli
 from localqa.extract.ocr import pages_needing_ocr, parse_sidecar_name, sidecar_path
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 
 NOTICE_TEXT = "Map Exchange\n\nThe desk accepts maps from 12:00 to 15:00 on weekdays."
 NO_WORK = "No page needs OCR (every page has a text layer or a sidecar; --force redoes sidecars).\n"

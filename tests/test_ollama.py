@@ -10,7 +10,7 @@ import pytest
 from fake_ollama import FakeOllama, free_port
 from ollama._client import _parse_host
 
-from localqa import prompts
+from localqa.answers import prompts
 from localqa.errors import ModelError
 from localqa.models import ollama as backend
 from localqa.models.base import AnswerModel

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from fake_ollama import free_port
 from fake_openai import FakeOpenAI
 
-from localqa import prompts
+from localqa.answers import prompts
 from localqa.cli import cli
 from localqa.errors import ModelError, UnknownModelError
 from localqa.library import answer

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from localqa import parts
-from localqa.parts import is_instruction, search_text, split_parts
-from localqa.text import squash
+from localqa.language.text import squash
+from localqa.question import parts
+from localqa.question.parts import is_instruction, search_text, split_parts
 
 EQ314 = "What is the loan limit for EQ-314?"
 MAPS = "When does the desk accept maps for the community map exchange?"

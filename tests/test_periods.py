@@ -1,4 +1,4 @@
-"""Reporting periods (localqa/periods.py): what a question names, what a catalog label or a cover
+"""Reporting periods (localqa/question/periods.py): what a question names, what a catalog label or a cover
 says, and which fiscal years a period ending on a date may be called."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from localqa.extract.cover import read_cover, registrant
-from localqa.periods import (
+from localqa.question.periods import (
     UNKNOWN_QUARTER,
     Mention,
     cover_period,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from localqa.catalog import CATALOG_NAME, Catalog
 from localqa.errors import CatalogError
-from localqa.plan import Plan, Scan, Unit, plan_refresh
+from localqa.indexing.catalog import CATALOG_NAME, Catalog
+from localqa.indexing.plan import Plan, Scan, Unit, plan_refresh
 from localqa.store.base import IndexedFile, IndexedState
 from localqa.types import Document, Status
 

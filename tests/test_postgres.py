@@ -29,7 +29,7 @@ from postgres_server import PASSWORD
 
 from localqa.cli import cli
 from localqa.errors import IndexMissingError, LocalQAError, SchemaError
-from localqa.index import open_index, refresh_index
+from localqa.indexing.index import open_index, refresh_index
 from localqa.library import index_status
 from localqa.serve.app import ServeConfig, create_app
 from localqa.store import DatabaseURLError, describe, postgres_url
@@ -411,7 +411,7 @@ def test_a_store_reads_one_version_until_it_asks_for_another(library: str, sampl
     documents and lengths read again)."""
     from datetime import date
 
-    from localqa.retrieve import search
+    from localqa.retrieval.retrieve import search
     from localqa.types import Caller
 
     question, day = "When is the next community event?", date(2026, 11, 14)

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from index_oracle import assert_consistent, oracle, stored_postings
 
-from localqa.index import open_index
+from localqa.indexing.index import open_index
 from localqa.settings import RetrievalSettings
 from localqa.store import Db, writing
 from localqa.store import postgres as store_postgres
@@ -199,7 +199,7 @@ def test_reading_skips_removed_passages_left_in_old_segments(
         writer.finish()
     assert through_the_store(db) == through_the_store(fresh)
     settings = RetrievalSettings(retriever="lexical", k=20)
-    from localqa.retrieve import search
+    from localqa.retrieval.retrieve import search
 
     def ranked(path: Path) -> list[tuple[str, float, str]]:
         with open_index(path) as store:

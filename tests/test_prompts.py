@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from localqa import prompts, sentences
-from localqa.answering import quote_check
+from localqa.answers import prompts, sentences
+from localqa.answers.answering import quote_check
+from localqa.language.text import squash
 from localqa.settings import AnswerSettings
-from localqa.text import squash
 from localqa.types import Candidate, Kind, Location
 
 LEXICAL_ONLY = AnswerSettings(unit_semantic_weight=0, units=8)  # an exact order; every sentence shown

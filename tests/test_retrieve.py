@@ -13,7 +13,7 @@ from backends import BOTH, NewIndex
 
 from localqa.errors import QuestionError
 from localqa.library import search_parts
-from localqa.retrieve import question_parts
+from localqa.retrieval.retrieve import question_parts
 from localqa.settings import MAX_PARTS
 from localqa.store import Db
 from localqa.types import Caller, Candidate, Kind, PartResult
@@ -252,7 +252,7 @@ def test_retired_document_never_appears(
 @pytest.fixture(scope="module")
 def unretired_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample library with the retired reading-room rules marked current."""
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
 
     folder = tmp_path_factory.mktemp("unretired") / "pdfs"
     shutil.copytree(REPO / "pdfs", folder, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
@@ -400,7 +400,7 @@ def test_a_lone_surrogate_does_not_split_the_question(question: str) -> None:
 
 def spread_library(tmp_path: Path, new_index: NewIndex) -> Db:
     """One file where every paragraph matches, and a weaker match in another file."""
-    from localqa.index import refresh_index
+    from localqa.indexing.index import refresh_index
 
     folder = tmp_path / "docs"
     folder.mkdir()

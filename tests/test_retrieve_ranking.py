@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from localqa.retrieve import _Fused, _Ranking
+from localqa.retrieval.retrieve import _Fused, _Ranking
 from localqa.settings import RetrievalSettings
 
 

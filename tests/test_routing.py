@@ -1,4 +1,4 @@
-"""Routing by what a question names (localqa/routing.py) on real PDFs built here with PyMuPDF:
+"""Routing by what a question names (localqa/question/routing.py) on real PDFs built here with PyMuPDF:
 two years of one company's annual filings, named by the year they were filed, and another
 company's. The fiscal year a question names finds the filing covering it (read from its cover),
 not the one filed that year; the part says why; a question that names no document is ranked as
@@ -16,9 +16,9 @@ from backends import BOTH, NewIndex, execute
 from click.testing import CliRunner
 
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
-from localqa.routing import Directory, question_names
+from localqa.question.routing import Directory, question_names
 from localqa.store import Db
 from localqa.types import Caller, Document, Found, PartResult, Period
 

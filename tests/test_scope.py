@@ -1,4 +1,4 @@
-"""Scope by name (localqa/scope.py): `--doc NAME` and the API's `documents` narrow a search to the
+"""Scope by name (localqa/question/scope.py): `--doc NAME` and the API's `documents` narrow a search to the
 eligible documents they name (a file name, a glob or a series), never widen it; a document the
 caller may not see answers exactly as a missing one. On both index backends."""
 
@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from localqa.cli import cli
 from localqa.library import Library
-from localqa.scope import MAX_NAMES, Chosen, UnknownDocumentError, named
+from localqa.question.scope import MAX_NAMES, Chosen, UnknownDocumentError, named
 from localqa.store import Db
 from localqa.types import Caller, Document
 

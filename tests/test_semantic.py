@@ -17,11 +17,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from test_eligibility import QUESTIONS, catalogs, oracle, passages_of
 
-from localqa import embeddings
 from localqa.cli import cli
-from localqa.index import open_index, refresh_index, write_documents
+from localqa.indexing.index import open_index, refresh_index, write_documents
 from localqa.library import index_status, search_parts
-from localqa.retrieve import search
+from localqa.retrieval import embeddings
+from localqa.retrieval.retrieve import search
 from localqa.settings import RETRIEVERS, RetrievalSettings
 from localqa.types import Caller
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from localqa import embeddings, sentences
+from localqa.answers import sentences
+from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location
 

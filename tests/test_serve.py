@@ -20,7 +20,7 @@ from highlight import mask, share_inside, stray_pixels, to_pixels
 
 from localqa import library as library_module
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
 from localqa.serve import state as serve_state
 from localqa.serve.app import ServeConfig, create_app

@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 from highlight import highlighted, mask, share_inside, stray_pixels, to_pixels
 
-from localqa import show
 from localqa.cli import cli
+from localqa.display import show
 from localqa.extract import ocr
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
 from localqa.library import Library, VisiblePage
 from localqa.types import Kind, Passage
 

@@ -15,11 +15,11 @@ from click.testing import CliRunner
 from highlight import mask, share_inside, stray_pixels, to_pixels
 from pptx import Presentation
 
-from localqa import show, show_text
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.display import show, show_text
+from localqa.display.show import QuoteNotShownError
+from localqa.indexing.index import refresh_index
 from localqa.library import Library, VisiblePage
-from localqa.show import QuoteNotShownError
 from localqa.store import Db
 from localqa.types import Caller, Kind, Passage
 

@@ -15,12 +15,12 @@ from click.testing import CliRunner
 from filings import write_filing
 from loss_filing import COLUMNS, STATEMENTS, write_loss_filing
 
-from localqa import arithmetic, computing, figures, glossary
 from localqa.cli import cli
-from localqa.index import refresh_index
+from localqa.derived import arithmetic, computing, figures, glossary
+from localqa.derived.operands import row_match
+from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
-from localqa.operands import row_match
 from localqa.types import Answer
 from localqa.values.numbers import read_number, read_quantity
 

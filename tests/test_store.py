@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 from index_oracle import assert_consistent
 
-from localqa.embeddings import MODEL_NAME
 from localqa.errors import LocalQAError
-from localqa.index import open_index, refresh_index
+from localqa.indexing.index import open_index, refresh_index
 from localqa.library import index_status, search_parts
-from localqa.retrieve import question_parts, search
+from localqa.retrieval.embeddings import MODEL_NAME
+from localqa.retrieval.retrieve import question_parts, search
 from localqa.settings import RetrievalSettings
 from localqa.store.schema import SCHEMA_VERSION
 from localqa.store.sqlite import writing
@@ -300,7 +300,7 @@ def _keeping_vectors_of(full: Path, copy: Path, keep: set[int]) -> Path:
 def _sharing_a_word(db: Path, question: str, as_of: date, caller: Caller) -> set[int]:
     """Rowids of the passages the lexical side ranks for the question (all of them: the sample
     library has fewer passages than `semantic_depth`)."""
-    from localqa import retrieve
+    from localqa.retrieval import retrieve
 
     settings = RetrievalSettings(retriever="lexical")
     found: set[int] = set()

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from localqa.computing import FigureProblem, figure_check
+from localqa.derived.computing import FigureProblem, figure_check
 from localqa.types import Kind, Location, Value
 from localqa.values.asked import wanted
 from localqa.values.cells import Cell, Row, choose_cell, read_row

@@ -1,13 +1,13 @@
-"""Words (localqa/words.py): folding, the word and year patterns, and the one name rule that
+"""Words (localqa/language/words.py): folding, the word and year patterns, and the one name rule that
 routing and evidence coverage both read."""
 
 from __future__ import annotations
 
 import pytest
 
-from localqa import words
-from localqa.coverage import question_terms
-from localqa.routing import question_names
+from localqa.answers.coverage import question_terms
+from localqa.language import words
+from localqa.question.routing import question_names
 
 # (word as written, opens a sentence or phrase, written as a name, a name by itself)
 NAME_RULE = [

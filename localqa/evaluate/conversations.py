@@ -19,18 +19,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localqa.conversation import Rewrite, Turn, carried_turns, from_nowhere, rewrite
-from localqa.eligibility import eligible
 from localqa.errors import SuiteError
 from localqa.evaluate.records import CaseRecord, Metric, RecordedCandidate, Totals
 from localqa.evaluate.run import _answer_with_model, _cited_leaks, _part_record, _search
 from localqa.evaluate.score import attribute, find_leaks, score_retrieval
 from localqa.evaluate.suite import Case, Expect, Suite
-from localqa.index import refresh_index
+from localqa.indexing.index import refresh_index
+from localqa.language.text import squash
 from localqa.library import Library
 from localqa.models.base import AnswerModel
+from localqa.retrieval.eligibility import eligible
 from localqa.settings import Settings
 from localqa.store import Db, describe, temporary
-from localqa.text import squash
 from localqa.tomlfile import TomlFileError, read_toml
 from localqa.types import DEFAULT_ROLE, DEFAULT_TENANT, Caller, Document
 

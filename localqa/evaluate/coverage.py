@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 from localqa.evaluate.run import embeds_for, suite_index
 from localqa.evaluate.suite import Case, Suite
 from localqa.library import Library
-from localqa.retrieve import question_parts
+from localqa.retrieval.retrieve import question_parts
 from localqa.settings import RetrievalSettings
 from localqa.store import Db
 from localqa.types import Caller

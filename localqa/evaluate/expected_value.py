@@ -31,7 +31,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from pydantic import model_validator
 
-from localqa.text import squash
+from localqa.language.text import squash
 from localqa.types import Frozen, Value
 
 DEFAULT_TOLERANCE = 0.01

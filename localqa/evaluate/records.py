@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field, computed_field
 
 from localqa.evaluate.score import AnswerScore, Attribution, Leak, RetrievalScore, ValueBlame
-from localqa.files import write_atomic
+from localqa.indexing.files import write_atomic
 from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Candidate, Frozen, Kind, Location
 
@@ -31,7 +31,7 @@ class RunConfig(Frozen):
 class PartRecord(Frozen):
     question: str
     note: str | None = None  # why the part got no candidates
-    # The documents it was searched mainly in because it names them (`localqa.routing`), and why.
+    # The documents it was searched mainly in because it names them (`localqa.question.routing`), and why.
     routed_to: list[str] = Field(default_factory=list)
     route: str | None = None
 

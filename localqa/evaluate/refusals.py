@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from localqa.text import IDENTIFIER
+from localqa.language.text import IDENTIFIER
 from localqa.types import REFUSAL_KINDS, TERM_REFUSALS, Coverage, Doubt, RefusalKind
 
 # The reasons the answer stage writes, by kind (first match wins). A term's reason names the term

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from localqa.display.terminal import visible
 from localqa.evaluate import refusals
 from localqa.evaluate.compare import Comparison
 from localqa.evaluate.records import CaseRecord, Metric, Run, Totals
-from localqa.terminal import visible
 
 
 def metric_rows(totals: Totals) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localqa.eligibility import eligible
+from localqa.answers.prompts import prompt_hash
 from localqa.errors import SuiteError
 from localqa.evaluate.records import CaseRecord, PartRecord, RecordedCandidate, Run, RunConfig, Totals
 from localqa.evaluate.score import (
@@ -33,12 +33,12 @@ from localqa.evaluate.score import (
     unchecked_item,
 )
 from localqa.evaluate.suite import Case, Suite
-from localqa.index import Progress, refresh_index
+from localqa.indexing.index import Progress, refresh_index
 from localqa.library import Library
 from localqa.models.base import AnswerModel
-from localqa.prompts import prompt_hash
-from localqa.retrieve import resolve
-from localqa.scope import UnknownDocumentError
+from localqa.question.scope import UnknownDocumentError
+from localqa.retrieval.eligibility import eligible
+from localqa.retrieval.retrieve import resolve
 from localqa.settings import RetrievalSettings, Settings
 from localqa.store import Db, describe, postgres_url, temporary
 from localqa.store.base import Store

@@ -10,14 +10,14 @@ from collections.abc import Callable
 from datetime import date
 from typing import Literal
 
-from localqa.answering import quote_check
-from localqa.catalog import visible_labels
-from localqa.comparing import comparison_check
-from localqa.computing import figure_check
+from localqa.answers.answering import quote_check
+from localqa.answers.listing import list_problem
+from localqa.derived.comparing import comparison_check
+from localqa.derived.computing import figure_check
 from localqa.evaluate.expected_value import judge
 from localqa.evaluate.suite import Case, Expect
-from localqa.listing import list_problem
-from localqa.text import squash
+from localqa.indexing.catalog import visible_labels
+from localqa.language.text import squash
 from localqa.types import (
     Caller,
     Candidate,
@@ -122,7 +122,7 @@ def score_answer(
 ) -> AnswerScore:
     """Grade a shown quote against the text of the passage it cites (`cited_text`, looked up by
     the caller). Verification is redone here rather than trusted from the answering code, with
-    the same rule `ask` shows quotes by (`localqa.answering.quote_check`): a whole sentence or row.
+    the same rule `ask` shows quotes by (`localqa.answers.answering.quote_check`): a whole sentence or row.
     Recorded answers from another system are held to it too: a cut-short quote can drop the
     sentence's exception, and a metric that accepted what `ask` refuses to show would not compare
     two systems on the same contract."""
@@ -225,7 +225,7 @@ def expected_at(case: Case, location: Location, text_at: TextAt) -> bool:
 
 def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) -> str | None:
     """Why a shown value is not a checked figure (None: it is, or no value was shown): it fails
-    the one figure rule (`localqa.computing.figure_check`, which `ask` applies before showing it)
+    the one figure rule (`localqa.derived.computing.figure_check`, which `ask` applies before showing it)
     against the quote it comes from, or an operand's quote is not a verified quote (a whole
     sentence or row: `quote_check`) of the passage the index holds at the operand's citation."""
     if value is None or value.items is not None:  # a list's items: `unchecked_item`
@@ -246,7 +246,7 @@ def unchecked_figure(value: Value | None, quote: str | None, text_at: TextAt) ->
 
 def unchecked_item(value: Value | None, text_at: TextAt) -> str | None:
     """Why a shown list value is not one of verified items (None: it is, or it lists nothing): it
-    fails the list rule (`localqa.listing.list_problem`, which `ask` builds lists by), an item's
+    fails the list rule (`localqa.answers.listing.list_problem`, which `ask` builds lists by), an item's
     quote being checked by the one rule (`quote_check`) against the passage the index holds at its
     citation."""
     if value is None or value.items is None:

@@ -67,7 +67,7 @@ class Case(BaseModel):
     as_of: date
     question: str
     parts: list[str] = Field(default_factory=list)
-    # Search only these documents (file names, globs or series; `localqa.scope`), as a person
+    # Search only these documents (file names, globs or series; `localqa.question.scope`), as a person
     # asking about "this report" would pick it: the question is asked within them.
     documents: list[str] = Field(default_factory=list)
     role: str = DEFAULT_ROLE

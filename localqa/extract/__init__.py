@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from localqa.catalog import Problem
 from localqa.extract.checks import BadFile, check_file
 from localqa.extract.ocr import SidecarWithoutPage, extract_sidecar, parse_sidecar_name
 from localqa.extract.pdf import PdfUnreadable, extract_pdf
 from localqa.extract.plain import extract_markdown, extract_plain
+from localqa.indexing.catalog import Problem
 from localqa.types import Found, Kind, Passage
 
 
@@ -27,7 +27,7 @@ class Extracted:
 
 
 def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
-    """Passages of one input file: a source of any format `localqa.formats` names, or the OCR
+    """Passages of one input file: a source of any format `localqa.indexing.formats` names, or the OCR
     sidecar of a page of `doc_source`. Raises `Unreadable` when nothing can be extracted."""
     try:
         sidecar = parse_sidecar_name(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from localqa.text import squash
+from localqa.language.text import squash
 
 
 def looks_like_heading(line: str) -> bool:

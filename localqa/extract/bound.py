@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from localqa import parts
-from localqa.text import squash
+from localqa.language.text import squash
+from localqa.question import parts
 from localqa.types import Kind, Passage
 
 MAX_PASSAGE_CHARS = 20_000

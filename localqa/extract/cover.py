@@ -1,14 +1,14 @@
 """What a document's first page says about the document itself: the organisation a filing's
 cover names and the period it covers. Routing matches a question's names and fiscal years
-against them (`localqa.routing`); nothing here changes a passage."""
+against them (`localqa.question.routing`); nothing here changes a passage."""
 
 from __future__ import annotations
 
 import re
 
-from localqa.lexicon import LEGAL_FORMS
-from localqa.periods import cover_period
-from localqa.text import squash
+from localqa.language.lexicon import LEGAL_FORMS
+from localqa.language.text import squash
+from localqa.question.periods import cover_period
 from localqa.types import Period
 
 # An SEC cover (10-K, 10-Q, 8-K, 20-F...) prints the filer's name on the line(s) just above

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import pymupdf
 
-from localqa.text import squash
+from localqa.language.text import squash
 from localqa.types import Box
 
 _BOLD = 16  # PyMuPDF span flag bit

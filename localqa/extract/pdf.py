@@ -24,7 +24,6 @@ from typing import Any
 
 import pymupdf
 
-from localqa.catalog import Problem
 from localqa.extract.blocks import governing
 from localqa.extract.cover import read_cover
 from localqa.extract.layout import (
@@ -39,7 +38,8 @@ from localqa.extract.layout import (
 )
 from localqa.extract.unruled import UnruledTable, row_text
 from localqa.extract.unruled import find_tables as find_unruled
-from localqa.text import squash
+from localqa.indexing.catalog import Problem
+from localqa.language.text import squash
 from localqa.types import Box, Kind, Passage, Period
 
 # PyMuPDF would otherwise print advice and MuPDF's own error chatter on stdout/stderr; damaged
@@ -87,7 +87,7 @@ class _Block:
 
 def open_pdf(path: Path) -> pymupdf.Document:
     """Open a PDF, or another document PyMuPDF reads itself (EPUB, XPS, MOBI, FB2, CBZ, and images,
-    by their extension: `localqa.formats`), or raise `PdfUnreadable` saying what is wrong with it."""
+    by their extension: `localqa.indexing.formats`), or raise `PdfUnreadable` saying what is wrong with it."""
     if path.suffix.lower() != ".pdf":
         return _open_other(path)
     size = path.stat().st_size

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from localqa.extract.blocks import governing, looks_like_heading, paragraphs
-from localqa.text import squash
+from localqa.language.text import squash
 from localqa.types import Kind, Passage
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

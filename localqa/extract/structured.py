@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from localqa.text import squash
+from localqa.language.text import squash
 from localqa.types import Kind, Passage
 
 

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 
 from localqa.extract.layout import X0, Line, Word, union
-from localqa.periods import YEAR_DIGITS
-from localqa.text import squash
+from localqa.language.text import squash
+from localqa.question.periods import YEAR_DIGITS
 from localqa.types import Box
 
 _VALUE = re.compile(

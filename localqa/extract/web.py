@@ -23,7 +23,7 @@ from lxml import etree
 
 from localqa.extract.checks import BadFile
 from localqa.extract.structured import Sections
-from localqa.text import squash
+from localqa.language.text import squash
 from localqa.types import Passage
 
 # What a page hides from its reader, as XPath over the parsed page: an element matching one is

@@ -42,7 +42,7 @@ from lxml import etree
 
 from localqa.extract.checks import BadFile
 from localqa.extract.structured import Sections
-from localqa.text import squash
+from localqa.language.text import squash
 from localqa.types import Passage
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"

@@ -3,7 +3,7 @@
 A backend receives one `AnswerRequest` (the question, the labelled passages and what may be quoted
 from each, the chat messages built from them, the JSON schema and the generation bounds) and
 returns a `Completion`: the raw text of its reply and, when it reports them, the token counts. It
-does not parse or trust the reply: `localqa.answering` validates and verifies it.
+does not parse or trust the reply: `localqa.answers.answering` validates and verifies it.
 
 A `Backend` is what the registry (`localqa.models`) holds: a name, how to build its model, and
 whether it can run here. Third-party packages provide one through the `localqa.models` entry

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from localqa.errors import ModelError
-from localqa.files import cache_dir, write_atomic
+from localqa.indexing.files import cache_dir, write_atomic
 from localqa.models.base import (
     AnswerModel,
     AnswerRequest,

@@ -1,5 +1,5 @@
 """The `extractive` backend: no language model. It answers with the sentence scorer's first unit
-(`localqa.sentences`: BM25 over the part's sentences fused with the MiniLM cosine), so it shows
+(`localqa.answers.sentences`: BM25 over the part's sentences fused with the MiniLM cosine), so it shows
 what retrieval and the scorer alone get right, deterministically and in well under a second.
 
 It answers null only when nothing ties the first unit to the question: no question term in it

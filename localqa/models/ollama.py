@@ -1,7 +1,7 @@
 """The `ollama` answer backend: a local Ollama server, reached with the `ollama` Python client.
 
 The reply is constrained by Ollama's `format=` (a JSON schema). This module only transports: it
-returns the raw reply text, and `localqa.answering` parses and verifies it. Faults of the server (not
+returns the raw reply text, and `localqa.answers.answering` parses and verifies it. Faults of the server (not
 running, model not pulled, too slow, not speaking Ollama's API) become `ModelError`s whose message
 names the fix.
 """

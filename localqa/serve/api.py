@@ -14,9 +14,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localqa import show
-from localqa.answering import quote_check
+from localqa.answers.answering import quote_check
 from localqa.conversation import Turn, turn_of
+from localqa.display import show
 from localqa.library import VisiblePage
 from localqa.serve.conversations import MAX_TURNS, Conversations, rewritten
 from localqa.serve.errors import HttpError

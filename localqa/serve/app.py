@@ -6,7 +6,8 @@ Rules the app keeps, and where:
   Host names, no cross-site request, a caller from the server's configuration (`auth`), never
   from a request's fields; every response forbids other origins to read it (`security.HEADERS`);
 - every lookup filters by what that caller may see on the as-of date before anything is read
-  (`localqa.retrieve`, `localqa.library`): a hidden page image answers 404 exactly like a missing one;
+  (`localqa.retrieval.retrieve`, `localqa.library`): a hidden page image answers 404 exactly like
+  a missing one;
 - every request reads through one `Library` (one open index, reopened when a refresh has committed
   since, so an `index` run while serving is picked up by the next request), reached as a
   dependency (`state`);

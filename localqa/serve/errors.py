@@ -8,7 +8,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException
 
-from localqa import show
+from localqa.display import show
 from localqa.errors import (
     IndexUnavailableError,
     LocalQAError,
@@ -18,7 +18,7 @@ from localqa.errors import (
     SuiteError,
     UnknownModelError,
 )
-from localqa.scope import UnknownDocumentError
+from localqa.question.scope import UnknownDocumentError
 from localqa.serve.conversations import UnknownConversationError
 from localqa.serve.state import served
 

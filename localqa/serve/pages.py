@@ -16,16 +16,16 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from jinja2 import Environment
 
-from localqa.computing import substituted
 from localqa.conversation import Rewrite, Turn, turn_of
+from localqa.derived.computing import substituted
+from localqa.display.printed import comparison_head, describe_value
+from localqa.language.text import squash
 from localqa.library import Library, ListedDocument
-from localqa.printed import comparison_head, describe_value
 from localqa.serve.conversations import rewritten
 from localqa.serve.errors import HttpError
 from localqa.serve.params import AsOf, check_size
 from localqa.serve.security import GATE, Visitor, Who
 from localqa.serve.state import ConfigDep, ConversationsDep, LibraryDep, ModelsDep, TemplatesDep
-from localqa.text import squash
 from localqa.types import Answer, Candidate, Location, PartResult
 
 router = APIRouter(dependencies=GATE)
@@ -280,7 +280,7 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
 
 
 def _value_view(answer: Answer) -> dict[str, Any]:
-    """What the part shows of its answer's value (the CLI's words: `localqa.printed`)."""
+    """What the part shows of its answer's value (the CLI's words: `localqa.display.printed`)."""
     value = answer.value
     if value is None:
         return {}

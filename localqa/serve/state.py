@@ -14,6 +14,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Request
 from jinja2 import Environment, PackageLoader
 
+from localqa.display.terminal import visible_in_page
 from localqa.errors import LocalQAError, UnknownModelError
 from localqa.library import Library
 from localqa.models import backends, default_spec, get_model
@@ -22,7 +23,6 @@ from localqa.serve.auth import User
 from localqa.serve.conversations import Conversations
 from localqa.settings import Settings
 from localqa.store import Db
-from localqa.terminal import visible_in_page
 from localqa.types import Answer, Caller, PartResult
 
 

@@ -35,7 +35,7 @@ from datetime import date
 import numpy as np
 import numpy.typing as npt
 
-from localqa import eligibility
+from localqa.retrieval import eligibility
 from localqa.settings import Chunking
 from localqa.types import Box, Caller, Document, Found, Frozen, Kind, Location, Passage
 
@@ -208,7 +208,7 @@ class Store(ABC):
         return self._visible[who]
 
     def eligible(self, as_of: date, caller: Caller) -> dict[str, Document]:
-        """The documents `caller` may retrieve from on `as_of` (`localqa.eligibility`), by id.
+        """The documents `caller` may retrieve from on `as_of` (`localqa.retrieval.eligibility`), by id.
         Remembered for the snapshot: the answer changes only when the date passes an effective
         date of a document the caller may see, so it is kept per (caller, number of those dates on
         or before `as_of`). Only those: a key counting every document's dates would make the first

@@ -50,8 +50,9 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import TransactionStatus
 
-from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
+from localqa.indexing.catalog import CATALOG_NAME, searchable_heading, searchable_title
+from localqa.language.text import identifiers
 from localqa.settings import Chunking
 from localqa.store.address import describe, redact
 from localqa.store.base import (
@@ -76,7 +77,6 @@ from localqa.store.rows import (
     found_values,
 )
 from localqa.store.schema import SCHEMA_VERSION
-from localqa.text import identifiers
 from localqa.types import Document, Found, Passage
 
 Connection = psycopg.Connection[tuple[Any, ...]]

@@ -139,7 +139,7 @@ def m005_postings(db: sqlite3.Connection) -> None:
 
 @migration
 def m006_document_periods(db: Any) -> None:
-    # What routing matches a question against besides a document's names (localqa/routing.py):
+    # What routing matches a question against besides a document's names (localqa/question/routing.py):
     # the reporting period its catalog entry gives (`period`, a localqa.types.Period as JSON) or
     # its cover states (`found_period`), and the organisation its cover names (`found_name`).
     # Every PDF is re-extracted on the next `localqa index`, which reads its cover.

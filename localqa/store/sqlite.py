@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from localqa.catalog import CATALOG_NAME, searchable_heading, searchable_title
 from localqa.errors import IndexMissingError, IndexUnavailableError, LocalQAError, SchemaError
+from localqa.indexing.catalog import CATALOG_NAME, searchable_heading, searchable_title
+from localqa.language.text import identifiers
 from localqa.settings import Chunking
 from localqa.store import segments as postings_segments
 from localqa.store import vectors
@@ -64,7 +65,6 @@ from localqa.store.rows import (
 )
 from localqa.store.schema import SCHEMA_VERSION, migrate
 from localqa.store.segments import SegmentWriter
-from localqa.text import identifiers
 from localqa.types import Document, Found, Passage
 
 # What is embedded for a passage (embeddings.passage_text), and its id.

@@ -4,7 +4,7 @@ year selects a table's column), whether it asks for a quantity ("how many", "wha
 place ("where"), who ("who approves"), and the scale and rounding its instruction asks for.
 
 Serves every question kind: it decides which kind of span or cell a quote's value is, and the
-figures (`localqa.figures`), comparisons and extremes read the years a part names from it.
+figures (`localqa.derived.figures`), comparisons and extremes read the years a part names from it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from localqa import periods
+from localqa.question import periods
 from localqa.values.numbers import NUMBER_WORD_VALUES
 
 _QUANTITY = re.compile(

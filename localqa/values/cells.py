@@ -9,8 +9,8 @@ part itself names (EQ-314) is never the answer. Two columns for one year, or non
 part's words, is ambiguous: no value, and the quote stands alone.
 
 Serves every question whose quote is a table row: a figure of a year, a limit or a fee of a named
-item, and the operands of derived figures, comparisons and extremes (`localqa.operands`,
-`localqa.extremes`).
+item, and the operands of derived figures, comparisons and extremes (`localqa.derived.operands`,
+`localqa.derived.extremes`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from localqa.language.text import identifiers, squash
 from localqa.store.tokenizer import tokenizer
-from localqa.text import identifiers, squash
 from localqa.types import Value
 from localqa.values.asked import Wanted
 from localqa.values.fiscal import FiscalCalendar, header_years

@@ -4,9 +4,9 @@ up a figure: what a part asks for is read from its words (`localqa.values.asked`
 gives its cell (`localqa.values.cells`), a sentence its span of the wanted kind
 (`localqa.values.spans`), or the phrase that says it (`localqa.values.phrases`).
 
-Every value is a span of the quote (`is_span`): `localqa.computing.figure_check` checks it again
+Every value is a span of the quote (`is_span`): `localqa.derived.computing.figure_check` checks it again
 before anything is shown. Serves every question kind that asks for a value; the answer stage
-(`localqa.answering`) calls `value_of` for each verified quote.
+(`localqa.answers.answering`) calls `value_of` for each verified quote.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from localqa import causes
-from localqa.text import squash
+from localqa.answers import causes
+from localqa.language.text import squash
 from localqa.types import Kind, Location, Value
 from localqa.values.asked import wanted
 from localqa.values.cells import cell_value, choose_cell, read_row

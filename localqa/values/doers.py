@@ -6,8 +6,8 @@ span ("approved by the finance controller", `localqa.values.spans`) or the rest 
 
 from __future__ import annotations
 
-from localqa.lexicon import DOERS, MONTHS, WEEKDAYS
-from localqa.words import WORD, is_name, singular
+from localqa.language.lexicon import DOERS, MONTHS, WEEKDAYS
+from localqa.language.words import WORD, is_name, singular
 
 # A doer is named in a few words: a longer phrase is a clause, not who did it.
 _DOER_WORDS = 8

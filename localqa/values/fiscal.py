@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from localqa import periods
+from localqa.question import periods
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ words after it ("45 minutes", "two calendar days", "$1.8 billion"), and the scal
 once ("(in millions)").
 
 Serves every question whose answer is a quantity: "how many", "what percentage", an amount of
-money, a duration; the derived figures (`localqa.computing`) read their operands with the same
+money, a duration; the derived figures (`localqa.derived.computing`) read their operands with the same
 rules, so a value and a computed figure agree on what a cell says.
 """
 

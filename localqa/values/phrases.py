@@ -2,7 +2,7 @@
 it ("flights *shorter than 6 hours*", "a *red badge*"), what someone does or must do, how a thing
 is done, what an abbreviation stands for (`choose_phrase`, `expansion`); and, for a part that asks
 what drove or caused a change, the cause as written, from its cue ("due to", "driven by") to the
-sentence's end (`cause_value`, `localqa.causes`).
+sentence's end (`cause_value`, `localqa.answers.causes`).
 
 Serves "which", "what does ... require", "what does X stand for", a "when" whose sentence states
 no time, a "who" answered by the rest of a sentence, and "what drove the change" questions.
@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from localqa import causes
-from localqa.lexicon import CONNECTIVES
+from localqa.answers import causes
+from localqa.language.lexicon import CONNECTIVES
+from localqa.language.words import ALNUM
 from localqa.types import Value
 from localqa.values.asked import Wanted
 from localqa.values.doers import names_a_doer
 from localqa.values.spans import Span, shared_words
-from localqa.words import ALNUM
 
 # "Which flights ...", "What colour badge ...": the thing asked about, and whether a trait of it is.
 _WHICH = re.compile(

@@ -1,0 +1,342 @@
+"""List and count answers: a part that asks for several things gets distinct verified quotes.
+
+Which parts (`asked`, rules as named tables, each table-tested):
+
+- **a list** (`LIST_CUES`): "list the ...", "name the ...", "what kinds of ...", "what are the
+  <plural>", "which <plural> are ...", "what <plural> does ...". A part asking for a cause
+  (`localqa.answers.causes`) or yes or no is not a list. Nor is one that asks for an amount ("what were
+  the net sales": `AMOUNT_NOUNS`; "what are the total revenues": any quantity
+  `localqa.values.asked.wanted` reads), its answer being one figure, unless it says so outright
+  (`SAID_OUTRIGHT`: "list the fees charged").
+- **a count** (`COUNT_CUE`): "how many <things>", where the things are not a measure
+  (`MEASURE_NOUNS`: days, grams, percent ...) and the part does not do arithmetic on stated
+  figures ("how many more", "in total": `ARITHMETIC`). A count a single sentence or row states
+  keeps today's single-span value (`stated_count`: the verified quote writes a number within a few
+  words before the counted noun, "nine widely-used datasets", "12 employees"; or a row has a
+  number in a cell whose header names it, "Renewals allowed: 1"); only a count nobody states is
+  counted over the listed items.
+
+Which items (`collect`): the part's own verified quote first, then, in the sentence scorer's
+order, the units of the same document that can be the answer (not demoted; a count's items may
+state no number) and, for a table row, rows of the same table; for a sentence, sentences under the
+same heading that share the part's words about as much as the first does (`ITEM_LEXICAL_SHARE`).
+Each is verified by the one rule (`answering.quote_check`) against the passage it is cited from; a
+duplicate (same quote, or same item text) is listed once; at most `LIST_BOUND`. Items come only
+from the part's candidates, which retrieval drew from the documents the caller may see: a hidden
+document is never listed or counted.
+
+Fewer than `MIN_ITEMS` items found: a list part keeps its quote and today's value; a count part
+keeps its quote with no value (a number its quote holds elsewhere, "Appendix 3" for "how many
+chapters", is not how many there are). A count is the number of items listed, never a number read
+from the text, and says "at least N" when the bound was reached or an item came from the last
+passage of a retrieval cut at `k` (`more_may_hide`): there may be more beyond what was read. The
+value's `text` joins the items' texts with "; " (a count: "4", "at least 12"); `list_problem` is
+the rule a shown list value passes, here and in evaluation (the "unchecked list items" gate).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from localqa.answers import causes, sentences
+from localqa.language.text import squash
+from localqa.settings import AnswerSettings
+from localqa.types import Answer, Candidate, Kind, ListItem, Location, RankedUnit, Value
+from localqa.values.asked import wanted
+from localqa.values.cells import read_row, row_name
+from localqa.values.choosing import is_span
+from localqa.values.numbers import NUMBER_WORDS, read_quantity
+
+# The most items a list answer shows (and a count counts before it says "at least").
+LIST_BOUND = 12
+# A sentence is another item when its BM25 score over the part's words is at least this share of
+# the first item's: it speaks of the same things, not of one word the part happens to use.
+ITEM_LEXICAL_SHARE = 0.5
+# A count states its number within this many words before the noun it counts ("nine widely-used
+# datasets").
+STATED_COUNT_WORDS = 3
+JOINER = "; "
+# A list answer lists at least two items: one verified quote is the part's quote and the value
+# today's rules give it, and a "count" of one sentence would be a number the text never states.
+MIN_ITEMS = 2
+
+ListKind = Literal["list", "count"]
+
+_PLURAL = r"[A-Za-z][\w-]*(?<!ss)(?<!us)(?<!is)(?<!'s)s"
+# Each rule that makes a part ask for a list, by name.
+LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("list the", re.compile(r"^\W*(?:please\s+)?(?:list|enumerate|name)\s+(?!(?:a|an|one)\b)\w", re.I)),
+    ("list all", re.compile(r"\blist\s+(?:all|every|each)\b", re.I)),
+    ("kinds of", re.compile(r"\bwhat\s+(?:kinds?|types?|sorts?|categories)\s+of\b", re.I)),
+    (
+        "what are the (plural)",
+        re.compile(
+            r"^\W*(?:[\w,' ]+,\s*)?what\s+(?:are|were)\s+(?:the\s+|its\s+|their\s+|all\s+)?"
+            rf"(?:[\w'\u2019-]+\s+){{0,3}}?(?P<noun>{_PLURAL})\b",
+            re.I,
+        ),
+    ),
+    (
+        "which/what (plural)",
+        re.compile(
+            rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?(?P<noun>{_PLURAL})\s+(?:are|were|do|does|did|have|has|had|"
+            r"is|was|can|could|will|would|must|should|include|includes|of|in|that|from|under)\b",
+            re.I,
+        ),
+    ),
+)
+# Cues that ask for a list outright, whatever else the part names ("list the fees charged"); the
+# others yield to a part that asks for a quantity ("what are the total revenues").
+SAID_OUTRIGHT = frozenset(("list the", "list all", "kinds of"))
+# "How many <things>": the first plural within five words names what is counted, else the first word.
+COUNT_CUE = re.compile(r"\bhow\s+many\s+(?P<words>(?:[\w-]+\s*){1,5})", re.I)
+# A "how many" that does arithmetic on stated figures, not a count of things: the figure planner's.
+ARITHMETIC = re.compile(r"\bhow\s+many\s+more\b|\bin\s+total\b|\btotal\b|\bcombined\b|\baltogether\b", re.I)
+# What "how many" measures rather than counts: one sentence states such a figure.
+MEASURE_NOUNS = frozenset(
+    "second seconds minute minutes hour hours day days week weeks month months year years time times "
+    "percent percentage percentages point points dollar dollars usd euro euros pound pounds cent cents "
+    "gram grams kg kilogram kilograms litre litres liter liters meter meters metre metres km mile miles "
+    "share shares unit units calorie calories byte bytes gb mb hz mhz watt watts volt volts".split()
+)
+# Plural words a filing states as one amount: "what were the net sales" asks for a figure.
+AMOUNT_NOUNS = frozenset(
+    "sales revenues earnings expenses costs assets liabilities profits proceeds dividends losses gains "
+    "savings taxes fees payments borrowings investments expenditures flows margins ratios rates figures "
+    "amounts totals numbers prices wages salaries receivables payables inventories reserves".split()
+)
+
+
+@dataclass(frozen=True)
+class ListAsk:
+    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), and for
+    a count the noun it counts."""
+
+    kind: ListKind
+    cue: str
+    noun: str | None = None
+
+
+def asked(part: str) -> ListAsk | None:
+    """Whether `part` asks for a list or a count (see the module's rules), or None."""
+    count = COUNT_CUE.search(part)
+    if count is not None:
+        if ARITHMETIC.search(part):
+            return None
+        counted = _counted_noun(count["words"])
+        phrase = count["words"].split()
+        named = phrase[: phrase.index(counted) + 1] if counted in phrase else phrase[:1]
+        if {w.lower() for w in named} & MEASURE_NOUNS:  # "how many unused leave days": a measure
+            return None
+        return ListAsk("count", "how many", counted)
+    if sentences.asks_yes_or_no(part) or causes.asks_cause(part):
+        return None
+    quantity = wanted(part).quantity
+    for name, pattern in LIST_CUES:
+        found = pattern.search(part)
+        if found is None or (quantity and name not in SAID_OUTRIGHT):
+            continue
+        plural = found.groupdict().get("noun")
+        if plural is not None and plural.lower() in AMOUNT_NOUNS:
+            continue
+        return ListAsk("list", name)
+    return None
+
+
+def _counted_noun(words: str) -> str:
+    found = words.split()
+    plural = next((w for w in found if re.fullmatch(_PLURAL, w)), None)
+    return plural or found[0]
+
+
+_NUMBER = rf"(?:\d[\d,]*|\b(?:{'|'.join(NUMBER_WORDS)}))"
+
+
+def stated_count(noun: str, quote: str, kind: Kind = Kind.PROSE) -> bool:
+    """Whether the quote states how many `noun` there are: in a sentence, a number (digits or
+    words) within `STATED_COUNT_WORDS` words before the noun ("nine widely-used datasets", "12
+    employees"); in a table row, a cell holding a number whose header or row label names the noun
+    ("Renewals allowed: 1" for "how many renewals")."""
+    stem = re.escape(_stem(noun))
+    if kind is Kind.TABLE:
+        row = read_row(quote)
+        named = re.compile(rf"\b{stem}", re.IGNORECASE)
+        return any(
+            read_quantity(cell.text) is not None and named.search(f"{row.label or ''} {cell.header or ''}")
+            for cell in row.cells
+        )
+    pattern = rf"{_NUMBER}\s+(?:[\w-]+\s+){{0,{STATED_COUNT_WORDS - 1}}}?{stem}\w*\b"
+    return re.search(pattern, quote, re.IGNORECASE) is not None
+
+
+def _stem(noun: str) -> str:
+    word = noun.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+# --- the items --------------------------------------------------------------------------------------
+
+QuoteCheck = Callable[[str, str, Kind], object]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The items found, and whether more may lie beyond them (the bound, or retrieval's cut)."""
+
+    items: tuple[ListItem, ...]
+    more_may_hide: bool
+
+
+def collect(
+    answer: Answer,
+    ranked: Sequence[RankedUnit],
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    check: QuoteCheck,
+    count: bool = False,
+) -> Listed:
+    """The items of a list answer: `answer`'s verified quote first, then the units of `ranked`
+    (the sentence scorer's order) that are items of the same list, each verified by `check` (the
+    one rule: None when a unit is a whole sentence or row of its passage), distinct, bounded."""
+    assert answer.quote is not None and answer.citation is not None
+    passages = sentences.labels(candidates)
+    first = next(
+        (u for u in ranked if squash(u.text) == answer.quote and u.location == answer.citation), None
+    )
+    items: list[ListItem] = [_item(answer.quote, answer.citation)]
+    seen_quotes, seen_texts = {_key(answer.quote)}, {_key(items[0].text)}
+    last_rank, more = len(candidates), False
+    reached_last = first is not None and sentences.passage_rank(first.label) == last_rank
+    for unit in ranked:
+        if first is not None and unit is first:
+            continue
+        if not _same_list(unit, answer.citation, first, count):
+            continue
+        quote = squash(unit.text)
+        passage = passages.get(unit.label)
+        if passage is None or check(quote, passage.text, passage.location.kind) is not None:
+            continue
+        item = _item(quote, unit.location)
+        if _key(quote) in seen_quotes or _key(item.text) in seen_texts:
+            continue
+        if len(items) == LIST_BOUND:
+            more = True
+            break
+        items.append(item)
+        seen_quotes.add(_key(quote))
+        seen_texts.add(_key(item.text))
+        reached_last = reached_last or sentences.passage_rank(unit.label) == last_rank
+    cut = len(candidates) >= settings.k and reached_last
+    return Listed(tuple(items), more or cut)
+
+
+def _same_list(unit: RankedUnit, cited: Location, first: RankedUnit | None, count: bool) -> bool:
+    """Whether `unit` can be an item of the list the first item opens: never a demoted unit (a
+    count's items may state no number: each is one thing counted, not a figure); of
+    the same document; a row of the same table as a first row; a sentence under the same heading
+    as a first sentence (a list sits in one section) that shares the part's words about as much
+    as the first sentence does."""
+    where = unit.location
+    demoted = unit.demoted is not None and not (count and unit.demoted == sentences.STATES_NO_QUANTITY)
+    if demoted or where.source != cited.source:
+        return False
+    if cited.kind is Kind.TABLE:
+        return where.kind is Kind.TABLE and (where.page, where.table) == (cited.page, cited.table)
+    if where.kind is Kind.TABLE or where.section != cited.section:
+        return False
+    floor = ITEM_LEXICAL_SHARE * (first.lexical if first is not None else 0.0)
+    return unit.lexical > 0 and unit.lexical >= floor
+
+
+def _item(quote: str, citation: Location) -> ListItem:
+    """The item a verified quote lists: a table row's name (`row_item`), else the quote itself."""
+    name = row_item(quote) if citation.kind is Kind.TABLE else None
+    return ListItem(text=name if name and is_span(name, quote) else quote, quote=quote, citation=citation)
+
+
+def row_item(row_text: str) -> str | None:
+    """What a table row names: its label; in a table whose first column is headed like the others
+    (a ruled table: "Register: Item ID: EQ-402; Item: Document camera"), its first cell's text,
+    since the label there is the table's title (`row_name`)."""
+    row = read_row(row_text)
+    first = row.cells[0] if row.cells else None
+    if row_name(row) == row.label or first is None:
+        return row.label or (first.text if first else None)
+    return first.text
+
+
+def _key(text: str) -> str:
+    return squash(text).casefold().rstrip(" .;:")
+
+
+# --- the value --------------------------------------------------------------------------------------
+
+
+def list_value(ask: ListAsk, listed: Listed) -> Value:
+    """The value of a list part (its items' texts joined) or of a count part (how many items)."""
+    if ask.kind == "list":
+        return Value(text=JOINER.join(i.text for i in listed.items), items=listed.items)
+    count = len(listed.items)
+    return Value(text=count_text(count, listed.more_may_hide), number=float(count), items=listed.items)
+
+
+def count_text(count: int, more_may_hide: bool) -> str:
+    return f"at least {count}" if more_may_hide else str(count)
+
+
+def list_problem(value: Value, verified: Callable[[ListItem], bool]) -> str | None:
+    """The rule every shown list value passes (None when it does): each item's text is a span of
+    its quote, and its quote a verified quote of the passage at its citation (`verified`: the one
+    rule, `answering.quote_check`, against that passage's text); the items are distinct
+    and at most `LIST_BOUND`; the value's text is their texts joined, or for a count its number is
+    how many there are."""
+    items = value.items or ()
+    if len(items) > LIST_BOUND:
+        return f"{len(items)} items, more than the bound {LIST_BOUND}"
+    if len({_key(i.quote) for i in items}) != len(items):
+        return "an item is listed twice"
+    for number, item in enumerate(items, start=1):
+        if not is_span(item.text, item.quote):
+            return f"item {number} is not a span of its quote"
+        if not verified(item):
+            return f"item {number} is not a verified quote of {item.citation.brief()}"
+    if value.number is None:
+        if value.text != JOINER.join(i.text for i in items):
+            return "its text is not its items joined"
+    elif value.number != len(items) or value.text not in (count_text(len(items), m) for m in (False, True)):
+        return "its count is not the number of its items"
+    return None
+
+
+def list_answer(
+    part: str,
+    answer: Answer,
+    ranked: Sequence[RankedUnit],
+    candidates: Sequence[Candidate],
+    settings: AnswerSettings,
+    check: QuoteCheck,
+) -> Answer:
+    """`answer` with a list value when the part asks for a list, or for a count no single sentence
+    states; otherwise unchanged (a refusal, or a part that asks for one thing)."""
+    if answer.quote is None or answer.citation is None:
+        return answer
+    ask = asked(part)
+    if ask is None:
+        return answer
+    if (
+        ask.kind == "count"
+        and ask.noun is not None
+        and stated_count(ask.noun, answer.quote, answer.citation.kind)
+    ):
+        return answer
+    listed = collect(answer, ranked, candidates, settings, check, count=ask.kind == "count")
+    if len(listed.items) < MIN_ITEMS:
+        # A count no sentence states and no list gives has no value: a number the quote holds
+        # elsewhere ("Appendix 3" for "how many chapters") is not how many there are.
+        return answer if ask.kind == "list" else answer.model_copy(update={"value": None})
+    return answer.model_copy(update={"value": list_value(ask, listed)})

@@ -1,0 +1,240 @@
+"""Comparisons a part asks for, computed in code: whether a quantity improved, declined, increased
+or decreased between two periods ("Does Adobe have an improving operating margin profile as of
+FY2022?", "Has Microsoft increased its debt between FY2023 and FY2022?", "How much has the
+effective tax rate changed between FY2021 and FY2022?"), and the sign of one figure ("Does Corning
+have positive working capital based on FY2022 data?").
+
+`plan` reads the kind of comparison (`ASKS`), the figure (`localqa.derived.figures.named`: a metric, a
+shape or a line item) and the periods: the two years named, or one year and the year before it
+("as of FY2022" asks against the prior year). Each figure is planned, read and computed as a
+figure question's is (`localqa.derived.figures`, `localqa.derived.operands`,
+`localqa.derived.computing`); `compared` then gives the direction from the figures' numbers as
+shown, under the rule it says:
+"improving" is higher unless the glossary says lower is better (`better = "lower"`: days
+outstanding, leverage), and an amount the glossary gives no such rule for is only said to have
+increased or decreased. `comparison_check` recomputes the direction from the figures, the rule
+every shown comparison passes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from localqa.answers.sentences import asks_yes_or_no
+from localqa.derived import computing, figures
+from localqa.derived.glossary import Glossary, glossary
+from localqa.types import Comparison, Value
+from localqa.values.asked import wanted
+from localqa.values.numbers import read_quantity
+
+# The kinds of comparison a part asks for, first match wins: the sign of one figure; whether it
+# improved (which needs a rule for "better"); whether it rose or fell. A yes/no part or a "how
+# has/did ... changed/compare" part asks for one of these; "what is the change in X" asks for a
+# figure (`localqa.derived.figures`).
+ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "judge",
+        re.compile(
+            r"\b(?:healthy|strong|weak|sufficient|adequate|sound|solvent|safe|comfortable|liquid|"
+            r"capital[- ]intensive)\b",
+            re.I,
+        ),
+    ),
+    ("sign", re.compile(r"\b(?:positive|negative)\b|\bnet\s+loss\b|\bprofitable\b|\bin\s+deficit\b", re.I)),
+    ("improve", re.compile(r"\bimprov\w*|\bdeteriorat\w*|\bworsen\w*|\bweaken\w*|\bstrengthen\w*", re.I)),
+    (
+        "change",
+        re.compile(
+            r"\bincreas\w*|\bdecreas\w*|\bdeclin\w*|\bgr[eo]w(?:n|s|ing)?\b|\b(?:rise|rose|risen)\b|"
+            r"\b(?:fell|fall|fallen|falling)\b|\bchang\w*|\bcompar\w*|\bhigher\b|\blower\b|\bdropp?\w*",
+            re.I,
+        ),
+    ),
+)
+# A part that asks how a quantity moved, though not as a yes/no question.
+_HOW_MOVED = re.compile(
+    r"\bhow\s+(?:much\s+)?(?:has|have|had|did|does|do)\b[^?]*\b(?:chang\w*|compar\w*|develop\w*|evolv\w*|mov\w*)",
+    re.I,
+)
+
+DEFAULT_BETTER_UNITS = ("%", "ratio")
+
+
+@dataclass(frozen=True)
+class ComparisonPlan:
+    """The figures a comparison computes, in the order compared, with their labels."""
+
+    kind: str  # "judge", "sign", "improve" or "change" (`ASKS`)
+    what: str  # the figure as the part names it
+    figures: tuple[figures.FigurePlan, ...]
+    labels: tuple[str, ...]  # "FY2021", "FY2022"
+    better: str | None  # "higher" or "lower": which figure is the better one, when a rule says
+    rule: str  # the rule the direction is given under, said to the reader
+    threshold: float | None = None  # a judgment's rule of thumb (the glossary's)
+
+
+def asked_kind(part: str) -> str | None:
+    """The kind of comparison a part asks for (`ASKS`), or None when it asks for none."""
+    if not figures.asks_quantity(part):
+        return None
+    asking = figures.asking(part)
+    if not (asks_yes_or_no(asking) or _HOW_MOVED.search(asking)):
+        return None
+    return next((kind for kind, pattern in ASKS if pattern.search(asking)), None)
+
+
+def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
+    """The comparison a part asks for and the figures it computes, or None when it asks for none
+    (or names no figure, or no fiscal year to compare at)."""
+    terms = terms or glossary()
+    kind = asked_kind(part)
+    years = sorted(set(wanted(part).years))
+    if kind is None or not years:
+        return None
+    at = (
+        [years[-1]]
+        if kind in ("sign", "judge")
+        else [years[0], years[-1]]
+        if len(years) > 1
+        else [years[0] - 1, years[0]]
+    )
+    found = [figures.named(part, year, terms) for year in at]
+    if any(f is None for f in found):
+        return None
+    planned = [figures.plan_found(part, f, [year], terms) for f, year in zip(found, at, strict=True) if f]
+    if any(p is None for p in planned):
+        return None
+    what = found[-1][0] if found[-1] else ""
+    metric = figures.metric_of(found[-1], terms) if found[-1] else None
+    better, rule = _rule(kind, what, metric.better if metric else None, metric.unit if metric else None)
+    threshold = None
+    if kind == "judge":
+        # A verdict only where the glossary states a rule of thumb with its source; otherwise the
+        # figure the judgment rests on, alone (`compared`): the judgment is the reader's.
+        threshold = metric.threshold if metric else None
+        source = metric.threshold_source if metric else None
+        rule = (
+            f"the {threshold} the glossary uses for a {what} ({source})" if threshold else "no rule of thumb"
+        )
+    return ComparisonPlan(
+        kind, what, tuple(p for p in planned if p), tuple(f"FY{y}" for y in at), better, rule, threshold
+    )
+
+
+def _rule(kind: str, what: str, glossary_better: str | None, unit: str | None) -> tuple[str | None, str]:
+    """Which figure is the better one and the rule said to the reader."""
+    if kind == "sign":
+        return None, f"the sign of {what}"
+    if kind == "change":
+        return None, f"{what}: the later figure against the earlier"
+    if glossary_better is not None:
+        return glossary_better, f"{glossary_better} is better for {what} (the glossary's rule)"
+    if unit in DEFAULT_BETTER_UNITS:
+        return "higher", f"higher is better for {what} (the rule for a margin, a ratio or a conversion)"
+    return None, f"no rule says whether more {what} is better: only whether it increased or decreased"
+
+
+def compared(plan: ComparisonPlan, computed: list[Value]) -> Value:
+    """The last figure, carrying the comparison of all of them (each labelled by its period); a
+    judgment no rule of thumb decides is its figure alone."""
+    labelled = tuple(
+        _as_written(v).model_copy(update={"column": label})
+        for v, label in zip(computed, plan.labels, strict=True)
+    )
+    if plan.kind == "judge" and plan.threshold is None:
+        return labelled[-1].model_copy(update={"row": plan.what})
+    direction = direction_of(plan.kind, plan.better, [v.number for v in labelled], plan.threshold)
+    comparison = Comparison(direction=direction, rule=plan.rule, figures=labelled, threshold=plan.threshold)
+    return labelled[-1].model_copy(update={"comparison": comparison, "row": plan.what})
+
+
+def _as_written(value: Value) -> Value:
+    """A figure that is one line item at the decimals its cell writes ("1,405", not "1,405.00")."""
+    operands = value.operands or ()
+    if len(operands) != 1 or value.expression != operands[0].name or value.number is None:
+        return value
+    read = read_quantity(operands[0].value.text)
+    if read is None:
+        return value
+    places = max(0, -int(read[0].number.as_tuple().exponent))
+    number = Decimal(str(value.number)).quantize(Decimal(1).scaleb(-places))
+    return value.model_copy(update={"text": f"{number:,f}", "number": float(number)})
+
+
+def direction_of(
+    kind: str, better: str | None, numbers: list[float | None], threshold: float | None = None
+) -> str:
+    """The direction the figures' numbers (as shown) give: the last against a rule of thumb for a
+    judgment, its sign for a sign question; else the last against the first, as improved/declined
+    under a rule of which is better, or increased/decreased."""
+    if any(n is None for n in numbers) or not numbers:
+        raise ValueError("a comparison compares numbers")
+    last = Decimal(str(numbers[-1]))
+    if kind == "judge":
+        if threshold is None:
+            raise ValueError("a judgment needs a rule of thumb")
+        bar = Decimal(str(threshold))
+        return "above" if last > bar else "below" if last < bar else "at"
+    if kind == "sign":
+        return "positive" if last > 0 else "negative" if last < 0 else "zero"
+    first = Decimal(str(numbers[0]))
+    if last == first:
+        return "unchanged"
+    if better is None:
+        return "increased" if last > first else "decreased"
+    return "improved" if (last > first) == (better == "higher") else "declined"
+
+
+KIND_OF_DIRECTION = {
+    "above": "judge",
+    "below": "judge",
+    "at": "judge",
+    "positive": "sign",
+    "negative": "sign",
+    "zero": "sign",
+    "improved": "improve",
+    "declined": "improve",
+    "increased": "change",
+    "decreased": "change",
+}
+
+
+def comparison_check(value: Value) -> str | None:
+    """Why a shown comparison is not a checked one (None: it is): every figure compared passes the
+    figure rule (`computing.figure_check`: each is computed from verified operands), the value is
+    its last figure, and the direction is the one the figures' numbers give."""
+    comparison = value.comparison
+    if comparison is None:
+        return None
+    if comparison.direction in ("largest", "smallest"):
+        from localqa.derived.extremes import extreme_check  # an extreme over rows is checked as one
+
+        return extreme_check(value)
+    if not comparison.figures:
+        return "a comparison of no figures"
+    for figure in comparison.figures:
+        if not figure.derived:
+            return f"{figure.text!r} is not computed from operands"
+        problem = computing.figure_check(figure, "")
+        if problem is not None:
+            return f"{figure.text!r}: {problem.value}"
+    last = comparison.figures[-1]
+    if (value.text, value.number, value.expression) != (last.text, last.number, last.expression):
+        return "the value is not the comparison's last figure"
+    numbers = [f.number for f in comparison.figures]
+    if comparison.direction == "unchanged" and len(set(numbers)) == 1:
+        return None
+    kind = KIND_OF_DIRECTION.get(comparison.direction)
+    if kind is None:
+        return f"{comparison.direction!r} is no direction"
+    better = None
+    if kind == "improve":
+        # Either rule gives one of the two directions; the figures give which rule was used.
+        better = "higher" if comparison.rule.startswith("higher") else "lower"
+    if kind == "judge" and comparison.threshold is None:
+        return "a verdict without a rule of thumb"
+    if direction_of(kind, better, numbers, comparison.threshold) != comparison.direction:
+        return f"the figures do not give {comparison.direction!r}"
+    return None

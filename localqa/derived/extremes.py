@@ -1,0 +1,257 @@
+"""Extremes over the rows of one table: "Which type of debt received the largest investment among
+the short term investments?", "Which region's revenue fell most in FY2022?", "Which segment grew
+fastest?". The table is the one the part's own quote (or its first table candidate) is a row of;
+every row of it the caller may see is compared (totals aside), each by a figure computed from its
+cells: the cell at the year asked (or its first figure), or its growth between the year asked and
+the year before when the part asks how much something grew or fell. The extreme row is the answer,
+and every row compared is shown as a cited operand; ties and rows with no cell to compare are said.
+`extreme_check` recomputes the extreme from the figures, the rule every shown extreme passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+from localqa.derived import arithmetic, computing
+from localqa.derived.figures import asking
+from localqa.derived.glossary import contains, fold
+from localqa.types import Comparison, Kind, Location, Operand, Passage, Value
+from localqa.values.asked import wanted
+from localqa.values.cells import Cell, Row, cell_value, choose_cell, read_row
+from localqa.values.choosing import Context
+from localqa.values.numbers import read_number, read_quantity
+
+# "which X ... largest/most/fastest": the part asks for the row with the extreme figure.
+ASKS_EXTREME = re.compile(
+    r"\bwhich\b[^?]*?\b(?P<word>largest|biggest|highest|most|greatest|smallest|lowest|least|fastest|slowest)\b",
+    re.IGNORECASE,
+)
+# Words that make the extreme the smallest figure ("fell most" is the lowest growth).
+_LOWEST = re.compile(r"\b(?:smallest|lowest|least|slowest)\b", re.IGNORECASE)
+_FALL = re.compile(r"\b(?:fell|fall\w*|declin\w*|decreas\w*|drop\w*|shrank|shrink\w*|lost)\b", re.IGNORECASE)
+# A part that asks how much rows grew or fell compares each row's growth, not one cell.
+_GROWTH = re.compile(
+    r"\b(?:gr[eo]w\w*|growth|fell|fall\w*|declin\w*|increas\w*|decreas\w*|rose|rise|rising|drop\w*)\b",
+    re.IGNORECASE,
+)
+# A row that sums others is not one of the items compared.
+_TOTAL = re.compile(r"\b(?:total|subtotal|sum)\b", re.IGNORECASE)
+MAX_ROWS = 40
+GROWTH_DECIMALS = 2
+
+
+@dataclass(frozen=True)
+class ExtremePlan:
+    lowest: bool  # the smallest figure is the extreme
+    growth: bool  # each row's growth between two years, not one cell
+    word: str  # as the part says it ("largest")
+    year: int | None  # the year asked about, if any
+
+
+def plan(part: str) -> ExtremePlan | None:
+    """The extreme a part asks for, or None when it asks for none."""
+    text = asking(part)
+    found = ASKS_EXTREME.search(text)
+    if found is None:
+        return None
+    growth = _GROWTH.search(text) is not None
+    lowest = _LOWEST.search(found["word"]) is not None
+    if growth and _FALL.search(text) and found["word"].lower() in ("most", "largest", "biggest", "greatest"):
+        lowest = True  # "fell most": the lowest growth
+    years = sorted(wanted(part).years)
+    return ExtremePlan(lowest, growth, found["word"].lower(), years[-1] if years else None)
+
+
+def table_rows(passages: Sequence[Passage], table: int) -> list[Passage]:
+    """The rows of `table` among a page's passages (as the caller may see them), in order: at most
+    MAX_ROWS and one more, which tells that the table goes on past what is compared."""
+    rows = [p for p in passages if p.kind is Kind.TABLE and p.table == table]
+    return sorted(rows, key=lambda p: p.row or 0)[: MAX_ROWS + 1]
+
+
+def cut(table: Sequence[Passage], rows: Sequence[Passage]) -> bool:
+    """Whether the `rows` compared of `table` (`table_rows`) run on past its cut: then an extreme
+    of them ("the largest of 40 rows") is not the table's, and none is given."""
+    return len(table) > MAX_ROWS and bool(rows) and rows[-1] is table[-1]
+
+
+_DASH = re.compile(r"^[\u2014\u2013-]+$")
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def _value_cells(read: Row) -> list[Cell]:
+    """A row's cells that hold a figure or a dash (no figure), in order: its columns of values."""
+    return [c for c in read.cells if read_number(c.text) is not None or _DASH.match(c.text.strip())]
+
+
+def row_label(read: Row) -> str | None:
+    """A row's label: the label before its first header, or in a ruled table (whose first column
+    reads as a cell) its first cell that holds no figure."""
+    if read.label:
+        return read.label
+    values_read = _value_cells(read)
+    return next((c.text for c in read.cells if c not in values_read and c.text.strip()), None)
+
+
+def rows_under(part: str, rows: Sequence[Passage]) -> list[Passage]:
+    """The rows under the section row the part names ("among the short term investments": the
+    rows after "Short-term investments:" up to the next section row or its subtotal), else all."""
+    folded = fold(asking(part))
+    for index, row in enumerate(rows):
+        read = read_row(row.text)
+        label = fold((row_label(read) or "").rstrip(":"))
+        if _value_cells(read) or not label or not contains(folded, label):
+            continue
+        under = []
+        for later in rows[index + 1 :]:
+            read_later = read_row(later.text)
+            if not _value_cells(read_later) or fold((row_label(read_later) or "").rstrip(":")) == label:
+                break
+            under.append(later)
+        return under
+    return list(rows)
+
+
+def extreme(
+    chosen: ExtremePlan,
+    rows: Sequence[Passage],
+    effective: Location,
+    context: Context,
+) -> tuple[Value, Passage] | None:
+    """The extreme row's figure, carrying every row's figure (`Comparison`, direction "largest" or
+    "smallest"), and its row; None when fewer than two rows have a figure to compare."""
+    figures: list[tuple[Value, Passage]] = []
+    missing: list[str] = []
+    for number, row in enumerate(rows, start=1):
+        read = read_row(row.text)
+        label = row_label(read) or f"row {row.row}"
+        if _TOTAL.search(label):
+            continue
+        location = Location(
+            source=row.source,
+            page=row.page,
+            kind=row.kind,
+            section=row.section,
+            table=row.table,
+            row=row.row,
+            paragraph=row.paragraph,
+            effective=effective.effective,
+        )
+        figure = _figure(chosen, read, row, location, f"row_{number}", context)
+        if figure is None:
+            missing.append(label)
+        else:
+            figures.append((figure.model_copy(update={"row": label}), row))
+    if len(figures) < 2:
+        return None
+    numbers = [Decimal(str(f.number)) for f, _ in figures]
+    best = min(numbers) if chosen.lowest else max(numbers)
+    tied = [f.row or "" for f, _ in figures if Decimal(str(f.number)) == best]
+    measure = "growth" if chosen.growth else "figure"
+    rule = f"the {'smallest' if chosen.lowest else 'largest'} {measure} of {len(figures)} rows of one table"
+    if len(tied) > 1:
+        rule += f"; a tie between {', '.join(tied)}"
+    if missing:
+        rule += f"; no figure to compare in {', '.join(missing)}"
+    value, row = next((f, r) for f, r in figures if Decimal(str(f.number)) == best)
+    comparison = Comparison(
+        direction="smallest" if chosen.lowest else "largest",
+        rule=rule,
+        figures=tuple(f for f, _ in figures),
+    )
+    return value.model_copy(update={"comparison": comparison}), row
+
+
+def _figure(
+    chosen: ExtremePlan,
+    read: Row,
+    row: Passage,
+    location: Location,
+    name: str,
+    context: Context,
+) -> Value | None:
+    """A row's figure: its cell at the year (or its first figure), or its growth to the year from
+    the year before; a derived value over the row's own cells, so each is a cited operand."""
+    calendar = context.calendar(row.source)
+    around = [row.text, *context.around(location)]
+
+    columns = _value_cells(read)
+    dated = any(_YEAR.search(c.header or "") for c in columns)
+
+    def cell_at(year: int | None, position: int) -> Cell | None:
+        """The cell at the year's column; in a table whose headers name no year, the column at
+        `position` (the first is the latest, as filings order them); a dash is no figure."""
+        if year is not None and dated:
+            cell = choose_cell("", read, wanted(""), calendar, year=year).cell
+        else:
+            cell = columns[position] if len(columns) > position else None
+        return cell if cell is not None and read_number(cell.text) is not None else None
+
+    now = cell_at(chosen.year, 0)
+    if now is None:
+        return None
+    operands = [Operand(name=name, value=cell_value(read, now, around), quote=row.text, citation=location)]
+    expression = name
+    if chosen.growth:
+        before = cell_at(None if chosen.year is None else chosen.year - 1, 1)
+        if before is None or before == now:
+            return None
+        prior = Operand(
+            name=f"{name}_before",
+            value=cell_value(read, before, around),
+            quote=row.text,
+            citation=location,
+        )
+        operands.append(prior)
+        expression = f"({name} - {prior.name}) / {prior.name} * 100"
+    return _computed(tuple(operands), expression)
+
+
+def _computed(operands: tuple[Operand, ...], expression: str) -> Value | None:
+    if any(o.value.number is None or read_quantity(o.value.text) is None for o in operands):
+        return None
+    numbers = {o.name: computing.magnitude(o) for o in operands}
+    try:
+        result = arithmetic.parse(expression).evaluate(numbers)
+    except arithmetic.ExpressionError:
+        return None
+    if len(operands) == 1:
+        read = read_quantity(operands[0].value.text)
+        assert read is not None
+        places = max(0, -int(read[0].number.as_tuple().exponent))
+        unit = None
+    else:
+        places, unit = GROWTH_DECIMALS, "%"
+    rounded = result.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    text = f"{rounded:,f}" + (" %" if unit == "%" else "")
+    scale = operands[0].value.scale if unit is None else None
+    return Value(
+        text=text, number=float(rounded), unit=unit, scale=scale, operands=operands, expression=expression
+    )
+
+
+def extreme_check(value: Value) -> str | None:
+    """Why a shown extreme is not a checked one (None: it is): every row's figure passes the
+    figure rule, and the value is a figure whose number is the largest (smallest) of them."""
+    comparison = value.comparison
+    if comparison is None or comparison.direction not in ("largest", "smallest"):
+        return None
+    if len(comparison.figures) < 2:
+        return "an extreme of fewer than two rows"
+    for figure in comparison.figures:
+        if not figure.derived:
+            return f"{figure.text!r} is not computed from operands"
+        problem = computing.figure_check(figure, "")
+        if problem is not None:
+            return f"{figure.text!r}: {problem.value}"
+    numbers = [Decimal(str(f.number)) for f in comparison.figures]
+    best = min(numbers) if comparison.direction == "smallest" else max(numbers)
+    shown = (value.text, value.number, value.expression, value.row)
+    if not any((f.text, f.number, f.expression, f.row) == shown for f in comparison.figures):
+        return "the value is none of the rows compared"
+    if Decimal(str(value.number)) != best:
+        return f"the value is not the {comparison.direction} of the rows compared"
+    return None

@@ -1,0 +1,216 @@
+"""Reading a derived figure's operands: each line item's candidate rows (retrieved by the row labels
+it is reported under, `search_texts`), ranked by how surely each is the item's row, and the cell at
+each fiscal year the figure needs (`read_operands`); for an item no row gives, a sentence that
+states its amount for the year ("... totaled $396 million in 2018, $411 million in 2017")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from localqa.answers import sentences
+from localqa.derived.figures import FigurePlan, Need
+from localqa.derived.glossary import STATEMENT_WORDS, Item, contains, fold
+from localqa.store.tokenizer import tokenizer
+from localqa.types import Candidate, Kind, Value
+from localqa.values.asked import wanted
+from localqa.values.cells import cell_value, choose_cell, read_row
+from localqa.values.choosing import Context
+from localqa.values.numbers import read_number, read_quantity
+
+# What a statement's title says, searched with a line item: a row label alone shares its words
+# with dozens of rows in notes and tables of other statements.
+_STATEMENT_TITLES = {
+    "balance sheet": "balance sheets financial position",
+    "income statement": "statements of operations income earnings",
+    "cash flow": "statements of cash flows",
+    "equity": "statements of shareholders equity",
+}
+# Row labels searched for at most per line item (its `rows`, in order).
+MAX_ROW_SEARCHES = 8
+
+
+def search_texts(item: Item, statements: Sequence[str] = ()) -> list[str]:
+    """What is searched for a line item, in order: each row label it is reported under, with the
+    title words of the statement it is read from, then alone (statement captions share those words
+    with every row of every statement, which can crowd the row out)."""
+    statement = item.statement or (statements[0] if statements else None)
+    title = _STATEMENT_TITLES.get(statement or "", "")
+    texts = [text for row in item.rows[:MAX_ROW_SEARCHES] for text in (f"{row} {title}".strip(), row)]
+    return list(dict.fromkeys(texts))
+
+
+@dataclass(frozen=True)
+class Found:
+    """An operand read: the passage it is read from (its candidate), the verified quote (the whole
+    row, or the sentence of a prose passage) and the value at the need's year, a span of it."""
+
+    need: Need
+    candidate: Candidate
+    value: Value
+    quote: str
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A candidate row of a line item, with what ranks it."""
+
+    candidate: Candidate
+    level: int  # `row_match`
+    alias: int
+    statement: int  # `in_statement`
+    order: int
+
+    @property
+    def page(self) -> tuple[str, int]:
+        return self.candidate.location.source, self.candidate.location.page or 0
+
+
+def read_operands(
+    figure: FigurePlan, candidates: Mapping[str, Sequence[Candidate]], context: Context
+) -> list[Found]:
+    """Each need's cell, read from the best row among its item's `candidates` (by item key) that
+    has a number at the need's year. Rows rank by how exactly their label is the item's
+    (`row_match`), how many of the figure's items have rows on the same page (a statement lists them
+    together; a statement's title is not always read as its heading), whether they sit in the
+    statement the item is read from (`in_statement`), an earlier row label of the item, then the
+    earlier page (a filing's own statements come before its subsidiaries') and retrieval's order."""
+    rows = {key: _rows(figure, key, found, context) for key, found in candidates.items()}
+    stated: dict[str, dict[int, Stated]] = {}  # an item's amounts by year in prose, read once
+    support: dict[tuple[str, int], int] = {}
+    for found in rows.values():
+        for page in {r.page for r in found if r.level >= 2}:
+            support[page] = support.get(page, 0) + 1
+    read = []
+    for need in figure.needs:
+        ranked = sorted(
+            rows.get(need.item.key, []),
+            key=lambda r: (-r.level, -support.get(r.page, 0), -r.statement, r.alias, r.page[1], r.order),
+        )
+        chosen = next((f for r in ranked if (f := _cell(need, r, context)) is not None), None)
+        if chosen is None:
+            if need.item.key not in stated:
+                stated[need.item.key] = _stated(need.item, candidates.get(need.item.key, []))
+            said = stated[need.item.key].get(need.year)
+            chosen = None if said is None else Found(need, *said)
+        if chosen is not None:
+            read.append(chosen)
+    return read
+
+
+def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context: Context) -> list[_Row]:
+    item = next(n.item for n in figure.needs if n.item.key == key)
+    preferred = [item.statement] if item.statement else list(figure.statements)
+    found = []
+    for order, candidate in enumerate(candidates):
+        if candidate.location.kind is not Kind.TABLE:
+            continue
+        match = row_match(item, read_row(candidate.text).label or "")
+        if match is not None:
+            statement = in_statement(candidate, preferred, context)
+            found.append(_Row(candidate, match[0], match[1], statement, order))
+    return found
+
+
+def _cell(need: Need, row: _Row, context: Context) -> Found | None:
+    candidate = row.candidate
+    read = read_row(candidate.text)
+    calendar = context.calendar(candidate.location.source)
+    choice = choose_cell("", read, wanted(""), calendar, year=need.year)
+    if choice.cell is None or read_number(choice.cell.text) is None:
+        return None
+    value = cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])
+    return Found(need, candidate, value, candidate.text)
+
+
+# An amount a sentence gives for a year: "$396 million in 2018", "$1.2 billion for fiscal 2019".
+_AMOUNT_IN_YEAR = re.compile(
+    r"(?P<amount>(?:US\$|[$€£¥])\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:thousand|million|billion)\b)?)"
+    r"\s+(?:in|for|during)\s+(?:fiscal\s+(?:year\s+)?)?(?P<year>(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+# A sentence that says an item rose or fell by an amount states no amount of the item itself.
+_CHANGE = re.compile(
+    r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|chang|higher|lower|reduc|improv)", re.I
+)
+
+
+# An amount a sentence states for a year: the passage, the value (a span of the sentence) and the
+# sentence, the operand's quote.
+Stated = tuple[Candidate, Value, str]
+
+
+def _stated(item: Item, candidates: Sequence[Candidate]) -> dict[int, Stated]:
+    """The item's amount for each year, from the first prose sentence that states it: one that
+    names the item by one of its row labels (every word of it) and gives amounts by year without
+    speaking of a change. Read only where no row gives the cell: a statement's row is the surer
+    source."""
+    labels = [set(tokenizer().terms(row)) for row in item.rows]
+    by_year: dict[int, Stated] = {}
+    for candidate in candidates:
+        # Only a passage that gives an amount for a year is split into sentences.
+        if candidate.location.kind is Kind.TABLE or not _AMOUNT_IN_YEAR.search(candidate.text):
+            continue
+        for sentence in sentences.units(candidate.text, candidate.location.kind):
+            if _CHANGE.search(sentence):
+                continue
+            terms = set(tokenizer().terms(sentence))
+            if not any(label and label <= terms for label in labels):
+                continue
+            for found in _AMOUNT_IN_YEAR.finditer(sentence):
+                read = read_quantity(found["amount"])
+                if read is None or int(found["year"]) in by_year:
+                    continue
+                figure, scale = read
+                value = Value(
+                    text=found["amount"], number=float(figure.number), unit=figure.unit, scale=scale
+                )
+                by_year[int(found["year"])] = (candidate, value, sentence)
+    return by_year
+
+
+# A row label may carry this many words beyond the item's label ("Total consolidated net
+# revenues"); more, and it is another row that mentions the item ("Net effect from recognition of
+# deferred net revenues").
+EXTRA_WORDS = 2
+
+
+def row_match(item: Item, label: str) -> tuple[int, int] | None:
+    """How a row label names the item: (3, i) when it is the item's i-th row label, (2, i) when it
+    starts with it, (1, i) when it holds it among at most `EXTRA_WORDS` more words; None when it
+    names it in none of these ways, or names one of the item's exclusions ("noncontrolling")."""
+    folded = fold(label)
+    if any(contains(folded, word) for word in item.exclude):
+        return None
+    best: tuple[int, int] | None = None
+    for index, row in enumerate(item.rows):
+        wanted = fold(row)
+        level = 0
+        if folded == wanted:
+            level = 3
+        elif folded.startswith(wanted + " "):
+            level = 2
+        elif contains(folded, wanted) and len(folded.split()) - len(wanted.split()) <= EXTRA_WORDS:
+            level = 1
+        if level and (best is None or level > best[0]):
+            best = (level, index)
+    return best
+
+
+def in_statement(candidate: Candidate, statements: Sequence[str], context: Context) -> int:
+    """How surely a row sits in one of `statements`: 2 when its table's caption or its heading
+    path names it, 1 when only a short line of its page does (a title the heading path missed, or
+    a line of a page that discusses the statement), 0 when nothing does."""
+
+    def names(texts: Iterable[str]) -> bool:
+        return any(
+            re.search(STATEMENT_WORDS[s], text, re.IGNORECASE)
+            for s in statements
+            if s in STATEMENT_WORDS
+            for text in texts
+        )
+
+    if names([candidate.location.section or "", candidate.text]):
+        return 2
+    return 1 if names(t for t in context.around(candidate.location) if len(t) <= 120) else 0

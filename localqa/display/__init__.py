@@ -1,0 +1,1 @@
+"""What a reader is shown: the terminal's text, a quote found and highlighted on its page."""

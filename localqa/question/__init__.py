@@ -1,0 +1,2 @@
+"""The question: its parts, the documents it names (routing) or is scoped to, and the periods
+it asks about."""
