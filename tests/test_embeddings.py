@@ -79,7 +79,7 @@ def test_index_embed_without_the_extra_is_one_error_line(tmp_path: Path) -> None
 
 def test_is_available_loads_nothing() -> None:
     code = (
-        "import sys; from localqa import embeddings; embeddings.is_available(); "
+        "import sys; from localqa.retrieval import embeddings; embeddings.is_available(); "
         "print(sorted(m for m in ('onnxruntime', 'onnx', 'tokenizers', 'torch') if m in sys.modules))"
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -367,6 +367,6 @@ def test_a_process_never_ends_while_the_model_is_loading(tmp_path: Path) -> None
     finally:
         embeddings._make_encoder.cache_clear()
     for delay in ("0", "0.05", "0.1"):
-        code = f"import time; from localqa import embeddings; embeddings.warm_up(); time.sleep({delay})"
+        code = f"import time; from localqa.retrieval import embeddings; embeddings.warm_up(); time.sleep({delay})"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
         assert (done.returncode, done.stderr) == (0, "")

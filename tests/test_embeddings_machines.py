@@ -46,7 +46,7 @@ TEXTS = [
 # What the emulated process runs: localqa's own embedding, from the model this machine built.
 EMBED = (
     "import json, sys, numpy\n"
-    "from localqa import embeddings\n"
+    "from localqa.retrieval import embeddings\n"
     "texts = json.loads(open(sys.argv[1], encoding='utf-8').read())\n"
     "numpy.save(sys.argv[2], embeddings.embed(texts))\n"
 )
