@@ -367,6 +367,9 @@ def test_a_process_never_ends_while_the_model_is_loading(tmp_path: Path) -> None
     finally:
         embeddings._make_encoder.cache_clear()
     for delay in ("0", "0.05", "0.1"):
-        code = f"import time; from localqa.retrieval import embeddings; embeddings.warm_up(); time.sleep({delay})"
+        code = (
+            "import time; from localqa.retrieval import embeddings; "
+            f"embeddings.warm_up(); time.sleep({delay})"
+        )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
         assert (done.returncode, done.stderr) == (0, "")
