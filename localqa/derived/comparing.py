@@ -214,12 +214,9 @@ def comparison_check(value: Value) -> str | None:
         return extreme_check(value)
     if not comparison.figures:
         return "a comparison of no figures"
-    for figure in comparison.figures:
-        if not figure.derived:
-            return f"{figure.text!r} is not computed from operands"
-        problem = computing.figure_check(figure, "")
-        if problem is not None:
-            return f"{figure.text!r}: {problem.value}"
+    problem = computing.figures_problem(comparison.figures)
+    if problem is not None:
+        return problem
     last = comparison.figures[-1]
     if (value.text, value.number, value.expression) != (last.text, last.number, last.expression):
         return "the value is not the comparison's last figure"

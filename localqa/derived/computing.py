@@ -204,3 +204,15 @@ def _span_check(value: Value, quote: str) -> FigureProblem | None:
     if read is None or not _states(value.number, read[0].number):
         return FigureProblem.MISREAD
     return None
+
+
+def figures_problem(figures: Sequence[Value]) -> str | None:
+    """What is wrong with figures a comparison or an extreme shows side by side, or None: each must
+    be computed from operands and pass the figure rule (`figure_check`)."""
+    for figure in figures:
+        if not figure.derived:
+            return f"{figure.text!r} is not computed from operands"
+        problem = figure_check(figure, "")
+        if problem is not None:
+            return f"{figure.text!r}: {problem.value}"
+    return None

@@ -241,12 +241,9 @@ def extreme_check(value: Value) -> str | None:
         return None
     if len(comparison.figures) < 2:
         return "an extreme of fewer than two rows"
-    for figure in comparison.figures:
-        if not figure.derived:
-            return f"{figure.text!r} is not computed from operands"
-        problem = computing.figure_check(figure, "")
-        if problem is not None:
-            return f"{figure.text!r}: {problem.value}"
+    problem = computing.figures_problem(comparison.figures)
+    if problem is not None:
+        return problem
     numbers = [Decimal(str(f.number)) for f in comparison.figures]
     best = min(numbers) if comparison.direction == "smallest" else max(numbers)
     shown = (value.text, value.number, value.expression, value.row)
