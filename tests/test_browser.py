@@ -195,6 +195,7 @@ def test_a_conversation_of_three_turns_shows_the_follow_up_understood_and_highli
     turn stays above the next."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.expected_conditions import staleness_of
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver: WebDriver = browser  # type: ignore[assignment]
@@ -207,7 +208,10 @@ def test_a_conversation_of_three_turns_shows_the_follow_up_understood_and_highli
         box.clear()
         box.send_keys(question)
         driver.execute_script("arguments[0].value = '2026-11-14'", driver.find_element(By.NAME, "as_of"))
+        leaving = driver.find_element(By.TAG_NAME, "html")
         driver.find_element(By.CSS_SELECTOR, "form.query button[type=submit]").click()
+        # The page left still shows the last turn's "done": wait for the new page, then for it.
+        wait.until(staleness_of(leaving))
         wait.until(lambda d: d.find_elements(By.ID, "done"))
         assert len(driver.find_elements(By.CSS_SELECTOR, "section.turn")) == turn
         if turn == 1:
