@@ -58,7 +58,7 @@ def write_filing(path: Path, company: str = "Acme Retail Inc.") -> Path:
             (72, 180), f"{company} sells home goods in 212 stores.", fontname="helv", fontsize=10
         )
         for title, rows in STATEMENTS.items():
-            _statement(document.new_page(), company, title, rows)
+            statement(document.new_page(), company, title, rows)
         notes = document.new_page()
         title = "NOTES TO CONSOLIDATED FINANCIAL STATEMENTS"
         notes.insert_text((72, 72), title, fontname="hebo", fontsize=11)
@@ -69,12 +69,41 @@ def write_filing(path: Path, company: str = "Acme Retail Inc.") -> Path:
     return path
 
 
-def _statement(page: pymupdf.Page, company: str, title: str, rows: Sequence[tuple[str, str, str]]) -> None:
+def write_report(
+    path: Path,
+    company: str,
+    year_ended: str,
+    statements: dict[str, list[tuple[str, str, str]]],
+    columns: tuple[str, str],
+    title: str,
+) -> Path:
+    """Another filer's report at `path`, laid out as `write_filing`'s: a cover saying when its
+    fiscal year ended ("December 31, 2022"), then one statement a page under `columns`."""
+    with pymupdf.open() as document:
+        cover = document.new_page()
+        cover.insert_text((72, 90), company.upper(), fontname="hebo", fontsize=16)
+        cover.insert_text((72, 120), "ANNUAL REPORT ON FORM 10-K", fontname="helv", fontsize=12)
+        cover.insert_text((72, 145), f"For the fiscal year ended {year_ended}", fontname="helv", fontsize=11)
+        for heading, rows in statements.items():
+            statement(document.new_page(), company, heading, rows, columns)
+        document.set_metadata({"title": title})
+        document.save(path)
+    return path
+
+
+def statement(
+    page: pymupdf.Page,
+    company: str,
+    title: str,
+    rows: Sequence[tuple[str, str, str]],
+    columns: tuple[str, str] = COLUMNS,
+) -> None:
+    """One statement page: the company, the title, the scale, two dated columns of figures."""
     page.insert_text((72, 72), company.upper(), fontname="hebo", fontsize=11)
     page.insert_text((72, 88), title, fontname="hebo", fontsize=11)
     page.insert_text((72, 104), "(In millions)", fontname="helv", fontsize=9)
     right = (420.0, 520.0)
-    for x, header in zip(right, COLUMNS, strict=True):
+    for x, header in zip(right, columns, strict=True):
         width = pymupdf.get_text_length(header, fontname="hebo", fontsize=9)
         page.insert_text((x - width, 130), header, fontname="hebo", fontsize=9)
     for number, (label, *cells) in enumerate(rows):

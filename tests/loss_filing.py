@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pymupdf
-from filings import _statement
+from filings import write_report
 
 COMPANY = "Zorblax Widgets Inc."
 COLUMNS = ("December 31, 2019", "December 31, 2018")
@@ -50,21 +49,6 @@ STATEMENTS: dict[str, list[tuple[str, str, str]]] = {
 
 def write_loss_filing(path: Path) -> Path:
     """The report at `path`: a cover, then one statement a page."""
-    import filings
-
-    drawn, filings.COLUMNS = filings.COLUMNS, COLUMNS  # `_statement` reads the column headers there
-    try:
-        with pymupdf.open() as document:
-            cover = document.new_page()
-            cover.insert_text((72, 90), COMPANY.upper(), fontname="hebo", fontsize=16)
-            cover.insert_text((72, 120), "ANNUAL REPORT ON FORM 10-K", fontname="helv", fontsize=12)
-            cover.insert_text(
-                (72, 145), "For the fiscal year ended December 31, 2019", fontname="helv", fontsize=11
-            )
-            for title, rows in STATEMENTS.items():
-                _statement(document.new_page(), COMPANY, title, rows)
-            document.set_metadata({"title": f"{COMPANY} Annual Report Fiscal 2019"})
-            document.save(path)
-    finally:
-        filings.COLUMNS = drawn
-    return path
+    return write_report(
+        path, COMPANY, "December 31, 2019", STATEMENTS, COLUMNS, f"{COMPANY} Annual Report Fiscal 2019"
+    )

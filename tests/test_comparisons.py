@@ -9,10 +9,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-import pymupdf
 import pytest
 from click.testing import CliRunner
-from filings import write_filing
+from filings import write_filing, write_report
 
 from localqa.cli import cli
 from localqa.derived import comparing, figures
@@ -55,28 +54,8 @@ MAY_STATEMENTS = {
 
 
 def write_may_filing(path: Path) -> Path:
-    with pymupdf.open() as document:
-        cover = document.new_page()
-        cover.insert_text((72, 90), "NIMBUS FOODS INC.", fontname="hebo", fontsize=16)
-        cover.insert_text((72, 120), "ANNUAL REPORT ON FORM 10-K", fontname="helv", fontsize=12)
-        cover.insert_text((72, 145), "For the fiscal year ended May 31, 2022", fontname="helv", fontsize=11)
-        for title, rows in MAY_STATEMENTS.items():
-            page = document.new_page()
-            page.insert_text((72, 72), "NIMBUS FOODS INC.", fontname="hebo", fontsize=11)
-            page.insert_text((72, 88), title, fontname="hebo", fontsize=11)
-            page.insert_text((72, 104), "(In millions)", fontname="helv", fontsize=9)
-            for x, header in zip((420.0, 520.0), MAY_COLUMNS, strict=True):
-                width = pymupdf.get_text_length(header, fontname="hebo", fontsize=9)
-                page.insert_text((x - width, 130), header, fontname="hebo", fontsize=9)
-            for number, (label, *cells) in enumerate(rows):
-                y = 150 + 16 * number
-                page.insert_text((72, y), label, fontname="helv", fontsize=9)
-                for x, cell in zip((420.0, 520.0), cells, strict=True):
-                    width = pymupdf.get_text_length(cell, fontname="helv", fontsize=9)
-                    page.insert_text((x - width, y), cell, fontname="helv", fontsize=9)
-        document.set_metadata({"title": "Nimbus Foods Annual Report Fiscal 2022"})
-        document.save(path)
-    return path
+    title = "Nimbus Foods Annual Report Fiscal 2022"
+    return write_report(path, "Nimbus Foods Inc.", "May 31, 2022", MAY_STATEMENTS, MAY_COLUMNS, title)
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-import pymupdf
 import pytest
+from filings import write_report
 
 from localqa.derived.glossary import glossary
 from localqa.indexing.index import refresh_index
@@ -75,30 +75,8 @@ STANDARD = {
 
 
 def write_standard_filing(path: Path) -> Path:
-    with pymupdf.open() as document:
-        cover = document.new_page()
-        cover.insert_text((72, 90), "ORBIT TOOLS INC.", fontname="hebo", fontsize=16)
-        cover.insert_text((72, 120), "ANNUAL REPORT ON FORM 10-K", fontname="helv", fontsize=12)
-        cover.insert_text(
-            (72, 145), "For the fiscal year ended December 31, 2022", fontname="helv", fontsize=11
-        )
-        for title, rows in STATEMENTS.items():
-            page = document.new_page()
-            page.insert_text((72, 72), "ORBIT TOOLS INC.", fontname="hebo", fontsize=11)
-            page.insert_text((72, 88), title, fontname="hebo", fontsize=11)
-            page.insert_text((72, 104), "(In millions)", fontname="helv", fontsize=9)
-            for x, header in zip((420.0, 520.0), COLUMNS, strict=True):
-                width = pymupdf.get_text_length(header, fontname="hebo", fontsize=9)
-                page.insert_text((x - width, 130), header, fontname="hebo", fontsize=9)
-            for number, (label, *cells) in enumerate(rows):
-                y = 150 + 16 * number
-                page.insert_text((72, y), label, fontname="helv", fontsize=9)
-                for x, cell in zip((420.0, 520.0), cells, strict=True):
-                    width = pymupdf.get_text_length(cell, fontname="helv", fontsize=9)
-                    page.insert_text((x - width, y), cell, fontname="helv", fontsize=9)
-        document.set_metadata({"title": "Orbit Tools Annual Report 2022"})
-        document.save(path)
-    return path
+    title = "Orbit Tools Annual Report 2022"
+    return write_report(path, "Orbit Tools Inc.", "December 31, 2022", STATEMENTS, COLUMNS, title)
 
 
 @pytest.fixture(scope="module")
