@@ -75,8 +75,13 @@ else
 endif
 	$(MAKE) --no-print-directory eval-gates
 
+# The edit loop, meant to take under two minutes on two cores (docs/development.md): two pytest-xdist
+# workers, and each property test draws a fifth of its examples (tests/properties.py); `make test`
+# draws them all.
+FAST_WORKERS ?= 2
 test-fast: setup
-	$(BIN)/pytest --durations=25 -m "not embedded and not browser and not semantic and not tesseract and not postgres"
+	LOCALQA_QUICK_PROPERTIES=1 $(BIN)/pytest --durations=25 -n $(FAST_WORKERS) \
+	    -m "not embedded and not browser and not semantic and not tesseract and not postgres"
 
 # Build the wheel as a user would install it and check that it carries every template, static
 # file and py.typed (package data is easy to lose, and nothing else would notice).

@@ -51,6 +51,7 @@ from localqa.indexing.index import open_index, refresh_index
 from localqa.library import search_parts
 from localqa.store import Db, describe, postgres_url
 from localqa.types import Caller, Document, Status
+from tests.properties import examples
 
 BACKENDS = BOTH
 
@@ -593,7 +594,9 @@ def edit(
     return {}  # rename-file-drop-entry
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     before=st.fixed_dictionaries({name: entries for name in FILES}),
     changes=st.fixed_dictionaries({name: edits for name in FILES}),

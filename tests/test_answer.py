@@ -31,6 +31,7 @@ from localqa.library import answer
 from localqa.models.base import AnswerRequest, Completion, label_confidence
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Kind, Location, Outcome
+from tests.properties import examples
 
 NOV = date(2026, 11, 14)
 
@@ -636,9 +637,7 @@ def test_a_verified_quote_the_model_was_unsure_of_is_shown_with_the_doubt(fake_m
             "the model was unsure which passage answers (probability 0.31 for the one it chose, below 0.50)",
         )
     ]
-    assert result.as_json()["doubts"] == [
-        {"kind": "confidence", "term": None, "note": result.doubts[0].note}
-    ]
+    assert result.as_json()["doubts"] == [{"kind": "confidence", "term": None, "note": result.doubts[0].note}]
 
 
 def test_a_verified_quote_the_model_was_unsure_of_is_withheld_where_confidence_refuses(
@@ -838,7 +837,7 @@ def expected_verified(text: str, request: AnswerRequest) -> bool:
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     texts=st.lists(_texts.filter(str.strip) | _sample_texts, min_size=1, max_size=4),
     shown=st.integers(1, 10),
@@ -870,7 +869,7 @@ def scripted(data: Any, calls: list[str]) -> FakeModel:
     return FakeModel("hypothesis").always(draw)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     texts=st.lists(_texts.filter(str.strip) | _sample_texts, min_size=0, max_size=4),
     scores=st.lists(st.floats(0, 20), min_size=4, max_size=4),

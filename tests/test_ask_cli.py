@@ -30,6 +30,7 @@ from localqa.models.base import Availability
 from localqa.retrieval import embeddings
 from localqa.settings import ASK_K, MAX_PARTS, AnswerSettings
 from localqa.types import PartResult
+from tests.properties import examples
 
 NOV = "2026-11-14"
 FINE_QUESTION = "How much is the fine for an overdue book?"
@@ -611,7 +612,7 @@ QUESTIONS = [
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(QUESTIONS), data=st.data())
 def test_no_printed_quote_is_ever_anything_but_a_substring_of_its_cited_passage(
     library_db: Path, case: tuple[str, str], data: Any

@@ -28,6 +28,7 @@ from localqa.retrieval.retrieve import search
 from localqa.settings import RetrievalSettings
 from localqa.store import Db
 from localqa.types import Caller, Candidate, Document, Kind, PartResult, Passage, Status
+from tests.properties import examples
 
 BACKENDS = BOTH
 SAMPLE_PDFS = Path(__file__).resolve().parent.parent / "pdfs"
@@ -483,7 +484,7 @@ def passages_of(document: Document) -> list[Passage]:
     ]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(catalog=catalogs(), as_of=as_of_dates)
 def test_eligible_matches_the_oracle(catalog: tuple[tuple[str, ...], list[Document]], as_of: date) -> None:
     """Every role of every tenant (and a stranger), on the drawn date and on every version's
@@ -512,7 +513,7 @@ COMPLETE = 3  # the first three match every passage of every document
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from localqa.retrieval.retrieve import _Fused, _Ranking
 from localqa.settings import RetrievalSettings
+from tests.properties import examples
 
 
 def sorted_pairs(ids: np.ndarray, scores: np.ndarray) -> list[tuple[int, float]]:
@@ -41,7 +42,7 @@ rankings = st.integers(0, 400).flatmap(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(rankings, st.integers(0, 60), st.lists(st.integers(1, 2_000), max_size=30))
 def test_top_ranks_and_scores_follow_the_full_sort(
     ranking: tuple[list[int], list[float]], n: int, asked: list[int]
@@ -70,7 +71,7 @@ def test_ranks_of_most_of_a_large_ranking() -> None:
         assert subject.ranks(positions).tolist() == [expected[pid] for pid in ids[positions].tolist()]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     rankings,
     st.data(),
