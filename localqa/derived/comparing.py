@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from localqa.answers.sentences import asks_yes_or_no
-from localqa.derived import arithmetic, computing, figures
+from localqa.derived import arithmetic, computing, figures, pairs
 from localqa.derived.glossary import Glossary, glossary
 from localqa.question import periods
 from localqa.types import Comparison, Value
@@ -68,10 +68,10 @@ DEFAULT_BETTER_UNITS = ("%", "ratio")
 class ComparisonPlan:
     """The figures a comparison computes, in the order compared, with their labels."""
 
-    kind: str  # "judge", "sign", "improve" or "change" (`ASKS`)
+    kind: str  # "judge", "sign", "improve" or "change" (`ASKS`), or "items" (`localqa.derived.pairs`)
     what: str  # the figure as the part names it
     figures: tuple[figures.FigurePlan, ...]
-    labels: tuple[str, ...]  # "FY2021", "FY2022"
+    labels: tuple[str, ...]  # "FY2021", "FY2022"; "Q2 FY2022"; two items' phrases
     better: str | None  # "higher" or "lower": which figure is the better one, when a rule says
     rule: str  # the rule the direction is given under, said to the reader
     threshold: float | None = None  # a judgment's rule of thumb (the glossary's)
@@ -91,6 +91,11 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
     """The comparison a part asks for and the figures it computes, or None when it asks for none
     (or names no figure, or no fiscal year or quarter to compare at)."""
     terms = terms or glossary()
+    pair = pairs.paired(part, terms)
+    if pair is not None:
+        first, second = pair.labels
+        rule = f"{first} against {second}: the first figure against the second"
+        return ComparisonPlan("items", pair.what, pair.figures, pair.labels, None, rule)
     kind = asked_kind(part)
     if kind is None:
         return None
@@ -207,8 +212,9 @@ def direction_of(
     kind: str, better: str | None, numbers: list[float | None], threshold: float | None = None
 ) -> str:
     """The direction the figures' numbers (as shown) give: the last against a rule of thumb for a
-    judgment, its sign for a sign question; else the last against the first, as improved/declined
-    under a rule of which is better, or increased/decreased."""
+    judgment, its sign for a sign question; the first item against the second (higher, lower,
+    equal) for two items; else the last against the first, as improved/declined under a rule of
+    which is better, or increased/decreased."""
     if any(n is None for n in numbers) or not numbers:
         raise ValueError("a comparison compares numbers")
     last = Decimal(str(numbers[-1]))
@@ -220,6 +226,8 @@ def direction_of(
     if kind == "sign":
         return "positive" if last > 0 else "negative" if last < 0 else "zero"
     first = Decimal(str(numbers[0]))
+    if kind == "items":  # two items in one period: the first against the second
+        return "higher" if first > last else "lower" if first < last else "equal"
     if last == first:
         return "unchanged"
     if better is None:
@@ -238,6 +246,9 @@ KIND_OF_DIRECTION = {
     "declined": "improve",
     "increased": "change",
     "decreased": "change",
+    "higher": "items",
+    "lower": "items",
+    "equal": "items",
 }
 
 

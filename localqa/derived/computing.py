@@ -13,7 +13,8 @@ from localqa.derived import arithmetic
 from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import counted_by_size
 from localqa.derived.operands import Found
-from localqa.types import Operand, Value
+from localqa.types import Kind, Operand, Value
+from localqa.values.cells import read_row
 from localqa.values.choosing import is_span
 from localqa.values.numbers import SCALES, read_quantity
 
@@ -87,7 +88,8 @@ def magnitude(operand: Operand) -> Decimal:
     read = read_quantity(operand.value.text)
     assert read is not None
     number = read[0].number
-    return abs(number) if counted_by_size(operand.name) else number
+    label = read_row(operand.quote).label or "" if operand.citation.kind is Kind.TABLE else ""
+    return abs(number) if counted_by_size(operand.name, label) else number
 
 
 def _shown(operand: Operand) -> str:

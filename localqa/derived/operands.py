@@ -77,7 +77,9 @@ def read_operands(
     their heading names fits the need's, `period_fit`), whether they sit in the
     statement the item is read from (`in_statement`), an earlier row label of the item, then the
     earlier page (a filing's own statements come before its subsidiaries') and retrieval's order."""
-    rows = {key: _rows(figure, key, found, context) for key, found in candidates.items()}
+    # Only the figure's own items: the candidates may hold another figure's (two items compared).
+    keys = {need.item.key for need in figure.needs}
+    rows = {key: _rows(figure, key, found, context) for key, found in candidates.items() if key in keys}
     stated: dict[str, dict[int, Stated]] = {}  # an item's amounts by year in prose, read once
     support: dict[tuple[str, int], int] = {}
     for found in rows.values():
