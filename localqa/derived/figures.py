@@ -173,7 +173,7 @@ NOT_A_QUANTITY: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     # "How did US sales growth compare to international sales growth?": two items compared, which
-    # no single figure answers (and `localqa.derived.comparing` compares periods only).
+    # no single figure answers (`localqa.derived.pairs` computes the two).
     (
         "two items compared",
         re.compile(r"\bhow\s+(?:did|does|do)\b[^?]*\bcompare\s+(?:to|with|against)\b", re.I),
@@ -340,7 +340,7 @@ def _shaped(asking: str, asked: Wanted) -> tuple[str, str, str | None, str] | No
     years = sorted(set(asked.years)) or [y for y, _ in _quarters(asking)]
     # A shape may also start after the company's possessive ("Did JnJ's net earnings as a percent
     # of sales increase ...": its first phrase is "net earnings").
-    owned = re.sub(r"^.*?\w['\u2019]s\s+", "", asking, count=1)
+    owned = re.sub(r"^.*?\w['\u2019](?:s\b)?\s+", "", asking, count=1)
     for pattern, shape, unit in _SHAPES:
         found = next(
             (

@@ -61,6 +61,7 @@ class _Row:
     alias: int
     statement: int  # `in_statement`
     order: int
+    heading: str  # `heading_of`
 
     @property
     def page(self) -> tuple[str, int]:
@@ -91,8 +92,8 @@ def read_operands(
             rows.get(need.item.key, []),
             key=lambda r: (
                 -r.level,
-                -period_fit(need.quarter, r.candidate.location.section or ""),
-                -as_reported(r.candidate.location.section or ""),
+                -period_fit(need.quarter, r.heading),
+                -as_reported(r.heading),
                 -support.get(r.page, 0),
                 -r.statement,
                 r.alias,
@@ -119,12 +120,13 @@ def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context
         if candidate.location.kind is not Kind.TABLE:
             continue
         label = read_row(candidate.text).label or ""
-        if item.instant and states_a_change(label, candidate.location.section or ""):
+        heading = heading_of(candidate, label)
+        if item.instant and states_a_change(label, heading):
             continue
         match = row_match(item, label)
         if match is not None:
             statement = in_statement(candidate, preferred, context)
-            found.append(_Row(candidate, match[0], match[1], statement, order))
+            found.append(_Row(candidate, match[0], match[1], statement, order, heading))
     return found
 
 
@@ -200,6 +202,15 @@ def states_a_change(label: str, section: str) -> bool:
     if _BALANCE_AT.search(label):
         return False
     return _CHANGE_LABEL.search(label) is not None or _CHANGE_HEADING.search(section) is not None
+
+
+def heading_of(candidate: Candidate, label: str) -> str:
+    """What stands over a row: its heading path and its table's caption (the row's text before its
+    label: "FOURTH QUARTER SALES BY REGION (three months ended) (In millions)"), never its cells,
+    whose headers may name other periods ("Q4 2021")."""
+    at = candidate.text.find(label) if label else -1
+    caption = candidate.text[:at] if at > 0 else ""
+    return f"{candidate.location.section or ''} {caption}".strip()
 
 
 def _cell(need: Need, row: _Row, context: Context) -> Found | None:

@@ -29,7 +29,7 @@ _UNTIL = r"(?=\s+(?:in|for|during|at|as\s+of|over|between)\b|\s*[?.,;]|$)"
 # with Y", "X versus Y".
 COMPARED: tuple[re.Pattern[str], ...] = (
     re.compile(
-        rf"\bhow\s+(?:did|does|do|has|have|had|is|was|are|were)\s+(?:\w+['\u2019]s?\s+)?(?P<x>{_PHRASE})\s+"
+        rf"\bhow\s+(?:did|does|do|has|have|had|is|was|are|were)\s+(?P<x>{_PHRASE})\s+"
         rf"compare[sd]?\s+(?:to|with|against)\s+(?:that\s+of\s+|those\s+of\s+)?(?P<y>{_PHRASE}){_UNTIL}",
         re.I,
     ),
@@ -71,10 +71,17 @@ def phrases(part: str) -> tuple[str, str] | None:
     for pattern in COMPARED:
         found = pattern.search(text)
         if found is not None:
-            x, y = (re.sub(r"^(?:the|its|their)\s+", "", found[n].strip(), flags=re.I) for n in ("x", "y"))
+            x, y = (_own(found[n]) for n in ("x", "y"))
             if x and y:
                 return x, y
     return None
+
+
+def _own(phrase: str) -> str:
+    """A phrase without its owner: "Orbit Health's US sales" and "its US sales" are "US sales"."""
+    phrase = re.sub(r"^.*?\w['\u2019](?:s\b)?\s+", "", phrase.strip())
+    phrase = re.sub(r"^(?:the|its|their)\s+", "", phrase, flags=re.I)
+    return re.sub(r"^(?:FY\s?\d{2,4}|fiscal\s+\d{4}|\d{4})\s+", "", phrase, flags=re.I)
 
 
 def paired(part: str, terms: Glossary | None = None) -> Pair | None:
