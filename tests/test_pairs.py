@@ -30,6 +30,12 @@ period = "FY2022"
 ["nimbus-10q-q3fy2023.pdf"]
 series = "nimbus-10q"
 access = "public"
+period = "Q3 FY2023"
+
+["nimbus-10q-q2fy2023.pdf"]
+series = "nimbus-10q"
+access = "public"
+period = "Q2 FY2023"
 
 ["vega-10k-fy2022.pdf"]
 series = "vega-10k"
@@ -80,6 +86,19 @@ NIMBUS = {
         ("Net earnings", "300", "390"),
     ],
 }
+# Its second quarter of fiscal 2023 ended on November 30, 2022: its columns are dated a calendar
+# year before the fiscal year the quarter belongs to.
+MAY_SECOND_QUARTER = ("November 30, 2022", "November 30, 2021")
+NIMBUS_Q2 = {
+    "SECOND QUARTER (three months ended)": [
+        ("Net sales", "1,100", "1,000"),
+        ("Net earnings", "121", "100"),
+    ],
+    "SIX MONTHS ENDED": [
+        ("Net sales", "2,350", "2,000"),
+        ("Net earnings", "200", "260"),
+    ],
+}
 # A filing only staff may see, with regions of its own.
 VEGA = {
     "FULL YEAR SALES BY REGION": [
@@ -96,6 +115,8 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  "Orbit Health Annual Report 2022")  # fmt: skip
     write_report(folder / "nimbus-10q-q3fy2023.pdf", "Nimbus Foods Inc.", "February 28, 2023", NIMBUS,
                  MAY_QUARTER, "Nimbus Foods Quarterly Report Q3 Fiscal 2023")  # fmt: skip
+    write_report(folder / "nimbus-10q-q2fy2023.pdf", "Nimbus Foods Inc.", "November 30, 2022", NIMBUS_Q2,
+                 MAY_SECOND_QUARTER, "Nimbus Foods Quarterly Report Q2 Fiscal 2023")  # fmt: skip
     write_report(folder / "vega-10k-fy2022.pdf", "Vega Labs Inc.", "December 31, 2022", VEGA, YEAR_END,
                  "Vega Labs Annual Report 2022")  # fmt: skip
     (folder / "catalog.toml").write_text(CATALOG, encoding="utf-8")
@@ -153,6 +174,28 @@ def test_a_quarter_against_the_same_quarter_a_year_before_of_a_filer_whose_year_
     assert compared.direction == "decreased"
     columns = [o.value.column for f in compared.figures for o in f.operands or ()]
     assert columns == ["February 28, 2022"] * 2 + ["February 28, 2023"] * 2
+
+
+def test_a_second_quarter_of_a_year_that_ends_in_may_reads_the_columns_dated_a_year_before(
+    library: Path,
+) -> None:
+    question = (
+        "Did Nimbus Foods' net earnings as a percent of sales increase in Q2 of FY2023 compared to Q2 of "
+        "FY2022?"
+    )
+    compared = comparison(ask(library, question))
+    # 100 / 1,000 = 10.00 % (Q2 FY2022, November 30, 2021) -> 121 / 1,100 = 11.00 % (Q2 FY2023,
+    # November 30, 2022), the catalog's "Q2 FY2023" saying which fiscal year November 2022 is.
+    assert [(f.column, f.text) for f in compared.figures] == [
+        ("Q2 FY2022", "10.00 %"),
+        ("Q2 FY2023", "11.00 %"),
+    ]
+    assert compared.direction == "increased"
+    columns = [o.value.column for f in compared.figures for o in f.operands or ()]
+    assert columns == ["November 30, 2021"] * 2 + ["November 30, 2022"] * 2
+    assert {o.citation.source for f in compared.figures for o in f.operands or ()} == {
+        "nimbus-10q-q2fy2023.pdf"
+    }
 
 
 def test_a_balance_is_never_read_from_a_cash_flow_statements_change_row(library: Path) -> None:
@@ -292,3 +335,22 @@ def test_income_taxes_under_an_expense_label_count_by_their_size(label: str, num
     )
     assert computing.magnitude(operand) == number
     assert counted_by_size("income_tax_fy2022", label) is (number > 0)
+
+
+@pytest.mark.parametrize(
+    ("end", "label", "shift", "offset"),
+    [
+        (date(2022, 11, 30), "Q2 FY2023", 1, None),  # a year that ends in May: Q2 ends the year before
+        (date(2023, 2, 28), "Q3 FY2023", 0, None),
+        (date(2023, 7, 2), "Q2 FY2023", 0, None),
+        (date(2023, 1, 28), "Q4 FY2022", 0, -1),  # a January end: the offset reads it, as for a year
+        (date(2022, 11, 30), None, 0, None),
+    ],
+)
+def test_a_quarterly_reports_label_says_how_far_its_columns_years_are_from_the_fiscal_year(
+    end: date, label: str | None, shift: int, offset: int | None
+) -> None:
+    from localqa.values.fiscal import calendar_for
+
+    calendar = calendar_for(end, label, [])
+    assert (calendar.quarter_shift, calendar.offset) == (shift, offset)

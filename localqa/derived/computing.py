@@ -138,11 +138,15 @@ def _result_scale(
 
 
 def _missing(missing: Sequence[Need], found: Sequence[Found]) -> str:
-    wanted = _listed([f"FY{n.year} {n.item.names[0] if n.item.names else n.item.key}" for n in missing])
+    wanted = _listed([f"{_period(n)} {n.item.names[0] if n.item.names else n.item.key}" for n in missing])
     if not found:
         return f"no figure computed: the evidence gives no {wanted}"
-    given = _listed([f"FY{f.need.year} {f.need.item.names[0]}" for f in found])
+    given = _listed([f"{_period(f.need)} {f.need.item.names[0]}" for f in found])
     return f"no figure computed: the evidence gives {given} but not {wanted}"
+
+
+def _period(need: Need) -> str:
+    return f"Q{need.quarter} FY{need.year}" if need.quarter else f"FY{need.year}"
 
 
 def _listed(items: Sequence[str]) -> str:

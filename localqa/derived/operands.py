@@ -217,7 +217,9 @@ def _cell(need: Need, row: _Row, context: Context) -> Found | None:
     candidate = row.candidate
     read = read_row(candidate.text)
     calendar = context.calendar(candidate.location.source)
-    choice = choose_cell("", read, wanted(""), calendar, year=need.year)
+    # A quarter is read at the year its report dates its columns in (`FiscalCalendar.quarter_shift`).
+    year = need.year - calendar.quarter_shift if need.quarter else need.year
+    choice = choose_cell("", read, wanted(""), calendar, year=year)
     if choice.cell is None or read_number(choice.cell.text) is None:
         return None
     value = cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])
