@@ -43,9 +43,14 @@ def calendar_for(period_end: date | None, period_label: str | None, years: Seque
     columns' years are from the fiscal year's); else a year the question names that the end date
     may be called (the routing chose the document for it) fixes which reading the filer uses."""
     label = periods.parse_label(period_label) if period_label else None
-    if period_end is not None and label is not None and label.quarter is not None:
-        if len(periods.fiscal_years_ending(period_end)) < 2:
-            return FiscalCalendar(quarter_shift=label.year - period_end.year)
+    # A quarter's report on a date no January reading makes ambiguous.
+    if (
+        period_end is not None
+        and label is not None
+        and label.quarter is not None
+        and len(periods.fiscal_years_ending(period_end)) < 2
+    ):
+        return FiscalCalendar(quarter_shift=label.year - period_end.year)
     if period_end is None or len(periods.fiscal_years_ending(period_end)) < 2:
         return FiscalCalendar()
     if label is not None:
