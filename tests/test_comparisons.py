@@ -168,8 +168,9 @@ NOT_FIGURES = [
     "Which business segment of Acme had the highest operating margin in FY2022?",
     "What is Acme forecasting for its FY2024 capital expenditure?",
     "What is the nature of Acme's FY2022 restructuring liability?",
-    "How did Acme's US sales growth compare to international sales growth in FY2022?",
 ]
+# Two items compared: no single figure, a comparison of two (`localqa.derived.pairs`).
+TWO_ITEMS = "How did Acme's US sales growth compare to international sales growth in FY2022?"
 FIGURES = [
     "What is the FY2018 capital expenditure amount (in USD millions) for Acme?",
     "What is Acme's FY2019 - FY2020 total revenue growth rate?",
@@ -200,6 +201,12 @@ def test_a_part_that_asks_no_quantity_is_never_planned_as_a_figure(question: str
     assert figures.plan(question) is None
     assert comparing.plan(question) is None
     assert not figures.asks_computed(question)
+
+
+def test_two_items_compared_are_no_one_figure_but_a_comparison_of_two() -> None:
+    assert figures.plan(TWO_ITEMS) is None and not figures.asks_computed(TWO_ITEMS)
+    planned = comparing.plan(TWO_ITEMS)
+    assert planned is not None and planned.kind == "items" and len(planned.figures) == 2
 
 
 @pytest.mark.parametrize("question", FIGURES)

@@ -18,13 +18,15 @@ every shown comparison passes.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from decimal import Decimal
 
 from localqa.answers.sentences import asks_yes_or_no
-from localqa.derived import computing, figures
+from localqa.derived import arithmetic, computing, figures, pairs
 from localqa.derived.glossary import Glossary, glossary
+from localqa.question import periods
 from localqa.types import Comparison, Value
 from localqa.values.asked import wanted
 from localqa.values.numbers import read_quantity
@@ -66,10 +68,10 @@ DEFAULT_BETTER_UNITS = ("%", "ratio")
 class ComparisonPlan:
     """The figures a comparison computes, in the order compared, with their labels."""
 
-    kind: str  # "judge", "sign", "improve" or "change" (`ASKS`)
+    kind: str  # "judge", "sign", "improve" or "change" (`ASKS`), or "items" (`localqa.derived.pairs`)
     what: str  # the figure as the part names it
     figures: tuple[figures.FigurePlan, ...]
-    labels: tuple[str, ...]  # "FY2021", "FY2022"
+    labels: tuple[str, ...]  # "FY2021", "FY2022"; "Q2 FY2022"; two items' phrases
     better: str | None  # "higher" or "lower": which figure is the better one, when a rule says
     rule: str  # the rule the direction is given under, said to the reader
     threshold: float | None = None  # a judgment's rule of thumb (the glossary's)
@@ -87,25 +89,30 @@ def asked_kind(part: str) -> str | None:
 
 def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
     """The comparison a part asks for and the figures it computes, or None when it asks for none
-    (or names no figure, or no fiscal year to compare at)."""
+    (or names no figure, or no fiscal year or quarter to compare at)."""
     terms = terms or glossary()
+    pair = pairs.paired(part, terms)
+    if pair is not None:
+        first, second = pair.labels
+        rule = f"{first} against {second}: the first figure against the second"
+        return ComparisonPlan("items", pair.what, pair.figures, pair.labels, None, rule)
     kind = asked_kind(part)
-    years = sorted(set(wanted(part).years))
-    if kind is None or not years:
+    if kind is None:
         return None
-    at = (
-        [years[-1]]
-        if kind in ("sign", "judge")
-        else [years[0], years[-1]]
-        if len(years) > 1
-        else [years[0] - 1, years[0]]
-    )
-    found = [figures.named(part, year, terms) for year in at]
+    at = _periods(part, kind)
+    if not at:
+        return None
+    found = [figures.named(part, year, terms) for year, _ in at]
     if any(f is None for f in found):
         return None
-    planned = [figures.plan_found(part, f, [year], terms) for f, year in zip(found, at, strict=True) if f]
+    planned = [
+        figures.plan_found(part, f, [year], terms) for f, (year, _) in zip(found, at, strict=True) if f
+    ]
     if any(p is None for p in planned):
         return None
+    planned = [
+        in_quarter(p, quarter) if p and quarter else p for p, (_, quarter) in zip(planned, at, strict=True)
+    ]
     what = found[-1][0] if found[-1] else ""
     metric = figures.metric_of(found[-1], terms) if found[-1] else None
     better, rule = _rule(kind, what, metric.better if metric else None, metric.unit if metric else None)
@@ -118,9 +125,47 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
         rule = (
             f"the {threshold} the glossary uses for a {what} ({source})" if threshold else "no rule of thumb"
         )
-    return ComparisonPlan(
-        kind, what, tuple(p for p in planned if p), tuple(f"FY{y}" for y in at), better, rule, threshold
+    labels = tuple(f"Q{q} FY{y}" if q else f"FY{y}" for y, q in at)
+    return ComparisonPlan(kind, what, tuple(p for p in planned if p), labels, better, rule, threshold)
+
+
+Period = tuple[int, int | None]  # a fiscal year, and a quarter of it or None
+
+
+def _periods(part: str, kind: str) -> list[Period]:
+    """The periods a comparison computes its figure at, in order: the last year named for a sign
+    or a judgment; else the first and the last year named, or one year and the year before it ("as
+    of FY2022" asks against the prior year). A part that names quarters and no whole year compares
+    quarters: the first and the last named ("Q2 of FY2023 compared to Q2 of FY2022"), or one
+    quarter and the same quarter a year before."""
+    years = sorted(set(wanted(part).years))
+    quarters = sorted({(m.year, m.quarter) for m in periods.mentions(part) if m.quarter})
+    if not years and quarters:
+        if kind in ("sign", "judge"):
+            return [quarters[-1]]
+        if len(quarters) > 1:
+            return [quarters[0], quarters[-1]]
+        year, quarter = quarters[0]
+        return [(year - 1, quarter), (year, quarter)]
+    if not years:
+        return []
+    if kind in ("sign", "judge"):
+        return [(years[-1], None)]
+    return (
+        [(years[0], None), (years[-1], None)] if len(years) > 1 else [(years[0] - 1, None), (years[0], None)]
     )
+
+
+def in_quarter(figure: figures.FigurePlan, quarter: int) -> figures.FigurePlan:
+    """A figure planned at a fiscal year, read at one quarter of it instead: each need's rows are
+    that quarter's (`localqa.derived.operands.period_fit`), its operand named for the quarter
+    (`net_income_q2fy2023`)."""
+    renamed = {n.name: re.sub(r"_fy(\d{4})$", rf"_q{quarter}fy\1", n.name) for n in figure.needs}
+    text = re.sub(
+        r"[A-Za-z_][A-Za-z0-9_]*", lambda m: renamed.get(m.group(0), m.group(0)), figure.expression.text
+    )
+    needs = tuple(dataclasses.replace(n, name=renamed[n.name], quarter=quarter) for n in figure.needs)
+    return dataclasses.replace(figure, expression=arithmetic.parse(text), needs=needs)
 
 
 def _rule(kind: str, what: str, glossary_better: str | None, unit: str | None) -> tuple[str | None, str]:
@@ -167,8 +212,9 @@ def direction_of(
     kind: str, better: str | None, numbers: list[float | None], threshold: float | None = None
 ) -> str:
     """The direction the figures' numbers (as shown) give: the last against a rule of thumb for a
-    judgment, its sign for a sign question; else the last against the first, as improved/declined
-    under a rule of which is better, or increased/decreased."""
+    judgment, its sign for a sign question; the first item against the second (higher, lower,
+    equal) for two items; else the last against the first, as improved/declined under a rule of
+    which is better, or increased/decreased."""
     if any(n is None for n in numbers) or not numbers:
         raise ValueError("a comparison compares numbers")
     last = Decimal(str(numbers[-1]))
@@ -180,6 +226,8 @@ def direction_of(
     if kind == "sign":
         return "positive" if last > 0 else "negative" if last < 0 else "zero"
     first = Decimal(str(numbers[0]))
+    if kind == "items":  # two items in one period: the first against the second
+        return "higher" if first > last else "lower" if first < last else "equal"
     if last == first:
         return "unchanged"
     if better is None:
@@ -198,6 +246,9 @@ KIND_OF_DIRECTION = {
     "declined": "improve",
     "increased": "change",
     "decreased": "change",
+    "higher": "items",
+    "lower": "items",
+    "equal": "items",
 }
 
 

@@ -13,7 +13,8 @@ from localqa.derived import arithmetic
 from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import counted_by_size
 from localqa.derived.operands import Found
-from localqa.types import Operand, Value
+from localqa.types import Kind, Operand, Value
+from localqa.values.cells import read_row
 from localqa.values.choosing import is_span
 from localqa.values.numbers import SCALES, read_quantity
 
@@ -87,7 +88,8 @@ def magnitude(operand: Operand) -> Decimal:
     read = read_quantity(operand.value.text)
     assert read is not None
     number = read[0].number
-    return abs(number) if counted_by_size(operand.name) else number
+    label = read_row(operand.quote).label or "" if operand.citation.kind is Kind.TABLE else ""
+    return abs(number) if counted_by_size(operand.name, label) else number
 
 
 def _shown(operand: Operand) -> str:
@@ -136,11 +138,15 @@ def _result_scale(
 
 
 def _missing(missing: Sequence[Need], found: Sequence[Found]) -> str:
-    wanted = _listed([f"FY{n.year} {n.item.names[0] if n.item.names else n.item.key}" for n in missing])
+    wanted = _listed([f"{_period(n)} {n.item.names[0] if n.item.names else n.item.key}" for n in missing])
     if not found:
         return f"no figure computed: the evidence gives no {wanted}"
-    given = _listed([f"FY{f.need.year} {f.need.item.names[0]}" for f in found])
+    given = _listed([f"{_period(f.need)} {f.need.item.names[0]}" for f in found])
     return f"no figure computed: the evidence gives {given} but not {wanted}"
+
+
+def _period(need: Need) -> str:
+    return f"Q{need.quarter} FY{need.year}" if need.quarter else f"FY{need.year}"
 
 
 def _listed(items: Sequence[str]) -> str:

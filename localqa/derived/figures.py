@@ -43,6 +43,7 @@ class Need:
     name: str
     item: Item
     year: int
+    quarter: int | None = None  # a quarter of `year` ("Q2 FY2023"): read from that quarter's rows
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ NOT_A_QUANTITY: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     # "How did US sales growth compare to international sales growth?": two items compared, which
-    # no single figure answers (and `localqa.derived.comparing` compares periods only).
+    # no single figure answers (`localqa.derived.pairs` computes the two).
     (
         "two items compared",
         re.compile(r"\bhow\s+(?:did|does|do)\b[^?]*\bcompare\s+(?:to|with|against)\b", re.I),
@@ -299,7 +300,12 @@ def _what(
 
 _PHRASE = r"[\w&'\u2019 -]{2,60}?"
 _LEAD = r"(?:^|\bthe\s+|\b(?:is|was|are|were)\s+)"
-_END = r"(?=\s+(?:for|in|of|at|during|from|between|over)\b|\s*[?.,;]|$)"
+# A phrase ends before a preposition, punctuation, or a verb of a comparison ("net earnings as a
+# percent of sales increase in Q2": the item is "sales").
+_END = (
+    r"(?=\s+(?:for|in|of|at|during|from|between|over|increas\w*|decreas\w*|improv\w*|declin\w*|"
+    r"chang\w*|compar\w*)\b|\s*[?.,;]|$)"
+)
 # Figures a question names by their shape rather than by a glossary name: "R&D to asset ratio",
 # "the ratio of X to Y", "X as a % of Y", "the growth rate of X", "X growth". Their parts are line
 # items (the glossary's, or read as the question writes them).
@@ -318,16 +324,35 @@ _SHAPES: tuple[tuple[re.Pattern[str], str, str | None], ...] = (
 )
 
 
+def _items_in(found: re.Match[str], shape: str) -> bool:
+    """Whether a shape's phrases may name line items (`is_item_phrase`)."""
+    x_ok = is_item_phrase(_trimmed(found["x"]))
+    return x_ok and ("{y}" not in shape or is_item_phrase(_trimmed(found["y"])))
+
+
+def _quarters(text: str) -> list[tuple[int, int]]:
+    """The quarters `text` names, as (fiscal year, quarter), in order."""
+    return sorted({(m.year, m.quarter) for m in periods.mentions(text) if m.quarter})
+
+
 def _shaped(asking: str, asked: Wanted) -> tuple[str, str, str | None, str] | None:
     """A figure the asking sentence names by its shape (`_SHAPES`), as a definition in words."""
-    years = sorted(set(asked.years))
+    years = sorted(set(asked.years)) or [y for y, _ in _quarters(asking)]
+    # A shape may also start after the company's possessive ("Did JnJ's net earnings as a percent
+    # of sales increase ...": its first phrase is "net earnings").
+    owned = re.sub(r"^.*?\w['\u2019](?:s\b)?\s+", "", asking, count=1)
     for pattern, shape, unit in _SHAPES:
-        found = pattern.search(asking)
+        found = next(
+            (
+                f
+                for text in dict.fromkeys((asking, owned))
+                if (f := pattern.search(text)) and _items_in(f, shape)
+            ),
+            None,
+        )
         if found is None:
             continue
         x = _trimmed(found["x"])
-        if not is_item_phrase(x) or ("{y}" in shape and not is_item_phrase(_trimmed(found["y"]))):
-            continue
         if shape == "growth":
             now, before = years[-1], years[-2] if len(years) > 1 else years[-1] - 1
             body = f"(FY{now} {x} - FY{before} {x}) / FY{before} {x} * 100"

@@ -47,6 +47,9 @@ class Item:
     exclude: tuple[str, ...] = ()  # words of rows that mention the item but are not it
     # An outflow a metric counts by its size (`counted_by_size`); every other item by its sign.
     outflow: bool = False
+    # Row labels under which an item that may be either sign (income taxes: an expense or a
+    # benefit) is an expense, written in parentheses as a deduction (`counted_by_size`).
+    expense_rows: tuple[str, ...] = ()
 
 
 BETTER = ("higher", "lower")
@@ -129,6 +132,7 @@ def _item(path: Path, key: str, entry: Mapping[str, object]) -> Item:
         bool(entry.get("instant", False)),
         _strings(path, key, entry, "exclude"),
         entry.get("outflow", False) is True,
+        _strings(path, key, entry, "expense_rows"),
     )
 
 
@@ -164,13 +168,16 @@ def _metric(path: Path, key: str, entry: Mapping[str, object]) -> Metric:
 _YEAR_SUFFIX = re.compile(r"_fy\d{4}$")
 
 
-def counted_by_size(operand: str, terms: Glossary | None = None) -> bool:
+def counted_by_size(operand: str, label: str = "", terms: Glossary | None = None) -> bool:
     """Whether the operand a figure's expression names `operand` counts by its size: the line item
     it names is an outflow or an expense (`Item.outflow`: capital expenditure, dividends paid,
     repurchases; cost of sales, depreciation and amortization, interest expense, R&D), which a
     statement may write in parentheses as a deduction ("(1,200)") and a metric such as free cash
     flow, capex as a % of revenue or a gross margin uses as a positive amount. Every other operand
-    counts with its sign: a loss written "(800)" is -800, so a loss year's margin is negative.
+    counts with its sign: a loss written "(800)" is -800, so a loss year's margin is negative;
+    except an item read from a row whose `label` names it as an expense (`Item.expense_rows`:
+    "Provision for income taxes (411)" is a tax expense of 411, so an effective tax rate is
+    positive), unless the label also names a benefit.
 
     The rule every figure is computed and checked by (`localqa.derived.computing`). An operand is named
     `KEY_fyYEAR` by the glossary, a question's definition or a shape; a model names its own
@@ -181,7 +188,14 @@ def counted_by_size(operand: str, terms: Glossary | None = None) -> bool:
     if item is None:
         words = fold(key.replace("_", " "))
         item = next((i for i in terms.items.values() if words in {fold(n) for n in i.names}), None)
-    return item is not None and item.outflow
+    if item is None:
+        return False
+    if item.outflow:
+        return True
+    folded = fold(label)
+    return not contains(folded, "benefit") and any(
+        folded == fold(row) or folded.startswith(fold(row) + " ") for row in item.expense_rows
+    )
 
 
 # --- names ----------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ class _Row:
     alias: int
     statement: int  # `in_statement`
     order: int
+    heading: str  # `heading_of`
 
     @property
     def page(self) -> tuple[str, int]:
@@ -73,10 +74,13 @@ def read_operands(
     """Each need's cell, read from the best row among its item's `candidates` (by item key) that
     has a number at the need's year. Rows rank by how exactly their label is the item's
     (`row_match`), how many of the figure's items have rows on the same page (a statement lists them
-    together; a statement's title is not always read as its heading), whether they sit in the
+    together; a statement's title is not always read as its heading; after how well the period
+    their heading names fits the need's, `period_fit`), whether they sit in the
     statement the item is read from (`in_statement`), an earlier row label of the item, then the
     earlier page (a filing's own statements come before its subsidiaries') and retrieval's order."""
-    rows = {key: _rows(figure, key, found, context) for key, found in candidates.items()}
+    # Only the figure's own items: the candidates may hold another figure's (two items compared).
+    keys = {need.item.key for need in figure.needs}
+    rows = {key: _rows(figure, key, found, context) for key, found in candidates.items() if key in keys}
     stated: dict[str, dict[int, Stated]] = {}  # an item's amounts by year in prose, read once
     support: dict[tuple[str, int], int] = {}
     for found in rows.values():
@@ -86,7 +90,16 @@ def read_operands(
     for need in figure.needs:
         ranked = sorted(
             rows.get(need.item.key, []),
-            key=lambda r: (-r.level, -support.get(r.page, 0), -r.statement, r.alias, r.page[1], r.order),
+            key=lambda r: (
+                -r.level,
+                -period_fit(need.quarter, r.heading),
+                -as_reported(r.heading),
+                -support.get(r.page, 0),
+                -r.statement,
+                r.alias,
+                r.page[1],
+                r.order,
+            ),
         )
         chosen = next((f for r in ranked if (f := _cell(need, r, context)) is not None), None)
         if chosen is None:
@@ -106,18 +119,107 @@ def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context
     for order, candidate in enumerate(candidates):
         if candidate.location.kind is not Kind.TABLE:
             continue
-        match = row_match(item, read_row(candidate.text).label or "")
+        label = read_row(candidate.text).label or ""
+        heading = heading_of(candidate, label)
+        if item.instant and states_a_change(label, heading):
+            continue
+        match = row_match(item, label)
         if match is not None:
             statement = in_statement(candidate, preferred, context)
-            found.append(_Row(candidate, match[0], match[1], statement, order))
+            found.append(_Row(candidate, match[0], match[1], statement, order, heading))
     return found
+
+
+# How a table's heading names the period its columns cover: a quarter by its number, a quarter
+# unnumbered, or a span longer than a quarter and shorter than a year.
+_QUARTER_NAMED = {
+    1: r"\bQ1\b|\b1Q\b|\bfirst\s+quarter",
+    2: r"\bQ2\b|\b2Q\b|\bsecond\s+quarter",
+    3: r"\bQ3\b|\b3Q\b|\bthird\s+quarter",
+    4: r"\bQ4\b|\b4Q\b|\bfourth\s+quarter",
+}
+_A_QUARTER = re.compile(
+    r"\bthree\s+months\b|\bquarters?\s+ended\b|" + "|".join(_QUARTER_NAMED.values()), re.I
+)
+_PART_OF_A_YEAR = re.compile(
+    r"\b(?:six|nine)\s+months\b|\byear[- ]to[- ]date\b|\bH[12]\b|\b(?:first|second)\s+half\b", re.I
+)
+_WHOLE_YEAR = re.compile(r"\bfull[- ]year\b|\btwelve\s+months\b|\bfiscal\s+year\b|\bannual\b", re.I)
+
+
+def period_fit(quarter: int | None, heading: str) -> int:
+    """How well the period a row's heading names fits a need's: for a year (`quarter` None), 0
+    when the heading names a quarter or part of a year and not the whole year ("REGIONAL SALES >
+    Q4 % Change" beside "Full Year % Change"), else 1; for a quarter, 2 when it names that
+    quarter or "three months", 0 when it names another quarter or a longer span ("SIX MONTHS"),
+    else 1. Serves figures at a year read from reports that also give a quarter's columns, and
+    comparisons of one quarter against the same quarter a year before."""
+    if quarter is None:
+        partial = _A_QUARTER.search(heading) or _PART_OF_A_YEAR.search(heading)
+        return 0 if partial and not _WHOLE_YEAR.search(heading) else 1
+    if re.search(_QUARTER_NAMED[quarter], heading, re.I):
+        return 2
+    if _A_QUARTER.search(heading) and not any(
+        re.search(_QUARTER_NAMED[q], heading, re.I) for q in _QUARTER_NAMED if q != quarter
+    ):
+        return 2
+    if _A_QUARTER.search(heading) or _PART_OF_A_YEAR.search(heading) or _WHOLE_YEAR.search(heading):
+        return 0
+    return 1
+
+
+# A heading over a measure the filer adjusts: its rows repeat the reported items' labels ("Net
+# earnings" under "Adjusted earnings before provision for taxes and net earnings").
+_ADJUSTED = re.compile(r"\badjusted\b|\bnon[- ]?gaap\b|\bpro\s+forma\b|\bexcluding\b", re.I)
+
+
+def as_reported(heading: str) -> int:
+    """1 for a row under a heading of the reported figures, 0 under one of an adjusted measure
+    (`_ADJUSTED`): a line item is the reported one unless the part defines it otherwise."""
+    return 0 if _ADJUSTED.search(heading) else 1
+
+
+# Where a row states how a balance changed over the year rather than the balance at its end: the
+# working-capital rows of a statement of cash flows ("Changes in certain working capital items:
+# Inventories 423"), under a heading that says so, or a row label that does ("(Increase) decrease in
+# inventories"). A row that names the balance at a date ("Cash at end of year") still states one.
+_CHANGE_HEADING = re.compile(
+    r"\bchanges?\s+in\b|\badjustments\s+to\s+reconcile\b|\bcash\s+flows?\s+(?:from|used|provided)\b|"
+    r"\b(?:operating|investing|financing)\s+activities\b|" + STATEMENT_WORDS["cash flow"],
+    re.IGNORECASE,
+)
+_CHANGE_LABEL = re.compile(r"\bchanges?\s+in\b|\bincrease\b|\bdecrease\b", re.IGNORECASE)
+_BALANCE_AT = re.compile(
+    r"\b(?:end|beginning|start)\s+of\s+(?:the\s+)?(?:fiscal\s+)?(?:year|period|quarter)\b", re.I
+)
+
+
+def states_a_change(label: str, section: str) -> bool:
+    """Whether a row states a change over the year, not a balance at a date (`_CHANGE_HEADING`,
+    `_CHANGE_LABEL`): an instant item (a balance sheet's inventory, payables, debt) is never read
+    from one. Serves every figure with a balance among its operands ("days payable outstanding",
+    "working capital"): 423, how much a filer's inventories fell, is not its inventories."""
+    if _BALANCE_AT.search(label):
+        return False
+    return _CHANGE_LABEL.search(label) is not None or _CHANGE_HEADING.search(section) is not None
+
+
+def heading_of(candidate: Candidate, label: str) -> str:
+    """What stands over a row: its heading path and its table's caption (the row's text before its
+    label: "FOURTH QUARTER SALES BY REGION (three months ended) (In millions)"), never its cells,
+    whose headers may name other periods ("Q4 2021")."""
+    at = candidate.text.find(label) if label else -1
+    caption = candidate.text[:at] if at > 0 else ""
+    return f"{candidate.location.section or ''} {caption}".strip()
 
 
 def _cell(need: Need, row: _Row, context: Context) -> Found | None:
     candidate = row.candidate
     read = read_row(candidate.text)
     calendar = context.calendar(candidate.location.source)
-    choice = choose_cell("", read, wanted(""), calendar, year=need.year)
+    # A quarter is read at the year its report dates its columns in (`FiscalCalendar.quarter_shift`).
+    year = need.year - calendar.quarter_shift if need.quarter else need.year
+    choice = choose_cell("", read, wanted(""), calendar, year=year)
     if choice.cell is None or read_number(choice.cell.text) is None:
         return None
     value = cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])

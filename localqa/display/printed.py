@@ -80,6 +80,7 @@ def value_lines(value: Value) -> list[str]:
 
 
 EXTREMES = ("largest", "smallest")  # an extreme over rows (`localqa.derived.extremes`)
+ITEMS_COMPARED = ("higher", "lower", "equal")  # two items in one period (`localqa.derived.pairs`)
 
 
 def comparison_head(value: Value) -> str:
@@ -90,7 +91,11 @@ def comparison_head(value: Value) -> str:
         return f"{value.row}: {value.text} — {comparison.rule}"
     if comparison.threshold is not None:  # a judgment: "0.80: below the 1.0 the glossary uses for ..."
         return f"{value.text}: {comparison.direction} {comparison.rule}"
-    figures = " → ".join(f"{f.text} ({f.column})" if f.column else f.text for f in comparison.figures)
+    # Periods follow one another (→); two items in one period stand side by side (vs).
+    joiner = " vs " if comparison.direction in ITEMS_COMPARED else " → "
+    figures = joiner.join(f"{f.text} ({f.column})" if f.column else f.text for f in comparison.figures)
+    if comparison.direction in ITEMS_COMPARED:  # the items' phrases label the figures already
+        return f"{comparison.direction} — {figures}"
     return (
         f"{comparison.direction} — {value.row} {figures}"
         if value.row

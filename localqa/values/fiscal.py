@@ -25,6 +25,10 @@ class FiscalCalendar:
     readings count (`periods.fiscal_years_ending`)."""
 
     offset: int | None = None
+    # A quarterly report whose quarter ends in another calendar year than its fiscal year's, on a
+    # date no January reading makes ambiguous (a year that ends in May: its Q2 FY2023 ended on
+    # November 30, 2022): the fiscal year minus the calendar year its columns are dated in.
+    quarter_shift: int = 0
 
     def years_ending(self, end: date) -> tuple[int, ...]:
         years = periods.fiscal_years_ending(end)
@@ -35,11 +39,20 @@ class FiscalCalendar:
 
 def calendar_for(period_end: date | None, period_label: str | None, years: Sequence[int]) -> FiscalCalendar:
     """The filer's calendar, from its document's period: a catalog label names the year of a dated
-    end outright; else a year the question names that the end date may be called (the routing
-    chose the document for it) fixes which reading the filer uses."""
+    end outright (a quarter's label, "Q2 FY2023" of a report ended November 30, 2022, how far its
+    columns' years are from the fiscal year's); else a year the question names that the end date
+    may be called (the routing chose the document for it) fixes which reading the filer uses."""
+    label = periods.parse_label(period_label) if period_label else None
+    # A quarter's report on a date no January reading makes ambiguous.
+    if (
+        period_end is not None
+        and label is not None
+        and label.quarter is not None
+        and len(periods.fiscal_years_ending(period_end)) < 2
+    ):
+        return FiscalCalendar(quarter_shift=label.year - period_end.year)
     if period_end is None or len(periods.fiscal_years_ending(period_end)) < 2:
         return FiscalCalendar()
-    label = periods.parse_label(period_label) if period_label else None
     if label is not None:
         return FiscalCalendar(label.year - period_end.year)
     named = [y for y in years if y in periods.fiscal_years_ending(period_end)]
