@@ -364,3 +364,21 @@ def test_a_long_name_misspelt_by_one_letter_still_routes() -> None:
     routed = names.route("What value stock does Activsion Blizzard repurchase in FY2019?")
     assert routed is not None and routed[1].sources == ("ACTIVISIONBLIZZARD_2019_10K.pdf",)
     assert names.route("What is the F1 on TACREV?") is None
+
+
+def test_a_mixed_case_initialism_routes_to_the_document_it_abbreviates() -> None:
+    """FinanceBench writes Johnson & Johnson as "JnJ": it routes to the filings whose names it
+    abbreviates, by the rule coverage reads titles with (`words.initialism_of`). An all-capitals
+    acronym ("JJ") and an initialism of nothing routed ("GmB") route nowhere."""
+    names = directory(
+        ("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf", Found()),
+        ("JOHNSON_JOHNSON_2023Q2_EARNINGS.pdf", Found()),
+        ("GENERALMILLS_2022_10K.pdf", Found(name="General Mills, Inc.")),
+    )
+    routed = names.route("How did JnJ's US sales growth compare to international sales growth in FY2022?")
+    assert routed is not None and routed[1].sources == ("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf",)
+    routed = names.route("What does JnJ forecast?")
+    assert routed is not None
+    assert routed[1].sources == ("JOHNSON_JOHNSON_2022Q4_EARNINGS.pdf", "JOHNSON_JOHNSON_2023Q2_EARNINGS.pdf")
+    for question in ("What does JJ report?", "What did GmB report?"):
+        assert names.route(question) is None, question

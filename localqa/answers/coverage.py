@@ -379,22 +379,10 @@ def _mentioned_in(term: Term, place: Place) -> bool:
         return False
     if mentions(term, place.text, title=place.kind == "title"):
         return True
-    return term.kind == "name" and place.kind in ("title", "heading") and initialism_of(term.text, place.text)
-
-
-def initialism_of(name: str, text: str) -> bool:
-    """Whether `name`, a mixed-case initialism ("JnJ", "AmEx", "SoC": its capitals are the
-    initials), stands for consecutive capitalised words of `text`, connectives skipped. Read only in
-    a title or heading, where a document names its subject in full ("JOHNSON JOHNSON 2022Q4
-    EARNINGS"); an all-capitals acronym is no name by itself (`words.is_name`)."""
-    capitals = "".join(c for c in name if c.isupper())
-    if len(capitals) < 2 or name.isupper() or not name.isalpha():
-        return False
-    found = [w for w in words.ALNUM.findall(text) if w.casefold() not in lexicon.CONNECTIVES]
-    n = len(capitals)
-    return any(
-        all(w[0].isupper() for w in found[i : i + n]) and "".join(w[0] for w in found[i : i + n]) == capitals
-        for i in range(len(found) - n + 1)
+    return (
+        term.kind == "name"
+        and place.kind in ("title", "heading")
+        and words.initialism_of(term.text, place.text)
     )
 
 

@@ -407,3 +407,20 @@ def _runs(sentence: str, blanked: str, phrase_start: int, phrase_end: int) -> li
     if run:
         close()
     return runs
+
+
+def initialism_of(name: str, text: str) -> bool:
+    """Whether `name`, a mixed-case initialism ("JnJ", "AmEx", "SoC": its capitals are the
+    initials), stands for consecutive capitalised words of `text`, connectives skipped. Read only in
+    a document's title, heading or file name, where it names its subject in full ("JOHNSON JOHNSON
+    2022Q4 EARNINGS"): coverage and routing (`localqa.question.routing`) both read it here; an
+    all-capitals acronym is no name by itself (`is_name`)."""
+    capitals = "".join(c for c in name if c.isupper())
+    if len(capitals) < 2 or name.isupper() or not name.isalpha():
+        return False
+    found = [w for w in ALNUM.findall(text) if w.casefold() not in lexicon.CONNECTIVES]
+    n = len(capitals)
+    return any(
+        all(w[0].isupper() for w in found[i : i + n]) and "".join(w[0] for w in found[i : i + n]) == capitals
+        for i in range(len(found) - n + 1)
+    )

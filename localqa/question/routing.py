@@ -5,7 +5,8 @@ expenditure.
 
 What a document is called: its file name (`ACTIVISIONBLIZZARD_2019_10K.pdf`; words glued
 together or in CamelCase are read both ways), its catalog series, title and version, the title
-found on its first page and the organisation its cover names (`Found`). What it covers: its
+found on its first page and the organisation its cover names (`Found`), which a mixed-case
+initialism may abbreviate ("JnJ"). What it covers: its
 period (the catalog's, else its cover's; `localqa.question.periods`), or else the years in its names; and
 its report type (10-K, 10-Q, 8-K, an earnings release), from its names or its period.
 
@@ -78,6 +79,7 @@ class Directory:
         self.names: dict[str, set[str]] = defaultdict(set)
         self.facts: dict[str, set[periods.Fact]] = {}
         self.forms: dict[str, set[str]] = {}
+        self.name_texts: dict[str, list[str]] = {}
         documents = list(documents)
         # A first-page title that several documents share is the kind of document they are
         # ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Annual Report"), not a name.
@@ -89,7 +91,8 @@ class Directory:
             organisation = seen.name if seen else None
             self.sources[doc_id] = document.source
             texts = _name_texts(document, title)
-            for text in [*texts, *([organisation] if organisation else [])]:
+            self.name_texts[doc_id] = [*texts, *([organisation] if organisation else [])]
+            for text in self.name_texts[doc_id]:
                 for word in document_words(text):
                     self.names[word].add(doc_id)
             period, _ = periods.of_document(document, seen)
@@ -131,14 +134,20 @@ class Directory:
         names = _distinct(w for d in sorted(chosen, key=lambda d: self.sources[d]) for w in named[d])
         return chosen, Route(sources=sources, names=names)
 
-    def _holders(self, key: str) -> set[str]:
+    def _holders(self, key: str, written: str) -> set[str]:
         """The documents a name word (or a run of them glued) names: exactly, else, misspelt by one
         letter in a long name (`words.misspellings`: "activsion"), the documents of the words it
-        may be."""
+        may be, else, written as a mixed-case initialism ("JnJ"), the documents one of whose names
+        it abbreviates (`words.initialism_of`: `JOHNSON_JOHNSON_2022Q4_EARNINGS`)."""
         holders = self.names.get(key)
         if holders is not None:
             return holders
-        return set().union(*(self.names[near] for near in words.misspellings(key, self.names)))
+        near = set().union(*(self.names[n] for n in words.misspellings(key, self.names)))
+        if near:
+            return near
+        return {
+            d for d, texts in self.name_texts.items() if any(words.initialism_of(written, t) for t in texts)
+        }
 
     def _matches(self, name: Name, total: int) -> dict[str, tuple[float, str]]:
         """What each document matching `name` scores for it, and the spelling it matched. A name
@@ -151,7 +160,7 @@ class Directory:
         found: dict[str, tuple[float, str]] = {}
         shares: dict[str, list[tuple[float, str, int]]] = defaultdict(list)
         for index, (key, written) in enumerate(alone):
-            holders = self._holders(key)
+            holders = self._holders(key, written)
             for doc_id in holders:
                 shares[doc_id].append((_idf(total, len(holders)) / name.size, written, index))
         for doc_id, parts in shares.items():
@@ -159,7 +168,7 @@ class Directory:
                 continue  # a common word or an acronym of a longer name never routes alone ("Health")
             found[doc_id] = (sum(w for w, _, _ in parts), " ".join(t for _, t, _ in parts))
         for key, written in glued:
-            holders = self._holders(key)
+            holders = self._holders(key, written)
             for doc_id in holders:
                 weight = _idf(total, len(holders))
                 if weight >= found.get(doc_id, (0.0, ""))[0]:
