@@ -262,7 +262,7 @@ def table_items(table: Sequence[Passage], cited: Location) -> list[tuple[str, st
     for row in table:
         if (row.source, row.page, row.table, row.row) == (cited.source, cited.page, cited.table, cited.row):
             continue
-        if extremes.is_total(extremes.row_label(read_row(row.text)) or ""):
+        if extremes.is_total(row_item(row.text) or ""):
             continue
         found.append((squash(row.text), row.text, extremes.row_location(row, cited)))
     return found
