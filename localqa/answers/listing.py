@@ -23,7 +23,8 @@ Which items (`collect`): the part's own verified quote first, then
   hidden document's row is never read), in row order, not only the rows retrieval returned: a
   list of a table's rows is the table, and a count of them that read only the retrieved rows
   would be "at least" whatever `k` let through. Under a section row the part names ("among the
-  short-term investments") only the rows under it (`extremes.rows_under`); a total is no item.
+  short-term investments") only the rows under it (`extremes.rows_under`, in a table of at most
+  `SECTION_SCAN_ROWS`); a total is no item.
   Without the whole table (no context, or a table that does not hold the quote's row), the rows
   of the same table among the part's candidates, as below;
 - for a sentence, in the sentence scorer's order, the units of the same document that can be the
@@ -48,7 +49,7 @@ the rule a shown list value passes, here and in evaluation (the "unchecked list 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -71,6 +72,10 @@ ITEM_LEXICAL_SHARE = 0.5
 # datasets").
 STATED_COUNT_WORDS = 3
 JOINER = "; "
+# A section row the part names ("among the short-term investments") is looked for in a table of at
+# most this many rows: a statement has a few dozen; a sheet of thousands of records has no section
+# rows, and reading each of 200,000 to find one costs seconds.
+SECTION_SCAN_ROWS = 1000
 # A list answer lists at least two items: one verified quote is the part's quote and the value
 # today's rules give it, and a "count" of one sentence would be a number the text never states.
 MIN_ITEMS = 2
@@ -255,17 +260,16 @@ def collect(
     return Listed(tuple(items), more or cut)
 
 
-def table_items(table: Sequence[Passage], cited: Location) -> list[tuple[str, str, Location]]:
+def table_items(table: Sequence[Passage], cited: Location) -> Iterator[tuple[str, str, Location]]:
     """The other rows of `table` (the rows a list reads, `whole_table`) as (quote, passage text,
-    citation), in row order: the cited row and totals aside."""
-    found = []
+    citation), in row order: the cited row and totals aside. Lazily: a list stops reading at its
+    bound, whatever the table's size."""
     for row in table:
         if (row.source, row.page, row.table, row.row) == (cited.source, cited.page, cited.table, cited.row):
             continue
         if extremes.is_total(row_item(row.text) or ""):
             continue
-        found.append((squash(row.text), row.text, extremes.row_location(row, cited)))
-    return found
+        yield squash(row.text), row.text, extremes.row_location(row, cited)
 
 
 def whole_table(part: str, cited: Location, table: VisibleTable) -> tuple[Passage, ...]:
@@ -279,13 +283,15 @@ def whole_table(part: str, cited: Location, table: VisibleTable) -> tuple[Passag
     )
     if cited.kind is not Kind.TABLE or not held:
         return ()
+    if len(table.rows) > SECTION_SCAN_ROWS:
+        return table.rows
     under = extremes.rows_under(part, table.rows)
     cited_under = any((r.page, r.table, r.row) == (cited.page, cited.table, cited.row) for r in under)
     return tuple(under) if cited_under else table.rows
 
 
 def _gathered(
-    first: ListItem, found: Sequence[tuple[str, str, Location]], check: QuoteCheck, more: bool
+    first: ListItem, found: Iterable[tuple[str, str, Location]], check: QuoteCheck, more: bool
 ) -> Listed:
     """`first`, then each of `found` (quote, the text it is verified against, citation) that the
     one rule verifies, distinct, up to `LIST_BOUND` (past it more may hide, as when `more`)."""
