@@ -20,7 +20,7 @@ from localqa.display.printed import value_lines
 from localqa.evaluate.expected_value import ExpectedValue, judge
 from localqa.evaluate.records import Run, RunConfig, Totals
 from localqa.evaluate.score import unchecked_figure, unchecked_item
-from localqa.library import IndexContext, Library
+from localqa.library import IndexContext, Library, VisiblePage
 from localqa.models import get_model
 from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Answer, Caller, Candidate, Kind, ListItem, Location, Passage, Value
@@ -538,3 +538,30 @@ def test_a_hidden_documents_table_is_never_read(markets_library: Path) -> None:
         assert len(as_public.table(public_row).rows) == 9
         as_staff = IndexContext(library, date.fromisoformat(NOV), Caller(role="staff"), "How many markets?")
         assert len(as_staff.table(staff_row).rows) == 3
+
+
+class OnePage:
+    """A library of one page, `passages` (what `Library.page` gives the caller)."""
+
+    def __init__(self, passages: tuple[Passage, ...]) -> None:
+        self.passages = passages
+
+    def page(self, source: str, page: int | None, **_: object) -> VisiblePage:
+        return VisiblePage(source=source, page=page, sha256=None, passages=self.passages)
+
+
+@pytest.mark.parametrize(
+    ("after", "runs_on"),
+    [
+        ((), True),  # the table is the last thing on its page: the next may continue it
+        (
+            (Passage(kind=Kind.PROSE, source="guide.pdf", page=1, paragraph=9, text="Source: the guide."),),
+            False,
+        ),
+    ],
+)
+def test_a_table_that_ends_its_page_may_run_on(after: tuple[Passage, ...], runs_on: bool) -> None:
+    page = OnePage((*market_rows(4), *after))
+    context = IndexContext(page, date.fromisoformat(NOV), Caller(), "How many markets?")  # type: ignore[arg-type]
+    table = context.table(location(kind=Kind.TABLE, row=2))
+    assert (len(table.rows), table.runs_on) == (4, runs_on)
