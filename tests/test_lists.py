@@ -565,3 +565,27 @@ def test_a_table_that_ends_its_page_may_run_on(after: tuple[Passage, ...], runs_
     context = IndexContext(page, date.fromisoformat(NOV), Caller(), "How many markets?")  # type: ignore[arg-type]
     table = context.table(location(kind=Kind.TABLE, row=2))
     assert (len(table.rows), table.runs_on) == (4, runs_on)
+
+
+def test_one_row_retrieved_reads_its_table_whole_when_a_header_names_what_is_counted() -> None:
+    value = counted(VisibleTable(rows=market_rows(9)), retrieved=1)  # "Market" names the markets
+    assert (value.number, value.text) == (9, "9")
+
+
+def test_one_row_that_mentions_the_word_does_not_make_its_table_a_list() -> None:
+    report = tuple(
+        Passage(
+            kind=Kind.TABLE, source="guide.pdf", page=1, table=1, row=n, text=f"Report rules: Rule: {text}"
+        )
+        for n, text in enumerate(
+            ["5 pages (max) including tables and figures.", "600 words (min).", "Cite sources."], 1
+        )
+    )
+    question = "How many pages include figures?"
+    retrieved = (Candidate(rank=1, score=9.0, location=location(kind=Kind.TABLE, row=1), text=report[0].text,
+                           doc_id="guide", tenant="default"),)  # fmt: skip
+    settings = LEXICAL_ONLY.model_copy(update={"k": 3})
+    answer = answer_part(
+        question, retrieved, get_model("extractive"), settings, WholeTable(VisibleTable(report))
+    )
+    assert answer.verified and answer.value is None  # not "3": the table is no list of pages

@@ -24,7 +24,10 @@ Which items (`collect`): the part's own verified quote first, then
   list of a table's rows is the table, and a count of them that read only the retrieved rows
   would be "at least" whatever `k` let through. Under a section row the part names ("among the
   short-term investments") only the rows under it (`extremes.rows_under`, in a table of at most
-  `SECTION_SCAN_ROWS`); a total is no item.
+  `SECTION_SCAN_ROWS`); a total is no item. Only a table that lists what the part asks for is
+  read so (`lists_what_is_asked`: retrieval returned two of its rows, or a header or the quoted
+  row's label names the noun counted or listed); one row that mentions the word ("5 pages (max)"
+  for "how many pages ...") does not make its table the list.
   Without the whole table (no context, or a table that does not hold the quote's row), the rows
   of the same table among the part's candidates, as below;
 - for a sentence, in the sentence scorer's order, the units of the same document that can be the
@@ -129,8 +132,8 @@ AMOUNT_NOUNS = frozenset(
 
 @dataclass(frozen=True)
 class ListAsk:
-    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), and for
-    a count the noun it counts."""
+    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), and the
+    noun it counts, or lists when its cue names one ("which courses are ...")."""
 
     kind: ListKind
     cue: str
@@ -159,7 +162,7 @@ def asked(part: str) -> ListAsk | None:
         plural = found.groupdict().get("noun")
         if plural is not None and plural.lower() in AMOUNT_NOUNS:
             continue
-        return ListAsk("list", name)
+        return ListAsk("list", name, plural)
     return None
 
 
@@ -272,22 +275,52 @@ def table_items(table: Sequence[Passage], cited: Location) -> Iterator[tuple[str
         yield squash(row.text), row.text, extremes.row_location(row, cited)
 
 
-def whole_table(part: str, cited: Location, table: VisibleTable) -> tuple[Passage, ...]:
-    """The rows of the table `cited` is a row of, read whole (`table`, as the caller may see it),
-    that a list of it reads: those under the section row the part names when the cited row is one
-    of them (`extremes.rows_under`), else all; none when `table` does not hold the cited row (no
-    context, or another table)."""
+def whole_table(
+    part: str, ask: ListAsk, answer: Answer, table: VisibleTable, candidates: Sequence[Candidate]
+) -> tuple[Passage, ...]:
+    """The rows of the table `answer` quotes a row of, read whole (`table`, as the caller may see
+    it), that a list of it reads: those under the section row the part names when the cited row
+    is one of them (`extremes.rows_under`), else all. None when `table` does not hold the cited row
+    (no context, or another table), or when nothing says the table lists what the part asks for
+    (`lists_what_is_asked`)."""
+    cited = answer.citation
+    assert cited is not None and answer.quote is not None
     held = any(
         (r.source, r.page, r.table, r.row) == (cited.source, cited.page, cited.table, cited.row)
         for r in table.rows
     )
-    if cited.kind is not Kind.TABLE or not held:
+    if (
+        cited.kind is not Kind.TABLE
+        or not held
+        or not lists_what_is_asked(ask, answer.quote, cited, candidates)
+    ):
         return ()
     if len(table.rows) > SECTION_SCAN_ROWS:
         return table.rows
     under = extremes.rows_under(part, table.rows)
     cited_under = any((r.page, r.table, r.row) == (cited.page, cited.table, cited.row) for r in under)
     return tuple(under) if cited_under else table.rows
+
+
+def lists_what_is_asked(ask: ListAsk, quote: str, cited: Location, candidates: Sequence[Candidate]) -> bool:
+    """Whether the table a row is quoted from lists the things the part asks for, so that its
+    other rows are the other items: retrieval returned at least `MIN_ITEMS` of its rows for the
+    part (the candidates' rows alone would make a list), or a header or the label of the quoted
+    row names what is counted or listed ("Market" for "how many markets"). One row that merely
+    mentions the word ("5 pages (max)" for "how many pages include figures") does not make its
+    table a list of pages."""
+    retrieved = sum(
+        c.location.kind is Kind.TABLE
+        and (c.location.source, c.location.page, c.location.table) == (cited.source, cited.page, cited.table)
+        for c in candidates
+    )
+    if retrieved >= MIN_ITEMS:
+        return True
+    if ask.noun is None:
+        return False
+    row = read_row(quote)
+    names = " ".join([row.label or "", *(c.header or "" for c in row.cells)])
+    return re.search(rf"\b{re.escape(_stem(ask.noun))}", names, re.IGNORECASE) is not None
 
 
 def _gathered(
@@ -413,7 +446,7 @@ def list_answer(
     ):
         return answer
     table = context.table(answer.citation) if context is not None else VisibleTable()
-    rows = whole_table(part, answer.citation, table)
+    rows = whole_table(part, ask, answer, table, candidates)
     listed = collect(
         answer, ranked, candidates, settings, check, ask.kind == "count", rows, bool(rows) and table.runs_on
     )
