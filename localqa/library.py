@@ -32,7 +32,8 @@ from localqa.retrieval.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
 from localqa.store.base import IndexStatus, Store
-from localqa.types import MAX_NUMBER, Answer, Caller, Document, Location, PartResult, Passage, Period
+from localqa.types import MAX_NUMBER, Answer, Caller, Document, Kind, Location, PartResult, Passage, Period
+from localqa.values.choosing import VisibleTable
 from localqa.values.fiscal import FiscalCalendar, calendar_for
 
 # The passages of a cited page read for its scale ("in millions") and names: a page's own notes
@@ -342,8 +343,8 @@ class Library:
 class IndexContext:
     """What a value may read beyond its quote (`localqa.values.choosing.Context`), from the open index and
     as the caller may: a source's fiscal calendar, from its period (catalog or cover) and the years
-    the question names; and a page's other passages, where a table states its scale. Each read
-    once per question."""
+    the question names; a page's other passages, where a table states its scale; and the whole
+    table a row is in, for a list or a count of its rows. Each page read once per question."""
 
     def __init__(self, library: Library, as_of: date, caller: Caller, question: str) -> None:
         self.library = library
@@ -351,7 +352,7 @@ class IndexContext:
         self.caller = caller
         self.years = tuple(m.year for m in periods.mentions(question))
         self._calendars: dict[str, FiscalCalendar] = {}
-        self._pages: dict[tuple[str, int | None], tuple[str, ...]] = {}
+        self._pages: dict[tuple[str, int | None], tuple[Passage, ...]] = {}
 
     def calendar(self, source: str) -> FiscalCalendar:
         if source not in self._calendars:
@@ -370,14 +371,32 @@ class IndexContext:
         return self._calendars[source]
 
     def around(self, location: Location) -> Sequence[str]:
+        passages = self._page(location)[:MAX_AROUND_PASSAGES]
+        return [*([location.section] if location.section else []), *(p.text for p in passages)]
+
+    def table(self, location: Location) -> VisibleTable:
+        """The whole table `location` is a row of, as the caller may see its page (the page is
+        read through `Library.page`, so a document the caller may not see gives no row)."""
+        if location.kind is not Kind.TABLE or location.table is None:
+            return VisibleTable()
+        passages = self._page(location)
+        rows = sorted(
+            (p for p in passages if p.kind is Kind.TABLE and p.table == location.table),
+            key=lambda p: p.row or 0,
+        )
+        runs_on = location.page is not None and bool(rows) and passages[-1] in rows
+        return VisibleTable(rows=tuple(rows), runs_on=runs_on)
+
+    def _page(self, location: Location) -> tuple[Passage, ...]:
+        """The passages of `location`'s page the caller may see (none when it may see none)."""
         key = (location.source, location.page)
         if key not in self._pages:
             try:
                 page = self.library.page(location.source, location.page, as_of=self.as_of, caller=self.caller)
-                self._pages[key] = tuple(p.text for p in page.passages[:MAX_AROUND_PASSAGES])
+                self._pages[key] = page.passages
             except PageNotFoundError:
                 self._pages[key] = ()
-        return [*([location.section] if location.section else []), *self._pages[key]]
+        return self._pages[key]
 
 
 def search_parts(

@@ -5,6 +5,7 @@ list rule evaluation gates on, and a hidden document never listed or counted."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -19,9 +20,12 @@ from localqa.display.printed import value_lines
 from localqa.evaluate.expected_value import ExpectedValue, judge
 from localqa.evaluate.records import Run, RunConfig, Totals
 from localqa.evaluate.score import unchecked_figure, unchecked_item
+from localqa.library import IndexContext, Library, VisiblePage
 from localqa.models import get_model
 from localqa.settings import AnswerSettings, RetrievalSettings
-from localqa.types import Answer, Candidate, Kind, ListItem, Location, Value
+from localqa.types import Answer, Caller, Candidate, Kind, ListItem, Location, Passage, Value
+from localqa.values.choosing import VisibleTable
+from localqa.values.fiscal import FiscalCalendar
 
 LEXICAL_ONLY = AnswerSettings(unit_semantic_weight=0)
 
@@ -389,3 +393,199 @@ def test_pdfqa_counts_list_and_count_answers_apart() -> None:
         "value correct, List format": (1, 1),
         "value correct, Int format": (1, 2),
     }
+
+
+# --- a table's rows read whole (`Context.table`) ----------------------------------------------------
+
+
+def market_rows(count: int, source: str = "guide.pdf") -> tuple[Passage, ...]:
+    return tuple(
+        Passage(
+            kind=Kind.TABLE,
+            source=source,
+            page=1,
+            section="Guide > Products",
+            table=1,
+            row=n,
+            text=f"Markets: Code: CA{n:02d}; Market: Los Angeles area {n}",
+        )
+        for n in range(1, count + 1)
+    )
+
+
+class WholeTable:
+    """A context whose tables are `table` (as `localqa.library.IndexContext` reads them)."""
+
+    def __init__(self, table: VisibleTable) -> None:
+        self.visible = table
+
+    def calendar(self, source: str) -> FiscalCalendar:
+        return FiscalCalendar()
+
+    def around(self, location: Location) -> Sequence[str]:
+        return ()
+
+    def table(self, location: Location) -> VisibleTable:
+        return self.visible
+
+
+def counted(
+    table: VisibleTable, retrieved: int, question: str = "How many markets are in the Los Angeles area?"
+) -> Value:
+    """The value of a count part over `retrieved` rows of `table` (retrieval's cut at k=3)."""
+    candidates = rows(retrieved)
+    settings = LEXICAL_ONLY.model_copy(update={"k": 3})
+    answer = answer_part(question, candidates, get_model("extractive"), settings, WholeTable(table))
+    assert answer.value is not None and answer.value.items is not None
+    return answer.value
+
+
+def test_a_count_reads_the_whole_table_not_only_the_rows_retrieved() -> None:
+    value = counted(VisibleTable(rows=market_rows(9)), retrieved=3)
+    assert (value.number, value.text) == (9, "9")  # not "at least 3": the table was read whole
+    assert sorted(item.text for item in value.items or ()) == [f"CA{n:02d}" for n in range(1, 10)]
+    assert listing.list_problem(value, lambda item: True) is None
+
+
+def test_a_count_of_a_whole_table_beyond_the_bound_says_at_least() -> None:
+    value = counted(VisibleTable(rows=market_rows(15)), retrieved=3)
+    assert len(value.items or ()) == listing.LIST_BOUND
+    assert value.text == f"at least {listing.LIST_BOUND}"
+
+
+def test_a_count_of_a_table_that_ends_its_page_says_at_least() -> None:
+    value = counted(VisibleTable(rows=market_rows(5), runs_on=True), retrieved=3)
+    assert (value.number, value.text) == (5, "at least 5")  # the next page may go on with it
+
+
+def test_a_total_row_of_the_table_is_no_item() -> None:
+    total = Passage(
+        kind=Kind.TABLE,
+        source="guide.pdf",
+        page=1,
+        table=1,
+        row=6,
+        text="Markets: Code: Total; Market: 5 markets",
+    )
+    value = counted(VisibleTable(rows=(*market_rows(5), total)), retrieved=3)
+    assert value.text == "5"
+
+
+def test_another_table_than_the_quotes_is_never_read_as_its_rows() -> None:
+    # A table that does not hold the quoted row (another page's): the rows retrieved, as before.
+    elsewhere = tuple(r.model_copy(update={"page": 2}) for r in market_rows(9))
+    assert counted(VisibleTable(rows=elsewhere), retrieved=3).text == "at least 3"
+
+
+MARKETS_CATALOG = """
+["markets.csv"]
+series = "markets"
+effective = 2026-01-01
+access = "public"
+
+["markets-staff.csv"]
+series = "markets-staff"
+effective = 2026-01-01
+access = "staff"
+"""
+
+
+@pytest.fixture
+def markets_library(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    public = [f"CA{n:02d},Market {n} of the Los Angeles area,West" for n in range(1, 10)]
+    staff = [f"SX{n:02d},Staff market {n} of the Los Angeles area,West" for n in range(1, 4)]
+    (folder / "markets.csv").write_text("\n".join(["Code,Market,Region", *public]) + "\n", encoding="utf-8")
+    (folder / "markets-staff.csv").write_text(
+        "\n".join(["Code,Market,Region", *staff]) + "\n", encoding="utf-8"
+    )
+    (folder / "catalog.toml").write_text(MARKETS_CATALOG, encoding="utf-8")
+    db = tmp_path / "index.sqlite3"
+    result = CliRunner().invoke(cli, ["index", "--pdfs", str(folder), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    return db
+
+
+def test_a_count_asked_of_the_index_counts_the_whole_table(markets_library: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["ask", "How many markets are in the Los Angeles area?", "--as-of", NOV, "--db", str(markets_library),
+         "--model", "extractive", "-k", "3", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    value = json.loads(result.output)["parts"][0]["answer"]["value"]
+    assert (value["number"], value["text"]) == (9, "9")  # nine rows, three retrieved
+    assert {item["citation"]["source"] for item in value["items"]} == {"markets.csv"}
+    assert "SX0" not in result.output and "Staff market" not in result.output
+
+
+def test_a_hidden_documents_table_is_never_read(markets_library: Path) -> None:
+    staff_row = Location(
+        source="markets-staff.csv",
+        page=None,
+        kind=Kind.TABLE,
+        section=None,
+        table=1,
+        row=2,
+        paragraph=None,
+        effective=None,
+    )
+    public_row = staff_row.model_copy(update={"source": "markets.csv"})
+    with Library(markets_library) as library:
+        as_public = IndexContext(library, date.fromisoformat(NOV), Caller(role="public"), "How many markets?")
+        assert as_public.table(staff_row) == VisibleTable()  # not one row, not a count
+        assert len(as_public.table(public_row).rows) == 9
+        as_staff = IndexContext(library, date.fromisoformat(NOV), Caller(role="staff"), "How many markets?")
+        assert len(as_staff.table(staff_row).rows) == 3
+
+
+class OnePage:
+    """A library of one page, `passages` (what `Library.page` gives the caller)."""
+
+    def __init__(self, passages: tuple[Passage, ...]) -> None:
+        self.passages = passages
+
+    def page(self, source: str, page: int | None, **_: object) -> VisiblePage:
+        return VisiblePage(source=source, page=page, sha256=None, passages=self.passages)
+
+
+@pytest.mark.parametrize(
+    ("after", "runs_on"),
+    [
+        ((), True),  # the table is the last thing on its page: the next may continue it
+        (
+            (Passage(kind=Kind.PROSE, source="guide.pdf", page=1, paragraph=9, text="Source: the guide."),),
+            False,
+        ),
+    ],
+)
+def test_a_table_that_ends_its_page_may_run_on(after: tuple[Passage, ...], runs_on: bool) -> None:
+    page = OnePage((*market_rows(4), *after))
+    context = IndexContext(page, date.fromisoformat(NOV), Caller(), "How many markets?")  # type: ignore[arg-type]
+    table = context.table(location(kind=Kind.TABLE, row=2))
+    assert (len(table.rows), table.runs_on) == (4, runs_on)
+
+
+def test_one_row_retrieved_reads_its_table_whole_when_a_header_names_what_is_counted() -> None:
+    value = counted(VisibleTable(rows=market_rows(9)), retrieved=1)  # "Market" names the markets
+    assert (value.number, value.text) == (9, "9")
+
+
+def test_one_row_that_mentions_the_word_does_not_make_its_table_a_list() -> None:
+    report = tuple(
+        Passage(
+            kind=Kind.TABLE, source="guide.pdf", page=1, table=1, row=n, text=f"Report rules: Rule: {text}"
+        )
+        for n, text in enumerate(
+            ["5 pages (max) including tables and figures.", "600 words (min).", "Cite sources."], 1
+        )
+    )
+    question = "How many pages include figures?"
+    retrieved = (Candidate(rank=1, score=9.0, location=location(kind=Kind.TABLE, row=1), text=report[0].text,
+                           doc_id="guide", tenant="default"),)  # fmt: skip
+    settings = LEXICAL_ONLY.model_copy(update={"k": 3})
+    answer = answer_part(
+        question, retrieved, get_model("extractive"), settings, WholeTable(VisibleTable(report))
+    )
+    assert answer.verified and answer.value is None  # not "3": the table is no list of pages

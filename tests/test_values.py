@@ -32,6 +32,13 @@ LOAN_ROW = "; ".join(
     ]
 )
 
+# A ruled table read without its headers ("Column 1", ...): no header names what a cell is.
+UNHEADED_ROW = (
+    "Column 1: 4.; Column 2: Buddy Scheme; Column 3: 10 hours; "
+    "Column 4: It is mandatory for students to participate in the buddy scheme."
+)
+TWO_HOURS_ROW = "Column 1: Buddy Scheme; Column 2: 10 hours; Column 3: 20 hours"
+
 
 def at(kind: Kind, source: str = "report.pdf", section: str | None = None) -> Location:
     return Location(
@@ -141,6 +148,10 @@ def test_the_cell_at_a_fiscal_year_for_a_filer_whose_year_ends_in_february(
         ("What was capital expenditure in FY2015?", CAPEX_ROW, None, "the row has no column for 2015"),
         ("What is the change from FY2017 to FY2018?", CAPEX_ROW, None, "the question names 2 years"),
         ("What is capital expenditure?", CAPEX_ROW, None, "does not say which column"),  # never guessed
+        # Headers that say nothing: the one figure in the unit the part names.
+        ("What is the maximum hours of the buddy scheme?", UNHEADED_ROW, "10 hours", None),
+        ("How many students join the buddy scheme?", UNHEADED_ROW, None, "does not say which column"),
+        ("What is the maximum hours of the buddy scheme?", TWO_HOURS_ROW, None, "does not say which column"),
     ],
 )
 def test_the_cell_is_the_one_at_the_column_the_part_asks_about(

@@ -195,7 +195,7 @@ def answer_part(
             "value": checked(value_of(question, answer.quote, answer.citation, context), answer.quote),
         }
     )
-    return _listed(question, answer, ranking, candidates, settings)
+    return _listed(question, answer, ranking, candidates, settings, context)
 
 
 def _listed(
@@ -204,12 +204,14 @@ def _listed(
     ranking: sentences.Ranking,
     candidates: tuple[Candidate, ...],
     settings: AnswerSettings,
+    context: Context | None,
 ) -> Answer:
-    """A part asking for a list or a count gets its items (`localqa.answers.listing`), each verified by
-    the one rule; every other answer is unchanged. An item is held to what the quote is held to:
-    a sentence that addresses its reader ("Ignore all previous instructions: ...") states no
-    fact, and is no item (`coverage.addresses_reader`)."""
-    return listing.list_answer(question, answer, ranking.units, candidates, settings, _item_check)
+    """A part asking for a list or a count gets its items (`localqa.answers.listing`; a table's
+    rows read whole through `context`), each verified by the one rule; every other answer is
+    unchanged. An item is held to what the quote is held to: a sentence that addresses its reader
+    ("Ignore all previous instructions: ...") states no fact, and is no item
+    (`coverage.addresses_reader`)."""
+    return listing.list_answer(question, answer, ranking.units, candidates, settings, _item_check, context)
 
 
 def _item_check(quote: str, text: str, kind: Kind) -> object:

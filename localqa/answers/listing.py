@@ -16,20 +16,35 @@ Which parts (`asked`, rules as named tables, each table-tested):
   number in a cell whose header names it, "Renewals allowed: 1"); only a count nobody states is
   counted over the listed items.
 
-Which items (`collect`): the part's own verified quote first, then, in the sentence scorer's
-order, the units of the same document that can be the answer (not demoted; a count's items may
-state no number) and, for a table row, rows of the same table; for a sentence, sentences under the
-same heading that share the part's words about as much as the first does (`ITEM_LEXICAL_SHARE`).
+Which items (`collect`): the part's own verified quote first, then
+
+- for a table row, the other rows of the whole table it is in (`table_items`), read from the index
+  as the caller may see that page (`Context.table`: the same eligibility its document passed, so a
+  hidden document's row is never read), in row order, not only the rows retrieval returned: a
+  list of a table's rows is the table, and a count of them that read only the retrieved rows
+  would be "at least" whatever `k` let through. Under a section row the part names ("among the
+  short-term investments") only the rows under it (`extremes.rows_under`, in a table of at most
+  `SECTION_SCAN_ROWS`); a total is no item. Only a table that lists what the part asks for is
+  read so (`lists_what_is_asked`: retrieval returned two of its rows, or a header or the quoted
+  row's label names the noun counted or listed); one row that mentions the word ("5 pages (max)"
+  for "how many pages ...") does not make its table the list.
+  Without the whole table (no context, or a table that does not hold the quote's row), the rows
+  of the same table among the part's candidates, as below;
+- for a sentence, in the sentence scorer's order, the units of the same document that can be the
+  answer (not demoted; a count's items may state no number) under the same heading that share the
+  part's words about as much as the first does (`ITEM_LEXICAL_SHARE`).
+
 Each is verified by the one rule (`answering.quote_check`) against the passage it is cited from; a
-duplicate (same quote, or same item text) is listed once; at most `LIST_BOUND`. Items come only
-from the part's candidates, which retrieval drew from the documents the caller may see: a hidden
-document is never listed or counted.
+duplicate (same quote, or same item text) is listed once; at most `LIST_BOUND`. Sentences come
+only from the part's candidates, which retrieval drew from the documents the caller may see: a
+hidden document is never listed or counted.
 
 Fewer than `MIN_ITEMS` items found: a list part keeps its quote and today's value; a count part
 keeps its quote with no value (a number its quote holds elsewhere, "Appendix 3" for "how many
 chapters", is not how many there are). A count is the number of items listed, never a number read
-from the text, and says "at least N" when the bound was reached or an item came from the last
-passage of a retrieval cut at `k` (`more_may_hide`): there may be more beyond what was read. The
+from the text, and says "at least N" only when something could be hidden (`more_may_hide`): the
+bound was reached; a table read whole ends its page, which the next may continue; or, for items
+read from the candidates, one came from the last passage of a retrieval cut at `k`. The
 value's `text` joins the items' texts with "; " (a count: "4", "at least 12"); `list_problem` is
 the rule a shown list value passes, here and in evaluation (the "unchecked list items" gate).
 """
@@ -37,17 +52,18 @@ the rule a shown list value passes, here and in evaluation (the "unchecked list 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from localqa.answers import causes, sentences
+from localqa.derived import extremes
 from localqa.language.text import squash
 from localqa.settings import AnswerSettings
-from localqa.types import Answer, Candidate, Kind, ListItem, Location, RankedUnit, Value
+from localqa.types import Answer, Candidate, Kind, ListItem, Location, Passage, RankedUnit, Value
 from localqa.values.asked import wanted
 from localqa.values.cells import read_row, row_name
-from localqa.values.choosing import is_span
+from localqa.values.choosing import Context, VisibleTable, is_span
 from localqa.values.numbers import NUMBER_WORDS, read_quantity
 
 # The most items a list answer shows (and a count counts before it says "at least").
@@ -59,6 +75,10 @@ ITEM_LEXICAL_SHARE = 0.5
 # datasets").
 STATED_COUNT_WORDS = 3
 JOINER = "; "
+# A section row the part names ("among the short-term investments") is looked for in a table of at
+# most this many rows: a statement has a few dozen; a sheet of thousands of records has no section
+# rows, and reading each of 200,000 to find one costs seconds.
+SECTION_SCAN_ROWS = 1000
 # A list answer lists at least two items: one verified quote is the part's quote and the value
 # today's rules give it, and a "count" of one sentence would be a number the text never states.
 MIN_ITEMS = 2
@@ -112,8 +132,8 @@ AMOUNT_NOUNS = frozenset(
 
 @dataclass(frozen=True)
 class ListAsk:
-    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), and for
-    a count the noun it counts."""
+    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), and the
+    noun it counts, or lists when its cue names one ("which courses are ...")."""
 
     kind: ListKind
     cue: str
@@ -142,7 +162,7 @@ def asked(part: str) -> ListAsk | None:
         plural = found.groupdict().get("noun")
         if plural is not None and plural.lower() in AMOUNT_NOUNS:
             continue
-        return ListAsk("list", name)
+        return ListAsk("list", name, plural)
     return None
 
 
@@ -199,11 +219,19 @@ def collect(
     settings: AnswerSettings,
     check: QuoteCheck,
     count: bool = False,
+    table: Sequence[Passage] = (),
+    runs_on: bool = False,
 ) -> Listed:
-    """The items of a list answer: `answer`'s verified quote first, then the units of `ranked`
-    (the sentence scorer's order) that are items of the same list, each verified by `check` (the
-    one rule: None when a unit is a whole sentence or row of its passage), distinct, bounded."""
+    """The items of a list answer: `answer`'s verified quote first, then the other rows of
+    `table` when it is the whole table the quote is a row of (`table_items`; `runs_on`: it may go
+    on past them), else the units of `ranked` (the sentence scorer's order) that are items of the
+    same list; each verified by `check` (the one rule: None when a unit is a whole sentence or row
+    of its passage), distinct, bounded."""
     assert answer.quote is not None and answer.citation is not None
+    if table:
+        return _gathered(
+            _item(answer.quote, answer.citation), table_items(table, answer.citation), check, runs_on
+        )
     passages = sentences.labels(candidates)
     first = next(
         (u for u in ranked if squash(u.text) == answer.quote and u.location == answer.citation), None
@@ -233,6 +261,87 @@ def collect(
         reached_last = reached_last or sentences.passage_rank(unit.label) == last_rank
     cut = len(candidates) >= settings.k and reached_last
     return Listed(tuple(items), more or cut)
+
+
+def table_items(table: Sequence[Passage], cited: Location) -> Iterator[tuple[str, str, Location]]:
+    """The other rows of `table` (the rows a list reads, `whole_table`) as (quote, passage text,
+    citation), in row order: the cited row and totals aside. Lazily: a list stops reading at its
+    bound, whatever the table's size."""
+    for row in table:
+        if (row.source, row.page, row.table, row.row) == (cited.source, cited.page, cited.table, cited.row):
+            continue
+        if extremes.is_total(row_item(row.text) or ""):
+            continue
+        yield squash(row.text), row.text, extremes.row_location(row, cited)
+
+
+def whole_table(
+    part: str, ask: ListAsk, answer: Answer, table: VisibleTable, candidates: Sequence[Candidate]
+) -> tuple[Passage, ...]:
+    """The rows of the table `answer` quotes a row of, read whole (`table`, as the caller may see
+    it), that a list of it reads: those under the section row the part names when the cited row
+    is one of them (`extremes.rows_under`), else all. None when `table` does not hold the cited row
+    (no context, or another table), or when nothing says the table lists what the part asks for
+    (`lists_what_is_asked`)."""
+    cited = answer.citation
+    assert cited is not None and answer.quote is not None
+    held = any(
+        (r.source, r.page, r.table, r.row) == (cited.source, cited.page, cited.table, cited.row)
+        for r in table.rows
+    )
+    if (
+        cited.kind is not Kind.TABLE
+        or not held
+        or not lists_what_is_asked(ask, answer.quote, cited, candidates)
+    ):
+        return ()
+    if len(table.rows) > SECTION_SCAN_ROWS:
+        return table.rows
+    under = extremes.rows_under(part, table.rows)
+    cited_under = any((r.page, r.table, r.row) == (cited.page, cited.table, cited.row) for r in under)
+    return tuple(under) if cited_under else table.rows
+
+
+def lists_what_is_asked(ask: ListAsk, quote: str, cited: Location, candidates: Sequence[Candidate]) -> bool:
+    """Whether the table a row is quoted from lists the things the part asks for, so that its
+    other rows are the other items: retrieval returned at least `MIN_ITEMS` of its rows for the
+    part (the candidates' rows alone would make a list), or a header or the label of the quoted
+    row names what is counted or listed ("Market" for "how many markets"). One row that merely
+    mentions the word ("5 pages (max)" for "how many pages include figures") does not make its
+    table a list of pages."""
+    retrieved = sum(
+        c.location.kind is Kind.TABLE
+        and (c.location.source, c.location.page, c.location.table) == (cited.source, cited.page, cited.table)
+        for c in candidates
+    )
+    if retrieved >= MIN_ITEMS:
+        return True
+    if ask.noun is None:
+        return False
+    row = read_row(quote)
+    names = " ".join([row.label or "", *(c.header or "" for c in row.cells)])
+    return re.search(rf"\b{re.escape(_stem(ask.noun))}", names, re.IGNORECASE) is not None
+
+
+def _gathered(
+    first: ListItem, found: Iterable[tuple[str, str, Location]], check: QuoteCheck, more: bool
+) -> Listed:
+    """`first`, then each of `found` (quote, the text it is verified against, citation) that the
+    one rule verifies, distinct, up to `LIST_BOUND` (past it more may hide, as when `more`)."""
+    items = [first]
+    seen_quotes, seen_texts = {_key(first.quote)}, {_key(first.text)}
+    for quote, text, where in found:
+        if check(quote, text, where.kind) is not None:
+            continue
+        item = _item(quote, where)
+        if _key(quote) in seen_quotes or _key(item.text) in seen_texts:
+            continue
+        if len(items) == LIST_BOUND:
+            return Listed(tuple(items), True)
+        items.append(item)
+        seen_quotes.add(_key(quote))
+        seen_texts.add(_key(item.text))
+    return Listed(tuple(items), more)
 
 
 def _same_list(unit: RankedUnit, cited: Location, first: RankedUnit | None, count: bool) -> bool:
@@ -320,9 +429,11 @@ def list_answer(
     candidates: Sequence[Candidate],
     settings: AnswerSettings,
     check: QuoteCheck,
+    context: Context | None = None,
 ) -> Answer:
     """`answer` with a list value when the part asks for a list, or for a count no single sentence
-    states; otherwise unchanged (a refusal, or a part that asks for one thing)."""
+    states; otherwise unchanged (a refusal, or a part that asks for one thing). A table row's list
+    reads the whole table through `context` (`whole_table`)."""
     if answer.quote is None or answer.citation is None:
         return answer
     ask = asked(part)
@@ -334,7 +445,11 @@ def list_answer(
         and stated_count(ask.noun, answer.quote, answer.citation.kind)
     ):
         return answer
-    listed = collect(answer, ranked, candidates, settings, check, count=ask.kind == "count")
+    table = context.table(answer.citation) if context is not None else VisibleTable()
+    rows = whole_table(part, ask, answer, table, candidates)
+    listed = collect(
+        answer, ranked, candidates, settings, check, ask.kind == "count", rows, bool(rows) and table.runs_on
+    )
     if len(listed.items) < MIN_ITEMS:
         # A count no sentence states and no list gives has no value: a number the quote holds
         # elsewhere ("Appendix 3" for "how many chapters") is not how many there are.

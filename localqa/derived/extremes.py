@@ -78,6 +78,26 @@ def cut(table: Sequence[Passage], rows: Sequence[Passage]) -> bool:
     return len(table) > MAX_ROWS and bool(rows) and rows[-1] is table[-1]
 
 
+def is_total(label: str) -> bool:
+    """Whether a row so labelled sums others ("Total", "Subtotal"): not one of the items."""
+    return _TOTAL.search(label) is not None
+
+
+def row_location(row: Passage, cited: Location) -> Location:
+    """Where `row` is, as a citation of it beside `cited` (the part's own): its `effective` date
+    is the cited document's, the row being of the same table."""
+    return Location(
+        source=row.source,
+        page=row.page,
+        kind=row.kind,
+        section=row.section,
+        table=row.table,
+        row=row.row,
+        paragraph=row.paragraph,
+        effective=cited.effective,
+    )
+
+
 _DASH = re.compile(r"^[\u2014\u2013-]+$")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
@@ -128,18 +148,9 @@ def extreme(
     for number, row in enumerate(rows, start=1):
         read = read_row(row.text)
         label = row_label(read) or f"row {row.row}"
-        if _TOTAL.search(label):
+        if is_total(label):
             continue
-        location = Location(
-            source=row.source,
-            page=row.page,
-            kind=row.kind,
-            section=row.section,
-            table=row.table,
-            row=row.row,
-            paragraph=row.paragraph,
-            effective=effective.effective,
-        )
+        location = row_location(row, effective)
         figure = _figure(chosen, read, row, location, f"row_{number}", context)
         if figure is None:
             missing.append(label)

@@ -4,8 +4,10 @@ Header: value; Header: value`: `read_row`), the cell at the column the part asks
 
 The cell chosen is the one whose column header holds the fiscal year asked about (by the filer's
 calendar, `localqa.values.fiscal`), or, when the part names no period, the one cell whose header
-shares a word with the part ("Loan limit" for "What is the loan limit for EQ-314?"). A cell the
-part itself names (EQ-314) is never the answer. Two columns for one year, or none chosen by the
+shares a word with the part ("Loan limit" for "What is the loan limit for EQ-314?"); when no
+header does (a table headed "Column 1", "Column 2"), the one cell that is a figure in the unit the
+part names ("10 hours" for "the maximum hours of the buddy scheme"). A cell the part itself names
+(EQ-314) is never the answer. Two columns for one year, or none chosen by the
 part's words, is ambiguous: no value, and the quote stands alone.
 
 Serves every question whose quote is a table row: a figure of a year, a limit or a fee of a named
@@ -42,6 +44,9 @@ class Row:
     cells: tuple[Cell, ...]
 
 
+# A cell that states a measure is short ("10 hours", "Min 30 MCs"); a longer one is a sentence
+# that happens to hold a number.
+MEASURE_CELL_LENGTH = 40
 _LEADER = re.compile(r"\s*\.{2,}[\s.]*$")
 
 
@@ -102,8 +107,22 @@ def choose_cell(
     best = max((n for n, _ in overlaps), default=0)
     chosen = [c for n, c in overlaps if n == best]
     if best == 0 or len(chosen) > 1:
+        measured = [c for c in cells if _measures(c.text, words)]
+        if len(measured) == 1:
+            return CellChoice(measured[0])
         return CellChoice(None, "the question does not say which column of the row it asks about")
     return CellChoice(chosen[0])
+
+
+def _measures(text: str, words: set[str]) -> bool:
+    """Whether a cell is a number in the unit the part names ("10 hours" for "the maximum hours
+    of the buddy scheme"): a cell of a table whose headers say nothing ("Column 3") that states
+    the very measure asked. A figure only: a cell that holds no number names something, and a
+    word it shares with the part ("students") is no measure."""
+    found = read_quantity(text)
+    if found is None or len(text) > MEASURE_CELL_LENGTH:
+        return False
+    return bool({t for t in tokenizer().terms(text) if read_number(t) is None} & words)
 
 
 def row_name(row: Row) -> str | None:

@@ -12,11 +12,12 @@ before anything is shown. Serves every question kind that asks for a value; the 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from localqa.answers import causes
 from localqa.language.text import squash
-from localqa.types import Kind, Location, Value
+from localqa.types import Kind, Location, Passage, Value
 from localqa.values.asked import wanted
 from localqa.values.cells import cell_value, choose_cell, read_row
 from localqa.values.fiscal import FiscalCalendar
@@ -25,24 +26,41 @@ from localqa.values.phrases import cause_value, choose_phrase
 from localqa.values.spans import choose_span
 
 
+@dataclass(frozen=True)
+class VisibleTable:
+    """The rows of one table as the caller may see them, in row order, read whole from the index
+    (not only the rows retrieval returned), and whether the table may run on past them: its last
+    row is the last passage of a page, so the next page may continue it (`runs_on`)."""
+
+    rows: tuple[Passage, ...] = ()
+    runs_on: bool = False
+
+
 class Context(Protocol):
     """What a value may also read beyond its quote: the filer's fiscal calendar (which year a
-    column dated in January belongs to), and the text around a passage, where a table states its
-    scale ("(in millions)"). `localqa.library` reads both from the index, as the caller may."""
+    column dated in January belongs to), the text around a passage, where a table states its
+    scale ("(in millions)"), and the whole table a row is in, which a list or a count of rows
+    reads (`localqa.answers.listing`). `localqa.library` reads each from the index, as the caller
+    may."""
 
     def calendar(self, source: str) -> FiscalCalendar: ...
 
     def around(self, location: Location) -> Sequence[str]: ...
 
+    def table(self, location: Location) -> VisibleTable: ...
+
 
 class Alone:
-    """No context: the quote and its heading path only."""
+    """No context: the quote and its heading path only; no table beyond the rows retrieved."""
 
     def calendar(self, source: str) -> FiscalCalendar:
         return FiscalCalendar()
 
     def around(self, location: Location) -> Sequence[str]:
         return [location.section] if location.section else []
+
+    def table(self, location: Location) -> VisibleTable:
+        return VisibleTable()
 
 
 def value_of(part: str, quote: str, citation: Location, context: Context | None = None) -> Value | None:
