@@ -404,14 +404,16 @@ def print_choices(splits: dict[str, list[refusals.Recorded]]) -> dict[str, Any]:
             result[f"{fit}->{held}"] = {"choice": vars(choice), "outcome": vars(done)}
     for name, cases in splits.items():
         floors = [
-            refusals.score(cases, "word", base.model_copy(update={"coverage_word_floor": f}))
+            refusals.score(
+                refusals.by_meaning(cases), "word", base.model_copy(update={"coverage_word_floor": f})
+            )
             for f in refusals.WORD_FLOORS
         ]
         words = ", ".join(
             f"{f}: {s.answerable}/{s.unanswerable}" for f, s in zip(refusals.WORD_FLOORS, floors, strict=True)
         )
         missed = refusals.retrieval_missed(cases)
-        print(f"\n{name}: word ans/unans by floor {words}")
+        print(f"\n{name}: a word by its closeness in meaning alone, ans/unans by floor {words}")
         print(
             f"{name}: a name no candidate mentions that the collection holds,"
             f" ans/unans {missed[0]}/{missed[1]}"

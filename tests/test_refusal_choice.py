@@ -181,3 +181,12 @@ def test_the_default_is_what_every_split_chose_and_what_none_exercises() -> None
     choices = [refusals.Choice(("name", "year"), 0.25), refusals.Choice(("name",), 0.25)]
     # year was chosen on one split only; identifier and word no case exercises and both refuse in base.
     assert refusals.default_refusals(choices, splits, base) == ("identifier", "name", "word")
+
+
+def test_a_word_is_measured_by_meaning_alone_with_the_collection_dropped() -> None:
+    held_far = _term("word", similarity=0.1, collection=True)
+    cases = [_case(False, held_far), _case(True, _term("name", collection=True))]
+    base = AnswerSettings()
+    assert refusals.score(cases, "word", base).unanswerable == 0  # held: a doubt
+    assert refusals.score(refusals.by_meaning(cases), "word", base).unanswerable == 1  # far in meaning
+    assert refusals.by_meaning(cases)[1].terms[0].collection is True  # names keep theirs

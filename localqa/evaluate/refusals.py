@@ -273,6 +273,20 @@ def outcome(cases: Sequence[Recorded], settings: AnswerSettings) -> Outcome:
     )
 
 
+def by_meaning(cases: Sequence[Recorded]) -> list[Recorded]:
+    """`cases` as the word rule read them before retrieval looked terms up in the collection: each
+    word's `collection` dropped, so a missing word refuses by its closeness in meaning alone
+    (`coverage_word_floor`). What the floors of `choose` are measured on in a run that looked up."""
+    return [
+        Recorded(
+            c.answerable,
+            c.fixed,
+            tuple(t.model_copy(update={"collection": None}) if t.kind == "word" else t for t in c.terms),
+        )
+        for c in cases
+    ]
+
+
 def retrieval_missed(cases: Sequence[Recorded]) -> tuple[int, int]:
     """Answerable and unanswerable cases with a name no candidate mentions, written as it is (no
     near spelling), that some eligible document holds (`TermCheck.collection`): the signal that
