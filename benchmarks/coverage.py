@@ -75,7 +75,7 @@ def retrieve(bench: BenchSet, db: Path) -> dict[str, list[PartResult]]:
 
 def refusal(part: PartResult, cited: Candidate, quote: str, settings: AnswerSettings) -> str | None:
     """The check's reason for refusing a quote from `cited` (None: shown)."""
-    verdict = coverage.check(part.question, quote, cited, part.candidates, settings)
+    verdict = coverage.check(part.question, quote, cited, part.candidates, settings, unheld=part.unheld)
     missing = coverage.refusal(verdict, settings)
     if missing is None:
         return None
@@ -348,6 +348,83 @@ def run_cases(run: dict[str, Any]) -> list[refusals.Judged]:
     return found
 
 
+def run_recorded(run: dict[str, Any]) -> list[refusals.Recorded]:
+    """The answerable (text/table) and unanswerable cases of a saved run, as a choice of refusal
+    settings reads them (`refusals.Recorded`)."""
+    found = []
+    for case in run["cases"]:
+        answer = case.get("answer")
+        if answer is None or case.get("category") not in ("answerable", "unanswerable"):
+            continue
+        verdict = Coverage.model_validate(answer["coverage"]) if answer.get("coverage") else None
+        found.append(
+            refusals.recorded(
+                case["category"] == "answerable", answer.get("quote"), answer.get("reason"), verdict
+            )
+        )
+    return found
+
+
+def print_choices(splits: dict[str, list[refusals.Recorded]]) -> dict[str, Any]:
+    """Measurement 5 (`--choose`): for each ordered pair of splits, each kind's precision and the
+    settings chosen on the first (`refusals.choose`), then the same kinds and the chosen settings'
+    refusals on the second, where they were not fit. The default: the kinds chosen on every split."""
+    base = AnswerSettings()
+    result: dict[str, Any] = {}
+    chosen_on: dict[str, refusals.Choice] = {}
+    for fit, cases in splits.items():
+        chosen_on[fit] = refusals.choose(cases, base)
+        for held, other in splits.items():
+            if held == fit:
+                continue
+            choice = chosen_on[fit]
+            settings = choice.settings(base)
+            print(
+                f"\nchosen on {fit}, reported on {held}: refusals {', '.join(choice.refusals) or 'none'};"
+                f" word floor {choice.word_floor}"
+            )
+            print(
+                f"  {'kind':<12}{f'{fit} ans/unans':>26}{'precision':>10}{'chance':>8}"
+                f"{f'{held} ans/unans':>26}{'precision':>10}{'chance':>8}"
+            )
+            for kind in refusals.TERM_KINDS_CHOSEN:
+                row = f"  {kind:<12}"
+                for split in (cases, other):
+                    found = refusals.score(split, kind, settings)
+                    precision = f"{found.precision:.2f}" if found.precision is not None else "-"
+                    row += (
+                        f"{f'{found.answerable}/{found.unanswerable}':>26}{precision:>10}{found.chance:>8.2f}"
+                    )
+                print(row)
+            done = refusals.outcome(other, settings)
+            print(
+                f"  on {held}: answerable refused {done.answerable_refused}/{done.answerable};"
+                f" unanswerable shown no quote {done.unanswerable_refused}/{done.unanswerable}"
+            )
+            result[f"{fit}->{held}"] = {"choice": vars(choice), "outcome": vars(done)}
+    for name, cases in splits.items():
+        floors = [
+            refusals.score(
+                refusals.by_meaning(cases), "word", base.model_copy(update={"coverage_word_floor": f})
+            )
+            for f in refusals.WORD_FLOORS
+        ]
+        words = ", ".join(
+            f"{f}: {s.answerable}/{s.unanswerable}" for f, s in zip(refusals.WORD_FLOORS, floors, strict=True)
+        )
+        missed = refusals.retrieval_missed(cases)
+        print(f"\n{name}: a word by its closeness in meaning alone, ans/unans by floor {words}")
+        print(
+            f"{name}: a name no candidate mentions that the collection holds,"
+            f" ans/unans {missed[0]}/{missed[1]}"
+        )
+        result[f"{name} retrieval missed"] = missed
+    default = refusals.default_refusals(list(chosen_on.values()), list(splits.values()), base)
+    print(f"\nthe default (kinds chosen on every split, and kinds no case exercises): {', '.join(default)}")
+    result["default"] = default
+    return result
+
+
 def print_runs(name: str, path: Path) -> dict[str, Any] | None:
     """Measurement 4 for one set's saved run (see the module docstring)."""
     if not path.exists():
@@ -406,6 +483,12 @@ def main(argv: list[str] | None = None) -> int:
         help="only measurement 4: each kind of refusal as a classifier, from the saved runs of "
         "'benchmarks.pdfqa --model ... --runs DIR' (DIR/<set>/run-shared-model.json)",
     )
+    parser.add_argument(
+        "--choose",
+        action="store_true",
+        help="with --runs: choose the refusal settings on each set and report them on each other "
+        "(refusals.choose), the default being the kinds every set chooses",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure as JSON")
     args = parser.parse_args(argv)
     given = dict(item.split("=", 1) for item in args.index)
@@ -414,7 +497,17 @@ def main(argv: list[str] | None = None) -> int:
     if set(chosen) - set(SETS):
         parser.error(f"choose sets from {', '.join(SETS)}")
     if args.runs is not None:
-        tables = {name: print_runs(name, args.runs / name / "run-shared-model.json") for name in chosen}
+        tables: dict[str, Any] = {
+            name: print_runs(name, args.runs / name / "run-shared-model.json") for name in chosen
+        }
+        if args.choose:
+            paths = {name: args.runs / name / "run-shared-model.json" for name in chosen}
+            splits = {
+                name: run_recorded(json.loads(path.read_text(encoding="utf-8")))
+                for name, path in paths.items()
+                if path.exists() and name != "financebench"  # no unanswerable questions to choose on
+            }
+            tables["choices"] = print_choices(splits)
         if args.json:
             args.json.write_text(json.dumps(tables, indent=2) + "\n", encoding="utf-8")
         return 0

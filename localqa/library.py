@@ -225,12 +225,20 @@ class Library:
             # The figure first: when it is computed, the part's own quote (the scorer's first) is
             # replaced, and the model would have been asked for nothing.
             quoted = answer_part(
-                result.question, result.candidates, model, settings, context, decided=deciding.FIGURE
+                result.question,
+                result.candidates,
+                model,
+                settings,
+                context,
+                decided=deciding.FIGURE,
+                unheld=result.unheld,
             )
             derived = derive(self, result, quoted, context, within, model, settings)
             if deciding.computed(derived, quoted):
                 return derived
-        answer = answer_part(result.question, result.candidates, model, settings, context)
+        answer = answer_part(
+            result.question, result.candidates, model, settings, context, unheld=result.unheld
+        )
         return derive(self, result, answer, context, within, model, settings)
 
     def chosen(

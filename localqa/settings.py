@@ -144,11 +144,16 @@ class AnswerSettings(BaseModel):
     # coverage term's kind, a figure of the question being a "number", and "confidence" for a
     # label below `min_label_confidence`). A kind not listed shows the quote with its doubt named
     # beside it (`Answer.doubts`): each kind was measured as a classifier on a dev set it was not
-    # chosen on, and only kinds clearly better than chance refuse (docs/answers.md#doubts).
-    # Within a refusing kind only what the evidence plainly lacks refuses: a name or year that no
-    # passage of the part mentions (one another passage mentions is a doubt: "the quoted passage
-    # never mentions"), a word nothing comes even `coverage_word_floor` close to in meaning (or
-    # any, without embeddings); the rest are doubts (docs/measured.md#doubts).
+    # chosen on, and only kinds clearly better than chance refuse (docs/answers.md#doubts): chosen
+    # on each MMLongBench dev split and reported on the other (`localqa.evaluate.refusals.choose`,
+    # `python -m benchmarks.coverage --runs DIR --choose`), "name" refuses on both; a word's
+    # closeness in meaning and a year only the candidates lack do not; "identifier", a year and a
+    # word no eligible document holds are exercised by no dev case and keep refusing. Within a
+    # refusing kind only what the evidence plainly lacks refuses: a name or year that no passage
+    # of the part mentions and no eligible document holds (one another passage or the collection
+    # holds is a doubt), a word no eligible document holds (without retrieval's look-up: one
+    # nothing comes even `coverage_word_floor` close to in meaning, or any, without embeddings);
+    # the rest are doubts (docs/measured.md#doubts).
     refusals: tuple[RefusalKind, ...] = ("identifier", "name", "year", "word")
     coverage_word_floor: float = Field(default=0.25, ge=-1.0, le=1.0)
 

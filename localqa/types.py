@@ -237,6 +237,10 @@ class PartResult(Frozen):
     note: str | None = None
     retriever: str = "lexical"
     route: Route | None = None
+    # The part's search terms (stemmed as the index stems them) that no eligible passage holds,
+    # title and heading path included: what the caller's collection plainly lacks
+    # (`localqa.answers.coverage`: a name only these lack refuses); None where not looked up.
+    unheld: tuple[str, ...] | None = None
 
 
 class Outcome(StrEnum):
@@ -375,6 +379,10 @@ class TermCheck(Frozen):
     # The word of the evidence a name misspelt in the question most likely is ("Amazon" for
     # "Amazn"; `coverage.closest_name`): shown in the doubt, never taken for a mention.
     closest: str | None = None
+    # Whether some eligible document holds the term (a name: every one of its search terms has a
+    # posting; `PartResult.unheld`); None where not looked up. A name the candidates never mention
+    # but the collection holds is retrieval's miss, a doubt; one the collection lacks refuses.
+    collection: bool | None = None
 
     @property
     def missing(self) -> bool:

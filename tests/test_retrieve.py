@@ -249,6 +249,16 @@ def test_retired_document_never_appears(
     assert control.candidates[0].location.source == RETIRED
 
 
+def test_unheld_terms_are_those_no_eligible_document_holds(library_db: Db, unretired_db: Path) -> None:
+    """Only the retired reading-room rules write "rare": to a caller who may not see them the
+    collection lacks it (coverage then refuses the quote); once they are current it holds it."""
+    question = "When may rare books be viewed in the reading room?"
+    (retired,) = search(library_db, question, date(2026, 11, 14), k=5, caller=Caller())
+    assert retired.unheld is not None and "rare" in retired.unheld and "book" not in retired.unheld
+    (current,) = search(unretired_db, question, date(2026, 11, 14), k=5, caller=Caller())
+    assert current.unheld is not None and "rare" not in current.unheld
+
+
 @pytest.fixture(scope="module")
 def unretired_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample library with the retired reading-room rules marked current."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
 
@@ -147,11 +148,13 @@ def answer_part(
     context: Context | None = None,
     *,
     decided: str | None = None,
+    unheld: Collection[str] | None = None,
 ) -> Answer:
     """Choose and verify a quote for one part, with the value it gives (`localqa.values`; the
     `context` says what else a value may read). No candidates: no model call, a refusal. Where the
     evidence decides (`localqa.answers.deciding`; `decided`: the caller already knows by which rule), the
-    scorer's first unit is the choice and no model is called."""
+    scorer's first unit is the choice and no model is called. `unheld`: the part's search terms the
+    collection lacks (`PartResult.unheld`), for the coverage check."""
     if not candidates:
         return Answer.refused("no eligible passage matches this part")
     settings = settings or AnswerSettings()
@@ -186,7 +189,7 @@ def answer_part(
         answer = answer.model_copy(update={"doubts": (Doubt(kind="confidence", term=None, note=why),)})
     chose = {"choice": verdict.choice, "kept_first": kept_first, **decision(decided)}
     answer = answer.model_copy(update={"call": call, "selection": selection.model_copy(update=chose)})
-    answer = coverage.judge(question, answer, candidates, settings)
+    answer = coverage.judge(question, answer, candidates, settings, unheld=unheld)
     if answer.citation is None or answer.quote is None:
         return answer
     answer = answer.model_copy(

@@ -24,11 +24,14 @@ and Social Care Act 2008"). A year also counts when the cited document's fiscal 
 (`Candidate.period`) or when it is the year of the table column the answer reads (`columns`).
 
 Otherwise the quote is withheld and the reason names the missing term, where the evidence plainly
-lacks it (`refuses`: an identifier; a name or year no passage of the part mentions; a word nothing
-comes `coverage_word_floor` close to in meaning, or any, without embeddings) and its kind refuses
-(`AnswerSettings.refusals`). Where the answer stage is only unsure (a name or year another passage
-mentions, a name found only as a near spelling, `closest_name`: "Amazn" for "Amazon"; a word only
-somewhat close; a figure) the quote is shown with the doubt named beside it (`Answer.doubts`).
+lacks it (`refuses`: an identifier; a name or year no passage of the part mentions and no
+eligible document holds, `in_collection`; a word no eligible
+document holds, or without retrieval's look-up one nothing comes `coverage_word_floor` close to in
+meaning) and its kind refuses (`AnswerSettings.refusals`). Where the answer stage is only unsure (a
+name or year another passage mentions, a name found only as a near spelling, `closest_name`:
+"Amazn" for "Amazon"; a name or word the collection holds though no candidate does: retrieval's
+miss; a figure; a kind that does not refuse) the quote is shown with the doubt named beside it
+(`Answer.doubts`).
 Not terms either: how the reply is to be written ("format the date as YYYY-MM-DD"), any part of a
 date but its year ("June 30,2019" is no figure); a year that is part of a name ("the Act of
 2002") is checked with the name, in any passage of the part. A sentence that addresses its reader
@@ -464,9 +467,12 @@ def check(
     candidates: Sequence[Candidate],
     settings: AnswerSettings,
     columns: Collection[int] = (),
+    unheld: Collection[str] | None = None,
 ) -> Coverage:
     """The coverage verdict for a quote from `cited`, among the part's `candidates`; `columns`:
-    the fiscal years of the table columns the answer reads, each a year covered."""
+    the fiscal years of the table columns the answer reads, each a year covered; `unheld`: the
+    part's search terms no eligible passage holds (`PartResult.unheld`; None: not looked up), which
+    say whether a name no candidate mentions is in the collection at all (`TermCheck.collection`)."""
     kinds = set(settings.coverage)
     checks: list[TermCheck] = []
     places = [*_places(cited, quote), *_period_places(cited, columns)]
@@ -493,18 +499,39 @@ def check(
         )
         if term.titled and elsewhere:  # checked with the name, wherever the part's passages write it
             where = "other passages"
-        closest = None
+        closest, collection = None, None
         if where is None and not elsewhere and term.kind == "name":
             closest = closest_name(term.text, [cited, *candidates])
+        if where is None and not elsewhere and term.kind in ("name", "year"):
+            collection = in_collection(term.text, unheld)
         checks.append(
-            TermCheck(term=term.text, kind=term.kind, found=where, elsewhere=elsewhere, closest=closest)
+            TermCheck(
+                term=term.text,
+                kind=term.kind,
+                found=where,
+                elsewhere=elsewhere,
+                closest=closest,
+                collection=collection,
+            )
         )
     checks = _several(checks)
     note = None
     if "word" in kinds:
-        judged, note = _distinctive_words(part, candidates, named, anchored, settings)
+        judged, note = _distinctive_words(part, candidates, named, anchored, settings, unheld)
         checks += judged
     return Coverage(terms=tuple(checks), note=note)
+
+
+def in_collection(name: str, unheld: Collection[str] | None) -> bool | None:
+    """Whether some eligible document holds `name` (a name, a year or a word): each of its search
+    terms (as the index stems them) is held by some eligible passage, i.e. none is `unheld`
+    ("ProgramFC" in a paper whose passage retrieval missed; not "Lebron Brennan" where only
+    "Brennan" is written; a year as a word of its own, "2016", not "FY2016": a year no candidate
+    mentions in any form and no document writes alone is taken as lacking). None when retrieval
+    did not look (`unheld` None)."""
+    if unheld is None:
+        return None
+    return not any(term in unheld for term in tokenizer().terms(name))
 
 
 def _several(checks: list[TermCheck]) -> list[TermCheck]:
@@ -525,7 +552,12 @@ def _several(checks: list[TermCheck]) -> list[TermCheck]:
 
 
 def _distinctive_words(
-    part: str, candidates: Sequence[Candidate], named: set[str], anchored: list[str], settings: AnswerSettings
+    part: str,
+    candidates: Sequence[Candidate],
+    named: set[str],
+    anchored: list[str],
+    settings: AnswerSettings,
+    unheld: Collection[str] | None = None,
 ) -> tuple[list[TermCheck], str | None]:
     """The asking sentence's words that no quotable unit of any candidate carries, judged by their
     closeness in meaning to the units, when nothing else of the question singles out passages.
@@ -565,14 +597,24 @@ def _distinctive_words(
         # Nothing of the question outweighs the word and nothing can come close to it in meaning:
         # it is missing, as the full install finds "founded" in "Who founded the library?".
         note = "words no passage carries were judged by their form only (embeddings not installed)"
-        return [TermCheck(term=w, kind="word", found=None) for w in missing], note
+        return [
+            TermCheck(term=w, kind="word", found=None, collection=in_collection(w, unheld)) for w in missing
+        ], note
     vectors = embeddings.embed(missing + every)
     similarities = vectors[: len(missing)] @ vectors[len(missing) :].T
     checks = []
     for row, word in zip(similarities, missing, strict=True):
         best = float(row.max()) if len(every) else 0.0
         found = "meaning" if best >= settings.coverage_neighbour else None
-        checks.append(TermCheck(term=word, kind="word", found=found, similarity=round(best, 3)))
+        checks.append(
+            TermCheck(
+                term=word,
+                kind="word",
+                found=found,
+                similarity=round(best, 3),
+                collection=in_collection(word, unheld),
+            )
+        )
     return checks, None
 
 
@@ -632,11 +674,13 @@ def judge(
     candidates: Sequence[Candidate],
     settings: AnswerSettings,
     columns: Collection[int] = (),
+    unheld: Collection[str] | None = None,
 ) -> Answer:
     """`answer` with its coverage verdict; a verified quote whose evidence misses a term of the
     question becomes a refusal naming it. Refusals and disabled checks pass through unchanged.
     `columns`: the fiscal years of the table columns the answer's value reads (a cell selected by
-    fiscal year), each a year covered (`check`)."""
+    fiscal year), each a year covered; `unheld`: the part's search terms the collection lacks
+    (`check`)."""
     if not answer.verified or answer.citation is None:
         return answer
     if addresses_reader(answer.quote or ""):
@@ -648,7 +692,7 @@ def judge(
     cited = next((c for c in candidates if c.location == answer.citation), None)
     if cited is None:  # verification only passes quotes from supplied candidates
         return answer
-    verdict = check(part, answer.quote or "", cited, candidates, settings, columns)
+    verdict = check(part, answer.quote or "", cited, candidates, settings, columns, unheld)
     refusing = refusal(verdict, settings)
     if refusing is None:
         doubts = tuple(doubt(t) for t in verdict.terms if t.missing or t.closest)
@@ -692,12 +736,19 @@ def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
     """Whether a missing term withholds the quote: its kind refuses (`AnswerSettings.refusals`)
     and the evidence plainly lacks it. Not plainly: a name found as a near spelling (`closest_name`),
     a name or year another of the part's passages mentions (the quote may be the wrong one of them),
-    a word something comes `coverage_word_floor` close to in meaning. Those are doubts."""
+    a name or year some eligible document holds though no candidate does (`TermCheck.collection`:
+    retrieval missed its passage, "ProgramFC" in the paper that defines it), a word some eligible
+    document holds ("canteen" where no candidate but the collection does; without retrieval's
+    look-up, a word something comes `coverage_word_floor` close to in meaning). Those are doubts.
+    Each kind's default was chosen on one MMLongBench dev split and reported on the other
+    (`localqa.evaluate.refusals.choose`, docs/measured.md#doubts)."""
     if TERM_REFUSALS[term.kind] not in settings.refusals or term.closest is not None:
         return False
     if term.kind in ("name", "year"):
-        return not term.elsewhere
+        return not term.elsewhere and term.collection is not True
     if term.kind == "word":
+        if term.collection is not None:
+            return not term.collection
         return term.similarity is None or term.similarity < settings.coverage_word_floor
     return True
 
@@ -708,4 +759,8 @@ def doubt(term: TermCheck) -> Doubt:
     note = term.reason()
     if term.closest:
         note += f'; closest: "{term.closest}"'
+    elif term.collection and term.kind == "word":  # the index stems: "found" holds "founded"
+        note += "; the collection holds the word or its stem in a passage not retrieved"
+    elif term.collection:
+        note += "; the collection holds it in a passage not retrieved"
     return Doubt(kind=TERM_REFUSALS[term.kind], term=term.term, note=note)

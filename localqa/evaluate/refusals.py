@@ -15,8 +15,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from localqa.answers.coverage import refuses
 from localqa.language.text import IDENTIFIER
-from localqa.types import REFUSAL_KINDS, TERM_REFUSALS, Coverage, Doubt, RefusalKind
+from localqa.settings import AnswerSettings
+from localqa.types import REFUSAL_KINDS, TERM_REFUSALS, Coverage, Doubt, RefusalKind, TermCheck
 
 # The reasons the answer stage writes, by kind (first match wins). A term's reason names the term
 # only: its kind is read from the coverage verdict, else from the term's shape (`term_kind`).
@@ -45,14 +47,21 @@ def term_kind(term: str) -> RefusalKind:
 
 
 def reason_kind(reason: str | None, coverage: Coverage | None = None) -> RefusalKind:
-    """The kind of a refusal: its coverage verdict's missing term when it has one, else by its
-    reason (`REASON_KINDS`); "other" for any other reason (the model named no passage, ...)."""
-    if coverage is not None and coverage.missing is not None:
-        return TERM_REFUSALS[coverage.missing.kind]
+    """The kind of a refusal: by its reason (`REASON_KINDS`), the term it names read from the
+    coverage verdict where it holds that term (the term that refused, not the verdict's first
+    missing one: "Disneyland" refuses, a figure before it only doubts), else by the term's shape;
+    "other" for any other reason (the model named no passage, ...)."""
     for kind, pattern in REASON_KINDS:
         found = pattern.search(reason or "")
-        if found:
-            return kind or term_kind(found.group("term"))
+        if not found:
+            continue
+        if kind is not None:
+            return kind
+        named = found.group("term")
+        checked = next((t for t in coverage.terms if t.term == named), None) if coverage else None
+        return TERM_REFUSALS[checked.kind] if checked else term_kind(named)
+    if coverage is not None and coverage.missing is not None:
+        return TERM_REFUSALS[coverage.missing.kind]
     return "other"
 
 
@@ -147,3 +156,164 @@ def lines(found: Table) -> list[str]:
             f"{f'{row.doubted_answerable}/{row.doubted_unanswerable}':>19}{precision:>11}"
         )
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Choosing which kinds refuse: on one split, reported on another (docs/measured.md#doubts)
+
+# The kinds of coverage term a setting may make refuse (`AnswerSettings.refusals`); the others
+# (retrieval, the figure planner, the model's confidence) are read as they were recorded.
+TERM_KINDS_CHOSEN: tuple[RefusalKind, ...] = ("identifier", "name", "year", "number", "word")
+# A kind refuses on a split only when its refusals there are right clearly more often than a
+# refusal at random: its precision at least the split's share of unanswerable cases plus this...
+CHOICE_MARGIN = 0.2
+# ...over at least this many cases it would refuse (fewer say nothing either way).
+CHOICE_SUPPORT = 3
+# The floors of meaning the word kind is tried at (`AnswerSettings.coverage_word_floor`).
+WORD_FLOORS = (0.15, 0.2, 0.25, 0.3)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One case of a saved run as a choice of refusal settings reads it: answerable or not, a
+    refusal no coverage setting changes (retrieval's, the planner's, "other"; None when shown or
+    refused by a coverage term), and the coverage verdict of its quote."""
+
+    answerable: bool
+    fixed: RefusalKind | None
+    terms: tuple[TermCheck, ...] = ()
+
+
+def recorded(answerable: bool, quote: str | None, reason: str | None, verdict: Coverage | None) -> Recorded:
+    terms = verdict.terms if verdict is not None else ()
+    if quote is not None:
+        return Recorded(answerable, None, terms)
+    kind = reason_kind(reason, verdict)
+    return Recorded(answerable, None if kind in TERM_KINDS_CHOSEN and terms else kind, terms)
+
+
+def plain(case: Recorded, settings: AnswerSettings) -> frozenset[RefusalKind]:
+    """The kinds of the case's missing terms that the evidence plainly lacks (`coverage.refuses`
+    with every kind refusing): what would refuse it, were the kind to refuse."""
+    every = settings.model_copy(update={"refusals": REFUSAL_KINDS})
+    return frozenset(TERM_REFUSALS[t.kind] for t in case.terms if t.missing and refuses(t, every))
+
+
+@dataclass(frozen=True)
+class Score:
+    """The cases a kind plainly flags, by answerability, on one split, and the split's chance."""
+
+    kind: RefusalKind
+    answerable: int
+    unanswerable: int
+    chance: float
+
+    @property
+    def precision(self) -> float | None:
+        total = self.answerable + self.unanswerable
+        return self.unanswerable / total if total else None
+
+    @property
+    def clear(self) -> bool:
+        """Clearly better than chance (`CHOICE_MARGIN`, `CHOICE_SUPPORT`)."""
+        total = self.answerable + self.unanswerable
+        return total >= CHOICE_SUPPORT and self.unanswerable / total >= self.chance + CHOICE_MARGIN
+
+
+def score(cases: Sequence[Recorded], kind: RefusalKind, settings: AnswerSettings) -> Score:
+    flagged = [c for c in cases if kind in plain(c, settings)]
+    chance = sum(not c.answerable for c in cases) / len(cases) if cases else 0.0
+    return Score(kind, sum(c.answerable for c in flagged), sum(not c.answerable for c in flagged), chance)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The refusal settings a split chose: the kinds that refuse and the word kind's floor."""
+
+    refusals: tuple[RefusalKind, ...]
+    word_floor: float
+
+    def settings(self, base: AnswerSettings) -> AnswerSettings:
+        return base.model_copy(update={"refusals": self.refusals, "coverage_word_floor": self.word_floor})
+
+
+def choose(cases: Sequence[Recorded], base: AnswerSettings) -> Choice:
+    """The settings `cases` choose: each kind of `TERM_KINDS_CHOSEN` refuses when it is clearly
+    better than chance on them (`Score.clear`); the word kind at the floor of `WORD_FLOORS` where
+    it is clear and refuses the most unanswerable cases (the base floor when none is clear)."""
+    kinds: list[RefusalKind] = [k for k in TERM_KINDS_CHOSEN if k != "word" and score(cases, k, base).clear]
+    floors = [
+        (score(cases, "word", base.model_copy(update={"coverage_word_floor": f})), f) for f in WORD_FLOORS
+    ]
+    clear = [(s.unanswerable, -s.answerable, f) for s, f in floors if s.clear]
+    floor = max(clear)[2] if clear else base.coverage_word_floor
+    if clear:
+        kinds.append("word")
+    return Choice(tuple(k for k in TERM_KINDS_CHOSEN if k in kinds), floor)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a choice of settings does on a split: answerable and unanswerable cases refused."""
+
+    answerable: int
+    answerable_refused: int
+    unanswerable: int
+    unanswerable_refused: int
+
+
+def outcome(cases: Sequence[Recorded], settings: AnswerSettings) -> Outcome:
+    def refused(case: Recorded) -> bool:
+        return case.fixed is not None or bool(plain(case, settings) & set(settings.refusals))
+
+    answerable = [c for c in cases if c.answerable]
+    unanswerable = [c for c in cases if not c.answerable]
+    return Outcome(
+        len(answerable), sum(map(refused, answerable)), len(unanswerable), sum(map(refused, unanswerable))
+    )
+
+
+def by_meaning(cases: Sequence[Recorded]) -> list[Recorded]:
+    """`cases` as the word rule read them before retrieval looked terms up in the collection: each
+    word's `collection` dropped, so a missing word refuses by its closeness in meaning alone
+    (`coverage_word_floor`). What the floors of `choose` are measured on in a run that looked up."""
+    return [
+        Recorded(
+            c.answerable,
+            c.fixed,
+            tuple(t.model_copy(update={"collection": None}) if t.kind == "word" else t for t in c.terms),
+        )
+        for c in cases
+    ]
+
+
+def retrieval_missed(cases: Sequence[Recorded]) -> tuple[int, int]:
+    """Answerable and unanswerable cases with a name no candidate mentions, written as it is (no
+    near spelling), that some eligible document holds (`TermCheck.collection`): the signal that
+    a refusal of the name would be retrieval's miss. Measured to decide whether such names refuse
+    (they do not: `coverage.refuses`)."""
+
+    def missed(case: Recorded) -> bool:
+        return any(
+            t.missing and t.kind == "name" and not t.elsewhere and t.closest is None and t.collection
+            for t in case.terms
+        )
+
+    flagged = [c for c in cases if missed(c)]
+    return sum(c.answerable for c in flagged), sum(not c.answerable for c in flagged)
+
+
+def default_refusals(
+    choices: Sequence[Choice], cases: Sequence[Sequence[Recorded]], base: AnswerSettings
+) -> tuple[RefusalKind, ...]:
+    """The default kinds that refuse: those every split chose (each was then clearly better than
+    chance where the other split's choice was fit), and those no case of any split exercises that
+    refuse in `base` (nothing measured either way: "identifier", which retrieval's identifier channel
+    already answers with its own abstention)."""
+    unmeasured = [
+        k
+        for k in TERM_KINDS_CHOSEN
+        if k in base.refusals and not any(k in plain(c, base) for split in cases for c in split)
+    ]
+    chosen = [k for k in TERM_KINDS_CHOSEN if choices and all(k in c.refusals for c in choices)]
+    return tuple(k for k in TERM_KINDS_CHOSEN if k in chosen or k in unmeasured)

@@ -16,6 +16,7 @@ cosine ranking over the eligible rows of the vector matrix (reciprocal rank fusi
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
@@ -299,13 +300,16 @@ def _retrieve_part(store: Store, part: str, eligible: _Eligible, settings: Retri
     they are searched on their own first, as if they were all there is, and the others' best
     candidates only fill the places they leave among the first k."""
     query = search_text(part)
+    unheld = _unheld(store, query, eligible, settings)
     # The directory is built on first need: a part that writes no name cannot be routed.
     writes_names = eligible.documents and routing.question_names(query)
     routed = eligible.directory(store).route(query) if writes_names else None
     if routed is None:
-        return _ranked(store, part, eligible, settings)
+        return _ranked(store, part, eligible, settings).model_copy(update={"unheld": unheld})
     doc_ids, route = routed
-    first = _ranked(store, part, eligible.within(doc_ids), settings).model_copy(update={"route": route})
+    first = _ranked(store, part, eligible.within(doc_ids), settings).model_copy(
+        update={"route": route, "unheld": unheld}
+    )
     if len(first.candidates) >= settings.k:
         return first
     others = [c for c in _ranked(store, part, eligible, settings).candidates if c.doc_id not in doc_ids]
@@ -314,6 +318,23 @@ def _retrieve_part(store: Store, part: str, eligible: _Eligible, settings: Retri
         return first
     ranked = tuple(c.model_copy(update={"rank": rank}) for rank, c in enumerate(filled, start=1))
     return first.model_copy(update={"candidates": ranked, "note": None})
+
+
+# A year inside a longer token ("FY2016", "Q32024"): coverage checks it as a year of its own.
+_YEAR_INSIDE = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
+def _unheld(store: Store, query: str, eligible: _Eligible, settings: RetrievalSettings) -> tuple[str, ...]:
+    """The query's search terms no eligible passage holds (with its title and heading path under
+    "heading" chunking), whatever retriever ranks: the answer stage refuses a name only the
+    collection lacks (`localqa.answers.coverage`). Read from the eligible scope alone, so it says
+    nothing of documents the caller may not see. A year written inside a period ("FY2016") is
+    looked up on its own too ("2016"), as the answer stage checks it."""
+    terms = list(dict.fromkeys([*store.terms(query), *store.terms(" ".join(_YEAR_INSIDE.findall(query)))]))
+    if not eligible.documents or not terms:
+        return tuple(terms)
+    postings = store.postings_of(eligible.scope, terms, settings.chunking)
+    return tuple(term for term, found in zip(terms, postings, strict=True) if not len(found.ids))
 
 
 def _ranked(store: Store, part: str, eligible: _Eligible, settings: RetrievalSettings) -> PartResult:
