@@ -108,14 +108,14 @@ DECISIONS: list[
         LIMIT,
         [(EQ_ROW, Kind.TABLE), (EQ_OTHER_ROW, Kind.TABLE)],
         [(EQ_ROW, 0.049, Kind.TABLE, None), (EQ_OTHER_ROW, 0.0485, Kind.TABLE, None)],
-        None,
+        deciding.VALUE_MARGIN,  # not the identifier's row: the first's value decides (margin 0)
     ),
     (
         "a candidate does not carry the identifier",
         LIMIT,
         [(EQ_ROW, Kind.TABLE), (OTHER_ROW, Kind.TABLE)],
         [(EQ_ROW, 0.049, Kind.TABLE, None), (OTHER_ROW, 0.0485, Kind.TABLE, None)],
-        None,
+        deciding.VALUE_MARGIN,  # not the identifier's row: the first's value decides (margin 0)
     ),
     (
         "the identifier's row is not the scorer's first",
@@ -132,11 +132,11 @@ DECISIONS: list[
         deciding.VALUE_MARGIN,
     ),
     (
-        "a close call between two values",
+        "a close call between two values is the first's at margin 0 (test_the_margin_is_the_settings)",
         HOW_LONG,
         [(DAYS, Kind.PROSE), (EQUIPMENT_DAYS, Kind.PROSE)],
         [(DAYS, 0.0492, Kind.PROSE, None), (EQUIPMENT_DAYS, 0.0490, Kind.PROSE, None)],
-        None,
+        deciding.VALUE_MARGIN,
     ),
     (
         "a demoted second is no rival",

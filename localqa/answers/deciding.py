@@ -12,7 +12,7 @@ question:
 - `VALUE_MARGIN` ("How many days does a standard loan last?"): the part asks for a value of a kind
   (`values.asked.wanted`: an amount, a percentage, a duration, a time, a place, who), the scorer's first
   unit holds one, and it leads the next unit that can answer by at least `decide_margin` of its
-  own score (`AnswerSettings.decide_margin`; provisional, docs/measured.md#answers).
+  own score (`AnswerSettings.decide_margin`: 0, chosen on MMLongBench-dev, docs/measured.md#answers).
 - A figure computed from cited operands (`localqa.derived.figures`, `localqa.derived.deriving`)
   does not need the model for the part's own quote either; `localqa.library` answers such a part
   with the scorer's first, derives the figure, and asks the model only when no figure was computed (`FIGURE`).
