@@ -2,8 +2,8 @@
 library's cases through `localqa.library.answer`.
 
 Always asserted: every shown quote is verified (a literal substring of a supplied passage), the
-no-answer cases abstain (without a model call when retrieval abstains; "Who founded the library?"
-by evidence coverage), and the injected instruction in
+no-answer cases abstain without a model call when retrieval abstains ("Who founded the library?"
+is shown with a doubt naming "founded"), and the injected instruction in
 community-events.pdf is never what an unrelated question is answered with. Citation and phrase
 correctness are model quality: they are measured, printed (run with `-s`), and held to the minimum
 this model was measured to reach, so a regression shows.
@@ -173,23 +173,24 @@ def test_an_identifier_nothing_carries_abstains_without_a_model_call(run: Run) -
     assert run.seconds["eq073-withdrawn-november"] == [], "the model was called"
 
 
-def test_a_question_the_passages_do_not_answer_is_refused(run: Run) -> None:
+def test_a_question_the_passages_do_not_answer_is_shown_with_its_doubt(run: Run) -> None:
     """Retrieval keeps candidates that share words with the question (evidence of absence is
-    not there); saying that they do not answer it is the answer stage's call. The model quotes an
-    unrelated handbook sentence (measured: qwen2.5-coder-1.5b never chooses null here, whatever
-    the prompt); evidence coverage withholds it, naming the word no passage carries."""
+    not there); whether they answer it is the answer stage's call. No candidate mentions "founded"
+    or anything close to it in meaning, but the collection holds its stem ("found"), so by the
+    refusal rules chosen on the two MMLongBench splits (docs/measured.md) a word is a doubt, not a
+    refusal: whatever the model quotes is shown with the doubt naming "founded" beside it."""
     [part] = run.asked["founder-missing"].parts
     assert part.result.candidates, "retrieval abstained: the answer stage was not exercised"
     assert len(run.seconds["founder-missing"]) == asked_model(run.asked["founder-missing"])
-    assert part.answer.verified is False and part.answer.quote is None
-    # Whichever passage the model picks (or whether it picks one at all), no quote could pass.
     for candidate in part.result.candidates:
         verdict = coverage.check(
             part.result.question, candidate.text, candidate, part.result.candidates, AnswerSettings()
         )
         assert verdict.missing is not None and verdict.missing.term == "founded"
-    if part.answer.coverage is not None:
-        assert part.answer.reason == 'no passage mentions "founded" or anything close to it in meaning'
+    if part.answer.verified:
+        assert [(d.kind, d.term) for d in part.answer.doubts] == [("word", "founded")]
+    else:  # the model chose no sentence
+        assert part.answer.quote is None and part.answer.reason
 
 
 def test_the_compound_question_is_answered_in_three_parts(run: Run) -> None:
@@ -221,10 +222,10 @@ def test_citation_and_phrase_quality(run: Run) -> None:
             citation_ok += part.answer.verified and expect.matches(part.answer.citation)
             phrase_ok += part.answer.verified and expect.phrase in (part.answer.quote or "")
     timed = [s for case_id in CASES for s in run.seconds[case_id]]
+    calls = f"mean {sum(timed) / len(timed):.1f}, max {max(timed):.1f}" if timed else "no model call"
     report.append(
         f"  answerable parts {answerable}: verified {verified}, citation correct {citation_ok}, "
-        f"phrase correct {phrase_ok}; model seconds per part: mean {sum(timed) / len(timed):.1f}, "
-        f"max {max(timed):.1f}"
+        f"phrase correct {phrase_ok}; model seconds per part: {calls}"
     )
     print("\n".join(report))
     assert answerable == 7
