@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -330,39 +331,37 @@ def print_model(name: str, table: dict[str, Any], questions: dict[str, str], det
                 print(f"      {category} {case_id}: {reason}{mark} | {questions[case_id][:90]}")
 
 
-def run_cases(run: dict[str, Any]) -> list[refusals.Judged]:
-    """The answerable (text/table) and unanswerable cases of a saved run, as the classifier reads
-    them."""
-    found = []
+def _scored(run: dict[str, Any]) -> Iterator[tuple[bool, dict[str, Any], Coverage | None]]:
+    """The answerable (text/table) and unanswerable cases of a saved run: whether answerable, the
+    answer, and its coverage verdict."""
     for case in run["cases"]:
         answer = case.get("answer")
         if answer is None or case.get("category") not in ("answerable", "unanswerable"):
             continue
         verdict = Coverage.model_validate(answer["coverage"]) if answer.get("coverage") else None
-        doubts = [Doubt.model_validate(d) for d in answer.get("doubts") or []]
-        found.append(
-            refusals.judged(
-                case["category"] == "answerable", answer.get("quote"), answer.get("reason"), verdict, doubts
-            )
+        yield case["category"] == "answerable", answer, verdict
+
+
+def run_cases(run: dict[str, Any]) -> list[refusals.Judged]:
+    """A saved run's cases as the classifier reads them."""
+    return [
+        refusals.judged(
+            answerable,
+            answer.get("quote"),
+            answer.get("reason"),
+            verdict,
+            [Doubt.model_validate(d) for d in answer.get("doubts") or []],
         )
-    return found
+        for answerable, answer, verdict in _scored(run)
+    ]
 
 
 def run_recorded(run: dict[str, Any]) -> list[refusals.Recorded]:
-    """The answerable (text/table) and unanswerable cases of a saved run, as a choice of refusal
-    settings reads them (`refusals.Recorded`)."""
-    found = []
-    for case in run["cases"]:
-        answer = case.get("answer")
-        if answer is None or case.get("category") not in ("answerable", "unanswerable"):
-            continue
-        verdict = Coverage.model_validate(answer["coverage"]) if answer.get("coverage") else None
-        found.append(
-            refusals.recorded(
-                case["category"] == "answerable", answer.get("quote"), answer.get("reason"), verdict
-            )
-        )
-    return found
+    """A saved run's cases as a choice of refusal settings reads them (`refusals.Recorded`)."""
+    return [
+        refusals.recorded(answerable, answer.get("quote"), answer.get("reason"), verdict)
+        for answerable, answer, verdict in _scored(run)
+    ]
 
 
 def print_choices(splits: dict[str, list[refusals.Recorded]]) -> dict[str, Any]:
