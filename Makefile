@@ -76,12 +76,13 @@ endif
 	$(MAKE) --no-print-directory eval-gates
 
 # The edit loop, meant to take under two minutes on two cores (docs/development.md): two pytest-xdist
-# workers, and each property test draws a fifth of its examples (tests/properties.py); `make test`
-# draws them all.
+# workers, each property test at a fifth of its examples (tests/properties.py), and the tests marked
+# `slow` (seconds each: bounded work on oversized input, a killed build) left out; `make test` runs
+# them all, with every example.
 FAST_WORKERS ?= 2
 test-fast: setup
 	LOCALQA_QUICK_PROPERTIES=1 $(BIN)/pytest --durations=25 -n $(FAST_WORKERS) \
-	    -m "not embedded and not browser and not semantic and not tesseract and not postgres"
+	    -m "not embedded and not browser and not semantic and not tesseract and not postgres and not slow"
 
 # Build the wheel as a user would install it and check that it carries every template, static
 # file and py.typed (package data is easy to lose, and nothing else would notice).

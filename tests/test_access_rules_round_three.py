@@ -126,6 +126,7 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(hidden_dates_library(folder / "index.sqlite3", hidden=20_000))
 
 
+@pytest.mark.slow
 @pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     ("route", "status"),
@@ -766,6 +767,7 @@ LINES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.sqlite_only
 @pytest.mark.parametrize("shape", sorted(LINES))
 def test_a_file_of_one_giant_line_is_indexed_in_bounded_passages(

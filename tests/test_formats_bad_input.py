@@ -161,6 +161,7 @@ def test_a_file_whose_extension_lies_is_named_not_misread(
 # --- bombs: refused within bounded time and memory ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_zip_bomb_is_refused_by_its_declared_size(tmp_path: Path) -> None:
     bomb = zip_with(
         tmp_path / "bomb.docx", word_members(tmp_path / "w.docx"), ("word/media/zeros.bin", 600 * 2**20)
@@ -217,6 +218,7 @@ def test_a_bomb_inside_the_archive_is_never_opened(tmp_path: Path) -> None:
     assert [p.text for p in result.passages] == ["Standard loans last 21 days."]
 
 
+@pytest.mark.slow
 def test_checking_an_archive_at_the_bound_takes_bounded_time_and_memory(tmp_path: Path) -> None:
     """Checked in a process of its own, so its peak memory is its own: an archive just within the
     bounds (511 MiB, packed about 300 times) is unpacked once, in chunks, and never held."""
@@ -415,6 +417,7 @@ def test_a_csv_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     assert reason(path) == "is not UTF-8 text (invalid continuation byte at byte 27); save it as UTF-8 CSV"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "main_part"),
     [

@@ -932,6 +932,7 @@ def _assert_previous_index(db: Db, before: dict[int, Row], digest: str) -> None:
     assert_consistent(db)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", ["extracting", "writing"])
 def test_killed_build_leaves_the_previous_index_intact(indexed: tuple[Path, Db], phase: str) -> None:
     folder, db = indexed

@@ -190,6 +190,7 @@ def test_extract_pdf_reports_the_title(tmp_path: Path) -> None:
 needs_bench = pytest.mark.skipif(not BENCH.is_dir(), reason="public benchmark data (../shared/bench) absent")
 
 
+@pytest.mark.slow
 @needs_bench
 def test_3m_cash_flow_statement_rows_carry_their_years() -> None:
     path = BENCH / "financebench-dev/pdfs/3M_2018_10K.pdf"
