@@ -415,12 +415,30 @@ def initialism_of(name: str, text: str) -> bool:
     a document's title, heading or file name, where it names its subject in full ("JOHNSON JOHNSON
     2022Q4 EARNINGS"): coverage and routing (`localqa.question.routing`) both read it here; an
     all-capitals acronym is no name by itself (`is_name`)."""
+    capitals = initialism_capitals(name)
+    return capitals is not None and capitals in initials(text)
+
+
+def initialism_capitals(name: str) -> str | None:
+    """The capitals of `name` when it is written as a mixed-case initialism ("JnJ": "JJ"), else None."""
     capitals = "".join(c for c in name if c.isupper())
     if len(capitals) < 2 or name.isupper() or not name.isalpha():
-        return False
+        return None
+    return capitals
+
+
+def initials(text: str) -> set[str]:
+    """The initials of every run of two or more consecutive capitalised words of `text`,
+    connectives skipped ("JOHNSON JOHNSON 2022Q4 EARNINGS": "JJ", "JJ2", "JJ2E", ...): what a
+    mixed-case initialism may stand for there."""
     found = [w for w in ALNUM.findall(text) if w.casefold() not in lexicon.CONNECTIVES]
-    n = len(capitals)
-    return any(
-        all(w[0].isupper() for w in found[i : i + n]) and "".join(w[0] for w in found[i : i + n]) == capitals
-        for i in range(len(found) - n + 1)
-    )
+    runs: set[str] = set()
+    for start in range(len(found)):
+        letters = ""
+        for word in found[start:]:
+            if not word[0].isupper():
+                break
+            letters += word[0]
+            if len(letters) >= 2:
+                runs.add(letters)
+    return runs

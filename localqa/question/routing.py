@@ -79,7 +79,7 @@ class Directory:
         self.names: dict[str, set[str]] = defaultdict(set)
         self.facts: dict[str, set[periods.Fact]] = {}
         self.forms: dict[str, set[str]] = {}
-        self.name_texts: dict[str, list[str]] = {}
+        self.initials: dict[str, set[str]] = defaultdict(set)
         documents = list(documents)
         # A first-page title that several documents share is the kind of document they are
         # ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Annual Report"), not a name.
@@ -91,10 +91,11 @@ class Directory:
             organisation = seen.name if seen else None
             self.sources[doc_id] = document.source
             texts = _name_texts(document, title)
-            self.name_texts[doc_id] = [*texts, *([organisation] if organisation else [])]
-            for text in self.name_texts[doc_id]:
+            for text in [*texts, *([organisation] if organisation else [])]:
                 for word in document_words(text):
                     self.names[word].add(doc_id)
+                for letters in words.initials(text):
+                    self.initials[letters].add(doc_id)
             period, _ = periods.of_document(document, seen)
             spaced = " ".join(_spaced(t) for t in texts)
             self.facts[doc_id] = periods.facts(period) if period else _named_facts(spaced)
@@ -138,16 +139,15 @@ class Directory:
         """The documents a name word (or a run of them glued) names: exactly, else, misspelt by one
         letter in a long name (`words.misspellings`: "activsion"), the documents of the words it
         may be, else, written as a mixed-case initialism ("JnJ"), the documents one of whose names
-        it abbreviates (`words.initialism_of`: `JOHNSON_JOHNSON_2022Q4_EARNINGS`)."""
+        it abbreviates (`words.initials`, read once per document: `JOHNSON_JOHNSON_2022Q4_EARNINGS`)."""
         holders = self.names.get(key)
         if holders is not None:
             return holders
         near = set().union(*(self.names[n] for n in words.misspellings(key, self.names)))
         if near:
             return near
-        return {
-            d for d, texts in self.name_texts.items() if any(words.initialism_of(written, t) for t in texts)
-        }
+        capitals = words.initialism_capitals(written)
+        return self.initials.get(capitals, set()) if capitals else set()
 
     def _matches(self, name: Name, total: int) -> dict[str, tuple[float, str]]:
         """What each document matching `name` scores for it, and the spelling it matched. A name
