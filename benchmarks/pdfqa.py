@@ -546,11 +546,28 @@ def answer_scores(cases: list[Case], run: dict[str, Any]) -> dict[str, Any]:
     if unanswerable:
         silent = [c for c in unanswerable if not (by_id[c.id] and by_id[c.id]["quote"])]
         scores["no quote shown"] = fraction(len(silent), len(unanswerable))
+    scores |= part_timings(cases, by_id)
     failed = sum(bool(a and a.get("model_failed")) for a in by_id.values())
     scores["model errors"] = failed
     scores["unchecked figures shown"] = sum(bool((by_id[c.id] or {}).get("unchecked_figure")) for c in cases)
     scores["unchecked list items shown"] = sum(bool((by_id[c.id] or {}).get("unchecked_item")) for c in cases)
     return scores
+
+
+def part_timings(cases: list[Case], by_id: dict[str, Any]) -> dict[str, Any]:
+    """Every answered part of these questions: the seconds it took (`localqa.evaluate.records.Spread`,
+    as `localqa eval` prints it) and how many of those whose quote was chosen the model chose."""
+    from localqa.evaluate.records import Spread
+
+    parts = [p for c in cases for p in (by_id[c.id] or {}).get("parts", ())]
+    spread = Spread.of([p["seconds"] for p in parts])
+    if spread is None:
+        return {}
+    decided = [p for p in parts if p.get("decided_by")]
+    return {
+        "seconds per part (median, p90)": f"{spread.median:.2f}, {spread.p90:.2f} of {spread.parts}",
+        "model decided": fraction(sum(p["decided_by"] == "model" for p in decided), len(decided)),
+    }
 
 
 # A refusal `localqa.derived.deriving` gives when a figure cannot be computed; since issue 37 only where no

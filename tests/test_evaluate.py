@@ -20,7 +20,7 @@ from backends import BOTH, NewIndex
 
 from localqa.errors import SuiteError
 from localqa.evaluate.compare import SavedRun, compare
-from localqa.evaluate.records import Totals
+from localqa.evaluate.records import Metric, Spread, Totals
 from localqa.evaluate.report import case_line, comparison_lines, markdown, terminal_summary, value_causes
 from localqa.evaluate.run import Run, load_answers, run_suite
 from localqa.evaluate.score import (
@@ -1039,6 +1039,53 @@ def test_losses_and_rescues_are_counted_and_printed(
         terminal_summary(run, None)
     )
     assert "| Answer stage losses / rescues | 1 / 0 |" in markdown(run, None)
+
+
+def test_every_answered_part_is_timed_and_its_decider_counted(
+    handbook_suite: Suite, fake_model: Any, beside: Db
+) -> None:
+    # loan-length's model reply is wrong on purpose (as above); every other part is answered by
+    # the fake model's default or decided by the evidence: each part has its time and decider.
+    wrong = label_of(
+        handbook_suite, handbook_suite.path, "How many days does a standard book loan last?", RENEWALS
+    )
+    fake_model.enqueue(reply(wrong, 1), reply(None, None))
+
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=fake_model)
+
+    answered = [c.answer for c in run.cases if c.answer is not None]
+    parts = [p for a in answered for p in a.parts]
+    assert parts and all(p.seconds > 0 for p in parts)
+    assert len(parts) >= len(answered)
+    assert case(run, "loan-length").answer.parts[0].decided_by == "model"
+    decided = [p for p in parts if p.decided_by is not None]
+    assert run.totals.model_decided == Metric.of(sum(p.decided_by == "model" for p in decided), len(decided))
+    assert run.totals.part_seconds is not None and run.totals.part_seconds.parts == len(parts)
+    waited = f"median {run.totals.part_seconds.median:.2f}, p90 {run.totals.part_seconds.p90:.2f}"
+    assert any(
+        line.startswith("Seconds per part:") and waited in line for line in terminal_summary(run, None)
+    )
+    assert f"| Seconds per part | {waited}" in markdown(run, None)
+    assert "| Model decided |" in markdown(run, None)
+    saved = run.model_dump(mode="json")
+    assert saved["totals"]["part_seconds"]["parts"] == len(parts)
+    assert {"seconds", "decided_by"} <= set(saved["cases"][0]["answer"]["parts"][0])
+
+
+@pytest.mark.parametrize(
+    ("seconds", "median", "p90"),
+    [
+        ([1.0], 1.0, 1.0),
+        ([3.0, 1.0, 2.0], 2.0, 3.0),
+        ([float(n) for n in range(1, 11)], 5.5, 9.0),  # nearest rank: the 9th of 10
+        ([float(n) for n in range(1, 42)], 21.0, 37.0),  # FinanceBench-dev's 41 parts
+    ],
+)
+def test_spread_is_the_median_and_the_nearest_rank_p90(
+    seconds: list[float], median: float, p90: float
+) -> None:
+    assert Spread.of(seconds) == Spread(parts=len(seconds), median=median, p90=p90)
+    assert Spread.of([]) is None
 
 
 def test_compare_lists_values_fixed_and_regressed() -> None:

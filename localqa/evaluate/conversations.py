@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from localqa.conversation import Rewrite, Turn, carried_turns, from_nowhere, rewrite
 from localqa.errors import SuiteError
 from localqa.evaluate.records import CaseRecord, Metric, RecordedCandidate, Totals
-from localqa.evaluate.run import _answer_with_model, _cited_leaks, _part_record, _search
+from localqa.evaluate.run import _cited_leaks, _part_record, _search, answer_case
 from localqa.evaluate.score import attribute, find_leaks, score_retrieval
 from localqa.evaluate.suite import Case, Expect, Suite
 from localqa.indexing.index import refresh_index
@@ -256,8 +256,9 @@ def _score_turn(
     shown: tuple[str, ...] = ()
     value = None
     if model is not None:
-        shown_to_model = _search(library, as_a_suite, case, caller, settings.for_answering())
-        answer, cited = _answer_with_model(library, case, caller, shown_to_model, model, retrieval)
+        answer, cited = answer_case(
+            library, as_a_suite, case, caller, settings.for_answering(), model, retrieval
+        )
         leaks += _cited_leaks(library.store, cited, owners, visible, caller, case.as_of)
         if answer.verified and answer.quote and answer.citation:
             shown = (answer.quote, answer.citation.source)

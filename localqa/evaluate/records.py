@@ -4,6 +4,8 @@ and the totals. Typed end to end; JSON only when a run is saved or printed."""
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from pathlib import Path
 from typing import Literal
 
@@ -98,6 +100,25 @@ class Metric(Frozen):
         return cls(numerator=round(numerator, 4), denominator=denominator, value=value)
 
 
+class Spread(Frozen):
+    """Seconds over many parts: the median and the 90th percentile a reader waits (nearest rank)."""
+
+    parts: int
+    median: float
+    p90: float
+
+    @classmethod
+    def of(cls, seconds: list[float]) -> Spread | None:
+        if not seconds:
+            return None
+        ordered = sorted(seconds)
+        return cls(
+            parts=len(ordered),
+            median=round(statistics.median(ordered), 3),
+            p90=round(ordered[math.ceil(0.9 * len(ordered)) - 1], 3),
+        )
+
+
 class Totals(Frozen):
     """Every metric with its numerator and denominator, plus the gate counts. The answer metrics
     are None when the run scored retrieval only."""
@@ -128,6 +149,10 @@ class Totals(Frozen):
     rescues: int | None = None
     unchecked_figures: int | None = None  # a gate: values shown that are not checked figures
     unchecked_items: int | None = None  # a gate: list items shown that are not verified quotes
+    # Every answered part (`AnswerScore.parts`): the seconds it took, and of the parts whose quote
+    # was chosen, those the model chose rather than the evidence (`localqa.answers.deciding`).
+    part_seconds: Spread | None = None
+    model_decided: Metric | None = None
 
     @classmethod
     def of(cls, records: list[CaseRecord]) -> Totals:
@@ -158,6 +183,8 @@ class Totals(Frozen):
         negative = [r.answer for r in unanswerable if r.answer is not None]
         chose = [a.selection for a in answered if a.selection is not None and a.selection.choice is not None]
         valued = [a for a in positive if a.value_correct is not None]
+        parts = [p for a in answered for p in a.parts]
+        decided = [p for p in parts if p.decided_by is not None]
         return totals.model_copy(
             update={
                 "verified": Metric.of(sum(a.verified for a in shown), len(shown)),
@@ -173,6 +200,8 @@ class Totals(Frozen):
                 "rescues": sum(a.first_passage == "rescue" for a in positive),
                 "unchecked_figures": sum(a.unchecked_figure is not None for a in answered),
                 "unchecked_items": sum(a.unchecked_item is not None for a in answered),
+                "part_seconds": Spread.of([p.seconds for p in parts]),
+                "model_decided": Metric.of(sum(p.decided_by == "model" for p in decided), len(decided)),
             }
         )
 

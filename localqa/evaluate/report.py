@@ -23,6 +23,7 @@ def metric_rows(totals: Totals) -> list[tuple[str, str]]:
         ("Value correct", totals.value_correct),
         ("Abstention correct", totals.abstention),
         ("Model overrode scorer", totals.overrode),
+        ("Model decided", totals.model_decided),  # of the parts whose quote was chosen
     ]
     metrics += [(label, metric) for label, metric in answers if metric is not None]
     return [(label, _shown(metric)) for label, metric in metrics]
@@ -94,7 +95,22 @@ def answer_stage_lines(totals: Totals) -> list[str]:
             f"Losses/rescues:       {totals.losses}/{totals.rescues} (first passage right, answer cites "
             "elsewhere / the reverse)"
         )
+    waited = part_seconds(totals)
+    if waited is not None:
+        lines.append(f"Seconds per part:     {waited}")
     return lines
+
+
+def part_seconds(totals: Totals) -> str | None:
+    """The median and p90 seconds of an answered part, with what they count; None for a run
+    that answered nothing."""
+    spread = totals.part_seconds
+    if spread is None:
+        return None
+    return (
+        f"median {spread.median:.2f}, p90 {spread.p90:.2f} ({spread.parts} parts: the answer stage and "
+        "its share of the search)"
+    )
 
 
 def refusal_lines(run: Run) -> list[str]:
@@ -160,6 +176,9 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         out.append(f"| Wrong values by cause | {causes} |")
     if totals.losses is not None and totals.rescues is not None:
         out.append(f"| Answer stage losses / rescues | {totals.losses} / {totals.rescues} |")
+    waited = part_seconds(totals)
+    if waited is not None:
+        out.append(f"| Seconds per part | {waited} |")
     if comparison is not None:
         out += ["", "## Before / after", ""]
         first, *rest = comparison_lines(comparison)

@@ -3,6 +3,7 @@ given, scores, totals with their denominators, and the gates."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, date, datetime
@@ -18,6 +19,7 @@ from localqa.evaluate.records import CaseRecord, PartRecord, RecordedCandidate, 
 from localqa.evaluate.score import (
     AnswerScore,
     Leak,
+    PartTiming,
     RetrievalScore,
     TextAt,
     answer_leak,
@@ -178,8 +180,7 @@ def _run(
                 # The model is shown what `ask` shows it (Settings.for_answering); retrieval is
                 # scored on the k candidates above.
                 answering = Settings(retrieval=settings, answering=chosen.answering).for_answering()
-                shown_to_model = _search(library, suite, case, caller, answering)
-                answer, cited = _answer_with_model(library, case, caller, shown_to_model, model, retrieval)
+                answer, cited = answer_case(library, suite, case, caller, answering, model, retrieval)
                 leaks += _cited_leaks(db, cited, owners, visible, caller, case.as_of)
             elif answers is not None:
                 answer, cited = _grade_recorded(case, answers.get(case.id), db, parts, retrieval)
@@ -249,6 +250,23 @@ def _search(
         raise SuiteError(f"{suite.path / 'cases.toml'}: case {case.id}: documents: {error}") from None
 
 
+def answer_case(
+    library: Library,
+    suite: Suite,
+    case: Case,
+    caller: Caller,
+    answering: RetrievalSettings,
+    model: AnswerModel,
+    retrieval: RetrievalScore,
+) -> tuple[AnswerScore, list[Location]]:
+    """The case searched again as `ask` searches it (`Settings.for_answering`), each part answered
+    (`_answer_with_model`), and the search timed: its seconds are shared among the parts."""
+    started = time.perf_counter()
+    parts = _search(library, suite, case, caller, answering)
+    searched = time.perf_counter() - started
+    return _answer_with_model(library, case, caller, parts, model, retrieval, searched)
+
+
 def _answer_with_model(
     library: Library,
     case: Case,
@@ -256,20 +274,28 @@ def _answer_with_model(
     parts: list[PartResult],
     model: AnswerModel,
     retrieval: RetrievalScore,
+    searched: float,
 ) -> tuple[AnswerScore, list[Location]]:
     """Answer each part as the case's caller; a case's answer is its first shown quote (most cases
     have one part), with its value, and set against the first passage retrieval gave that part.
     Also returns every location any part's answer cites, its figures' operands included: a
     derived figure's operands are retrieved apart from the part's candidates, so their passages,
     and the quote citing the first of them, are read from the index, and their documents checked
-    against what the caller may see."""
+    against what the caller may see. `searched` is the seconds of the one search that found every
+    part's candidates: each part's timing carries its share."""
     text_at = _passage_text(library.store)
     scored: tuple[AnswerScore, Value | None, PartResult] | None = None
     unchecked: str | None = None
     unlisted: str | None = None
     cited: list[Location] = []
+    timings: list[PartTiming] = []
     for part in parts:
+        started = time.perf_counter()
         answer = library.answer_part(part, model, as_of=case.as_of, caller=caller, documents=case.documents)
+        seconds = time.perf_counter() - started + searched / len(parts)
+        timings.append(
+            PartTiming(seconds=seconds, decided_by=answer.selection.decided_by if answer.selection else None)
+        )
         cited += _citations(answer.citation, answer.value)
         cited_text = _text_at(part.candidates, answer.citation)
         if cited_text is None and answer.citation is not None:
@@ -294,7 +320,9 @@ def _answer_with_model(
             break
     assert scored is not None
     current, value, part = scored
-    current = current.model_copy(update={"unchecked_figure": unchecked, "unchecked_item": unlisted})
+    current = current.model_copy(
+        update={"unchecked_figure": unchecked, "unchecked_item": unlisted, "parts": tuple(timings)}
+    )
     return _judged(case, current, value, part, retrieval, text_at), cited
 
 

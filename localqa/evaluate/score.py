@@ -22,6 +22,7 @@ from localqa.types import (
     Caller,
     Candidate,
     Coverage,
+    DecidedBy,
     Document,
     Doubt,
     Frozen,
@@ -52,6 +53,15 @@ class RetrievalScore(Frozen):
     no_answer_correct: bool | None  # only for cases that expect nothing
 
 
+class PartTiming(Frozen):
+    """One part's answer as its reader waited for it: the seconds of its answer stage (figures
+    included) plus its share of the one search that served every part of the question, and what
+    chose its quote (None: no choice was made, the part was refused before one)."""
+
+    seconds: float
+    decided_by: DecidedBy | None
+
+
 class AnswerScore(Frozen):
     quote: str | None
     citation: Location | None
@@ -78,6 +88,7 @@ class AnswerScore(Frozen):
     unchecked_item: str | None = None
     # Why the figure the part asks for was not computed, said beside its verified quote.
     figure_note: str | None = None
+    parts: tuple[PartTiming, ...] = ()  # every part's time and decider, in the question's order
 
 
 class Leak(Frozen):
