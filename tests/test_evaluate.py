@@ -1072,6 +1072,19 @@ def test_every_answered_part_is_timed_and_its_decider_counted(
     assert {"seconds", "decided_by"} <= set(saved["cases"][0]["answer"]["parts"][0])
 
 
+def test_the_extractive_scorer_is_timed_but_never_counted_as_a_model_deciding(
+    handbook_suite: Suite, beside: Db
+) -> None:
+    from localqa.models.extractive import ExtractiveModel
+
+    run = run_suite(handbook_suite, db=beside, settings=ASKING, model=ExtractiveModel())
+
+    parts = [p for c in run.cases if c.answer is not None for p in c.answer.parts]
+    assert parts and all(p.decided_by is None for p in parts)
+    assert run.totals.model_decided is None and run.totals.part_seconds is not None
+    assert "Model decided" not in markdown(run, None)
+
+
 @pytest.mark.parametrize(
     ("seconds", "median", "p90"),
     [

@@ -150,7 +150,8 @@ class Totals(Frozen):
     unchecked_figures: int | None = None  # a gate: values shown that are not checked figures
     unchecked_items: int | None = None  # a gate: list items shown that are not verified quotes
     # Every answered part (`AnswerScore.parts`): the seconds it took, and of the parts whose quote
-    # was chosen, those the model chose rather than the evidence (`localqa.answers.deciding`).
+    # was chosen, those a language model chose rather than the evidence (`localqa.answers.deciding`;
+    # None when no language model answered).
     part_seconds: Spread | None = None
     model_decided: Metric | None = None
 
@@ -201,7 +202,11 @@ class Totals(Frozen):
                 "unchecked_figures": sum(a.unchecked_figure is not None for a in answered),
                 "unchecked_items": sum(a.unchecked_item is not None for a in answered),
                 "part_seconds": Spread.of([p.seconds for p in parts]),
-                "model_decided": Metric.of(sum(p.decided_by == "model" for p in decided), len(decided)),
+                "model_decided": (
+                    Metric.of(sum(p.decided_by == "model" for p in decided), len(decided))
+                    if decided
+                    else None
+                ),
             }
         )
 

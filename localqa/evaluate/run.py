@@ -293,9 +293,9 @@ def _answer_with_model(
         started = time.perf_counter()
         answer = library.answer_part(part, model, as_of=case.as_of, caller=caller, documents=case.documents)
         seconds = time.perf_counter() - started + searched / len(parts)
-        timings.append(
-            PartTiming(seconds=seconds, decided_by=answer.selection.decided_by if answer.selection else None)
-        )
+        # Only a language model can be passed over: the extractive backend is the scorer itself.
+        decided = answer.selection.decided_by if answer.selection and model.is_language_model else None
+        timings.append(PartTiming(seconds=seconds, decided_by=decided))
         cited += _citations(answer.citation, answer.value)
         cited_text = _text_at(part.candidates, answer.citation)
         if cited_text is None and answer.citation is not None:

@@ -56,7 +56,8 @@ class RetrievalScore(Frozen):
 class PartTiming(Frozen):
     """One part's answer as its reader waited for it: the seconds of its answer stage (figures
     included) plus its share of the one search that served every part of the question, and what
-    chose its quote (None: no choice was made, the part was refused before one)."""
+    chose its quote: the evidence or a language model (None: no choice was made, or the backend is
+    the extractive scorer itself)."""
 
     seconds: float
     decided_by: DecidedBy | None
