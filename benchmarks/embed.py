@@ -9,7 +9,8 @@ abstract") and `--real-sample` passages of real SEC filings (extracted with loca
 `extract_pdf` from four financebench-dev PDFs, cached under ~/.cache/localqa-bench/embed/) is
 embedded by every variant, `--repeat` times, round-robin (variant 1, 2, ..., then again), so that
 other load on the machine hits every variant alike. Reported: the median passages/s, its ratio to
-`st` (today's path) measured in the same run, and the cosine of each variant's vectors to `st`'s.
+`st` (today's path) measured in the same run, and the cosine of each variant's vectors to `st`'s
+(the reference the tests hold localqa's vectors to) and their largest difference per component.
 Model loading and one-off builds are timed separately and not counted.
 
 Quality: the SciFact semantic nDCG@10 of each `--quality` variant over all 5,183 abstracts and the
@@ -29,11 +30,14 @@ work done whatever else runs on the machine, so it is the fairest comparison on 
   onnx-fp32-b1[-t1]  ... one text per call: what localqa runs since issue 29 (localqa.retrieval.embeddings)
   onnx-int8[-t1]   the same quantised (dynamic int8, per-channel), one text per call: what
                    localqa ran before issue 29 (its vectors depend on the processor)
+  onnx-int8-7bit[-t1]  ... with 7-bit weights (`reduce_range`: the u8*s8 products cannot saturate
+                   on AVX2 without VNNI; issue 39), one text per call
   onnx-int8-b32[-t1]  ... batched by 32 after sorting (faster, but a vector then depends on
                    the texts batched with it: see localqa.retrieval.embeddings.BATCH)
-  onnx-fp32-pool, onnx-int8-pool   localqa.retrieval.embeddings.embed: one text per call on one ONNX
-                   Runtime thread, one call per core side by side (what `localqa index` runs), on
-                   the fp32 encoder (now) or the int8 one (before issue 29)
+  onnx-fp32-pool, onnx-int8-pool, onnx-int8-7bit-pool   localqa.retrieval.embeddings.embed: one text
+                   per call on one ONNX Runtime thread, one call per core side by side (what
+                   `localqa index` runs), on the fp32 encoder (now), the int8 one (before issue 29)
+                   or the 7-bit one
   onnx-int8-b8, onnx-int8-unsorted   ... batch 8; 256-row chunks in index order
   onnx-int8-128[-t1]  ... truncated at 128 tokens
   openvino-fp32[-t1]  OpenVINO on the plain torch export (OpenVINO does not run ONNX Runtime's
@@ -196,6 +200,9 @@ class Built:
 
     def _build_localqa_int8(self) -> Path:
         return minilm.ensure_model(self.folder, "int8")
+
+    def _build_localqa_int8_7bit(self) -> Path:
+        return minilm.ensure_model(self.folder, "int8-7bit")
 
     def _build_torch_export(self) -> Path:
         """torch.onnx.export of the packaged BertModel (eager attention: the pattern ONNX Runtime's
@@ -361,6 +368,7 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
         # What localqa runs (issue 21): one text per call, one ONNX Runtime thread per call, one
         # call per core side by side; int8 before issue 29, fp32 since.
         "onnx-int8-pool": lambda: pool_variant(built, "int8"),
+        "onnx-int8-7bit-pool": lambda: pool_variant(built, "int8-7bit"),
         "onnx-fp32-pool": lambda: pool_variant(built, "fp32"),
     }
     # The options worth comparing on one core too (`-t1`): with one thread, CPU time is the work
@@ -373,6 +381,7 @@ def variants(built: Built, threads: int) -> dict[str, Callable[[], EncodeAll]]:
             f"onnx-fp32-b1{suffix}": (lambda n=n: localqa_variant(built, "fp32", threads=n, batch=1)),
             # int8: one text per call (see localqa.retrieval.embeddings.BATCH), and batched for comparison.
             f"onnx-int8{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=1)),
+            f"onnx-int8-7bit{suffix}": (lambda n=n: localqa_variant(built, "int8-7bit", threads=n, batch=1)),
             f"onnx-int8-b32{suffix}": (lambda n=n: localqa_variant(built, "int8", threads=n, batch=32)),
             f"onnx-int8-128{suffix}": (
                 lambda n=n: localqa_variant(built, "int8", threads=n, batch=1, max_tokens=128)
@@ -477,7 +486,7 @@ def main() -> None:
             )
             print(
                 f"{'variant':22} {'passages/s':>10} {'vs st':>6} {'CPU ms/passage':>14} {'vs st-t1':>8} "
-                f"{'cos min':>8} {'cos mean':>9} {'load s':>7}"
+                f"{'cos min':>8} {'cos mean':>9} {'max diff':>8} {'load s':>7}"
             )
         results["speed"] = {}
         for name in timed:
@@ -495,13 +504,14 @@ def main() -> None:
                 ),
                 "cos_min": float(cosines.min()),
                 "cos_mean": float(cosines.mean()),
+                "max_diff": float(np.abs(vectors[name] - vectors["st"]).max()),
                 "load_s": load_seconds[name],
             }
             results["speed"][name] = row
             print(
                 f"{name:22} {row['passages_per_s']:10.1f} {row['ratio_to_st']:6.2f} "
                 f"{row['cpu_ms_per_passage']:14.1f} {row['cpu_ratio_to_st_t1']:8.2f} "
-                f"{row['cos_min']:8.4f} {row['cos_mean']:9.5f} {row['load_s']:7.1f}"
+                f"{row['cos_min']:8.4f} {row['cos_mean']:9.5f} {row['max_diff']:8.1e} {row['load_s']:7.1f}"
             )
 
         if quality_names:

