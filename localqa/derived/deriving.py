@@ -25,7 +25,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from localqa.answers.answering import checked
-from localqa.derived import comparing, computing, extremes, figures, operands
+from localqa.derived import comparing, computing, extremes, figures, operands, totals
 from localqa.errors import ModelError, PageNotFoundError
 from localqa.question.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
@@ -121,6 +121,9 @@ def _derived(
         return _extreme(library, result, answer, context, chosen)
     comparison = comparing.plan(result.question)
     figure = None if comparison is not None else figures.plan(result.question)
+    named = totals.plan(result.question) if comparison is None and figure is None else None
+    if named is not None:
+        return _totalled(answer, context, named)
     if (
         figure is None
         and comparison is None
@@ -194,6 +197,28 @@ def _extreme(
         return _without_figure(answer, "no extreme computed: its check failed")
     verified = Answer.verified_quote(row.text, location)
     return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": value})
+
+
+def _totalled(answer: Answer, context: Asking, chosen: totals.TotalPlan) -> Answer:
+    """The total, difference or average over the cells the part names of the table its verified
+    quote is a row of (`localqa.derived.totals`), read whole as the caller may see it; the part's
+    answer with a note when none. A part whose quote is no table row keeps its answer as it is."""
+    at = answer.citation if answer.verified else None
+    if at is None or at.kind is not Kind.TABLE or at.table is None:
+        return answer
+    table = context.table(at)
+    held = any((r.source, r.page, r.table, r.row) == (at.source, at.page, at.table, at.row) for r in table.rows)
+    if not held:
+        return answer
+    found = totals.total(chosen, table.rows, at, context.around(at))
+    if found.value is None:
+        return _without_figure(answer, found.why or "no figure computed")
+    first = (found.value.operands or ())[0]
+    shown = checked(found.value, first.quote)
+    if shown is None:
+        return _without_figure(answer, "no figure computed: its check failed")
+    verified = Answer.verified_quote(first.quote, first.citation)
+    return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": shown})
 
 
 def _without_figure(answer: Answer, why: str) -> Answer:
