@@ -202,14 +202,19 @@ def _extreme(
 def _totalled(answer: Answer, context: Asking, chosen: totals.TotalPlan) -> Answer:
     """The total, difference or average over the cells the part names of the table its verified
     quote is a row of (`localqa.derived.totals`), read whole as the caller may see it; the part's
-    answer with a note when none. A part whose quote is no table row keeps its answer as it is."""
+    answer with a note when none, where a value its quote states stands only when it is the
+    figure asked (`totals.stated`: not "24 hours" for "how many more tweets")."""
     at = answer.citation if answer.verified else None
+    if not totals.stated(chosen, answer.value):
+        answer = answer.model_copy(update={"value": None})
     if at is None or at.kind is not Kind.TABLE or at.table is None:
-        return answer
+        return _without_figure(answer, "no figure computed: the quote is no row of a table to add cells of")
     table = context.table(at)
-    held = any((r.source, r.page, r.table, r.row) == (at.source, at.page, at.table, at.row) for r in table.rows)
+    held = any(
+        (r.source, r.page, r.table, r.row) == (at.source, at.page, at.table, at.row) for r in table.rows
+    )
     if not held:
-        return answer
+        return _without_figure(answer, "no figure computed: the quote's table is not readable")
     found = totals.total(chosen, table.rows, at, context.around(at))
     if found.value is None:
         return _without_figure(answer, found.why or "no figure computed")

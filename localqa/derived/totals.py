@@ -19,7 +19,9 @@ number is never a name (a year is the figure planner's). A difference splits the
 "compared to", "versus", or "between ... and", and adds each side's cells before subtracting. A
 cell named that holds no figure ("-") gives no total: the note says which, never a guess.
 Every operand is a cell of a verified row, quoted and cited; the figure is computed in code
-(`localqa.derived.arithmetic`) and passes the one check (`computing.figure_check`).
+(`localqa.derived.arithmetic`) and passes the one check (`computing.figure_check`). When none is,
+the part's quote stands with the reason beside it, and a number of another kind its quote states
+("24 hours" for "how many more tweets") is no value (`stated`).
 """
 
 from __future__ import annotations
@@ -56,18 +58,19 @@ OPERATIONS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
-    ("average", re.compile(r"\b(?:average|mean)\s+(?:number\s+of\s+)?[\w-]+\s+(?:of|for|across)\b", re.I)),
+    (
+        "average",
+        re.compile(r"\b(?:average|mean)\s+(?:[\w-]+\s+){1,4}?(?:of|for|across|between)\b", re.IGNORECASE),
+    ),
 )
 # Where a difference's two sides meet: "A than B", "A compared to B", "between A and B".
-_SIDES = re.compile(
-    r"\s(?:than|compar(?:ed|ing)\s+(?:to|with)|versus|vs\.?|against)\s", re.IGNORECASE
-)
+_SIDES = re.compile(r"\s(?:than|compar(?:ed|ing)\s+(?:to|with)|versus|vs\.?|against)\s", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+(?P<first>.+?)\s+and\s+(?P<second>.+)$", re.IGNORECASE)
 # What the part measures: the noun after "how many (more)" or "number of" ("items", "claims").
 _MEASURE = re.compile(
     r"\bhow\s+(?:many|much)\s+(?:more\s+|fewer\s+|less\s+)?(?P<a>[\w-]+)|"
     r"\b(?:number|amount|count)\s+of\s+(?P<b>[\w-]+(?:\s+[\w-]+)?)|"
-    r"\b(?:average|mean)\s+(?P<c>[\w-]+)",
+    r"\b(?:average|mean)\s+(?:number\s+of\s+)?(?P<c>[\w-]+)",
     re.IGNORECASE,
 )
 # Words a table's headers and a question share without naming a row or column: "the Amazon
@@ -130,7 +133,8 @@ def _name_words(phrase: str) -> set[str]:
     one-letter word only as the phrase capitalises it ("B" in "Recruiter A and B")."""
     names = set()
     for word in _words(phrase):
-        if read_number(word) is not None or word.lower() in GENERIC_WORDS and not (len(word) == 1 and word.isupper()):
+        capital = len(word) == 1 and word.isupper()
+        if read_number(word) is not None or (word.lower() in GENERIC_WORDS and not capital):
             continue
         if len(word) == 1 and not word.isupper():
             continue
@@ -177,40 +181,64 @@ def _distinct(names: Sequence[str]) -> dict[str, set[str]]:
     """Each name's words that tell it from the others of its axis (the words all share aside)."""
     words = {n: {_stem(w) if len(w) > 1 else w.lower() for w in _words(n)} for n in names}
     shared = set.intersection(*words.values()) if len(words) > 1 else set()
-    return {n: w - shared - GENERIC_WORDS for n, w in words.items()}
+    # A one-letter word names a row ("Recruiter A"), whatever the stop words say of "a".
+    return {n: {x for x in w - shared if len(x) == 1 or x not in GENERIC_WORDS} for n, w in words.items()}
 
 
-def operands_of(chosen: TotalPlan, rows: Sequence[Passage], cited: Location) -> tuple[list[list[Slot]], str] | None:
+def operands_of(
+    chosen: TotalPlan, rows: Sequence[Passage], cited: Location
+) -> tuple[list[list[Slot]], str] | None:
     """The cells each phrase names, on one axis, at the measure on the other, with the axis said
     ("columns" or "rows"); None when the table names no cells so."""
     slots = _grid(rows)
     for axis in ("columns", "rows"):
-        names = [s.header if axis == "columns" else s.row_name for s in slots]
+        names = [_name(s, axis) for s in slots]
         measures = [s.row_name if axis == "columns" else s.header for s in slots]
         distinct = _distinct(list(dict.fromkeys(names)))
-        at_measure = [
-            s for s, m in zip(slots, measures, strict=True) if chosen.measure and chosen.measure & _measure_words(m)
-        ]
-        if len({(s.row_name if axis == "columns" else s.header) for s in at_measure}) != 1:
+        # The measure is the row (or column) whose name shares the most of the measure's words:
+        # "Non-response InMails", not "InMails sent", for "non-response InMails".
+        shared = [len(chosen.measure & _measure_words(m)) for m in measures]
+        best = max(shared, default=0)
+        at_measure = [s for s, n in zip(slots, shared, strict=True) if best and n == best]
+        if len({m for m, n in zip(measures, shared, strict=True) if best and n == best}) != 1:
             continue
         groups = []
         for phrase in chosen.names:
             wanted = _name_words(phrase)
-            named = [
-                s for s in at_measure if distinct[s.header if axis == "columns" else s.row_name] & wanted
-            ]
-            groups.append(named)
+            named = [s for s in at_measure if distinct[_name(s, axis)] & wanted]
+            # A cell named in full ("Amazon-music") is meant, not every cell sharing one of its
+            # words ("Amazon-beauty"); a phrase that names none in full ("the Amazon datasets")
+            # means every cell it names a word of.
+            whole = [s for s in named if distinct[_name(s, axis)] <= wanted]
+            groups.append(whole or named)
         if chosen.operation == "difference":
             first, second = groups
             overlap = {id(s) for s in first} & {id(s) for s in second}
             groups = [[s for s in first if id(s) not in overlap], [s for s in second if id(s) not in overlap]]
             if not groups[0] or not groups[1]:
                 continue
-        elif len(groups[0]) < 2 or len(groups[0]) == len(at_measure) and len(at_measure) > 2:
+        elif len(groups[0]) < 2 or (len(groups[0]) == len(at_measure) and len(at_measure) > 2):
             # one cell is no total; every cell of a wide row is the table's, not the cells named
             continue
         return groups, axis
     return None
+
+
+def stated(chosen: TotalPlan, value: Value | None) -> bool:
+    """Whether a value its quote states (no figure computed) may stand for the part: a total a
+    sentence states of the measure itself ("41 tweets in total", "an average of 51.01 words").
+    A difference is never stated by one span, and a number of another kind ("24 hours", "2016"
+    for "how many more users") is not the figure asked for."""
+    if value is None or value.derived or value.listed:
+        return value is not None
+    if chosen.operation == "difference" or not chosen.measure:
+        return False
+    return bool(chosen.measure & _measure_words(value.text))
+
+
+def _name(slot: Slot, axis: str) -> str:
+    """A cell's name on the axis the part names cells on: its column's header, or its row's name."""
+    return slot.header if axis == "columns" else slot.row_name
 
 
 def _measure_words(name: str) -> set[str]:
@@ -238,7 +266,9 @@ def total(chosen: TotalPlan, rows: Sequence[Passage], cited: Location, around: S
                 update={"row": slot.row_name, "column": slot.header}
             )
             location = row_location(slot.row, cited)
-            operands[-1].append(Operand(name=f"cell_{number}", value=value, quote=slot.row.text, citation=location))
+            operands[-1].append(
+                Operand(name=f"cell_{number}", value=value, quote=slot.row.text, citation=location)
+            )
     expression = _expression(chosen.operation, [[o.name for o in g] for g in operands])
     flat = tuple(o for g in operands for o in g)
     return _computed(flat, expression, average=chosen.operation == "average")
@@ -287,4 +317,3 @@ def _places(operand: Operand) -> int:
     assert read is not None
     exponent = read[0].number.as_tuple().exponent
     return max(0, -exponent) if isinstance(exponent, int) else 0
-
