@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localqa.answers import causes, sentences
+from localqa.answers import causes, numbered, sentences
 from localqa.derived import extremes
 from localqa.language.text import squash
 from localqa.settings import AnswerSettings
@@ -383,6 +383,31 @@ def _key(text: str) -> str:
     return squash(text).casefold().rstrip(" .;:")
 
 
+def numbered_entries(noun: str, answer: Answer, context: Context, check: QuoteCheck) -> Listed | None:
+    """The numbered entries under the quote's heading on its page that count `noun`
+    (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"), each verified by the one rule,
+    or None: a count that no sentence states and no list of sentences or rows gives."""
+    assert answer.citation is not None
+    cited = answer.citation
+    run = numbered.numbered_run(noun, context.passages(cited), cited)
+    if run is None:
+        return None
+    items = []
+    for entry in run.entries:
+        # The entry's first sentence: the one that opens with its number ("2. Temperature-Related
+        # Death and Illness....", whose page number a sentence splitter may cut off).
+        quote = squash(sentences.units(entry.text, entry.kind)[0])
+        if check(quote, entry.text, entry.kind) is not None:
+            return None  # every entry counted is shown, or none is counted
+        where = cited.model_copy(
+            update={"kind": entry.kind, "paragraph": entry.paragraph, "table": entry.table, "row": entry.row}
+        )
+        items.append(ListItem(text=numbered.entry_text(quote) or quote, quote=quote, citation=where))
+    if len(items) > LIST_BOUND:
+        return Listed(tuple(items[:LIST_BOUND]), True)
+    return Listed(tuple(items), run.ends_page)
+
+
 # --- the value --------------------------------------------------------------------------------------
 
 
@@ -447,6 +472,14 @@ def list_answer(
         return answer
     table = context.table(answer.citation) if context is not None else VisibleTable()
     rows = whole_table(part, ask, answer, table, candidates)
+    if ask.kind == "count" and ask.noun is not None and not rows and context is not None:
+        # Numbered entries that count the noun are the list, before sentences that share words.
+        entries = numbered_entries(ask.noun, answer, context, check)
+        if entries is not None:
+            # The answer's quote and citation are its first item's, as for every list.
+            first = entries.items[0]
+            update = {"quote": first.quote, "citation": first.citation, "value": list_value(ask, entries)}
+            return answer.model_copy(update=update)
     listed = collect(
         answer, ranked, candidates, settings, check, ask.kind == "count", rows, bool(rows) and table.runs_on
     )
