@@ -205,9 +205,11 @@ def _totalled(answer: Answer, context: Asking, chosen: totals.TotalPlan) -> Answ
     answer with a note when none, where a value its quote states stands only when it is the
     figure asked (`totals.stated`: not "24 hours" for "how many more tweets")."""
     at = answer.citation if answer.verified else None
+    if at is None:
+        return answer  # a refusal stays as it is: there is no table to read and no quote to note
     if not totals.stated(chosen, answer.value):
         answer = answer.model_copy(update={"value": None})
-    if at is None or at.kind is not Kind.TABLE or at.table is None:
+    if at.kind is not Kind.TABLE or at.table is None:
         return _without_figure(answer, "no figure computed: the quote is no row of a table to add cells of")
     table = context.table(at)
     held = any(
