@@ -122,14 +122,13 @@ def _derived(
     comparison = comparing.plan(result.question)
     figure = None if comparison is not None else figures.plan(result.question)
     named = totals.plan(result.question) if comparison is None and figure is None else None
+    writes = model.is_language_model and figures.asks_computed(result.question)
     if named is not None:
-        return _totalled(answer, context, named)
-    if (
-        figure is None
-        and comparison is None
-        and model.is_language_model
-        and figures.asks_computed(result.question)
-    ):
+        totalled = _totalled(answer, context, named)
+        # No cells named: a language model may still write the arithmetic over line items.
+        if not writes or (totalled.value is not None and totalled.value.derived):
+            return totalled
+    if figure is None and comparison is None and writes:
         written = _written(result.question, model, settings)
         if isinstance(written, str):  # the part's quote stands, with the value it gives
             return answer
