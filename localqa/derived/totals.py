@@ -185,9 +185,7 @@ def _distinct(names: Sequence[str]) -> dict[str, set[str]]:
     return {n: {x for x in w - shared if len(x) == 1 or x not in GENERIC_WORDS} for n, w in words.items()}
 
 
-def operands_of(
-    chosen: TotalPlan, rows: Sequence[Passage], cited: Location
-) -> tuple[list[list[Slot]], str] | None:
+def operands_of(chosen: TotalPlan, rows: Sequence[Passage]) -> tuple[list[list[Slot]], str] | None:
     """The cells each phrase names, on one axis, at the measure on the other, with the axis said
     ("columns" or "rows"); None when the table names no cells so."""
     slots = _grid(rows)
@@ -248,7 +246,7 @@ def _measure_words(name: str) -> set[str]:
 def total(chosen: TotalPlan, rows: Sequence[Passage], cited: Location, around: Sequence[str]) -> Totalled:
     """The figure over the cells the part names in `rows` (one table, as the caller may see it),
     each a cited operand; or why none is computed."""
-    found = operands_of(chosen, rows, cited)
+    found = operands_of(chosen, rows)
     if found is None:
         return Totalled(None, "no figure computed: the table names no cells to add for the question")
     groups, _ = found
