@@ -66,11 +66,12 @@ OPERATIONS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
 # Where a difference's two sides meet: "A than B", "A compared to B", "between A and B".
 _SIDES = re.compile(r"\s(?:than|compar(?:ed|ing)\s+(?:to|with)|versus|vs\.?|against)\s", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+(?P<first>.+?)\s+and\s+(?P<second>.+)$", re.IGNORECASE)
-# What the part measures: the noun after "how many (more)" or "number of" ("items", "claims").
+# What the part measures: the noun after "how many (more)" or "number of" ("items", "claims"), or
+# the words after "average" up to a preposition ("performance gap").
 _MEASURE = re.compile(
     r"\bhow\s+(?:many|much)\s+(?:more\s+|fewer\s+|less\s+)?(?P<a>[\w-]+)|"
     r"\b(?:number|amount|count)\s+of\s+(?P<b>[\w-]+(?:\s+[\w-]+)?)|"
-    r"\b(?:average|mean)\s+(?:number\s+of\s+)?(?P<c>[\w-]+)",
+    r"\b(?:average|mean)\s+(?:number\s+of\s+)?(?P<c>[\w-]+(?:\s+(?!(?:of|for|between|across|per|in)\b)[\w-]+)?)",
     re.IGNORECASE,
 )
 # Words a table's headers and a question share without naming a row or column: "the Amazon
@@ -231,7 +232,7 @@ def stated(chosen: TotalPlan, value: Value | None) -> bool:
         return value is not None
     if chosen.operation == "difference" or not chosen.measure:
         return False
-    return bool(chosen.measure & _measure_words(value.text))
+    return chosen.measure <= _measure_words(value.text)
 
 
 def _name(slot: Slot, axis: str) -> str:
