@@ -395,6 +395,12 @@ class IndexContext:
         runs_on = location.page is not None and bool(rows) and passages[-1] in rows
         return VisibleTable(rows=tuple(rows), runs_on=runs_on)
 
+    def passages(self, location: Location) -> Sequence[Passage]:
+        """The passages of `location`'s page, in page order, as the caller may see them (none of
+        a document it may not see): a count of numbered entries reads them
+        (`localqa.answers.numbered`)."""
+        return self._page(location)
+
     def _page(self, location: Location) -> tuple[Passage, ...]:
         """The passages of `location`'s page the caller may see (none when it may see none)."""
         key = (location.source, location.page)

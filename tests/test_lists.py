@@ -428,6 +428,9 @@ class WholeTable:
     def table(self, location: Location) -> VisibleTable:
         return self.visible
 
+    def passages(self, location: Location) -> Sequence[Passage]:
+        return self.visible.rows
+
 
 def counted(
     table: VisibleTable, retrieved: int, question: str = "How many markets are in the Los Angeles area?"

@@ -234,6 +234,12 @@ def test_the_cell_is_the_one_at_the_column_the_part_asks_about(
             "the finance controller",
         ),
         ("How many times can a book be renewed?", "A book can be renewed twice.", "twice"),
+        (  # the measure in the unit asked ("grams": "16 g"), not another number of the sentence
+            "How many grams of coffee can be put in the manual insert?",
+            "6 Open manual insert lid 6 Insert ground coffee (max. 16 g) 6 Close manual insert lid",
+            "16 g",
+        ),
+        ("How many litres does the tank hold?", "Fill 2 Tanks with up to 1.5 l of water.", "up to 1.5 l"),
         (
             "When must I bring back a camera lens?",  # no time or date: the duration
             "Camera lenses may be borrowed for two calendar days only.",

@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localqa.answers import causes, sentences
+from localqa.answers import affiliations, causes, numbered, sentences
 from localqa.derived import extremes
 from localqa.language.text import squash
 from localqa.settings import AnswerSettings
@@ -383,6 +383,61 @@ def _key(text: str) -> str:
     return squash(text).casefold().rstrip(" .;:")
 
 
+def affiliated_people(
+    part: str,
+    noun: str,
+    answer: Answer,
+    candidates: Sequence[Candidate],
+    context: Context,
+    check: QuoteCheck,
+) -> Listed | None:
+    """The people one document lists with the organisation the part names, on the pages
+    retrieval returned from it (`localqa.answers.affiliations`: "Radley Horton, Columbia
+    University"), each a verified quote; "at least" their number, since other pages may list more.
+    The document is the first, in rank order, whose pages list at least `MIN_ITEMS` such people:
+    one document's list, never two documents' added. None when the part names no organisation."""
+    org = affiliations.affiliation_asked(part, noun)
+    if org is None:
+        return None
+    for pages in affiliations.pages_by_document(candidates):
+        people = affiliations.affiliated(org, [context.passages(where) for where in pages])
+        if len(people) < MIN_ITEMS:
+            continue
+        items = []
+        for name, line in people[:LIST_BOUND]:
+            quote = squash(line.text)
+            if check(quote, line.text, line.kind) is not None:
+                return None  # every person counted is shown, or none is counted
+            items.append(ListItem(text=name, quote=quote, citation=extremes.row_location(line, pages[0])))
+        return Listed(tuple(items), True)
+    return None
+
+
+def numbered_entries(noun: str, answer: Answer, context: Context, check: QuoteCheck) -> Listed | None:
+    """The numbered entries under the quote's heading on its page that count `noun`
+    (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"), each verified by the one rule,
+    or None: a count that no sentence states and no list of sentences or rows gives."""
+    assert answer.citation is not None
+    cited = answer.citation
+    run = numbered.numbered_run(noun, context.passages(cited), cited)
+    if run is None:
+        return None
+    items = []
+    for entry in run.entries:
+        # The entry's first sentence: the one that opens with its number ("2. Temperature-Related
+        # Death and Illness....", whose page number a sentence splitter may cut off).
+        quote = squash(sentences.units(entry.text, entry.kind)[0])
+        if check(quote, entry.text, entry.kind) is not None:
+            return None  # every entry counted is shown, or none is counted
+        where = cited.model_copy(
+            update={"kind": entry.kind, "paragraph": entry.paragraph, "table": entry.table, "row": entry.row}
+        )
+        items.append(ListItem(text=numbered.entry_text(quote) or quote, quote=quote, citation=where))
+    if len(items) > LIST_BOUND:
+        return Listed(tuple(items[:LIST_BOUND]), True)
+    return Listed(tuple(items), run.ends_page)
+
+
 # --- the value --------------------------------------------------------------------------------------
 
 
@@ -447,6 +502,16 @@ def list_answer(
         return answer
     table = context.table(answer.citation) if context is not None else VisibleTable()
     rows = whole_table(part, ask, answer, table, candidates)
+    if ask.kind == "count" and ask.noun is not None and not rows and context is not None:
+        # People listed with the organisation the part names, or numbered entries that count the
+        # noun, are the list, before sentences that share words.
+        entries = affiliated_people(part, ask.noun, answer, candidates, context, check)
+        entries = entries or numbered_entries(ask.noun, answer, context, check)
+        if entries is not None:
+            # The answer's quote and citation are its first item's, as for every list.
+            first = entries.items[0]
+            update = {"quote": first.quote, "citation": first.citation, "value": list_value(ask, entries)}
+            return answer.model_copy(update=update)
     listed = collect(
         answer, ranked, candidates, settings, check, ask.kind == "count", rows, bool(rows) and table.runs_on
     )

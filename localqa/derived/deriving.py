@@ -25,7 +25,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from localqa.answers.answering import checked
-from localqa.derived import comparing, computing, extremes, figures, operands
+from localqa.derived import comparing, computing, extremes, figures, operands, totals
 from localqa.errors import ModelError, PageNotFoundError
 from localqa.question.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
@@ -121,12 +121,14 @@ def _derived(
         return _extreme(library, result, answer, context, chosen)
     comparison = comparing.plan(result.question)
     figure = None if comparison is not None else figures.plan(result.question)
-    if (
-        figure is None
-        and comparison is None
-        and model.is_language_model
-        and figures.asks_computed(result.question)
-    ):
+    named = totals.plan(result.question) if comparison is None and figure is None else None
+    writes = model.is_language_model and figures.asks_computed(result.question)
+    if named is not None:
+        totalled = _totalled(answer, context, named)
+        # No cells named: a language model may still write the arithmetic over line items.
+        if not writes or (totalled.value is not None and totalled.value.derived):
+            return totalled
+    if figure is None and comparison is None and writes:
         written = _written(result.question, model, settings)
         if isinstance(written, str):  # the part's quote stands, with the value it gives
             return answer
@@ -194,6 +196,35 @@ def _extreme(
         return _without_figure(answer, "no extreme computed: its check failed")
     verified = Answer.verified_quote(row.text, location)
     return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": value})
+
+
+def _totalled(answer: Answer, context: Asking, chosen: totals.TotalPlan) -> Answer:
+    """The total, difference or average over the cells the part names of the table its verified
+    quote is a row of (`localqa.derived.totals`), read whole as the caller may see it; the part's
+    answer with a note when none, where a value its quote states stands only when it is the
+    figure asked (`totals.stated`: not "24 hours" for "how many more tweets")."""
+    at = answer.citation if answer.verified else None
+    if at is None:
+        return answer  # a refusal stays as it is: there is no table to read and no quote to note
+    if not totals.stated(chosen, answer.value):
+        answer = answer.model_copy(update={"value": None})
+    if at.kind is not Kind.TABLE or at.table is None:
+        return _without_figure(answer, "no figure computed: the quote is no row of a table to add cells of")
+    table = context.table(at)
+    held = any(
+        (r.source, r.page, r.table, r.row) == (at.source, at.page, at.table, at.row) for r in table.rows
+    )
+    if not held:
+        return _without_figure(answer, "no figure computed: the quote's table is not readable")
+    found = totals.total(chosen, table.rows, at, context.around(at))
+    if found.value is None:
+        return _without_figure(answer, found.why or "no figure computed")
+    first = (found.value.operands or ())[0]
+    shown = checked(found.value, first.quote)
+    if shown is None:
+        return _without_figure(answer, "no figure computed: its check failed")
+    verified = Answer.verified_quote(first.quote, first.citation)
+    return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": shown})
 
 
 def _without_figure(answer: Answer, why: str) -> Answer:

@@ -39,8 +39,9 @@ class VisibleTable:
 class Context(Protocol):
     """What a value may also read beyond its quote: the filer's fiscal calendar (which year a
     column dated in January belongs to), the text around a passage, where a table states its
-    scale ("(in millions)"), and the whole table a row is in, which a list or a count of rows
-    reads (`localqa.answers.listing`). `localqa.library` reads each from the index, as the caller
+    scale ("(in millions)"), the whole table a row is in, which a list or a count of rows
+    reads (`localqa.answers.listing`), and the passages of a page, whose numbered entries a count
+    reads (`localqa.answers.numbered`). `localqa.library` reads each from the index, as the caller
     may."""
 
     def calendar(self, source: str) -> FiscalCalendar: ...
@@ -48,6 +49,8 @@ class Context(Protocol):
     def around(self, location: Location) -> Sequence[str]: ...
 
     def table(self, location: Location) -> VisibleTable: ...
+
+    def passages(self, location: Location) -> Sequence[Passage]: ...
 
 
 class Alone:
@@ -61,6 +64,9 @@ class Alone:
 
     def table(self, location: Location) -> VisibleTable:
         return VisibleTable()
+
+    def passages(self, location: Location) -> Sequence[Passage]:
+        return ()
 
 
 def value_of(part: str, quote: str, citation: Location, context: Context | None = None) -> Value | None:

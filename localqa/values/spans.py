@@ -163,6 +163,8 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
         unit = re.search(r"how many (\w+)", part, re.IGNORECASE)
         if unit:
             found = [s for s in found if unit.group(1).lower().rstrip("s") in s.text.lower()] or found
+    elif asked.quantity:
+        found = [s for s in found if in_unit_asked(part, s.text)] or found
     if not found:
         return None
     found.sort(key=lambda s: kinds.index(s.kind))
@@ -182,6 +184,52 @@ UNIT_WORDS = frozenset(
 )
 
 
+# The units a part may ask a measure in ("how many grams"), each with the ways a document writes
+# it after a number ("16 g", "16 grams"): the span in that unit answers, not another number of the
+# sentence ("6 Insert ground coffee (max. 16 g)").
+MEASURE_UNITS: dict[str, tuple[str, ...]] = {
+    "gram": ("g", "gr", "gram", "grams"),
+    "kilogram": ("kg", "kilo", "kilos", "kilogram", "kilograms"),
+    "milligram": ("mg", "milligram", "milligrams"),
+    "litre": ("l", "litre", "litres", "liter", "liters"),
+    "liter": ("l", "litre", "litres", "liter", "liters"),
+    "millilitre": ("ml", "millilitre", "millilitres", "milliliter", "milliliters"),
+    "milliliter": ("ml", "millilitre", "millilitres", "milliliter", "milliliters"),
+    "metre": ("m", "metre", "metres", "meter", "meters"),
+    "meter": ("m", "metre", "metres", "meter", "meters"),
+    "centimetre": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
+    "centimeter": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
+    "millimetre": ("mm", "millimetre", "millimetres", "millimeter", "millimeters"),
+    "millimeter": ("mm", "millimetre", "millimetres", "millimeter", "millimeters"),
+    "kilometre": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
+    "kilometer": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
+    "inch": ("in", "inch", "inches", '"'),
+    "watt": ("w", "watt", "watts"),
+    "volt": ("v", "volt", "volts"),
+    "calorie": ("cal", "kcal", "calorie", "calories"),
+    "byte": ("b", "byte", "bytes"),
+}
+_MEASURE_ASKED = re.compile(r"\bhow\s+many\s+(?P<unit>[a-z]+)", re.IGNORECASE)
+
+
+def unit_asked(part: str) -> tuple[str, ...] | None:
+    """How a document writes the unit the part asks its measure in (`MEASURE_UNITS`), or None."""
+    asked = _MEASURE_ASKED.search(part)
+    word = asked["unit"].lower() if asked else ""
+    singular = word[:-2] if word.endswith("es") and word[:-2] in MEASURE_UNITS else word.rstrip("s")
+    return MEASURE_UNITS.get(singular)
+
+
+def in_unit_asked(part: str, span: str) -> bool:
+    """Whether a number span is written in the unit the part asks its measure in (`MEASURE_UNITS`:
+    "16 g" for "how many grams"); True when the part asks in no such unit."""
+    written = unit_asked(part)
+    if written is None:
+        return True
+    after = re.search(r"\d\s*(?P<unit>[A-Za-z\"]+)", span)
+    return after is not None and after["unit"].lower() in written
+
+
 def _counted(span: Span, part: str) -> Span:
     """A plain number keeps the words after it when they are its unit ("20 cents per day") or what
     the part counts ("1,234 tweets" for "how many tweets"): "nine widely-used datasets" gives
@@ -198,6 +246,8 @@ def _counted(span: Span, part: str) -> Span:
     number, word = found["number"], found["rest"].split()[0]
     asked = set(tokenizer().terms(part))
     if word.lower() in UNIT_WORDS or word.lower() in SCALE_WORDS or set(tokenizer().terms(word)) & asked:
+        return span
+    if word.lower() in (unit_asked(part) or ()):  # "16 g" for "how many grams"
         return span
     return Span(span.kind, number, span.start, span.start + len(number))
 
