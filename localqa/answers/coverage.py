@@ -68,7 +68,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from localqa.answers import sentences
-from localqa.language import lexicon, words
+from localqa.language import appearance, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
 from localqa.question import parts, periods
 from localqa.retrieval import embeddings
@@ -175,7 +175,7 @@ class Term:
 
     text: str
     kind: TermKind
-    tokens: tuple[str, ...] = ()  # folded tokens (names, words)
+    tokens: tuple[str, ...] = ()  # folded tokens (names, words); the words that carry an appearance
     value: Decimal | None = None  # figures
     titled: bool = False  # a year that is part of a name: checked with it, in any of the passages
 
@@ -228,6 +228,7 @@ def question_terms(part: str) -> list[Term]:
     titled = [run.titled_year for run in runs if run.titled_year] + named_years
     terms += [Term(year, "year", titled=True) for year in dict.fromkeys(titled) if year not in years]
     terms += [_name(name) for run in runs for name in run.names()]
+    terms += [Term(a.text, "visual", tokens=tuple(sorted(a.carriers))) for a in appearance.appearances(text)]
     seen: set[tuple[TermKind, str]] = set()
     unique = []
     for term in terms:
@@ -333,6 +334,8 @@ def mentions(term: Term, text: str, *, title: bool = False) -> bool:
     if term.kind == "figure":
         assert term.value is not None
         return any(_same_figure(term.value, number) for number in _numbers(text))
+    if term.kind == "visual":
+        return appearance.carried(appearance.Appearance(term.text, frozenset(term.tokens)), text)
     found = _folded(text)
     said = words.plain(text).split()
     if all(_word_mentioned(word, found, said) for word in words.plain(term.text).split()):
@@ -476,7 +479,9 @@ def check(
     kinds = set(settings.coverage)
     checks: list[TermCheck] = []
     places = [*_places(cited, quote), *_period_places(cited, columns)]
-    named: set[str] = set()
+    # The appearance words beside a named colour ("colored" of "the quote colored in green") are
+    # no words to judge by meaning either: the colour is checked as written.
+    named: set[str] = set(appearance.appearance_words(asking_sentences(part)))
     anchored: list[str] = []  # the question's terms the quote's evidence mentions
     for term in question_terms(part):
         named.update(_word_forms(term.text))
@@ -750,6 +755,8 @@ def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
         if term.collection is not None:
             return not term.collection
         return term.similarity is None or term.similarity < settings.coverage_word_floor
+    if term.kind == "visual":
+        return not term.elsewhere
     return True
 
 
