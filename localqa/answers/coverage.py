@@ -10,6 +10,10 @@ still quotes the nearest passage. So a verified quote is checked against the que
   (numbers with separators or decimals, percentages, amounts of money) must each appear in the
   quoted sentence, its passage, the passage's heading path or its document's title (a year also
   in its effective date);
+- its **appearance** words (a colour, "colour" where it names none, a typeface: "the green box",
+  "the italic numerals"; `localqa.language.appearance`, the "visual" kind) must be written there
+  too: localqa reads the documents' text, never colours, typefaces or pictures, so a quote answers
+  what the green box says only when its evidence writes "green";
 - when nothing of the question singles out passages (its names, identifiers, years and figures
   are not in the quote's evidence, and every word the candidates carry is in most of them), each
   word of the asking sentence that no quotable unit carries ("founded" in "Who founded the
@@ -24,14 +28,14 @@ and Social Care Act 2008"). A year also counts when the cited document's fiscal 
 (`Candidate.period`) or when it is the year of the table column the answer reads (`columns`).
 
 Otherwise the quote is withheld and the reason names the missing term, where the evidence plainly
-lacks it (`refuses`: an identifier; a name or year no passage of the part mentions and no
-eligible document holds, `in_collection`; a word no eligible
-document holds, or without retrieval's look-up one nothing comes `coverage_word_floor` close to in
-meaning) and its kind refuses (`AnswerSettings.refusals`). Where the answer stage is only unsure (a
-name or year another passage mentions, a name found only as a near spelling, `closest_name`:
-"Amazn" for "Amazon"; a name or word the collection holds though no candidate does: retrieval's
-miss; a figure; a kind that does not refuse) the quote is shown with the doubt named beside it
-(`Answer.doubts`).
+lacks it (`refuses`: an identifier; a name or year no passage of the part mentions and no eligible
+document holds, `in_collection`; a word no eligible document holds, or without retrieval's look-up
+one nothing comes `coverage_word_floor` close to in meaning; an appearance no passage of the part
+writes) and its kind refuses (`AnswerSettings.refusals`). Where the answer stage is only unsure (a
+name, year or appearance another passage mentions, a name found only as a near spelling,
+`closest_name`: "Amazn" for "Amazon"; a name or word the collection holds though no candidate
+does: retrieval's miss; a figure; a kind that does not refuse) the quote is shown with the doubt
+named beside it (`Answer.doubts`).
 Not terms either: how the reply is to be written ("format the date as YYYY-MM-DD"), any part of a
 date but its year ("June 30,2019" is no figure); a year that is part of a name ("the Act of
 2002") is checked with the name, in any passage of the part. A sentence that addresses its reader
@@ -208,7 +212,8 @@ def question_terms(part: str) -> list[Term]:
     (`_INSTRUCTION`: "format the date as YYYY-MM-DD"), a percentage it compares against
     (`threshold`: "more than 10 % of sales"), and any part of a date but its year (`_DATE`:
     "June 30,2019" is no figure). A period however written ("FY2022", "Q32024", "FY21", "fiscal
-    2022"; `localqa.question.periods`) is its year. A year that is part of a name ("the Health and Social
+    2022"; `localqa.question.periods`) is its year. An appearance ("green", "italic";
+    `appearance.appearances`) is a `visual` term. A year that is part of a name ("the Health and Social
     Care Act 2008", `words.Run.titled_year`; "the Sarbanes-Oxley Act of 2002", `_NAMED_YEAR`) is a
     `titled` year, checked with the name."""
     text = _blanked(_blanked(asking_sentences(part), _POINTER), _INSTRUCTION)
@@ -744,7 +749,8 @@ def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
     a name or year some eligible document holds though no candidate does (`TermCheck.collection`:
     retrieval missed its passage, "ProgramFC" in the paper that defines it), a word some eligible
     document holds ("canteen" where no candidate but the collection does; without retrieval's
-    look-up, a word something comes `coverage_word_floor` close to in meaning). Those are doubts.
+    look-up, a word something comes `coverage_word_floor` close to in meaning), an appearance
+    another of the part's passages writes ("green"). Those are doubts.
     Each kind's default was chosen on one MMLongBench dev split and reported on the other
     (`localqa.evaluate.refusals.choose`, docs/measured.md#doubts)."""
     if TERM_REFUSALS[term.kind] not in settings.refusals or term.closest is not None:
