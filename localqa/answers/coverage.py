@@ -497,7 +497,9 @@ def check(
             and mentions(term, "\n".join(p.text for p in places), title=True)
         ):
             where = "evidence"  # the words of a name in different places: "Singaporean", "ISEP"
-        if where is not None:
+        # An appearance written in the evidence singles out no passage: "green" is as often a
+        # street's or a setting's word ("Green St", "Default: 'green'") as the colour asked about.
+        if where is not None and term.kind != "visual":
             anchored.append(term.text)
         if term.kind not in kinds:
             continue

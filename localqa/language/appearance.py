@@ -16,7 +16,9 @@ Not an appearance, a colour word that is part of something else:
   Hat", "Orange County"), or a capitalised colour after an honorific ("Mr Green");
 - a compound (`_compound`): a colour hyphenated to a word that is no colour or shade ("white-box",
   "black-box", "blue-chip"; "dark-green" and "green-coloured" still name a colour);
-- an idiom (`IDIOMS`: "white paper", "grey area", "red tape", "in the black").
+- an idiom (`IDIOMS`: "white paper", "grey area", "red tape", "in the black");
+- a word of a label the question quotes (`_QUOTED`: the "White, Non-Hispanic" category), which
+  the document writes as it is.
 
 Not here: "highlighted", which questions mostly use for "stressed" ("the risks highlighted in the
 report"; "highlighted in yellow" names its colour), and picture words ("picture", "image",
@@ -74,6 +76,8 @@ IDIOMS = re.compile(
     r"|(?:white|blue)\s+collar|black\s+box(?:es)?|white\s+box(?:es)?|green\s+light|in\s+the\s+(?:red|black))\b",
     re.IGNORECASE,
 )
+# A label the question quotes, in straight or curly quotation marks.
+_QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?<!\w)'[^']*'(?!\w)")
 _ANY_COLOUR = frozenset().union(*COLOURS)
 _HONORIFIC_BEFORE = re.compile(r"\b(?:" + "|".join(lexicon.HONORIFICS) + r")\.?\s+$", re.IGNORECASE)
 
@@ -88,7 +92,7 @@ class Appearance:
 
 def appearances(text: str) -> list[Appearance]:
     """The appearances `text` names, in order, each once (the module docstring)."""
-    text = _outside_names(IDIOMS.sub(lambda m: " " * len(m.group(0)), text))
+    text = _outside_names(_blanked(_blanked(text, _QUOTED), IDIOMS))
     found: list[Appearance] = []
     generic: list[Appearance] = []
     for match in words.WORD.finditer(text):
@@ -126,6 +130,10 @@ def carried(appearance: Appearance, text: str) -> bool:
     "greens", "Italics")."""
     said = words.plain(text).split()
     return any(w in appearance.carriers or words.singular(w) in appearance.carriers for w in said)
+
+
+def _blanked(text: str, pattern: re.Pattern[str]) -> str:
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def _outside_names(text: str) -> str:
