@@ -21,6 +21,7 @@ from localqa.indexing.index import refresh_index
 from localqa.language import appearance
 from localqa.library import answer
 from localqa.models.base import AnswerRequest
+from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.types import Caller, Candidate, Kind, Location, TermCheck
 
@@ -83,6 +84,9 @@ def choosing(text: str) -> Callable[[AnswerRequest], str]:
         ("What does the white paper propose?", []),
         ("Is the policy a grey area?", []),
         ("Was the company in the black in 2019?", []),
+        # ... nor a word of a label the question quotes, which the document writes as it is.
+        ('What share of adults is in the "White, Non-Hispanic" category?', []),
+        ("What's the colour of the Bank's logo?", ["colour"]),  # apostrophes quote nothing
         # Not appearances: pointing at a picture, and "highlighted" as "stressed".
         ("In the picture on page 50, what time does the bar start?", []),
         ("Which risks are highlighted in the report?", []),
@@ -189,6 +193,18 @@ def test_a_hidden_document_writing_the_colour_never_counts(tmp_path: Path, fake_
         else:
             assert part.answer.quote == quote
             assert [(d.kind, d.term) for d in part.answer.doubts] == [("visual", "green")]
+
+
+def test_an_appearance_found_singles_out_no_passage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ "Green St" writes "green" as a street's word: the word rule still judges the question's other
+    words, as it would were no colour named (a name or year found would single out passages)."""
+    monkeypatch.setattr(embeddings, "is_available", lambda: False)
+    evidence = candidate("Green St")
+    verdict = coverage.check(QUESTION, evidence.text, evidence, (evidence,), AnswerSettings())
+    assert [(t.term, t.kind, t.found) for t in verdict.terms] == [
+        ("green", "visual", "quote"),
+        ("word", "word", None),
+    ]
 
 
 def test_the_choice_weighs_the_visual_kind_like_the_others() -> None:
