@@ -69,6 +69,7 @@ def test_the_readme_is_short_and_names_every_benchmark() -> None:
     assert missing == []
 
 
+
 # (answer, FinanceBench question_type or MMLongBench-Doc answer_format, question, category)
 REFERENCE_ANSWERS = [
     ("$1577.00", "metrics-generated", "What is capex (in USD millions)?", "answerable"),
