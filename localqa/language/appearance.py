@@ -24,7 +24,7 @@ Not here: "highlighted", which questions mostly use for "stressed" ("the risks h
 report"; "highlighted in yellow" names its colour), and picture words ("picture", "image",
 "subfigure"), which point at where the answer is, as "figure" and "chart" do
 (`lexicon.DOCUMENT_PARTS`): the OCR text of a picture can answer what is in it
-(docs/measured.md#visual).
+(docs/measured.md, "Visual terms").
 """
 
 from __future__ import annotations
