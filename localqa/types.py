@@ -395,7 +395,8 @@ class TermCheck(Frozen):
         if self.kind == "word":
             return f'no passage mentions "{self.term}" or anything close to it in meaning'
         if self.kind == "visual":
-            return f'localqa reads the documents\' text, and the evidence never writes "{self.term}"'
+            where = "quoted passage" if self.elsewhere else "evidence"
+            return f'localqa reads the documents\' text, and the {where} never writes "{self.term}"'
         if self.elsewhere:
             return f'the quoted passage never mentions "{self.term}"'
         return f'the evidence never mentions "{self.term}"'

@@ -157,7 +157,9 @@ def test_a_colour_another_passage_writes_is_a_doubt(fake_model: FakeModel) -> No
     fake_model.enqueue(choosing(quoted.text))
     found = answer_part(QUESTION, (quoted, other), fake_model, REFUSING)
     assert found.quote == quoted.text
-    assert [(d.kind, d.term) for d in found.doubts] == [("visual", "green")]
+    said = 'localqa reads the documents\' text, and the quoted passage never writes "green"'
+    assert [(d.kind, d.term, d.note) for d in found.doubts] == [("visual", "green", said)]
+    assert refusals.reason_kind(said) == "visual"
 
 
 def test_a_hidden_document_writing_the_colour_never_counts(tmp_path: Path, fake_model: FakeModel) -> None:

@@ -27,7 +27,7 @@ REASON_KINDS: tuple[tuple[RefusalKind | None, re.Pattern[str]], ...] = (
     ("confidence", re.compile(r"^the model was unsure which passage answers")),
     ("planner", re.compile(r"^no figure computed")),
     ("word", re.compile(r"^no passage mentions \".*\" or anything close to it in meaning")),
-    ("visual", re.compile(r"^localqa reads the documents' text, and the evidence never writes")),
+    ("visual", re.compile(r"^localqa reads the documents' text, and the (?:quoted passage|evidence) never")),
     (None, re.compile(r"^the (?:quoted passage|evidence) never mentions \"(?P<term>.*)\"")),
 )
 
