@@ -34,7 +34,9 @@ Both are printed for the default settings, for each kind of term on its own, and
    unanswerable text/table questions it refused and those it doubted (shown with the doubt), and
    its precision beside the share of unanswerable questions (`localqa.evaluate.refusals`); then
    the answerable questions refused and the unanswerable ones shown no quote. needs_visual
-   questions are left out (their evidence is a picture).
+   questions are left out (their evidence is a picture), but for one line: those whose quote's
+   evidence never writes a colour or typeface they name (the visual kind), and of them those with
+   a right value (what refusing them would cost).
 
 Skips with a message when the data is absent.
 """
@@ -424,12 +426,35 @@ def print_choices(splits: dict[str, list[refusals.Recorded]]) -> dict[str, Any]:
     return result
 
 
+def pictures_flagged(run: dict[str, Any]) -> tuple[int, int, int]:
+    """The picture questions (needs_visual, left out of the classifier table) whose shown quote has
+    a colour or typeface its evidence never writes (the visual kind): how many no passage of the
+    part writes it for (what the kind refuses where it refuses), how many only the quoted passage
+    lacks (doubts either way), and how many of the first have their value right in this run (what a
+    refusal would cost)."""
+    plain = other = right = 0
+    for case in run["cases"]:
+        answer = case.get("answer")
+        if case.get("category") != "needs_visual" or not answer or not answer.get("coverage"):
+            continue
+        missing = [
+            t for t in Coverage.model_validate(answer["coverage"]).terms if t.kind == "visual" and t.missing
+        ]
+        if any(not t.elsewhere for t in missing):
+            plain += 1
+            right += bool(answer.get("value_correct"))
+        elif missing:
+            other += 1
+    return plain, other, right
+
+
 def print_runs(name: str, path: Path) -> dict[str, Any] | None:
     """Measurement 4 for one set's saved run (see the module docstring)."""
     if not path.exists():
         print(f"\n{name}: no saved run at {path}")
         return None
-    cases = run_cases(json.loads(path.read_text(encoding="utf-8")))
+    run = json.loads(path.read_text(encoding="utf-8"))
+    cases = run_cases(run)
     found = refusals.table(cases)
     answerable = [c for c in cases if c.answerable]
     unanswerable = [c for c in cases if not c.answerable]
@@ -443,7 +468,13 @@ def print_runs(name: str, path: Path) -> dict[str, Any] | None:
         f" quote {silent}/{len(unanswerable)}"
         f"{f' = {100 * silent / len(unanswerable):.0f} %' if unanswerable else ''}"
     )
+    pictures = pictures_flagged(run)
+    print(
+        f"  picture questions with a colour or typeface the evidence never writes: {pictures[0]} no passage"
+        f" writes (value right: {pictures[2]}), {pictures[1]} only the quoted passage lacks"
+    )
     return {
+        "pictures_visual": pictures,
         "answerable": len(answerable),
         "answerable_refused": refused,
         "unanswerable": len(unanswerable),

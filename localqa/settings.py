@@ -149,7 +149,8 @@ class AnswerSettings(BaseModel):
     # on each MMLongBench dev split and reported on the other (`localqa.evaluate.refusals.choose`,
     # `python -m benchmarks.coverage --runs DIR --choose`), "name" refuses on both; a word's
     # closeness in meaning and a year only the candidates lack do not; "identifier", a year and a
-    # word no eligible document holds are exercised by no dev case and keep refusing. Within a
+    # word no eligible document holds are exercised by no dev case and keep refusing; "visual" (a
+    # colour or typeface no passage writes) is chosen on neither split (too few cases): a doubt. Within a
     # refusing kind only what the evidence plainly lacks refuses: a name or year that no passage
     # of the part mentions and no eligible document holds (one another passage or the collection
     # holds is a doubt), a word no eligible document holds (without retrieval's look-up: one

@@ -355,8 +355,10 @@ class Selection(Frozen):
         }
 
 
-TermKind = Literal["name", "identifier", "year", "figure", "word"]
-TERM_KINDS: tuple[TermKind, ...] = ("name", "identifier", "year", "figure", "word")
+# "visual": a word naming how something looks ("green", "italic", "colour"), which only the
+# document's text can carry: localqa reads text, never colours, typefaces or pictures.
+TermKind = Literal["name", "identifier", "year", "figure", "word", "visual"]
+TERM_KINDS: tuple[TermKind, ...] = ("name", "identifier", "year", "figure", "word", "visual")
 
 
 class TermCheck(Frozen):
@@ -392,6 +394,9 @@ class TermCheck(Frozen):
         """Why a quote was withheld for this term, in the question's own words only."""
         if self.kind == "word":
             return f'no passage mentions "{self.term}" or anything close to it in meaning'
+        if self.kind == "visual":
+            where = "quoted passage" if self.elsewhere else "evidence"
+            return f'localqa reads the documents\' text, and the {where} never writes "{self.term}"'
         if self.elsewhere:
             return f'the quoted passage never mentions "{self.term}"'
         return f'the evidence never mentions "{self.term}"'
@@ -408,7 +413,7 @@ class TermCheck(Frozen):
 
 
 RefusalKind = Literal[
-    "word", "name", "year", "number", "identifier", "confidence", "planner", "retrieval", "other"
+    "word", "name", "year", "number", "identifier", "visual", "confidence", "planner", "retrieval", "other"
 ]
 # Every kind of refusal, as `localqa.evaluate.refusals` reports each as a classifier: a term of
 # the question the evidence never mentions (by kind; a figure of the question is a "number"), the
@@ -419,6 +424,7 @@ REFUSAL_KINDS: tuple[RefusalKind, ...] = (
     "year",
     "number",
     "identifier",
+    "visual",
     "confidence",
     "planner",
     "retrieval",
@@ -434,6 +440,7 @@ TERM_REFUSALS: dict[TermKind, RefusalKind] = {
     "year": "year",
     "figure": "number",
     "word": "word",
+    "visual": "visual",
 }
 
 

@@ -154,3 +154,24 @@ def test_coverage_reads_each_kind_of_refusal_from_saved_runs(tmp_path: Path, cap
     assert "  name                        1/1                1/0       0.33" in printed
     assert "  retrieval                   0/1                0/0       1.00" in printed
     assert "answerable refused 1/2 = 50 %; unanswerable shown no quote 2/2 = 100 %" in printed
+
+
+def test_coverage_counts_the_picture_questions_the_visual_kind_flags() -> None:
+    """needs_visual questions are left out of the classifier table; the visual kind's share of them
+    is counted apart, with what a refusal would cost (a right value)."""
+    from benchmarks import coverage
+
+    def case(found: str | None, elsewhere: bool, right: bool) -> dict[str, Any]:
+        term = {"term": "green", "kind": "visual", "found": found, "elsewhere": elsewhere}
+        answer = {"quote": "q", "coverage": {"terms": [term]}, "value_correct": right}
+        return {"category": "needs_visual", "answer": answer}
+
+    run = {
+        "cases": [
+            case(None, False, True),
+            case(None, False, False),
+            case(None, True, False),
+            case("quote", False, True),
+        ]
+    }
+    assert coverage.pictures_flagged(run) == (2, 1, 1)

@@ -10,6 +10,10 @@ still quotes the nearest passage. So a verified quote is checked against the que
   (numbers with separators or decimals, percentages, amounts of money) must each appear in the
   quoted sentence, its passage, the passage's heading path or its document's title (a year also
   in its effective date);
+- its **appearance** words (a colour, "colour" where it names none, a typeface: "the green box",
+  "the italic numerals"; `localqa.language.appearance`, the "visual" kind) must be written there
+  too: localqa reads the documents' text, never colours, typefaces or pictures, so a quote answers
+  what the green box says only when its evidence writes "green";
 - when nothing of the question singles out passages (its names, identifiers, years and figures
   are not in the quote's evidence, and every word the candidates carry is in most of them), each
   word of the asking sentence that no quotable unit carries ("founded" in "Who founded the
@@ -24,14 +28,14 @@ and Social Care Act 2008"). A year also counts when the cited document's fiscal 
 (`Candidate.period`) or when it is the year of the table column the answer reads (`columns`).
 
 Otherwise the quote is withheld and the reason names the missing term, where the evidence plainly
-lacks it (`refuses`: an identifier; a name or year no passage of the part mentions and no
-eligible document holds, `in_collection`; a word no eligible
-document holds, or without retrieval's look-up one nothing comes `coverage_word_floor` close to in
-meaning) and its kind refuses (`AnswerSettings.refusals`). Where the answer stage is only unsure (a
-name or year another passage mentions, a name found only as a near spelling, `closest_name`:
-"Amazn" for "Amazon"; a name or word the collection holds though no candidate does: retrieval's
-miss; a figure; a kind that does not refuse) the quote is shown with the doubt named beside it
-(`Answer.doubts`).
+lacks it (`refuses`: an identifier; a name or year no passage of the part mentions and no eligible
+document holds, `in_collection`; a word no eligible document holds, or without retrieval's look-up
+one nothing comes `coverage_word_floor` close to in meaning; an appearance no passage of the part
+writes) and its kind refuses (`AnswerSettings.refusals`). Where the answer stage is only unsure (a
+name, year or appearance another passage mentions, a name found only as a near spelling,
+`closest_name`: "Amazn" for "Amazon"; a name or word the collection holds though no candidate
+does: retrieval's miss; a figure; a kind that does not refuse) the quote is shown with the doubt
+named beside it (`Answer.doubts`).
 Not terms either: how the reply is to be written ("format the date as YYYY-MM-DD"), any part of a
 date but its year ("June 30,2019" is no figure); a year that is part of a name ("the Act of
 2002") is checked with the name, in any passage of the part. A sentence that addresses its reader
@@ -68,7 +72,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from localqa.answers import sentences
-from localqa.language import lexicon, words
+from localqa.language import appearance, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
 from localqa.question import parts, periods
 from localqa.retrieval import embeddings
@@ -175,7 +179,7 @@ class Term:
 
     text: str
     kind: TermKind
-    tokens: tuple[str, ...] = ()  # folded tokens (names, words)
+    tokens: tuple[str, ...] = ()  # folded tokens (names, words); the words that carry an appearance
     value: Decimal | None = None  # figures
     titled: bool = False  # a year that is part of a name: checked with it, in any of the passages
 
@@ -208,7 +212,8 @@ def question_terms(part: str) -> list[Term]:
     (`_INSTRUCTION`: "format the date as YYYY-MM-DD"), a percentage it compares against
     (`threshold`: "more than 10 % of sales"), and any part of a date but its year (`_DATE`:
     "June 30,2019" is no figure). A period however written ("FY2022", "Q32024", "FY21", "fiscal
-    2022"; `localqa.question.periods`) is its year. A year that is part of a name ("the Health and Social
+    2022"; `localqa.question.periods`) is its year. An appearance ("green", "italic";
+    `appearance.appearances`) is a `visual` term. A year that is part of a name ("the Health and Social
     Care Act 2008", `words.Run.titled_year`; "the Sarbanes-Oxley Act of 2002", `_NAMED_YEAR`) is a
     `titled` year, checked with the name."""
     text = _blanked(_blanked(asking_sentences(part), _POINTER), _INSTRUCTION)
@@ -228,6 +233,7 @@ def question_terms(part: str) -> list[Term]:
     titled = [run.titled_year for run in runs if run.titled_year] + named_years
     terms += [Term(year, "year", titled=True) for year in dict.fromkeys(titled) if year not in years]
     terms += [_name(name) for run in runs for name in run.names()]
+    terms += [Term(a.text, "visual", tokens=tuple(sorted(a.carriers))) for a in appearance.appearances(text)]
     seen: set[tuple[TermKind, str]] = set()
     unique = []
     for term in terms:
@@ -333,6 +339,8 @@ def mentions(term: Term, text: str, *, title: bool = False) -> bool:
     if term.kind == "figure":
         assert term.value is not None
         return any(_same_figure(term.value, number) for number in _numbers(text))
+    if term.kind == "visual":
+        return appearance.carried(appearance.Appearance(term.text, frozenset(term.tokens)), text)
     found = _folded(text)
     said = words.plain(text).split()
     if all(_word_mentioned(word, found, said) for word in words.plain(term.text).split()):
@@ -476,7 +484,9 @@ def check(
     kinds = set(settings.coverage)
     checks: list[TermCheck] = []
     places = [*_places(cited, quote), *_period_places(cited, columns)]
-    named: set[str] = set()
+    # The appearance words beside a named colour ("colored" of "the quote colored in green") are
+    # no words to judge by meaning either: the colour is checked as written.
+    named: set[str] = set(appearance.appearance_words(asking_sentences(part)))
     anchored: list[str] = []  # the question's terms the quote's evidence mentions
     for term in question_terms(part):
         named.update(_word_forms(term.text))
@@ -487,7 +497,9 @@ def check(
             and mentions(term, "\n".join(p.text for p in places), title=True)
         ):
             where = "evidence"  # the words of a name in different places: "Singaporean", "ISEP"
-        if where is not None:
+        # An appearance written in the evidence singles out no passage: "green" is as often a
+        # street's or a setting's word ("Green St", "Default: 'green'") as the colour asked about.
+        if where is not None and term.kind != "visual":
             anchored.append(term.text)
         if term.kind not in kinds:
             continue
@@ -739,7 +751,8 @@ def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
     a name or year some eligible document holds though no candidate does (`TermCheck.collection`:
     retrieval missed its passage, "ProgramFC" in the paper that defines it), a word some eligible
     document holds ("canteen" where no candidate but the collection does; without retrieval's
-    look-up, a word something comes `coverage_word_floor` close to in meaning). Those are doubts.
+    look-up, a word something comes `coverage_word_floor` close to in meaning), an appearance
+    another of the part's passages writes ("green"). Those are doubts.
     Each kind's default was chosen on one MMLongBench dev split and reported on the other
     (`localqa.evaluate.refusals.choose`, docs/measured.md#doubts)."""
     if TERM_REFUSALS[term.kind] not in settings.refusals or term.closest is not None:
@@ -750,6 +763,8 @@ def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
         if term.collection is not None:
             return not term.collection
         return term.similarity is None or term.similarity < settings.coverage_word_floor
+    if term.kind == "visual":
+        return not term.elsewhere
     return True
 
 

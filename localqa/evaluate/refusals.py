@@ -27,6 +27,7 @@ REASON_KINDS: tuple[tuple[RefusalKind | None, re.Pattern[str]], ...] = (
     ("confidence", re.compile(r"^the model was unsure which passage answers")),
     ("planner", re.compile(r"^no figure computed")),
     ("word", re.compile(r"^no passage mentions \".*\" or anything close to it in meaning")),
+    ("visual", re.compile(r"^localqa reads the documents' text, and the (?:quoted passage|evidence) never")),
     (None, re.compile(r"^the (?:quoted passage|evidence) never mentions \"(?P<term>.*)\"")),
 )
 
@@ -163,7 +164,7 @@ def lines(found: Table) -> list[str]:
 
 # The kinds of coverage term a setting may make refuse (`AnswerSettings.refusals`); the others
 # (retrieval, the figure planner, the model's confidence) are read as they were recorded.
-TERM_KINDS_CHOSEN: tuple[RefusalKind, ...] = ("identifier", "name", "year", "number", "word")
+TERM_KINDS_CHOSEN: tuple[RefusalKind, ...] = ("identifier", "name", "year", "number", "word", "visual")
 # A kind refuses on a split only when its refusals there are right clearly more often than a
 # refusal at random: its precision at least the split's share of unanswerable cases plus this...
 CHOICE_MARGIN = 0.2
