@@ -187,27 +187,34 @@ UNIT_WORDS = frozenset(
 # The units a part may ask a measure in ("how many grams"), each with the ways a document writes
 # it after a number ("16 g", "16 grams"): the span in that unit answers, not another number of the
 # sentence ("6 Insert ground coffee (max. 16 g)").
+# Each unit: the names a part may ask it by (both spellings), and what a document may write after a
+# number besides those names and their plurals ("16 g").
+_UNITS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gram", ("g", "gr")),
+    ("kilogram kilo", ("kg",)),
+    ("milligram", ("mg",)),
+    ("litre liter", ("l",)),
+    ("millilitre milliliter", ("ml",)),
+    ("metre meter", ("m",)),
+    ("centimetre centimeter", ("cm",)),
+    ("millimetre millimeter", ("mm",)),
+    ("kilometre kilometer", ("km",)),
+    ("inch", ("in", '"')),
+    ("watt", ("w",)),
+    ("volt", ("v",)),
+    ("calorie", ("cal", "kcal")),
+    ("byte", ("b",)),
+)
+
+
+def _plural(name: str) -> str:
+    return name + ("es" if name.endswith("ch") else "s")
+
+
 MEASURE_UNITS: dict[str, tuple[str, ...]] = {
-    "gram": ("g", "gr", "gram", "grams"),
-    "kilogram": ("kg", "kilo", "kilos", "kilogram", "kilograms"),
-    "milligram": ("mg", "milligram", "milligrams"),
-    "litre": ("l", "litre", "litres", "liter", "liters"),
-    "liter": ("l", "litre", "litres", "liter", "liters"),
-    "millilitre": ("ml", "millilitre", "millilitres", "milliliter", "milliliters"),
-    "milliliter": ("ml", "millilitre", "millilitres", "milliliter", "milliliters"),
-    "metre": ("m", "metre", "metres", "meter", "meters"),
-    "meter": ("m", "metre", "metres", "meter", "meters"),
-    "centimetre": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
-    "centimeter": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
-    "millimetre": ("mm", "millimetre", "millimetres", "millimeter", "millimeters"),
-    "millimeter": ("mm", "millimetre", "millimetres", "millimeter", "millimeters"),
-    "kilometre": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
-    "kilometer": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
-    "inch": ("in", "inch", "inches", '"'),
-    "watt": ("w", "watt", "watts"),
-    "volt": ("v", "volt", "volts"),
-    "calorie": ("cal", "kcal", "calorie", "calories"),
-    "byte": ("b", "byte", "bytes"),
+    name: (*written, *(form for n in names.split() for form in (n, _plural(n))))
+    for names, written in _UNITS
+    for name in names.split()
 }
 _MEASURE_ASKED = re.compile(r"\bhow\s+many\s+(?P<unit>[a-z]+)", re.IGNORECASE)
 
