@@ -59,6 +59,7 @@ from typing import Literal
 from localqa.answers import affiliations, causes, numbered, sentences
 from localqa.derived import extremes
 from localqa.language.text import squash
+from localqa.language.words import plural_stem
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Kind, ListItem, Location, Passage, RankedUnit, Value
 from localqa.values.asked import wanted
@@ -180,7 +181,7 @@ def stated_count(noun: str, quote: str, kind: Kind = Kind.PROSE) -> bool:
     words) within `STATED_COUNT_WORDS` words before the noun ("nine widely-used datasets", "12
     employees"); in a table row, a cell holding a number whose header or row label names the noun
     ("Renewals allowed: 1" for "how many renewals")."""
-    stem = re.escape(_stem(noun))
+    stem = re.escape(plural_stem(noun))
     if kind is Kind.TABLE:
         row = read_row(quote)
         named = re.compile(rf"\b{stem}", re.IGNORECASE)
@@ -190,13 +191,6 @@ def stated_count(noun: str, quote: str, kind: Kind = Kind.PROSE) -> bool:
         )
     pattern = rf"{_NUMBER}\s+(?:[\w-]+\s+){{0,{STATED_COUNT_WORDS - 1}}}?{stem}\w*\b"
     return re.search(pattern, quote, re.IGNORECASE) is not None
-
-
-def _stem(noun: str) -> str:
-    word = noun.lower()
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3]
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 # --- the items --------------------------------------------------------------------------------------
@@ -320,7 +314,7 @@ def lists_what_is_asked(ask: ListAsk, quote: str, cited: Location, candidates: S
         return False
     row = read_row(quote)
     names = " ".join([row.label or "", *(c.header or "" for c in row.cells)])
-    return re.search(rf"\b{re.escape(_stem(ask.noun))}", names, re.IGNORECASE) is not None
+    return re.search(rf"\b{re.escape(plural_stem(ask.noun))}", names, re.IGNORECASE) is not None
 
 
 def _gathered(
@@ -386,7 +380,6 @@ def _key(text: str) -> str:
 def affiliated_people(
     part: str,
     noun: str,
-    answer: Answer,
     candidates: Sequence[Candidate],
     context: Context,
     check: QuoteCheck,
@@ -505,7 +498,7 @@ def list_answer(
     if ask.kind == "count" and ask.noun is not None and not rows and context is not None:
         # People listed with the organisation the part names, or numbered entries that count the
         # noun, are the list, before sentences that share words.
-        entries = affiliated_people(part, ask.noun, answer, candidates, context, check)
+        entries = affiliated_people(part, ask.noun, candidates, context, check)
         entries = entries or numbered_entries(ask.noun, answer, context, check)
         if entries is not None:
             # The answer's quote and citation are its first item's, as for every list.

@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from localqa.language.words import plural_stem
 from localqa.types import Location, Passage
 
 # An entry's ordinal at the start of its line: "1.", "2)", "3:", "Step 4", "Chapter 5:". A bare
@@ -42,13 +43,6 @@ class Run:
     ends_page: bool
 
 
-def _stem(noun: str) -> str:
-    word = noun.lower()
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3]
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-
-
 def numbered_run(noun: str, page: Sequence[Passage], cited: Location) -> Run | None:
     """The one run of numbered entries under the quote's heading that counts `noun` (see the
     module's rules), or None."""
@@ -57,7 +51,7 @@ def numbered_run(noun: str, page: Sequence[Passage], cited: Location) -> Run | N
     ]
     if not under:
         return None
-    stem = _stem(noun)
+    stem = plural_stem(noun)
     heading = (cited.section or "").rsplit(">", 1)[-1].lower()
     runs: list[list[Passage]] = []
     current: list[Passage] = []

@@ -34,6 +34,7 @@ from typing import Literal
 from localqa.derived import arithmetic, computing
 from localqa.derived.extremes import is_total, row_label, row_location
 from localqa.derived.figures import asking
+from localqa.language.words import singular
 from localqa.types import Location, Operand, Passage, Value
 from localqa.values.cells import Cell, Row, cell_value, read_row
 from localqa.values.numbers import read_number, read_quantity
@@ -123,10 +124,7 @@ def _words(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    word = word.lower().rstrip("'\u2019")
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
+    return singular(word.lower().rstrip("'\u2019"))
 
 
 def _name_words(phrase: str) -> set[str]:

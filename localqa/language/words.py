@@ -209,6 +209,15 @@ def singular(word: str) -> str:
     return word
 
 
+def plural_stem(noun: str) -> str:
+    """What every form of a counted noun starts with, folded ("policies": "polic", "items":
+    "item"): a count's noun is matched as this prefix ("policy", "policies")."""
+    word = noun.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
 # Endings a dictionary headword may have lost besides a plural's (`singular`), each with what
 # replaces it: a lookup may try several ("stabilizes": "stabilize", "bureaus": "bureau").
 _INFLECTIONS = (("s", ""), ("es", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"))
