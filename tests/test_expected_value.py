@@ -21,6 +21,7 @@ TEXT = ExpectedValue(text="45 minutes")
         ("45 minutes", True),
         ("45 Minutes.", True),  # case and trailing punctuation aside
         ("  45\nminutes ", True),  # spacing aside
+        ("45 minutes , ", True),  # spacing beside punctuation aside
         ('"45 minutes"', True),
         ("45 minutes (EQ-314)", True),  # a parenthesised aside left out
         ("limit: 45 minutes", True),  # holds it, at most twice its length
@@ -34,6 +35,15 @@ TEXT = ExpectedValue(text="45 minutes")
 )
 def test_text_value_holds_the_expected_text_and_little_else(shown: str, correct: bool) -> None:
     assert judge(TEXT, Value(text=shown)).correct is correct
+
+
+def test_spacing_beside_punctuation_is_spacing() -> None:
+    """MMLongBench-Doc writes a contents page's "Food Safety, Nutrition, and Distribution" as
+    "Food Safety,Nutrition,and Distribution"; the words and their order still decide."""
+    expected = ExpectedValue(text="Food Safety,Nutrition,and Distribution")
+    assert judge(expected, Value(text="7. Food Safety, Nutrition, and Distribution")).correct
+    assert not judge(expected, Value(text="Food Safety, Nutrition; and Distribution")).correct
+    assert not judge(expected, Value(text="Food Safety, Distribution, and Nutrition")).correct
 
 
 def test_no_value_is_wrong_and_says_so() -> None:

@@ -58,6 +58,9 @@ _NUMBER = re.compile(
     r"(?P<open>\()?\s*(?P<sign>[-\u2212])?\s*\$?\s*(?P<digits>\d[\d,]*(?:\.\d+)?|\.\d+)\s*%?\s*(?P<close>\))?"
 )
 _ASIDE = re.compile(r"\s*\([^)]*\)")
+# Spacing beside a comma, semicolon, colon or slash is spacing too: "Food Safety,Nutrition,and
+# Distribution" holds the contents page's "Food Safety, Nutrition, and Distribution".
+_PUNCTUATION_SPACING = re.compile(r"\s*([,;:/])\s*")
 _DASHES = str.maketrans({"\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-"})
 _ITEM_BREAK = re.compile(r"\s*(?:[;\n\u2022]|,(?!\d{3}\b))\s*")
 _ITEM_JOINER = re.compile(r"^(?:and|or)\s+", re.IGNORECASE)
@@ -132,10 +135,11 @@ def _verdict(correct: bool, shown: str, expected: ExpectedValue) -> ValueVerdict
 
 
 def normalised(text: str) -> str:
-    """Text as compared: NFKC, case folded, dashes as "-", whitespace squashed, a parenthesised
-    aside, surrounding quotes and punctuation, a leading "$" and a trailing "%" left out."""
+    """Text as compared: NFKC, case folded, dashes as "-", whitespace squashed (none beside a comma,
+    semicolon, colon or slash), a parenthesised aside, surrounding quotes and punctuation, a leading
+    "$" and a trailing "%" left out."""
     text = unicodedata.normalize("NFKC", text).translate(_DASHES).casefold()
-    text = squash(_ASIDE.sub("", text))
+    text = _PUNCTUATION_SPACING.sub(r"\1", squash(_ASIDE.sub("", text)))
     text = text.strip(" \"'`\u2018\u2019\u201c\u201d.,;:!?[]")
     return text.removeprefix("$").removesuffix("%").strip()
 
