@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localqa.answers import affiliations, causes, numbered, sentences
+from localqa.answers import affiliations, causes, numbered, ordinals, sentences
 from localqa.derived import extremes
 from localqa.language.text import squash
 from localqa.language.words import plural_stem
@@ -89,7 +89,15 @@ ListKind = Literal["list", "count"]
 _PLURAL = r"[A-Za-z][\w-]*(?<!ss)(?<!us)(?<!is)(?<!'s)s"
 # Each rule that makes a part ask for a list, by name.
 LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("list the", re.compile(r"^\W*(?:please\s+)?(?:list|enumerate|name)\s+(?!(?:a|an|one)\b)\w", re.I)),
+    (
+        "list the",
+        re.compile(
+            r"^\W*(?:please\s+)?(?:list|enumerate|name)\s+(?!(?:a|an|one)\b)(?=\w)"
+            rf"(?:(?:all\s+|every\s+|each\s+)?(?:of\s+)?(?:the\s+|its\s+|their\s+)?(?:[\w'\u2019-]+\s+){{0,3}}?"
+            rf"(?P<noun>{_PLURAL})\b)?",
+            re.I,
+        ),
+    ),
     ("list all", re.compile(r"\blist\s+(?:all|every|each)\b", re.I)),
     ("kinds of", re.compile(r"\bwhat\s+(?:kinds?|types?|sorts?|categories)\s+of\b", re.I)),
     (
@@ -112,6 +120,9 @@ LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # Cues that ask for a list outright, whatever else the part names ("list the fees charged"); the
 # others yield to a part that asks for a quantity ("what are the total revenues").
 SAID_OUTRIGHT = frozenset(("list the", "list all", "kinds of"))
+# The cue of a part that asks for entries of a list by their place in it and by no list cue ("what
+# is the second step"): only a numbered run answers it (`localqa.answers.ordinals`).
+ORDINAL_CUE = "by place"
 # "How many <things>": the first plural within five words names what is counted, else the first word.
 COUNT_CUE = re.compile(r"\bhow\s+many\s+(?P<words>(?:[\w-]+\s*){1,5})", re.I)
 # A "how many" that does arithmetic on stated figures, not a count of things: the figure planner's.
@@ -133,12 +144,15 @@ AMOUNT_NOUNS = frozenset(
 
 @dataclass(frozen=True)
 class ListAsk:
-    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), and the
-    noun it counts, or lists when its cue names one ("which courses are ...")."""
+    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), the
+    noun it counts, or lists when its cue names one ("which courses are ...", "list the steps"),
+    and the entries it asks for by their place in the list (`position`: "the last 4 chapters",
+    `localqa.answers.ordinals`)."""
 
     kind: ListKind
     cue: str
     noun: str | None = None
+    position: ordinals.Position | None = None
 
 
 def asked(part: str) -> ListAsk | None:
@@ -156,14 +170,18 @@ def asked(part: str) -> ListAsk | None:
     if sentences.asks_yes_or_no(part) or causes.asks_cause(part):
         return None
     quantity = wanted(part).quantity
+    position = ordinals.position_asked(part)
     for name, pattern in LIST_CUES:
         found = pattern.search(part)
         if found is None or (quantity and name not in SAID_OUTRIGHT):
             continue
         plural = found.groupdict().get("noun")
-        if plural is not None and plural.lower() in AMOUNT_NOUNS:
+        if plural is not None and plural.lower() in AMOUNT_NOUNS and name not in SAID_OUTRIGHT:
             continue
-        return ListAsk("list", name, plural)
+        return ListAsk("list", name, plural or (position.noun if position else None), position)
+    if position is not None and not quantity:
+        # "What is the second step?": one entry of a list, by its place in it.
+        return ListAsk("list", ORDINAL_CUE, position.noun, position)
     return None
 
 
@@ -406,13 +424,16 @@ def affiliated_people(
     return None
 
 
-def numbered_entries(noun: str, answer: Answer, context: Context, check: QuoteCheck) -> Listed | None:
-    """The numbered entries under the quote's heading on its page that count `noun`
-    (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"), each verified by the one rule,
-    or None: a count that no sentence states and no list of sentences or rows gives."""
+def numbered_entries(
+    noun: str, answer: Answer, candidates: Sequence[Candidate], context: Context, check: QuoteCheck
+) -> Listed | None:
+    """The numbered entries that count `noun` under the quote's heading, else under a candidate's
+    heading in one document (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"), all of
+    them, each verified by the one rule, or None: the things counted or listed when no sentence
+    states their number and no table lists them. Unbounded: a part may ask for the last of them
+    (`selected`); `bounded` cuts a list of them."""
     assert answer.citation is not None
-    cited = answer.citation
-    run = numbered.numbered_run(noun, context.passages(cited), cited)
+    run = numbered.find_run(noun, answer.citation, candidates, context.passages)
     if run is None:
         return None
     items = []
@@ -422,13 +443,32 @@ def numbered_entries(noun: str, answer: Answer, context: Context, check: QuoteCh
         quote = squash(sentences.units(entry.text, entry.kind)[0])
         if check(quote, entry.text, entry.kind) is not None:
             return None  # every entry counted is shown, or none is counted
-        where = cited.model_copy(
-            update={"kind": entry.kind, "paragraph": entry.paragraph, "table": entry.table, "row": entry.row}
-        )
+        where = extremes.row_location(entry, run.at)
         items.append(ListItem(text=numbered.entry_text(quote) or quote, quote=quote, citation=where))
-    if len(items) > LIST_BOUND:
-        return Listed(tuple(items[:LIST_BOUND]), True)
     return Listed(tuple(items), run.ends_page)
+
+
+def bounded(listed: Listed) -> Listed:
+    """At most `LIST_BOUND` of `listed`'s items; past it more may hide."""
+    if len(listed.items) > LIST_BOUND:
+        return Listed(listed.items[:LIST_BOUND], True)
+    return listed
+
+
+def selected(position: ordinals.Position, listed: Listed, noun: str) -> Listed | str:
+    """The entries of a numbered run `position` names, in order, or why there are none to give:
+    the run is shorter than the place asked, or the part counts from the end of a run that ends
+    its page (the next page may continue it, so its last entries may not be the last)."""
+    total = len(listed.items)
+    if position.from_end and listed.more_may_hide:
+        return (
+            f"no list given: the part asks for {position.describe()} {noun}, and the {total} numbered "
+            "entries found end their page, which the next may continue"
+        )
+    places = ordinals.placed(position, total)
+    if places is None:
+        return f"no list given: the part asks for {position.describe()} {noun}; {total} are numbered"
+    return Listed(tuple(listed.items[i] for i in places), False)
 
 
 # --- the value --------------------------------------------------------------------------------------
@@ -470,6 +510,33 @@ def list_problem(value: Value, verified: Callable[[ListItem], bool]) -> str | No
     return None
 
 
+def _entries(
+    part: str,
+    ask: ListAsk,
+    answer: Answer,
+    candidates: Sequence[Candidate],
+    context: Context | None,
+    check: QuoteCheck,
+) -> Listed | str | None:
+    """The items of people listed with the organisation a count names, or of the numbered entries
+    that count or list the noun (those a part asks for by place: `selected`), which are the list
+    before sentences that share words; a note when the entries asked for by place are not there;
+    None when no such list is found."""
+    noun = ask.position.noun if ask.position is not None else ask.noun
+    if noun is None or context is None:
+        return None
+    if ask.kind == "count":
+        people = affiliated_people(part, noun, candidates, context, check)
+        if people is not None:
+            return people
+    entries = numbered_entries(noun, answer, candidates, context, check)
+    if entries is None:
+        return None
+    if ask.position is not None:
+        return selected(ask.position, entries, noun)
+    return bounded(entries)
+
+
 def list_answer(
     part: str,
     answer: Answer,
@@ -495,16 +562,17 @@ def list_answer(
         return answer
     table = context.table(answer.citation) if context is not None else VisibleTable()
     rows = whole_table(part, ask, answer, table, candidates)
-    if ask.kind == "count" and ask.noun is not None and not rows and context is not None:
-        # People listed with the organisation the part names, or numbered entries that count the
-        # noun, are the list, before sentences that share words.
-        entries = affiliated_people(part, ask.noun, candidates, context, check)
-        entries = entries or numbered_entries(ask.noun, answer, context, check)
-        if entries is not None:
-            # The answer's quote and citation are its first item's, as for every list.
-            first = entries.items[0]
-            update = {"quote": first.quote, "citation": first.citation, "value": list_value(ask, entries)}
-            return answer.model_copy(update=update)
+    entries = _entries(part, ask, answer, candidates, context, check) if not rows else None
+    if isinstance(entries, str):  # the entries asked for by place are not there: the quote stands
+        return answer.model_copy(update={"value": None, "figure_note": entries})
+    if entries is not None:
+        # The answer's quote and citation are its first item's, as for every list.
+        first = entries.items[0]
+        update = {"quote": first.quote, "citation": first.citation, "value": list_value(ask, entries)}
+        return answer.model_copy(update=update)
+    if ask.position is not None:
+        # Sentences collected in the scorer's order say nothing of first or last: no list.
+        return answer
     listed = collect(
         answer, ranked, candidates, settings, check, ask.kind == "count", rows, bool(rows) and table.runs_on
     )
