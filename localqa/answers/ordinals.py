@@ -40,6 +40,9 @@ NOT_ENTRIES = frozenset(
     "weeks day days decade decades hour hours minute minutes largest biggest highest lowest smallest "
     "greatest most least best worst top bottom one ones".split()
 )
+# Words after an ordinal that are no noun: "the first of them", "the second to last", "the last
+# five years" (a count, read by `FIRST_OR_LAST_N`).
+NOT_NOUNS = frozenset(["of", "to", "from", "and", "or", "in", "on", "at", "by", "for", "with", *COUNT_WORDS])
 
 _PLURAL = r"[A-Za-z][\w-]*(?<!ss)(?<!us)(?<!is)(?<!'s)s"
 _COUNT = rf"\d{{1,2}}|{'|'.join(COUNT_WORDS)}"
@@ -47,10 +50,7 @@ _ORDINAL = rf"{'|'.join(ORDINAL_WORDS)}|{LAST}|\d{{1,2}}(?:st|nd|rd|th)"
 FIRST_OR_LAST_N = re.compile(
     rf"\bthe\s+(?P<end>first|{LAST})\s+(?P<count>{_COUNT})\s+(?:[\w-]+\s+)??(?P<noun>{_PLURAL})\b", re.I
 )
-NTH = re.compile(
-    rf"\bthe\s+(?:very\s+)?(?P<ordinal>{_ORDINAL})\s+(?P<noun>[A-Za-z][\w-]*)\b(?!\s+(?:to|from)\s+(?:the\s+)?last)",
-    re.I,
-)
+NTH = re.compile(rf"\bthe\s+(?:very\s+)?(?P<ordinal>{_ORDINAL})\s+(?P<noun>[A-Za-z][\w-]*)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,14 @@ class Position:
 def position_asked(part: str) -> Position | None:
     """The entries `part` asks for by their place in a list (see the module's rules), or None."""
     found = FIRST_OR_LAST_N.search(part)
-    if found is not None and found["noun"].lower() not in NOT_ENTRIES:
+    if found is not None:
         count = found["count"].lower()
         number = int(count) if count.isdigit() else COUNT_WORDS[count]
-        if number >= 1:
-            return Position(1, number, found["end"].lower() == LAST, found["noun"])
+        if number < 1 or found["noun"].lower() in NOT_ENTRIES:
+            return None
+        return Position(1, number, found["end"].lower() == LAST, found["noun"])
     found = NTH.search(part)
-    if found is None or found["noun"].lower() in NOT_ENTRIES:
+    if found is None or found["noun"].lower() in NOT_ENTRIES | NOT_NOUNS:
         return None
     ordinal = found["ordinal"].lower()
     if ordinal == LAST:
