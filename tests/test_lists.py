@@ -13,7 +13,7 @@ import pytest
 from access import NOV
 from click.testing import CliRunner
 
-from localqa.answers import listing
+from localqa.answers import listing, ordinals
 from localqa.answers.answering import answer_part, quote_check
 from localqa.cli import cli
 from localqa.display.printed import value_lines
@@ -105,10 +105,37 @@ def test_parts_that_ask_for_several_things(part: str, kind: str, cue: str) -> No
         "Are the reading rooms open on Sundays?",  # yes or no
         "What drove the increase in operating expenses?",  # a cause (localqa.answers.causes)
         "What is the loan period?",
+        "What was the revenue in the second quarter?",  # a part of a period, no entry of a list
+        "Which is the second largest market?",  # a rank by size
     ],
 )
 def test_parts_that_ask_for_one_thing(part: str) -> None:
     assert listing.asked(part) is None
+
+
+@pytest.mark.parametrize(
+    ("part", "cue", "noun", "place"),
+    [
+        ("List the steps.", "list the", "steps", None),
+        ("List all the chapters of the report.", "list the", "chapters", None),
+        ("List the first three steps.", "list the", "steps", (1, 3, False)),
+        (
+            "What are the last 4 chapters listed in the table of contents?",
+            "what are the (plural)",
+            "chapters",
+            (1, 4, True),
+        ),
+        ("What is the second step?", listing.ORDINAL_CUE, "step", (2, 1, False)),
+        ("What is the last step of replacing the filter?", listing.ORDINAL_CUE, "step", (1, 1, True)),
+    ],
+)
+def test_the_noun_a_list_names_and_the_entries_it_asks_for_by_place(
+    part: str, cue: str, noun: str, place: tuple[int, int, bool] | None
+) -> None:
+    found = listing.asked(part)
+    assert found is not None and (found.kind, found.cue, found.noun) == ("list", cue, noun)
+    position = found.position
+    assert (None if position is None else (position.start, position.count, position.from_end)) == place
 
 
 @pytest.mark.parametrize(
@@ -592,3 +619,23 @@ def test_one_row_that_mentions_the_word_does_not_make_its_table_a_list() -> None
         question, retrieved, get_model("extractive"), settings, WholeTable(VisibleTable(report))
     )
     assert answer.verified and answer.value is None  # not "3": the table is no list of pages
+
+
+def test_the_last_entries_of_a_run_that_ends_its_page_are_not_given() -> None:
+    where = Location(
+        source="r.pdf", page=7, kind=Kind.PROSE, section="Contents > Chapters",
+        table=None, row=None, paragraph=1, effective=None,
+    )  # fmt: skip
+    items = tuple(ListItem(text=f"{n}. Part", quote=f"{n}. Part", citation=where) for n in range(1, 6))
+    last_two = ordinals.Position(1, 2, True, "chapters")
+    ends_page = listing.selected(last_two, listing.Listed(items, True), "chapters")
+    assert isinstance(ends_page, str) and "the next may continue" in ends_page
+    first_two = listing.selected(
+        ordinals.Position(1, 2, False, "chapters"), listing.Listed(items, True), "chapters"
+    )
+    assert isinstance(first_two, listing.Listed) and [i.text for i in first_two.items] == [
+        "1. Part",
+        "2. Part",
+    ]
+    done = listing.selected(last_two, listing.Listed(items, False), "chapters")
+    assert isinstance(done, listing.Listed) and [i.text for i in done.items] == ["4. Part", "5. Part"]

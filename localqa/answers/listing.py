@@ -16,7 +16,14 @@ Which parts (`asked`, rules as named tables, each table-tested):
   number in a cell whose header names it, "Renewals allowed: 1"); only a count nobody states is
   counted over the listed items.
 
-Which items (`collect`): the part's own verified quote first, then
+Which items: first, for a part whose quote is no table row, the numbered entries that count or list
+its noun (`numbered_entries`, `localqa.answers.numbered`: under the quote's heading, else under a
+candidate's heading in one document), or the people of the organisation a count names
+(`affiliated_people`); of those a part asks for by their place ("the last 4 chapters", "the second
+step": `localqa.answers.ordinals`), the entries at that place (`selected`), none when the run is too
+short. A part that asks by place and no numbered run answers gets no list: sentences come in the
+scorer's order, which says nothing of first or last. Otherwise (`collect`): the part's own
+verified quote first, then
 
 - for a table row, the other rows of the whole table it is in (`table_items`), read from the index
   as the caller may see that page (`Context.table`: the same eligibility its document passed, so a
