@@ -628,14 +628,10 @@ def test_the_last_entries_of_a_run_that_ends_its_page_are_not_given() -> None:
     )  # fmt: skip
     items = tuple(ListItem(text=f"{n}. Part", quote=f"{n}. Part", citation=where) for n in range(1, 6))
     last_two = ordinals.Position(1, 2, True, "chapters")
-    ends_page = listing.selected(last_two, listing.Listed(items, True), "chapters")
+    ends_page = listing.selected(last_two, listing.Listed(items, True))
     assert isinstance(ends_page, str) and "the next may continue" in ends_page
-    first_two = listing.selected(
-        ordinals.Position(1, 2, False, "chapters"), listing.Listed(items, True), "chapters"
-    )
-    assert isinstance(first_two, listing.Listed) and [i.text for i in first_two.items] == [
-        "1. Part",
-        "2. Part",
-    ]
-    done = listing.selected(last_two, listing.Listed(items, False), "chapters")
+    first_two = listing.selected(ordinals.Position(1, 2, False, "chapters"), listing.Listed(items, True))
+    assert isinstance(first_two, listing.Listed)
+    assert [i.text for i in first_two.items] == ["1. Part", "2. Part"]
+    done = listing.selected(last_two, listing.Listed(items, False))
     assert isinstance(done, listing.Listed) and [i.text for i in done.items] == ["4. Part", "5. Part"]

@@ -462,19 +462,19 @@ def bounded(listed: Listed) -> Listed:
     return listed
 
 
-def selected(position: ordinals.Position, listed: Listed, noun: str) -> Listed | str:
+def selected(position: ordinals.Position, listed: Listed) -> Listed | str:
     """The entries of a numbered run `position` names, in order, or why there are none to give:
     the run is shorter than the place asked, or the part counts from the end of a run that ends
     its page (the next page may continue it, so its last entries may not be the last)."""
     total = len(listed.items)
+    asked_for = f"no list given: the part asks for {position.describe()}"
     if position.from_end and listed.more_may_hide:
         return (
-            f"no list given: the part asks for {position.describe()} {noun}, and the {total} numbered "
-            "entries found end their page, which the next may continue"
+            f"{asked_for}, and the {total} numbered entries found end their page, which the next may continue"
         )
     places = ordinals.placed(position, total)
     if places is None:
-        return f"no list given: the part asks for {position.describe()} {noun}; {total} are numbered"
+        return f"{asked_for}; the numbered entries found are {total}"
     return Listed(tuple(listed.items[i] for i in places), False)
 
 
@@ -540,7 +540,7 @@ def _entries(
     if entries is None:
         return None
     if ask.position is not None:
-        return selected(ask.position, entries, noun)
+        return selected(ask.position, entries)
     return bounded(entries)
 
 

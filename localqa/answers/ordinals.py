@@ -64,10 +64,10 @@ class Position:
     noun: str
 
     def describe(self) -> str:
-        """How the part asked, for a note: "the last 4", "entry 2"."""
+        """What the part asked for, for a note: "the last 4 chapters", "the last step", "step 5"."""
         if self.count > 1:
-            return f"the {'last' if self.from_end else 'first'} {self.count}"
-        return "the last" if self.from_end else f"entry {self.start}"
+            return f"the {'last' if self.from_end else 'first'} {self.count} {self.noun}"
+        return f"the last {self.noun}" if self.from_end else f"{self.noun} {self.start}"
 
 
 def position_asked(part: str) -> Position | None:
