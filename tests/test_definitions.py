@@ -18,6 +18,7 @@ from localqa.language.acronyms import Definition, long_form
 from localqa.language.acronyms import definitions as found_definitions
 from localqa.library import IndexContext, Library
 from localqa.models.extractive import ExtractiveModel
+from localqa.question import acronyms
 from localqa.types import Answer, Caller, Candidate, Kind, Location
 
 AS_OF = date(2026, 1, 1)
@@ -145,7 +146,7 @@ def test_a_part_that_asks_no_long_form_is_unchanged(library: Path) -> None:
     ],
 )
 def test_which_parts_ask_what_an_acronym_stands_for(part: str, acronym: str | None) -> None:
-    assert definitions.acronym_asked(part) == acronym
+    assert acronyms.acronym_asked(part) == acronym
 
 
 @pytest.mark.parametrize(
@@ -194,3 +195,16 @@ def test_a_definition_from_the_candidates_is_verified_by_the_one_rule() -> None:
     assert found is not None and found.long_form == "Semi-Conductor Laboratory"
     assert quote_check(found.quote, found.passage, Kind.PROSE) is None
     assert definitions.definition("SCL", where, [candidate], None, lambda d: False) is None
+
+
+@pytest.mark.parametrize(
+    ("part", "blanked"),
+    [
+        ("What does NARL stand for?", "What does  NARL ?"),
+        ("what is the full form of GCIS?", "what is the  GCIS ?"),
+        ("What does the abbreviation RAG mean?", "What does  RAG ?"),
+        ("What does the bank stand for?", "What does the bank stand for?"),  # no acronym: unchanged
+    ],
+)
+def test_the_words_that_ask_for_a_long_form_frame_the_request(part: str, blanked: str) -> None:
+    assert acronyms.cue_blanked(part) == blanked

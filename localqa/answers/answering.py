@@ -38,6 +38,7 @@ from localqa.derived import computing
 from localqa.errors import ModelError
 from localqa.language.text import squash
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
+from localqa.question.acronyms import acronym_asked
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Doubt, Kind, Location, ModelCall, RankedUnit, Selection, Value
 from localqa.values.choosing import Context, value_of
@@ -218,7 +219,7 @@ def _defined(
     as the caller may see them through `context`), verified by the one rule and cited where it
     is, and the long form as its value; None when the part asks no such thing or no visible
     sentence defines it (the answer stands)."""
-    acronym = definitions.acronym_asked(question)
+    acronym = acronym_asked(question)
     if acronym is None or answer.citation is None:
         return None
     found = definitions.definition(acronym, answer.citation, candidates, context, _defines)
