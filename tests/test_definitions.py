@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from backends import BOTH
 
 from localqa.answers import definitions
 from localqa.answers.answering import quote_check
@@ -19,8 +20,10 @@ from localqa.language.acronyms import definitions as found_definitions
 from localqa.library import IndexContext, Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.question import acronyms
+from localqa.store import Db
 from localqa.types import Answer, Caller, Candidate, Kind, Location
 
+BACKENDS = BOTH  # the index read, on SQLite and PostgreSQL (tests/backends.py)
 AS_OF = date(2026, 1, 1)
 DEFINING = (
     "The department implements these programmes through, mainly, the Physical Research Laboratory "
@@ -118,6 +121,20 @@ def test_the_read_is_bounded_and_compares_as_written(library: Path) -> None:
         assert len(opened.passages_containing("space-report.pdf", "NARL", as_of=AS_OF, limit=1)) == 1
         assert opened.passages_containing("space-report.pdf", "narl", as_of=AS_OF, limit=10) == ()
         assert opened.passages_containing("no-such.pdf", "NARL", as_of=AS_OF, limit=10) == ()
+
+
+def test_both_backends_read_the_passages_holding_a_text_as_the_caller_may_see_them(library_db: Db) -> None:
+    staff = Caller(role="staff")
+    with Library(library_db) as opened:
+        hidden = opened.passages_containing("staff-procedures.pdf", "cash drawer", as_of=AS_OF, limit=5)
+        seen = opened.passages_containing(
+            "staff-procedures.pdf", "cash drawer", as_of=AS_OF, caller=staff, limit=5
+        )
+        folded = opened.passages_containing(
+            "staff-procedures.pdf", "Cash Drawer", as_of=AS_OF, caller=staff, limit=5
+        )
+    assert hidden == () and folded == ()
+    assert seen and all("cash drawer" in p.text and p.source == "staff-procedures.pdf" for p in seen)
 
 
 def test_a_part_that_asks_no_long_form_is_unchanged(library: Path) -> None:
