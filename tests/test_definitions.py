@@ -79,10 +79,10 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def ask(db: Path, question: str, doc: str, caller: Caller | None = None) -> Answer:
+def ask(db: Path, question: str, doc: str | None, caller: Caller | None = None, k: int = 1) -> Answer:
     with Library(db) as opened:
         asked = opened.answer(
-            question, as_of=AS_OF, caller=caller, model=ExtractiveModel(), documents=[doc], k=1
+            question, as_of=AS_OF, caller=caller, model=ExtractiveModel(), documents=[doc] if doc else (), k=k
         )
     return asked.parts[0].answer
 
@@ -109,6 +109,11 @@ def test_a_hidden_documents_definition_is_never_read(library: Path) -> None:
         context = IndexContext(opened, AS_OF, Caller(), "What does NARL stand for?")
         assert context.passages_containing("staff-notes.pdf", "NARL", 10) == ()
     assert public == () and len(staff) == 2
+    # The public, asking of every document, never get the staff's definition.
+    public_answer = ask(library, "What does NARL stand for?", None, k=5)
+    assert public_answer.value is not None and public_answer.citation is not None, public_answer
+    assert public_answer.value.text == "National Atmospheric Research Laboratory"
+    assert public_answer.citation.source == "space-report.pdf"
     answer = ask(library, "What does NARL stand for?", "space-report.pdf", Caller(role="staff"))
     assert answer.value is not None and answer.value.text == "National Atmospheric Research Laboratory"
     # The staff see their own document's definition when they ask within it.
