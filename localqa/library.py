@@ -303,7 +303,9 @@ class Library:
         with self._reading() as store:
             allowed = store.eligible(as_of, caller)
             mine = frozenset(doc_id for doc_id, d in allowed.items() if d.source == source)
-            found = store.passages_containing(Scope(doc_ids=mine), source, text, limit) if mine else []
+            # A limit past any index's size (2**64, say) is every passage, never an overflow.
+            bounded = min(limit, MAX_NUMBER)
+            found = store.passages_containing(Scope(doc_ids=mine), source, text, bounded) if mine else []
         return tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
 
     def documents(self, *, as_of: date, caller: Caller | None = None) -> list[ListedDocument]:
@@ -367,8 +369,9 @@ class Library:
 class IndexContext:
     """What a value may read beyond its quote (`localqa.values.choosing.Context`), from the open index and
     as the caller may: a source's fiscal calendar, from its period (catalog or cover) and the years
-    the question names; a page's other passages, where a table states its scale; and the whole
-    table a row is in, for a list or a count of its rows. Each page read once per question."""
+    the question names; a page's other passages, where a table states its scale; the whole
+    table a row is in, for a list or a count of its rows; and a document's passages that hold a
+    word, where what an acronym stands for is defined. Each page read once per question."""
 
     def __init__(self, library: Library, as_of: date, caller: Caller, question: str) -> None:
         self.library = library

@@ -126,6 +126,7 @@ def test_the_read_is_bounded_and_compares_as_written(library: Path) -> None:
         assert len(opened.passages_containing("space-report.pdf", "NARL", as_of=AS_OF, limit=1)) == 1
         assert opened.passages_containing("space-report.pdf", "narl", as_of=AS_OF, limit=10) == ()
         assert opened.passages_containing("no-such.pdf", "NARL", as_of=AS_OF, limit=10) == ()
+        assert len(opened.passages_containing("space-report.pdf", "NARL", as_of=AS_OF, limit=2**64)) == 3
 
 
 def test_both_backends_read_the_passages_holding_a_text_as_the_caller_may_see_them(library_db: Db) -> None:
