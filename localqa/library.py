@@ -31,7 +31,7 @@ from localqa.question.scope import Chosen, DocumentNames, named
 from localqa.retrieval.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
-from localqa.store.base import IndexStatus, Store
+from localqa.store.base import IndexStatus, Scope, Store
 from localqa.types import MAX_NUMBER, Answer, Caller, Document, Kind, Location, PartResult, Passage, Period
 from localqa.values.choosing import VisibleTable
 from localqa.values.fiscal import FiscalCalendar, calendar_for
@@ -290,6 +290,24 @@ class Library:
         passages = tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
         return VisiblePage(source=source, page=page, sha256=sha256, passages=passages)
 
+    def passages_containing(
+        self, source: str, text: str, *, as_of: date, caller: Caller | None = None, limit: int
+    ) -> tuple[Passage, ...]:
+        """The passages of `source` that `caller` may see on `as_of` whose text holds `text` as
+        written, in document order, at most `limit`; none of a source the caller may not see (as
+        `page`: decided from the caller's documents before any passage is read). `source` must
+        be exactly an indexed source name, `text` is compared, never parsed."""
+        caller = caller or Caller()
+        if not text or limit < 1:
+            return ()
+        with self._reading() as store:
+            allowed = store.eligible(as_of, caller)
+            mine = frozenset(doc_id for doc_id, d in allowed.items() if d.source == source)
+            # A limit past any index's size (2**64, say) is every passage, never an overflow.
+            bounded = min(limit, MAX_NUMBER)
+            found = store.passages_containing(Scope(doc_ids=mine), source, text, bounded) if mine else []
+        return tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
+
     def documents(self, *, as_of: date, caller: Caller | None = None) -> list[ListedDocument]:
         """The documents listed for `caller` (`eligibility.listed`: those they could retrieve
         from on some date; a draft or retired document, another tenant's or a narrower access
@@ -351,8 +369,9 @@ class Library:
 class IndexContext:
     """What a value may read beyond its quote (`localqa.values.choosing.Context`), from the open index and
     as the caller may: a source's fiscal calendar, from its period (catalog or cover) and the years
-    the question names; a page's other passages, where a table states its scale; and the whole
-    table a row is in, for a list or a count of its rows. Each page read once per question."""
+    the question names; a page's other passages, where a table states its scale; the whole
+    table a row is in, for a list or a count of its rows; and a document's passages that hold a
+    word, where what an acronym stands for is defined. Each page read once per question."""
 
     def __init__(self, library: Library, as_of: date, caller: Caller, question: str) -> None:
         self.library = library
@@ -400,6 +419,14 @@ class IndexContext:
         a document it may not see): a count of numbered entries reads them
         (`localqa.answers.numbered`)."""
         return self._page(location)
+
+    def passages_containing(self, source: str, text: str, limit: int) -> Sequence[Passage]:
+        """The passages of `source` holding `text` as written, in document order, at most
+        `limit`, as the caller may see them (none of a document it may not see): what an acronym
+        stands for is read from them (`localqa.answers.definitions`)."""
+        return self.library.passages_containing(
+            source, text, as_of=self.as_of, caller=self.caller, limit=limit
+        )
 
     def _page(self, location: Location) -> tuple[Passage, ...]:
         """The passages of `location`'s page the caller may see (none when it may see none)."""

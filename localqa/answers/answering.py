@@ -17,7 +17,9 @@ override of the scorer's first sentence stands only when the model was sure enou
 model chose, whether it overrode the scorer's first and whether that stood, is recorded on the
 answer (`Selection`). This is the only place a verified `Answer` is made from a model's reply.
 A part that asks for a list or a count gets, after its quote is verified, the other items of the
-list, each verified by the same rule (`_listed`, `localqa.answers.listing`).
+list, each verified by the same rule (`_listed`, `localqa.answers.listing`); one that asks what an
+acronym stands for, the sentence of its documents that defines it, verified by the same rule, with
+the long form as its value (`_defined`, `localqa.answers.definitions`).
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa.answers import coverage, deciding, listing, prompts, sentences
+from localqa.answers import coverage, deciding, definitions, listing, prompts, sentences
 from localqa.derived import computing
 from localqa.errors import ModelError
 from localqa.language.text import squash
 from localqa.models.base import AnswerModel, AnswerRequest, Completion
+from localqa.question.acronyms import acronym_asked
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Doubt, Kind, Location, ModelCall, RankedUnit, Selection, Value
 from localqa.values.choosing import Context, value_of
@@ -198,7 +201,44 @@ def answer_part(
             "value": checked(value_of(question, answer.quote, answer.citation, context), answer.quote),
         }
     )
+    defined = _defined(question, answer, candidates, settings, context)
+    if defined is not None:
+        return defined
     return _listed(question, answer, ranking, candidates, settings, context)
+
+
+def _defined(
+    question: str,
+    answer: Answer,
+    candidates: tuple[Candidate, ...],
+    settings: AnswerSettings,
+    context: Context | None,
+) -> Answer | None:
+    """A part asking what an acronym stands for (`localqa.answers.definitions`): the answer with,
+    as its quote, the sentence that defines it (the part's passages first, then its documents'
+    as the caller may see them through `context`), verified by the one rule and cited where it
+    is, and the long form as its value; None when the part asks no such thing or no visible
+    sentence defines it (the answer stands)."""
+    acronym = acronym_asked(question)
+    if acronym is None or answer.citation is None:
+        return None
+    found = definitions.definition(acronym, answer.citation, candidates, context, _defines)
+    if found is None:
+        return None
+    update = {
+        "quote": found.quote,
+        "citation": found.citation,
+        "value": checked(Value(text=found.long_form), found.quote),
+        "other_evidence": _other_documents(candidates, found.citation, settings),
+    }
+    return answer.model_copy(update=update)
+
+
+def _defines(found: definitions.Defined) -> bool:
+    """Whether a defining sentence may be the part's quote: a verified quote of its passage (as a
+    list item is: `_item_check`) whose long form passes the figure rule (`checked`)."""
+    verified = _item_check(found.quote, found.passage, found.citation.kind) is None
+    return verified and checked(Value(text=found.long_form), found.quote) is not None
 
 
 def _listed(

@@ -21,7 +21,8 @@ still quotes the nearest passage. So a verified quote is checked against the que
   cosine, `AnswerSettings.coverage_neighbour`).
 
 Not terms, because the question uses them to frame, count or point: framing words ("list",
-"mentioned", "format"), number words ("two"), the document's own parts and their numbers
+"mentioned", "format"), the words that ask what an acronym stands for ("stand for", "full form of":
+`localqa.question.acronyms`), number words ("two"), the document's own parts and their numbers
 ("Section 3.3", "Table 2", "page 1", "the cover page"), a percentage the question compares
 against ("more than 10 % of sales"; `threshold`) and a year that is part of a name ("the Health
 and Social Care Act 2008"). A year also counts when the cited document's fiscal period covers it
@@ -74,7 +75,7 @@ from functools import lru_cache
 from localqa.answers import sentences
 from localqa.language import appearance, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
-from localqa.question import parts, periods
+from localqa.question import acronyms, parts, periods
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
@@ -635,8 +636,10 @@ def asked_words(part: str) -> list[str]:
     hyphenated word written whole ("email"): not stop words, not words with a digit (years,
     figures, codes and names, "fy2019", "3m": checked as such), not what the question points at
     (`_POINTER`), not how the reply is to be written (`_INSTRUCTION`), not a date's month
-    (`_DATE`) and not its framing (`framing`)."""
-    text = _dates_blanked(_blanked(_blanked(asking_sentences(part), _POINTER), _INSTRUCTION))
+    (`_DATE`), not its framing (`framing`), and not the words that ask what an acronym stands for
+    ("stand for", "full form of": `acronyms.cue_blanked`)."""
+    asking = acronyms.cue_blanked(asking_sentences(part))
+    text = _dates_blanked(_blanked(_blanked(asking, _POINTER), _INSTRUCTION))
     return [
         w
         for w in dict.fromkeys(words.plain(words.whole(text)).split())

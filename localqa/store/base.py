@@ -291,6 +291,11 @@ class Store(ABC):
         """The passages of one page of one source (page None: a file without pages)."""
 
     @abstractmethod
+    def passages_containing(self, scope: Scope, source: str, text: str, limit: int) -> list[StoredPassage]:
+        """The passages of one source, of the documents in `scope`, whose text holds `text` as
+        written (case and all), in id order, at most `limit`."""
+
+    @abstractmethod
     def file_hash(self, name: str) -> str | None:
         """The sha256 an input file had when it was last indexed."""
 

@@ -339,6 +339,7 @@ def _dialect(sql: str) -> str:
     """A statement of the shared dialect (`localqa.store.reads`) as PostgreSQL reads it."""
     sql = sql.replace("%", "%%")
     sql = sql.replace(f"NOT {IN_VALUES}", "<> ALL(?)").replace(IN_VALUES, "= ANY(?)")
+    sql = sql.replace("instr(", "strpos(")  # the same arguments: the text, then what it holds
     return re.sub(r"\bIS \?", "IS NOT DISTINCT FROM ?", sql).replace("?", "%s")
 
 

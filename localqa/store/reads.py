@@ -1,15 +1,17 @@
 """What both SQL backends read alike, written once: documents, what extraction found, the digest,
-the counts `status` reports, passages by id, by location and by page, and input files' hashes.
+the counts `status` reports, passages by id, by location, by page and by a text they contain, and
+input files' hashes.
 
 Every statement is written in one dialect, SQLite's, and run by the backend's `_query`:
 
 - parameters are `?`; `x IS ?` is true when both are NULL too;
 - a list is one parameter, `Values([...])`, read as `x IN (SELECT value FROM json_each(?))` (or
   `NOT IN`);
-- `%` is a character like any other (in `LIKE` patterns).
+- `%` is a character like any other (in `LIKE` patterns);
+- `instr(text, ?)` is where a text first holds another, as written (PostgreSQL's `strpos`).
 
 The PostgreSQL store translates this to its own (`IS NOT DISTINCT FROM`, `= ANY(%s)`,
-`<> ALL(%s)`, `%s`, `%%`); SQLite runs it as written. What differs on purpose stays in the
+`<> ALL(%s)`, `%s`, `%%`, `strpos`); SQLite runs it as written. What differs on purpose stays in the
 backends: their files, transactions and snapshots, how postings and vectors are fetched, how
 vectors are searched and counted.
 """
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from localqa.store.base import IndexStatus, StoredPassage
+from localqa.store.base import IndexStatus, Scope, StoredPassage
 from localqa.store.layout import LayoutStore
 from localqa.store.rows import (
     DOCUMENT_COLUMNS,
@@ -127,6 +129,19 @@ class SqlStore(LayoutStore):
     def page_passages(self, source: str, page: int | None) -> list[StoredPassage]:
         rows = self._query(
             f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND page IS ? ORDER BY id", source, page
+        )
+        return self._numbered(rows)
+
+    def passages_containing(self, scope: Scope, source: str, text: str, limit: int) -> list[StoredPassage]:
+        # `instr` compares as written, case and all (PostgreSQL's `strpos`: `_dialect`), where
+        # `LIKE` would fold ASCII case in SQLite and not in PostgreSQL.
+        rows = self._query(
+            f"SELECT {PASSAGE_COLUMNS} FROM passages WHERE source = ? AND doc_id {IN_VALUES} "
+            "AND instr(text, ?) > 0 ORDER BY id LIMIT ?",
+            source,
+            Values(sorted(scope.doc_ids)),
+            text,
+            limit,
         )
         return self._numbered(rows)
 

@@ -40,9 +40,10 @@ class Context(Protocol):
     """What a value may also read beyond its quote: the filer's fiscal calendar (which year a
     column dated in January belongs to), the text around a passage, where a table states its
     scale ("(in millions)"), the whole table a row is in, which a list or a count of rows
-    reads (`localqa.answers.listing`), and the passages of a page, whose numbered entries a count
-    reads (`localqa.answers.numbered`). `localqa.library` reads each from the index, as the caller
-    may."""
+    reads (`localqa.answers.listing`), the passages of a page, whose numbered entries a count
+    reads (`localqa.answers.numbered`), and the passages of a document that hold a word, where
+    what an acronym stands for is looked for (`localqa.answers.definitions`). `localqa.library`
+    reads each from the index, as the caller may."""
 
     def calendar(self, source: str) -> FiscalCalendar: ...
 
@@ -51,6 +52,8 @@ class Context(Protocol):
     def table(self, location: Location) -> VisibleTable: ...
 
     def passages(self, location: Location) -> Sequence[Passage]: ...
+
+    def passages_containing(self, source: str, text: str, limit: int) -> Sequence[Passage]: ...
 
 
 class Alone:
@@ -66,6 +69,9 @@ class Alone:
         return VisibleTable()
 
     def passages(self, location: Location) -> Sequence[Passage]:
+        return ()
+
+    def passages_containing(self, source: str, text: str, limit: int) -> Sequence[Passage]:
         return ()
 
 

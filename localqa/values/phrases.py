@@ -11,11 +11,10 @@ no time, a "who" answered by the rest of a sentence, and "what drove the change"
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from localqa.answers import causes
-from localqa.language.lexicon import CONNECTIVES
-from localqa.language.words import ALNUM
+from localqa.language.acronyms import long_form
+from localqa.question.acronyms import acronym_asked
 from localqa.types import Value
 from localqa.values.asked import Wanted
 from localqa.values.doers import names_a_doer
@@ -46,47 +45,16 @@ _NOT_A_THING = _AUXILIARIES | _DETERMINERS | {"of", "one", "ones"}
 _PREDICATE_LIMIT = 120  # characters: a longer rest of a sentence is not a value but the sentence
 
 
-# "What does NARL stand for?", "the full form of ISRO": the words an abbreviation is short for.
-_ABBREVIATION_ASKED = re.compile(
-    r"\b(?P<short>[A-Z][A-Za-z0-9&]*[A-Z0-9])s?\b[^?]*?\b(?:stands?\s+for|short\s+for|abbreviat)"
-    r"|\bfull\s+(?:form|name)\s+of\s+(?:the\s+)?(?P<short2>[A-Z][A-Za-z0-9&]*[A-Z0-9])\b"
-)
-
-
 def expansion(part: str, sentence: str) -> Span | None:
-    """The words an abbreviation the part asks about is short for, where the sentence defines it
-    ("National Atmospheric Research Laboratory (NARL)", "NARL (National ...)"): the shortest run
-    of words whose initials, minor words aside, spell it (after Schwartz and Hearst's rule for
-    abbreviation definitions in text)."""
-    asked = _ABBREVIATION_ASKED.search(part)
-    if asked is None:
+    """The words an acronym the part asks about is short for (`localqa.question.acronyms`), where
+    the sentence defines it ("National Atmospheric Research Laboratory (NARL)", "NARL (National
+    ...)"): Schwartz and Hearst's rule for abbreviation definitions (`localqa.language.acronyms`)."""
+    asked = acronym_asked(part)
+    long = long_form(asked, sentence) if asked is not None else None
+    if long is None:
         return None
-    short = asked["short"] or asked["short2"]
-    letters = [c.lower() for c in short if c.isalnum()]
-    before = re.search(rf"\(\s*{re.escape(short)}s?\s*\)", sentence)
-    if before is not None:
-        words = list(ALNUM.finditer(sentence[: before.start()]))
-        for length in range(1, min(len(letters) + 5, 2 * len(letters)) + 1):
-            run = words[-length:]
-            if len(run) < length:
-                break
-            if _spells(run, letters):
-                return Span("phrase", sentence[run[0].start() : run[-1].end()], run[0].start(), run[-1].end())
-    after = re.search(rf"\b{re.escape(short)}s?\s*\((?P<long>[^)]{{3,120}})\)", sentence)
-    if after is not None and _spells(list(ALNUM.finditer(after["long"])), letters):
-        return Span("phrase", after["long"], after.start("long"), after.end("long"))
-    return None
-
-
-def _spells(words: Sequence[re.Match[str]], letters: Sequence[str]) -> bool:
-    """Whether the words' initials spell `letters`, connectives ("of", "and": `lexicon.CONNECTIVES`,
-    the words an initialism skips) counted or not ("Department of Space" is DOS, "National
-    Institute of Technology" NIT)."""
-    if not words or words[0].group(0).lower() in CONNECTIVES:
-        return False
-    every = [w.group(0)[0].lower() for w in words]
-    major = [w.group(0)[0].lower() for w in words if w.group(0).lower() not in CONNECTIVES]
-    return list(letters) in (every, major)
+    start = sentence.index(long)
+    return Span("phrase", long, start, start + len(long))
 
 
 def choose_phrase(part: str, sentence: str, asked: Wanted) -> Span | None:
@@ -98,7 +66,7 @@ def choose_phrase(part: str, sentence: str, asked: Wanted) -> Span | None:
     is a span of its own kind or no value."""
     if asked.quantity or asked.percent or asked.duration:
         return None
-    if _ABBREVIATION_ASKED.search(part):
+    if acronym_asked(part) is not None:
         return expansion(part, sentence)
     which = _WHICH.match(part)
     if which and which["noun"].lower() not in _NOT_A_THING:
