@@ -26,9 +26,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from localqa.answers import sentences
+from localqa.derived.extremes import row_location
 from localqa.language.acronyms import long_form
 from localqa.language.text import squash
-from localqa.types import Candidate, Kind, Location, Passage
+from localqa.types import Candidate, Kind, Location
 from localqa.values.choosing import Context
 
 # At most this many passages holding the acronym are read from one document, and this many of
@@ -73,7 +74,7 @@ def definition(
         return None
     for source, effective in _documents(retrieved)[:DOCUMENTS_READ]:
         for passage in context.passages_containing(source, acronym, DOCUMENT_PASSAGES):
-            for found in _defining(acronym, passage.text, _location(passage, effective)):
+            for found in _defining(acronym, passage.text, row_location(passage, effective)):
                 if verified(found):
                     return found
     return None
@@ -97,17 +98,3 @@ def _documents(candidates: Sequence[Candidate]) -> list[tuple[str, Location]]:
     for candidate in sorted(candidates, key=lambda c: c.rank):
         seen.setdefault(candidate.location.source, candidate.location)
     return list(seen.items())
-
-
-def _location(passage: Passage, document: Location) -> Location:
-    """Where `passage` is, cited with its document's `effective` date."""
-    return Location(
-        source=passage.source,
-        page=passage.page,
-        kind=passage.kind,
-        section=passage.section,
-        table=passage.table,
-        row=passage.row,
-        paragraph=passage.paragraph,
-        effective=document.effective,
-    )
