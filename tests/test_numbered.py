@@ -208,7 +208,7 @@ def test_one_documents_run_is_never_mixed_with_or_replaced_by_anothers() -> None
     ]
     run = numbered.find_run("chapters", candidates[0].location, candidates, _pages(runs))
     # The first document in rank order with a run gives it: a.pdf, though b.pdf's candidate ranks higher.
-    assert run is not None and {p.source for p in run.entries} == {"a.pdf"}
+    assert run is not None and {e.passage.source for e in run.entries} == {"a.pdf"}
     assert len(run.entries) == 2
     # Two runs in one document (two contents pages) are not chosen between.
     runs[("a.pdf", 3)] = ["1. Other", "2. List"]
