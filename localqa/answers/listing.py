@@ -461,7 +461,9 @@ def numbered_entries(
         first = squash(units[0]) if units else ""
         # Quoted as the whole sentence of the passage that holds it ("Quality levels 1 After
         # pressing, ..." for the entry "1 After pressing, ..."): a quote is a whole sentence.
-        quote = next((squash(u) for u in sentences.units(passage.text, passage.kind) if first in squash(u)), "")
+        quote = next(
+            (squash(u) for u in sentences.units(passage.text, passage.kind) if first in squash(u)), ""
+        )
         if not first or check(quote, passage.text, passage.kind) is not None:
             return None  # every entry counted is shown, or none is counted
         where = extremes.row_location(passage, run.at)

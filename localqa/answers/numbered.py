@@ -39,15 +39,17 @@ way.
 Serves a count that no single sentence states and no table lists (`localqa.answers.listing` asks
 for it only then), and a list of the things counted ("what are the chapters", "the last 4
 chapters": `localqa.answers.ordinals`); each entry is a verified quote (the one rule), listed with
-its citation, and the count is how many are listed, "at least N" when the run is the last thing on
-its page (the next page may continue it).
+its citation, and the count is how many are listed. A run that is the last thing on its page is read
+on at the next page as the caller may see it (`read_on`): its next entry among that page's first
+`NEXT_PAGE_PASSAGES` passages continues it; another ordinal there settles that it ended; else the
+count says "at least N" (the next page may continue it).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from localqa.language.words import WORD, plural_stem, singular
 from localqa.types import Candidate, Location, Passage
@@ -81,6 +83,9 @@ TASK_FILLER = frozenset("the a an your its their this that these those of".split
 LEAD_IN_WORDS = 12
 # The most passages of a document holding the part's task that are looked under.
 TASK_LOOKUPS = 20
+# A run that ends its page is read on at the next page's first passage holding an ordinal, when it
+# is among that page's first this many (a running header, "Software | USB", may come before it).
+NEXT_PAGE_PASSAGES = 3
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,7 @@ class Run:
     entries: tuple[Entry, ...]
     ends_page: bool
     at: Location
+    prefix: str = ""  # the word before each entry's number ("step"), or none
 
 
 def task_asked(part: str) -> str | None:
@@ -126,6 +132,19 @@ def find_run(
     holding `task` in one candidate's document (see the module's rules), or None. `page`: a
     page's passages as the caller may see them; `containing`: a document's passages holding a
     text, as the caller may see them."""
+    run = _found(noun, cited, candidates, page, task, containing)
+    return read_on(run, page) if run is not None else None
+
+
+def _found(
+    noun: str,
+    cited: Location,
+    candidates: Sequence[Candidate],
+    page: Callable[[Location], Sequence[Passage]],
+    task: str | None,
+    containing: Callable[[str, str, int], Sequence[Passage]] | None,
+) -> Run | None:
+    """The run `find_run` finds, as its page has it."""
     own = numbered_run(noun, page(cited), cited, task)
     if own is not None:
         return own
@@ -139,10 +158,41 @@ def find_run(
         first = headings[0]
         found = containing(first.source, task, TASK_LOOKUPS)
         places = {(p.page, p.section): _location(p, first) for p in found}
-        runs = [r for where in places.values() if (r := numbered_run(noun, page(where), where, task)) is not None]
+        runs = [
+            r for where in places.values() if (r := numbered_run(noun, page(where), where, task)) is not None
+        ]
         if runs:
             return runs[0] if len(runs) == 1 else None
     return None
+
+
+def read_on(run: Run, page: Callable[[Location], Sequence[Passage]]) -> Run:
+    """`run` read on over the next page when it ends its page: the first passage of the next page
+    holding an ordinal, among its first `NEXT_PAGE_PASSAGES`, numbers the run's next entry (with
+    its prefix): the run goes on there, under that passage's heading, by the same rules; it numbers
+    anything else: the run ended with its page. No ordinal there, or no next page the caller may
+    see (`page`: a hidden document's gives none): the run is as it was, and may go on."""
+    last = run.entries[-1].passage
+    if not run.ends_page or last.page is None:
+        return run
+    where = run.at.model_copy(update={"page": last.page + 1, "section": None, "paragraph": None})
+    following = [p for p in page(where) if p.source == last.source and p.page == last.page + 1]
+    for index, passage in enumerate(following[:NEXT_PAGE_PASSAGES]):
+        marks = list(_marks(passage.text))
+        if not marks:
+            continue
+        reading = _Reading([], run.prefix, "", after=len(run.entries))
+        # The first ordinal, or the bare number of a "Word N" (`_marks` gives both).
+        if not any(reading.expects(m) for m in marks if m.start <= marks[0].number_at):
+            return replace(run, ends_page=False)
+        under = [p for p in following[index:] if p.section == passage.section]
+        runs = _runs(under, reading)
+        if not runs or not runs[0].after:
+            return run
+        more = tuple(Entry(under[i], under[i].text[start:end].strip()) for i, start, end in runs[0].entries)
+        ends = following[-1] == under[runs[0].entries[-1][0]]
+        return replace(run, entries=run.entries + more, ends_page=ends)
+    return run
 
 
 def _location(passage: Passage, beside: Location) -> Location:
@@ -196,11 +246,19 @@ def _marks(text: str) -> Iterator[_Mark]:
 
 @dataclass
 class _Reading:
-    """A run being read: each entry's passage (by its place under the heading) and span."""
+    """A run being read: each entry's passage (by its place under the heading) and span; `after`:
+    how many entries it continues from the page before (none for a run that opens here)."""
 
     entries: list[list[int]]  # [passage index, start, end]
     prefix: str
     lead_in: str
+    after: int = 0
+
+    def expects(self, mark: _Mark) -> bool:
+        """Whether `mark` numbers the run's next entry."""
+        return bool(self.entries or self.after) and (
+            mark.number == self.after + len(self.entries) + 1 and mark.word == self.prefix
+        )
 
 
 def numbered_run(noun: str, page: Sequence[Passage], cited: Location, task: str | None = None) -> Run | None:
@@ -221,16 +279,17 @@ def numbered_run(noun: str, page: Sequence[Passage], cited: Location, task: str 
         return None
     (run,) = runs
     entries = tuple(Entry(under[i], under[i].text[start:end].strip()) for i, start, end in run.entries)
-    return Run(entries, ends_page=page[-1] == under[run.entries[-1][0]], at=cited)
+    return Run(entries, ends_page=page[-1] == under[run.entries[-1][0]], at=cited, prefix=run.prefix)
 
 
-def _runs(under: Sequence[Passage]) -> list[_Reading]:
-    """Every run of at least two entries in `under`, in order (see the module's rules)."""
+def _runs(under: Sequence[Passage], continued: _Reading | None = None) -> list[_Reading]:
+    """Every run of at least two entries in `under`, in order (see the module's rules); given a
+    run continued from the page before (`continued`), that run first, of the entries read on here."""
     runs: list[_Reading] = []
-    reading = _Reading([], "", "")
+    reading: _Reading = continued or _Reading([], "", "")
 
     def close() -> None:
-        if len(reading.entries) >= 2:
+        if len(reading.entries) >= (1 if reading.after else 2):
             runs.append(reading)
 
     for index, passage in enumerate(under):
@@ -240,8 +299,8 @@ def _runs(under: Sequence[Passage]) -> list[_Reading]:
             if mark.start <= taken:
                 continue  # the bare number of a "Word N" taken already
             entries = reading.entries
-            if entries and mark.number == len(entries) + 1 and mark.word == reading.prefix:
-                if entries[-1][0] == index:
+            if reading.expects(mark):
+                if entries and entries[-1][0] == index:
                     entries[-1][2] = mark.start
                 entries.append([index, mark.start, len(text)])
                 taken = mark.number_at
@@ -251,7 +310,9 @@ def _runs(under: Sequence[Passage]) -> list[_Reading]:
                 if entries and entries[-1][0] == index:
                     entries[-1][2] = mark.start
                 close()
-                reading = _Reading([[index, mark.start, len(text)]], mark.word, _lead_in(under, index, before))
+                reading = _Reading(
+                    [[index, mark.start, len(text)]], mark.word, _lead_in(under, index, before)
+                )
                 taken = mark.number_at
             elif mark.at_start:  # an entry numbered otherwise ends the run
                 close()
