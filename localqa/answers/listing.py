@@ -18,7 +18,8 @@ Which parts (`asked`, rules as named tables, each table-tested):
 
 Which items: first, for a part whose quote is no table row, the numbered entries that count or list
 its noun (`numbered_entries`, `localqa.answers.numbered`: under the quote's heading, else under a
-candidate's heading in one document), or the people of the organisation a count names
+candidate's heading in one document, else, for a task's steps, after the lead-in that names the
+task the part names, "To replace the grille:"), or the people of the organisation a count names
 (`affiliated_people`); of those a part asks for by their place ("the last 4 chapters", "the second
 step": `localqa.answers.ordinals`), the entries at that place (`selected`), none when the run is too
 short. A part that asks by place and no numbered run answers gets no list: sentences come in the
