@@ -563,6 +563,14 @@ def test_a_tasks_lead_in_on_a_page_retrieval_did_not_return_is_looked_up_in_the_
     run = numbered.find_run("steps", cited, candidates, page, "replace the grille", containing)
     assert run is not None and len(run.entries) == 3 and run.at.page == 3
     assert asked == [("guide.pdf", "replace the grille")]
+    # On a page found by the task's words, only the run after the lead-in that names it: "Step 1"
+    # entries of another task under the same heading are not its steps.
+    other = _lines("Replace the grille as shown.", "Step 1 Clean the coils.", "Step 2 Dry them.")
+    assert numbered.numbered_run("steps", other, CITED, "replace the grille") is not None
+    assert numbered.numbered_run("steps", other, CITED, "replace the grille", named=True) is None
+    grille[:] = other
+    assert numbered.find_run("steps", cited, candidates, page, "replace the grille", containing) is None
+    grille[:] = _lines(*GRILLE)
     # Only a procedure's steps are looked up so, and only in the candidates' documents.
     asked.clear()
     assert numbered.find_run("chapters", cited, candidates, page, "replace the grille", containing) is None

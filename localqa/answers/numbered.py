@@ -31,10 +31,10 @@ candidate retrieval returned (a contents page's "CHAPTERS" that matched the part
 quote came from another page), one document at a time in rank order: the first document with a
 run under any of its candidates' headings gives it, when it has exactly one (two are not chosen
 between, and another document's run is never added to it or taken instead). Else, for a part that
-counts a task's steps, under the headings of the passages of each candidate's document, in rank
-order, that hold the task as the part writes it (`Context.passages_containing`, at most
-`TASK_LOOKUPS`: the lead-in "To replace the grille:" on a page retrieval did not return), the same
-way.
+counts a task's steps, the run whose lead-in names the task, under the headings of the passages of
+each candidate's document, in rank order, that hold the task as the part writes it
+(`Context.passages_containing`, at most `TASK_LOOKUPS`: the lead-in "To replace the grille:" on a
+page retrieval did not return), the same way.
 
 Serves a count that no single sentence states and no table lists (`localqa.answers.listing` asks
 for it only then), and a list of the things counted ("what are the chapters", "the last 4
@@ -159,7 +159,9 @@ def _found(
         found = containing(first.source, task, TASK_LOOKUPS)
         places = {(p.page, p.section): _location(p, first) for p in found}
         runs = [
-            r for where in places.values() if (r := numbered_run(noun, page(where), where, task)) is not None
+            r
+            for where in places.values()
+            if (r := numbered_run(noun, page(where), where, task, named=True)) is not None
         ]
         if runs:
             return runs[0] if len(runs) == 1 else None
@@ -261,9 +263,12 @@ class _Reading:
         )
 
 
-def numbered_run(noun: str, page: Sequence[Passage], cited: Location, task: str | None = None) -> Run | None:
+def numbered_run(
+    noun: str, page: Sequence[Passage], cited: Location, task: str | None = None, named: bool = False
+) -> Run | None:
     """The one run of numbered entries under `cited`'s heading on its page that counts `noun` (see
-    the module's rules), or None. `task`: the task the part names ("replace the grille")."""
+    the module's rules), or None. `task`: the task the part names ("replace the grille"); `named`:
+    only a run whose lead-in names it (a page found by the task's words, not by retrieval)."""
     under = [
         p for p in page if p.source == cited.source and p.page == cited.page and p.section == cited.section
     ]
@@ -274,7 +279,7 @@ def numbered_run(noun: str, page: Sequence[Passage], cited: Location, task: str 
     runs = [run for run in _runs(under) if _counts(run, stem, heading, task)]
     if task is not None and stem in STEP_NOUNS:
         for_task = [run for run in runs if _names_task(run.lead_in, task)]
-        runs = for_task or runs
+        runs = for_task if for_task or named else runs
     if len(runs) != 1:
         return None
     (run,) = runs
