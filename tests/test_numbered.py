@@ -154,13 +154,109 @@ def test_numbered_runs(noun: str, texts: list[str], counted: int | None) -> None
     assert (len(run.entries) if run else None) == counted
 
 
+GRILLE = [
+    "Removing the base grille",
+    "To remove the grille:",
+    "1. Open both doors. 2. Pull base grille forward. 3. Do not remove the Tech Sheet.",
+    "To replace the grille:",
+    "1. Line up grille support tabs with metal clips. 2. Push firmly to snap into place.",
+    "3. Close the doors.",
+    "See cleaning instructions on page 22.",
+]
+
+
+@pytest.mark.parametrize(
+    ("noun", "task", "texts", "entries"),
+    [
+        # Entries inside one passage and over two: the run after the lead-in that names the task.
+        (
+            "steps",
+            "replace the grille",
+            GRILLE,
+            ["1. Line up grille support tabs with metal clips.", "2. Push firmly to snap into place.",
+             "3. Close the doors."],
+        ),
+        ("steps", "remove the grille", GRILLE, ["1. Open both doors.", "2. Pull base grille forward.",
+                                                "3. Do not remove the Tech Sheet."]),
+        # A task's words, "the" and "your" aside, all said by the part: "drop-in" may be more.
+        (
+            "steps",
+            "remove the drop-in trim piece",
+            ["To remove the trim piece: 1. Remove all items. 2. Pull up on the trim piece.",
+             "To replace the trim piece: 1. Locate each end. 2. Push the piece down. 3. Replace items."],
+            ["1. Remove all items.", "2. Pull up on the trim piece."],
+        ),
+        # No task named: two runs that could both be the steps; none chosen.
+        ("steps", None, GRILLE, None),
+        # A task no lead-in names: none.
+        ("steps", "clean the coils", GRILLE, None),
+        # Steps of a task are steps only: a lead-in naming a task counts no "chapters".
+        ("chapters", "replace the grille", GRILLE, None),
+        # A label before the first entry in its passage names the noun; bare numbers before a
+        # capitalised word, inside passages, continue the run.
+        (
+            "levels",
+            None,
+            ["The quality levels influence the brewing.",
+             "Quality levels 1 After pressing, the coffee swells. 2 After pressing, it is brewed.",
+             "3 After pressing, a pre-infusion occurs.",
+             "4 Wet pressing occurs. 5 Same as for Quality 4, but stronger.",
+             "Instructions:"],
+            ["1 After pressing, the coffee swells.", "2 After pressing, it is brewed.",
+             "3 After pressing, a pre-infusion occurs.", "4 Wet pressing occurs.",
+             "5 Same as for Quality 4, but stronger."],
+        ),
+        # A paragraph before a list is no label: "steps" in it names no run.
+        (
+            "steps",
+            None,
+            ["Follow the steps below to adjust the two front leveling screws, one on the right and one "
+             "on the left of the refrigerator, with a screwdriver.", "1. Remove base grille. 2. Check."],
+            None,
+        ),
+        # A short label does: "Follow these steps:".
+        ("steps", None, ["Follow these steps:", "1. Remove base grille. 2. Check with level."],
+         ["1. Remove base grille.", "2. Check with level."]),
+        # Numbers inside an entry's text that do not continue the run are its text: "(See page
+        # 16.)", "Plug 2 or 3", a stray "1" not after a lead-in's ":".
+        (
+            "steps",
+            None,
+            ["Steps:", "1. Remove base grille. (See page 16.) 2. Use Plug 2 or 3 only, see Figure 1 Above.",
+             "3. Check with level."],
+            ["1. Remove base grille. (See page 16.)", "2. Use Plug 2 or 3 only, see Figure 1 Above.",
+             "3. Check with level."],
+        ),
+    ],
+)  # fmt: skip
+def test_entries_inside_passages_and_after_a_lead_in(
+    noun: str, task: str | None, texts: list[str], entries: list[str] | None
+) -> None:
+    run = numbered.numbered_run(noun, _lines(*texts), CITED, task)
+    assert ([e.text for e in run.entries] if run else None) == entries
+
+
+@pytest.mark.parametrize(
+    ("part", "task"),
+    [
+        ("How many steps are required to replace the grille? Write the answer in integer format.",
+         "replace the grille"),
+        ("How many steps does it take to install the water filter", "install the water filter"),
+        ("How many coffee quality levels can the coffee machine be set to?", None),
+        ("How many chapters are in the report?", None),
+    ],
+)  # fmt: skip
+def test_the_task_a_part_names(part: str, task: str | None) -> None:
+    assert numbered.task_asked(part) == task
+
+
 def test_bare_numbers_under_a_heading_that_names_the_noun() -> None:
     section = "Report > Contents > Chapters"
     cited = CITED.model_copy(update={"section": section})
     run = numbered.numbered_run(
         "chapters", _lines("1. Intro", "2. Methods", "Appendix 1: Data", section=section), cited
     )
-    assert run is not None and [p.text for p in run.entries] == ["1. Intro", "2. Methods"]
+    assert run is not None and [e.text for e in run.entries] == ["1. Intro", "2. Methods"]
     assert numbered.entry_text("1. Introduction ........ 25") == "1. Introduction"
 
 
@@ -195,7 +291,7 @@ def test_a_run_under_a_candidates_heading_is_found_when_the_quotes_heading_has_n
     page = _pages({("a.pdf", 2): ["1. Intro", "2. Methods", "3. Results"]})
     cited = candidates[0].location
     run = numbered.find_run("chapters", cited, candidates, page)
-    assert run is not None and [p.text for p in run.entries] == ["1. Intro", "2. Methods", "3. Results"]
+    assert run is not None and [e.text for e in run.entries] == ["1. Intro", "2. Methods", "3. Results"]
     assert run.at == candidates[1].location
 
 
@@ -208,7 +304,7 @@ def test_one_documents_run_is_never_mixed_with_or_replaced_by_anothers() -> None
     ]
     run = numbered.find_run("chapters", candidates[0].location, candidates, _pages(runs))
     # The first document in rank order with a run gives it: a.pdf, though b.pdf's candidate ranks higher.
-    assert run is not None and {p.source for p in run.entries} == {"a.pdf"}
+    assert run is not None and {e.passage.source for e in run.entries} == {"a.pdf"}
     assert len(run.entries) == 2
     # Two runs in one document (two contents pages) are not chosen between.
     runs[("a.pdf", 3)] = ["1. Other", "2. List"]
@@ -368,3 +464,189 @@ def test_a_list_of_chapters_is_one_documents(reports: Path) -> None:
     answer = ask(reports, "What are the chapters listed in the table of contents?")
     assert answer.value is not None and answer.value.items is not None, answer
     assert len({i.citation.source for i in answer.value.items}) == 1
+
+
+# --- a procedure's steps after the lead-in that names its task ------------------------------------
+
+REPLACE_STEPS = [
+    "1. Line up grille support tabs with metal clips.",
+    "2. Push firmly to snap into place.",
+    "3. Close the doors.",
+]
+CATALOG_MANUALS = """
+["fridge-manual.pdf"]
+series = "fridge-manual"
+access = "public"
+
+["service-manual.pdf"]
+series = "service-manual"
+access = "staff"
+"""
+
+
+def write_manual(path: Path, title: str, replace_steps: list[str]) -> Path:
+    """A manual whose page 2 removes and replaces the base grille, each procedure after its lead-in,
+    its steps on lines close enough to be read as one passage."""
+    with pymupdf.open() as document:
+        cover = document.new_page()
+        cover.insert_text((72, 72), title, fontname="hebo", fontsize=18)
+        cover.insert_text((72, 110), "Keep this manual with the refrigerator.", fontname="helv", fontsize=10)
+        page = document.new_page()
+        page.insert_text((72, 72), "Removing the base grille", fontname="hebo", fontsize=14)
+        y = 100.0
+        for lead_in, steps in (
+            ("To remove the grille:", ["1. Open both doors.", "2. Pull the grille forward."]),
+            ("To replace the grille:", replace_steps),
+        ):
+            page.insert_text((72, y), lead_in, fontname="hebo", fontsize=10)
+            y += 14
+            for step in steps:
+                page.insert_text((72, y), step, fontname="helv", fontsize=10)
+                y += 12
+            y += 20
+        page.insert_text(
+            (72, y + 20), "See the cleaning instructions on page 3.", fontname="helv", fontsize=10
+        )
+        document.set_metadata({"title": title})
+        document.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def manuals(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("manuals")
+    write_manual(folder / "fridge-manual.pdf", "Refrigerator Use and Care Guide", REPLACE_STEPS)
+    hidden = [f"{n}. Service step {n} of the grille." for n in range(1, 6)]
+    write_manual(folder / "service-manual.pdf", "Refrigerator Service Guide", hidden)
+    (folder / "catalog.toml").write_text(CATALOG_MANUALS, encoding="utf-8")
+    db = folder / "index.sqlite3"
+    report = refresh_index(folder, db, embed=False)
+    assert not report.problems, report.problems
+    return db
+
+
+def test_the_steps_after_the_lead_in_that_names_the_task_are_counted(manuals: Path) -> None:
+    answer = ask(manuals, "How many steps are required to replace the grille?", doc="fridge-manual.pdf")
+    assert answer.verified and answer.value is not None and answer.value.items is not None, answer
+    assert (answer.value.text, answer.value.number) == ("3", 3.0)
+    assert [i.text for i in answer.value.items] == REPLACE_STEPS
+    assert {(i.citation.source, i.citation.page) for i in answer.value.items} == {("fridge-manual.pdf", 2)}
+    assert listing.list_problem(answer.value, lambda item: True) is None
+
+
+def test_a_hidden_manuals_steps_are_never_counted(manuals: Path) -> None:
+    question = "How many steps are required to replace the grille?"
+    public = ask(manuals, question)
+    listed = public.value.items if public.value is not None and public.value.items else ()
+    shown = {i.citation.source for i in listed} | ({public.citation.source} if public.citation else set())
+    assert "service-manual.pdf" not in shown
+    assert "Service step" not in f"{public.quote} {public.value} {public.figure_note}"
+    staff = ask(manuals, question, Caller(role="staff"), doc="service-manual.pdf")
+    assert staff.value is not None and staff.value.text == "5", staff
+
+
+def test_a_tasks_lead_in_on_a_page_retrieval_did_not_return_is_looked_up_in_the_document() -> None:
+    grille = _lines(*GRILLE)
+    candidates = [_candidate(1, "guide.pdf", 8, "Guide > Leveling it")]
+
+    def page(where: Location) -> list[Passage]:
+        return grille if where.page == 3 else []
+
+    asked: list[tuple[str, str]] = []
+
+    def containing(source: str, text: str, limit: int) -> list[Passage]:
+        asked.append((source, text))
+        return [p for p in grille if text in p.text][:limit]
+
+    cited = candidates[0].location
+    assert numbered.find_run("steps", cited, candidates, page) is None  # not without the lookup
+    run = numbered.find_run("steps", cited, candidates, page, "replace the grille", containing)
+    assert run is not None and len(run.entries) == 3 and run.at.page == 3
+    assert asked == [("guide.pdf", "replace the grille")]
+    # On a page found by the task's words, only the run after the lead-in that names it: "Step 1"
+    # entries of another task under the same heading are not its steps.
+    other = _lines("Replace the grille as shown.", "Step 1 Clean the coils.", "Step 2 Dry them.")
+    assert numbered.numbered_run("steps", other, CITED, "replace the grille") is not None
+    assert numbered.numbered_run("steps", other, CITED, "replace the grille", named=True) is None
+    grille[:] = other
+    assert numbered.find_run("steps", cited, candidates, page, "replace the grille", containing) is None
+    grille[:] = _lines(*GRILLE)
+    # Only a procedure's steps are looked up so, and only in the candidates' documents.
+    asked.clear()
+    assert numbered.find_run("chapters", cited, candidates, page, "replace the grille", containing) is None
+    assert asked == []
+
+
+# --- a run that ends its page, read on at the next ------------------------------------------------
+
+
+def _page_of(number: int, *texts: str, section: str = SECTION) -> list[Passage]:
+    return [
+        Passage(kind=Kind.PROSE, source="guide.pdf", page=number, text=t, section=section, paragraph=n)
+        for n, t in enumerate(texts, start=1)
+    ]
+
+
+THREE_STEPS = ("Step 1 Turn off.", "Step 2 Open the lid.", "Step 3 Lift the filter.")
+
+
+@pytest.mark.parametrize(
+    ("following", "counted", "ends_page"),
+    [
+        # The next entry after a running header, under another heading: the run goes on there.
+        (_page_of(4, "Software | USB", "Step 4 Insert the filter.", "Step 5 Close the lid.", "Notes",
+                  section="Guide > Filters"), 5, False),
+        # The run goes on to the end of the next page too: it may go on further.
+        (_page_of(4, "Step 4 Insert the filter.", "Step 5 Close the lid."), 5, True),
+        # The next page's first ordinal numbers something else: the run ended with its page.
+        (_page_of(4, "Chapter 1 Cleaning", "Step 1 Wipe."), 3, False),
+        (_page_of(4, "Step 1 Wipe the shelf.", "Step 2 Dry it."), 3, False),
+        # No ordinal among the first passages, or no next page the caller may see: it may go on.
+        (_page_of(4, "A paragraph.", "Another.", "A third.", "Step 4 Insert."), 3, True),
+        ([], 3, True),
+    ],
+)  # fmt: skip
+def test_a_run_that_ends_its_page_is_read_on_at_the_next(
+    following: list[Passage], counted: int, ends_page: bool
+) -> None:
+    pages = {3: _page_of(3, "Replacing the filter", *THREE_STEPS), 4: following}
+    cited = CITED.model_copy(update={"page": 3})
+    run = numbered.find_run("steps", cited, [], lambda where: pages.get(where.page or 0, []))
+    assert run is not None and (len(run.entries), run.ends_page) == (counted, ends_page)
+    assert [e.passage.page for e in run.entries] == [3, 3, 3] + [4] * (counted - 3)
+
+
+FILTER_STEPS = [
+    f"Step {n} {text}"
+    for n, text in enumerate(
+        [
+            "Turn off the unit.",
+            "Open the lid of the housing.",
+            "Lift the old filter out.",
+            "Insert the new filter.",
+            "Close the lid.",
+        ],
+        start=1,
+    )
+]
+
+
+def test_steps_that_go_on_at_the_next_page_are_all_counted(tmp_path: Path) -> None:
+    with pymupdf.open() as document:
+        first = document.new_page()
+        first.insert_text((72, 72), "Replacing the filter", fontname="hebo", fontsize=14)
+        for n, step in enumerate(FILTER_STEPS[:3]):
+            first.insert_text((72, 700 + 30 * n), step, fontname="helv", fontsize=10)
+        second = document.new_page()
+        for n, step in enumerate(FILTER_STEPS[3:]):
+            second.insert_text((72, 72 + 30 * n), step, fontname="helv", fontsize=10)
+        second.insert_text(
+            (72, 300), "Dispose of the old filter with household waste.", fontname="helv", fontsize=10
+        )
+        document.save(tmp_path / "filter-guide.pdf")
+    db = tmp_path / "index.sqlite3"
+    assert not refresh_index(tmp_path, db, embed=False).problems
+    answer = ask(db, "How many steps are there for replacing the filter?")
+    assert answer.value is not None and answer.value.items is not None, answer
+    assert [i.text for i in answer.value.items] == FILTER_STEPS
+    assert (answer.value.text, [i.citation.page for i in answer.value.items]) == ("5", [1, 1, 1, 2, 2])

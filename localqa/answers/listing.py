@@ -18,7 +18,8 @@ Which parts (`asked`, rules as named tables, each table-tested):
 
 Which items: first, for a part whose quote is no table row, the numbered entries that count or list
 its noun (`numbered_entries`, `localqa.answers.numbered`: under the quote's heading, else under a
-candidate's heading in one document), or the people of the organisation a count names
+candidate's heading in one document, else, for a task's steps, after the lead-in that names the
+task the part names, "To replace the grille:"), or the people of the organisation a count names
 (`affiliated_people`); of those a part asks for by their place ("the last 4 chapters", "the second
 step": `localqa.answers.ordinals`), the entries at that place (`selected`), none when the run is too
 short. A part that asks by place and no numbered run answers gets no list: sentences come in the
@@ -432,7 +433,12 @@ def affiliated_people(
 
 
 def numbered_entries(
-    noun: str, answer: Answer, candidates: Sequence[Candidate], context: Context, check: QuoteCheck
+    part: str,
+    noun: str,
+    answer: Answer,
+    candidates: Sequence[Candidate],
+    context: Context,
+    check: QuoteCheck,
 ) -> Listed | None:
     """The numbered entries that count `noun` under the quote's heading, else under a candidate's
     heading in one document (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"), all of
@@ -440,18 +446,31 @@ def numbered_entries(
     states their number and no table lists them. Unbounded: a part may ask for the last of them
     (`selected`); `bounded` cuts a list of them."""
     assert answer.citation is not None
-    run = numbered.find_run(noun, answer.citation, candidates, context.passages)
+    task = numbered.task_asked(part)
+    run = numbered.find_run(
+        noun, answer.citation, candidates, context.passages, task, context.passages_containing
+    )
     if run is None:
         return None
     items = []
     for entry in run.entries:
         # The entry's first sentence: the one that opens with its number ("2. Temperature-Related
-        # Death and Illness....", whose page number a sentence splitter may cut off).
-        quote = squash(sentences.units(entry.text, entry.kind)[0])
-        if check(quote, entry.text, entry.kind) is not None:
+        # Death and Illness....", whose page number a sentence splitter may cut off), checked
+        # against the whole passage it is read from.
+        passage = entry.passage
+        units = sentences.units(entry.text, passage.kind)
+        first = squash(units[0]) if units else ""
+        # Quoted as the whole sentence of the passage that holds it ("Quality levels 1 After
+        # pressing, ..." for the entry "1 After pressing, ..."): a quote is a whole sentence.
+        quote = next(
+            (squash(u) for u in sentences.units(passage.text, passage.kind) if first in squash(u)), ""
+        )
+        if not first or check(quote, passage.text, passage.kind) is not None:
             return None  # every entry counted is shown, or none is counted
-        where = extremes.row_location(entry, run.at)
-        items.append(ListItem(text=numbered.entry_text(quote) or quote, quote=quote, citation=where))
+        where = extremes.row_location(passage, run.at)
+        items.append(ListItem(text=numbered.entry_text(first) or first, quote=quote, citation=where))
+    if len({_key(i.quote) for i in items}) != len(items):
+        return None  # two entries in one sentence: each entry counted is its own quote, or none is counted
     return Listed(tuple(items), run.ends_page)
 
 
@@ -536,7 +555,7 @@ def _entries(
         people = affiliated_people(part, noun, candidates, context, check)
         if people is not None:
             return people
-    entries = numbered_entries(noun, answer, candidates, context, check)
+    entries = numbered_entries(part, noun, answer, candidates, context, check)
     if entries is None:
         return None
     if ask.position is not None:
