@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 
 # An acronym as a part writes it: capitals, maybe digits or inner hyphens or an ampersand ("NARL",
-# "NE-SAC", "COVID-19", "R&D"), maybe quoted.
-ACRONYM = r"[\"'\u2018\u201c]?(?P<acronym>[A-Z][A-Z0-9&]*(?:-[A-Z0-9]+)*)[\"'\u2019\u201d]?"
+# "NE-SAC", "COVID-19", "R&D"), maybe quoted. Matched from the start of such a run only, and never
+# given back (possessive): a run of thousands of "AB-AB-..." is read once, not once per letter.
+ACRONYM = r"[\"'\u2018\u201c]?(?<![\w&-])(?P<acronym>[A-Z][A-Z0-9&]*+(?:-[A-Z0-9]+)*+)[\"'\u2019\u201d]?"
 _AN_ABBREVIATION = r"(?:(?i:the|an?)\s+)?(?:(?i:acronym|abbreviation|initialism|abbreviated\s+term|term)\s+)?"
 # Each way a part asks what an acronym stands for, by name. Only the cue words fold case: the
 # acronym is written in capitals.
