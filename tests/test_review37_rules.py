@@ -1,5 +1,6 @@
 """Review of this stop's answer-stage rules (acronyms, ordinals): bounded work on pathological
-input. Each rule reads a 10k-character part in well under a second (no catastrophic backtracking)."""
+input (each rule reads a 10k-character part in well under a second: no catastrophic
+backtracking), and ordinary questions that ask, or do not ask, for a long form or a place."""
 
 from __future__ import annotations
 
@@ -58,7 +59,39 @@ def test_a_rule_reads_a_pathological_part_in_bounded_time(rule: str, text: str) 
         ("What is the full form of B2B?", "B2B"),
         ("What does " + "AB-" * 50 + "CD stand for?", "AB-" * 50 + "CD"),
         ("What does e-NARL stand for?", None),  # a capital after a hyphen starts no acronym
+        # Acronyms written with small letters too, two capitals at least.
+        ("What does SARS-CoV-2 stand for?", "SARS-CoV-2"),
+        ("What does IoT stand for?", "IoT"),
+        ("What does PhD stand for?", "PhD"),
+        ("What does Gadanki stand for?", None),  # one capital: a name
+        # What it means to or for someone is its bearing, not its words.
+        ("What does NARL mean to the staff?", None),
+        ("What does EBITDA mean for the company?", None),
+        ("What does EBITDA mean?", "EBITDA"),
+        ("What does the term NPS refer to?", "NPS"),
     ],
 )
 def test_an_acronym_is_read_whole_from_where_it_starts(part: str, acronym: str | None) -> None:
     assert acronyms.acronym_asked(part) == acronym
+
+
+@pytest.mark.parametrize(
+    ("part", "place"),
+    [
+        ("When was the first time the company reported a loss?", None),
+        ("What was revenue in the second half of 2023?", None),
+        ("What is the first quarter revenue?", None),
+        ("Who is the second largest shareholder?", None),
+        ("What is the second to last step?", None),
+        ("What was the first year of operation?", None),
+        ("What are the first three steps?", (1, 3, False)),
+        ("What is the 2nd step?", (2, 1, False)),
+        ("What are the last 99 chapters?", (1, 99, True)),
+        ("What is the 0th chapter?", None),
+    ],
+)
+def test_ordinary_questions_ask_for_a_place_only_in_a_list(
+    part: str, place: tuple[int, int, bool] | None
+) -> None:
+    found = ordinals.position_asked(part)
+    assert (None if found is None else (found.start, found.count, found.from_end)) == place
