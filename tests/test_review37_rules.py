@@ -5,13 +5,17 @@ backtracking), and ordinary questions that ask, or do not ask, for a long form o
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pytest
 
-from localqa.answers import ordinals
+from localqa.answers import listing, ordinals
+from localqa.answers.answering import quote_check
 from localqa.language.acronyms import definitions, long_form
 from localqa.question import acronyms
+from localqa.settings import AnswerSettings
+from localqa.types import Answer, Candidate, Kind, Location, Passage
+from localqa.values.choosing import Alone
 
 PATHOLOGICAL = {
     "capitals and hyphens": "AB-" * 3400,
@@ -95,3 +99,90 @@ def test_ordinary_questions_ask_for_a_place_only_in_a_list(
 ) -> None:
     found = ordinals.position_asked(part)
     assert (None if found is None else (found.start, found.count, found.from_end)) == place
+
+
+# --- lists of numbered entries: bounded, distinct, verified -----------------------------------------
+
+CONTENTS = "Report > Contents > Chapters"
+
+
+def _contents(total: int) -> list[Passage]:
+    """A contents page of `total` numbered chapters, and an appendix after them (the run does not
+    end its page)."""
+    texts = [*(f"{n}. Chapter {n} ........ {n + 4}" for n in range(1, total + 1)), "Appendix 1: Data"]
+    return [
+        Passage(kind=Kind.PROSE, source="r.pdf", page=2, text=text, section=CONTENTS, paragraph=n)
+        for n, text in enumerate(texts, start=1)
+    ]
+
+
+class _Contents(Alone):
+    """A context whose every page is one long contents page; counts the pages read."""
+
+    def __init__(self, total: int) -> None:
+        self.page = _contents(total)
+        self.reads = 0
+
+    def passages(self, location: Location) -> Sequence[Passage]:
+        self.reads += 1
+        return self.page
+
+
+def _list(part: str, total: int) -> tuple[Answer, _Contents]:
+    where = Location(
+        source="r.pdf",
+        page=2,
+        kind=Kind.PROSE,
+        section=CONTENTS,
+        table=None,
+        row=None,
+        paragraph=1,
+        effective=None,
+    )
+    quote = "1. Chapter 1 ........ 5"
+    answer = Answer.verified_quote(quote, where)
+    candidate = Candidate(rank=1, score=1.0, location=where, text=quote, doc_id="r", tenant="t")
+    context = _Contents(total)
+    return listing.list_answer(part, answer, (), [candidate], AnswerSettings(), quote_check, context), context
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        "What are the chapters?",
+        "What are the first 20 chapters?",
+        "What are the last 99 chapters?",
+        "What are the first twelve chapters?",
+        "What is the 40th chapter?",
+        "How many chapters are there?",
+    ],
+)
+def test_a_list_of_hundreds_of_entries_is_bounded_distinct_and_verified(part: str) -> None:
+    started = time.perf_counter()
+    answer, context = _list(part, 500)
+    assert time.perf_counter() - started < 2 and context.reads <= 2
+    value = answer.value
+    assert answer.verified and value is not None and value.items, answer
+    by_place = {(i.citation.source, i.citation.page, i.citation.paragraph): i for i in value.items}
+    page = {(p.source, p.page, p.paragraph): p for p in context.page}
+    problem = listing.list_problem(
+        value,
+        lambda item: (
+            quote_check(
+                item.quote,
+                page[(item.citation.source, item.citation.page, item.citation.paragraph)].text,
+                Kind.PROSE,
+            )
+            is None
+        ),
+    )
+    assert problem is None, problem
+    assert len(by_place) == len(value.items) <= listing.LIST_BOUND
+    assert answer.quote == value.items[0].quote
+
+
+def test_the_place_asked_for_is_the_entry_given() -> None:
+    answer, _ = _list("What is the 40th chapter?", 500)
+    assert answer.value is not None and answer.value.text == "40. Chapter 40", answer
+    last, _ = _list("What are the last 2 chapters?", 30)
+    assert last.value is not None and last.value.text == "29. Chapter 29; 30. Chapter 30", last

@@ -18,7 +18,9 @@ import re
 # digits or inner hyphens or an ampersand ("NARL", "NE-SAC", "COVID-19", "R&D", "IoT", "PhD",
 # "SARS-CoV-2"), maybe quoted. Matched from the start of such a run only, and never
 # given back (possessive): a run of thousands of "AB-AB-..." is read once, not once per letter.
-ACRONYM = r"[\"'\u2018\u201c]?(?<![\w&-])(?P<acronym>[A-Z][A-Za-z0-9&]*+(?:-[A-Za-z0-9]+)*+)[\"'\u2019\u201d]?"
+ACRONYM = (
+    r"[\"'\u2018\u201c]?(?<![\w&-])(?P<acronym>[A-Z][A-Za-z0-9&]*+(?:-[A-Za-z0-9]+)*+)[\"'\u2019\u201d]?"
+)
 _AN_ABBREVIATION = r"(?:(?i:the|an?)\s+)?(?:(?i:acronym|abbreviation|initialism|abbreviated\s+term|term)\s+)?"
 # Each way a part asks what an acronym stands for, by name. Only the cue words fold case: the
 # acronym is written in capitals.
@@ -45,7 +47,9 @@ ACRONYM_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # means by, to or for something ("what does EBITDA mean for the company": its bearing, not its words)
     (
         "means",
-        re.compile(rf"\b{_AN_ABBREVIATION}{ACRONYM}\s+(?i:means?|meant|refers?\s+to)\b(?!\s+(?i:that|by|to|for)\b)"),
+        re.compile(
+            rf"\b{_AN_ABBREVIATION}{ACRONYM}\s+(?i:means?|meant|refers?\s+to)\b(?!\s+(?i:that|by|to|for)\b)"
+        ),
     ),
     # "Expand NARL"
     ("expand", re.compile(rf"^\W*(?i:expand)\s+{_AN_ABBREVIATION}{ACRONYM}\W*$")),
