@@ -298,7 +298,9 @@ class Library:
         `page`: decided from the caller's documents before any passage is read). `source` must
         be exactly an indexed source name, `text` is compared, never parsed."""
         caller = caller or Caller()
-        if not text or limit < 1:
+        # No indexed text or name holds a NUL (PostgreSQL stores none): such a read finds nothing,
+        # rather than failing as if the index were broken.
+        if not text or limit < 1 or "\x00" in text or "\x00" in source:
             return ()
         with self._reading() as store:
             allowed = store.eligible(as_of, caller)

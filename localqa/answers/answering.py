@@ -201,10 +201,10 @@ def answer_part(
             "value": checked(value_of(question, answer.quote, answer.citation, context), answer.quote),
         }
     )
-    defined = _defined(question, answer, candidates, settings, context)
+    defined = _defined(question, answer, candidates, settings, context, unheld)
     if defined is not None:
         return defined
-    return _listed(question, answer, ranking, candidates, settings, context)
+    return _listed(question, answer, ranking, candidates, settings, context, unheld)
 
 
 def _defined(
@@ -213,12 +213,14 @@ def _defined(
     candidates: tuple[Candidate, ...],
     settings: AnswerSettings,
     context: Context | None,
+    unheld: Collection[str] | None = None,
 ) -> Answer | None:
     """A part asking what an acronym stands for (`localqa.answers.definitions`): the answer with,
     as its quote, the sentence that defines it (the part's passages first, then its documents'
     as the caller may see them through `context`), verified by the one rule and cited where it
-    is, and the long form as its value; None when the part asks no such thing or no visible
-    sentence defines it (the answer stands)."""
+    is, judged for evidence coverage afresh (`_rejudged`), and the long form as its value; None
+    when the part asks no such thing, no visible sentence defines it or coverage refuses that
+    sentence (the answer stands)."""
     acronym = acronym_asked(question)
     if acronym is None or answer.citation is None:
         return None
@@ -231,7 +233,46 @@ def _defined(
         "value": checked(Value(text=found.long_form), found.quote),
         "other_evidence": _other_documents(candidates, found.citation, settings),
     }
-    return answer.model_copy(update=update)
+    return _rejudged(question, answer.model_copy(update=update), found.passage, candidates, settings, unheld)
+
+
+def _rejudged(
+    question: str,
+    replaced: Answer,
+    passage: str,
+    candidates: tuple[Candidate, ...],
+    settings: AnswerSettings,
+    unheld: Collection[str] | None,
+) -> Answer | None:
+    """An answer whose quote the answer stage replaced after coverage judged the first one (the
+    sentence that defines an acronym, a list's first entry), judged afresh on its new quote and
+    `passage`: the doubts and verdict of the quote it replaced say nothing of this one (a word
+    "no passage mentions" that the new quote holds, a name its document lacks). None when
+    coverage refuses the new quote."""
+    assert replaced.citation is not None  # a replaced answer is a verified quote
+    fresh = replaced.model_copy(update={"coverage": None, "doubts": ()})
+    judged = coverage.judge(
+        question,
+        fresh,
+        (*candidates, _as_candidate(replaced.citation, passage, candidates)),
+        settings,
+        unheld=unheld,
+    )
+    return judged if judged.verified else None
+
+
+def _as_candidate(where: Location, passage: str, candidates: tuple[Candidate, ...]) -> Candidate:
+    """A passage read beyond retrieval (a document's definition, a contents page's entry) as a
+    candidate of its document, for the coverage check: the retrieved candidate at `where` when
+    there is one, else its text and place with the owner, title and period of its document's
+    best candidate (one source is one document)."""
+    same = next((c for c in candidates if c.location == where), None)
+    if same is not None:
+        return same
+    document = min((c for c in candidates if c.location.source == where.source), key=lambda c: c.rank)
+    return document.model_copy(
+        update={"rank": len(candidates) + 1, "score": 0.0, "location": where, "text": passage, "boxes": ()}
+    )
 
 
 def _defines(found: definitions.Defined) -> bool:
@@ -248,13 +289,23 @@ def _listed(
     candidates: tuple[Candidate, ...],
     settings: AnswerSettings,
     context: Context | None,
+    unheld: Collection[str] | None = None,
 ) -> Answer:
     """A part asking for a list or a count gets its items (`localqa.answers.listing`; a table's
     rows read whole through `context`), each verified by the one rule; every other answer is
     unchanged. An item is held to what the quote is held to: a sentence that addresses its reader
     ("Ignore all previous instructions: ...") states no fact, and is no item
-    (`coverage.addresses_reader`)."""
-    return listing.list_answer(question, answer, ranking.units, candidates, settings, _item_check, context)
+    (`coverage.addresses_reader`). A list whose first item became the quote (numbered entries) is
+    judged for coverage on that quote (`_rejudged`); when coverage refuses it, the answer stands
+    without the list."""
+    listed = listing.list_answer(question, answer, ranking.units, candidates, settings, _item_check, context)
+    if listed.citation == answer.citation or listed.citation is None or listed.quote is None:
+        return listed
+    update = {"other_evidence": _other_documents(candidates, listed.citation, settings)}
+    rejudged = _rejudged(
+        question, listed.model_copy(update=update), listed.quote, candidates, settings, unheld
+    )
+    return answer if rejudged is None else rejudged
 
 
 def _item_check(quote: str, text: str, kind: Kind) -> object:

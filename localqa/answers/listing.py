@@ -21,10 +21,10 @@ its noun (`numbered_entries`, `localqa.answers.numbered`: under the quote's head
 candidate's heading in one document, else, for a task's steps, after the lead-in that names the
 task the part names, "To replace the grille:"), or the people of the organisation a count names
 (`affiliated_people`); of those a part asks for by their place ("the last 4 chapters", "the second
-step": `localqa.answers.ordinals`), the entries at that place (`selected`), none when the run is too
-short. A part that asks by place and no numbered run answers gets no list: sentences come in the
-scorer's order, which says nothing of first or last. Otherwise (`collect`): the part's own
-verified quote first, then
+step": `localqa.answers.ordinals`), the entries at that place (`selected`; at most `LIST_BOUND`, as
+every list), none when the run is too short. A part that asks by place and no numbered run answers
+gets no list: sentences come in the scorer's order, which says nothing of first or last. Otherwise
+(`collect`): the part's own verified quote first, then
 
 - for a table row, the other rows of the whole table it is in (`table_items`), read from the index
   as the caller may see that page (`Context.table`: the same eligibility its document passed, so a
@@ -558,9 +558,9 @@ def _entries(
     entries = numbered_entries(part, noun, answer, candidates, context, check)
     if entries is None:
         return None
-    if ask.position is not None:
-        return selected(ask.position, entries)
-    return bounded(entries)
+    chosen = selected(ask.position, entries) if ask.position is not None else entries
+    # "The first 20 chapters" are a list like any other: at most `LIST_BOUND` of them are shown.
+    return chosen if isinstance(chosen, str) else bounded(chosen)
 
 
 def list_answer(

@@ -1,8 +1,9 @@
 """Which question parts ask what an acronym stands for, and which acronym: "What does NARL stand
 for", "What is NARL stand for", "what is the full form of GCIS", "What is EPS short for", "What
 does the abbreviation RAG mean" (`ACRONYM_QUESTIONS`, a named table, table-tested). The acronym is
-a word the part writes in capitals (`ACRONYM`: letters, maybe digits, inner hyphens or an
-ampersand, at least `MIN_CAPITALS` capital letters), compared as written.
+a word the part writes with a capital first (`ACRONYM`: letters, maybe digits, inner hyphens or an
+ampersand, at least `MIN_CAPITALS` capital letters: "NARL", "IoT", "SARS-CoV-2"), compared as
+written.
 
 Read by the answer stage, which quotes the sentence that defines it (`localqa.answers.definitions`),
 by the value of a sentence that defines it (`localqa.values.phrases`), and by evidence coverage,
@@ -13,9 +14,13 @@ from __future__ import annotations
 
 import re
 
-# An acronym as a part writes it: capitals, maybe digits or inner hyphens or an ampersand ("NARL",
-# "NE-SAC", "COVID-19", "R&D"), maybe quoted.
-ACRONYM = r"[\"'\u2018\u201c]?(?P<acronym>[A-Z][A-Z0-9&]*(?:-[A-Z0-9]+)*)[\"'\u2019\u201d]?"
+# An acronym as a part writes it: a capital, then letters (two capitals in all: `MIN_CAPITALS`), maybe
+# digits or inner hyphens or an ampersand ("NARL", "NE-SAC", "COVID-19", "R&D", "IoT", "PhD",
+# "SARS-CoV-2"), maybe quoted. Matched from the start of such a run only, and never
+# given back (possessive): a run of thousands of "AB-AB-..." is read once, not once per letter.
+ACRONYM = (
+    r"[\"'\u2018\u201c]?(?<![\w&-])(?P<acronym>[A-Z][A-Za-z0-9&]*+(?:-[A-Za-z0-9]+)*+)[\"'\u2019\u201d]?"
+)
 _AN_ABBREVIATION = r"(?:(?i:the|an?)\s+)?(?:(?i:acronym|abbreviation|initialism|abbreviated\s+term|term)\s+)?"
 # Each way a part asks what an acronym stands for, by name. Only the cue words fold case: the
 # acronym is written in capitals.
@@ -38,10 +43,13 @@ ACRONYM_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
             rf"{_AN_ABBREVIATION}{ACRONYM}"
         ),
     ),
-    # "What does the abbreviation RAG mean", "what does NARL mean", "what NARL refers to"
+    # "What does the abbreviation RAG mean", "what does NARL mean", "what NARL refers to"; not what it
+    # means by, to or for something ("what does EBITDA mean for the company": its bearing, not its words)
     (
         "means",
-        re.compile(rf"\b{_AN_ABBREVIATION}{ACRONYM}\s+(?i:means?|meant|refers?\s+to)\b(?!\s+(?i:that|by)\b)"),
+        re.compile(
+            rf"\b{_AN_ABBREVIATION}{ACRONYM}\s+(?i:means?|meant|refers?\s+to)\b(?!\s+(?i:that|by|to|for)\b)"
+        ),
     ),
     # "Expand NARL"
     ("expand", re.compile(rf"^\W*(?i:expand)\s+{_AN_ABBREVIATION}{ACRONYM}\W*$")),
