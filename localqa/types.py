@@ -101,6 +101,21 @@ class Passage(Frozen):
     row: int | None = None
     boxes: tuple[Box, ...] = ()
 
+    def located(self, beside: Location) -> Location:
+        """Where this passage is, cited beside `beside`, a citation of the same document (a
+        row of the quote's table, a numbered entry, a defining sentence): its `effective`
+        date is that document's."""
+        return Location(
+            source=self.source,
+            page=self.page,
+            kind=self.kind,
+            section=self.section,
+            table=self.table,
+            row=self.row,
+            paragraph=self.paragraph,
+            effective=beside.effective,
+        )
+
 
 class Location(Frozen):
     """Where a passage is, in the fields every JSON output shares. Every format fills the same

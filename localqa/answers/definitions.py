@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from localqa.answers import sentences
-from localqa.derived.extremes import row_location
 from localqa.language.acronyms import long_form
 from localqa.language.text import squash
 from localqa.types import Candidate, Kind, Location
@@ -74,7 +73,7 @@ def definition(
         return None
     for source, effective in _documents(retrieved)[:DOCUMENTS_READ]:
         for passage in context.passages_containing(source, acronym, DOCUMENT_PASSAGES):
-            for found in _defining(acronym, passage.text, row_location(passage, effective)):
+            for found in _defining(acronym, passage.text, passage.located(effective)):
                 if verified(found):
                     return found
     return None

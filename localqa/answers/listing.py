@@ -292,7 +292,7 @@ def table_items(table: Sequence[Passage], cited: Location) -> Iterator[tuple[str
             continue
         if extremes.is_total(row_item(row.text) or ""):
             continue
-        yield squash(row.text), row.text, extremes.row_location(row, cited)
+        yield squash(row.text), row.text, row.located(cited)
 
 
 def whole_table(
@@ -427,7 +427,7 @@ def affiliated_people(
             quote = squash(line.text)
             if check(quote, line.text, line.kind) is not None:
                 return None  # every person counted is shown, or none is counted
-            items.append(ListItem(text=name, quote=quote, citation=extremes.row_location(line, pages[0])))
+            items.append(ListItem(text=name, quote=quote, citation=line.located(pages[0])))
         return Listed(tuple(items), True)
     return None
 
@@ -467,7 +467,7 @@ def numbered_entries(
         )
         if not first or check(quote, passage.text, passage.kind) is not None:
             return None  # every entry counted is shown, or none is counted
-        where = extremes.row_location(passage, run.at)
+        where = passage.located(run.at)
         items.append(ListItem(text=numbered.entry_text(first) or first, quote=quote, citation=where))
     if len({_key(i.quote) for i in items}) != len(items):
         return None  # two entries in one sentence: each entry counted is its own quote, or none is counted

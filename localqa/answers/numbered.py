@@ -157,7 +157,7 @@ def _found(
     for headings in headings_by_document(candidates):
         first = headings[0]
         found = containing(first.source, task, TASK_LOOKUPS)
-        places = {(p.page, p.section): _location(p, first) for p in found}
+        places = {(p.page, p.section): p.located(first) for p in found}
         runs = [
             r
             for where in places.values()
@@ -195,20 +195,6 @@ def read_on(run: Run, page: Callable[[Location], Sequence[Passage]]) -> Run:
         ends = following[-1] == under[runs[0].entries[-1][0]]
         return replace(run, entries=run.entries + more, ends_page=ends)
     return run
-
-
-def _location(passage: Passage, beside: Location) -> Location:
-    """Where `passage` is, its document's `effective` date that of `beside` (the same document)."""
-    return Location(
-        source=passage.source,
-        page=passage.page,
-        kind=passage.kind,
-        section=passage.section,
-        table=passage.table,
-        row=passage.row,
-        paragraph=passage.paragraph,
-        effective=beside.effective,
-    )
 
 
 def headings_by_document(candidates: Sequence[Candidate]) -> list[list[Location]]:

@@ -83,21 +83,6 @@ def is_total(label: str) -> bool:
     return _TOTAL.search(label) is not None
 
 
-def row_location(row: Passage, cited: Location) -> Location:
-    """Where `row` is, as a citation of it beside `cited` (the part's own): its `effective` date
-    is the cited document's, the row being of the same table."""
-    return Location(
-        source=row.source,
-        page=row.page,
-        kind=row.kind,
-        section=row.section,
-        table=row.table,
-        row=row.row,
-        paragraph=row.paragraph,
-        effective=cited.effective,
-    )
-
-
 _DASH = re.compile(r"^[\u2014\u2013-]+$")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
@@ -150,7 +135,7 @@ def extreme(
         label = row_label(read) or f"row {row.row}"
         if is_total(label):
             continue
-        location = row_location(row, effective)
+        location = row.located(effective)
         figure = _figure(chosen, read, row, location, f"row_{number}", context)
         if figure is None:
             missing.append(label)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from localqa.derived import arithmetic, computing
-from localqa.derived.extremes import is_total, row_label, row_location
+from localqa.derived.extremes import is_total, row_label
 from localqa.derived.figures import asking
 from localqa.language.words import singular
 from localqa.types import Location, Operand, Passage, Value
@@ -262,7 +262,7 @@ def total(chosen: TotalPlan, rows: Sequence[Passage], cited: Location, around: S
             value = cell_value(slot.read, slot.cell, around).model_copy(
                 update={"row": slot.row_name, "column": slot.header}
             )
-            location = row_location(slot.row, cited)
+            location = slot.row.located(cited)
             operands[-1].append(
                 Operand(name=f"cell_{number}", value=value, quote=slot.row.text, citation=location)
             )
