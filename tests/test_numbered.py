@@ -295,7 +295,7 @@ def test_a_run_under_a_candidates_heading_is_found_when_the_quotes_heading_has_n
     assert run.at == candidates[1].location
 
 
-def test_one_documents_run_is_never_mixed_with_or_replaced_by_anothers() -> None:
+def test_the_run_is_the_quoted_documents_never_anothers() -> None:
     runs = {("a.pdf", 2): ["1. Intro", "2. Methods"], ("b.pdf", 4): ["1. Ocean", "2. Ice", "3. Air"]}
     candidates = [
         _candidate(1, "a.pdf", 9, "Report > Methods"),
@@ -303,9 +303,14 @@ def test_one_documents_run_is_never_mixed_with_or_replaced_by_anothers() -> None
         _candidate(3, "a.pdf", 2, CONTENTS),
     ]
     run = numbered.find_run("chapters", candidates[0].location, candidates, _pages(runs))
-    # The first document in rank order with a run gives it: a.pdf, though b.pdf's candidate ranks higher.
+    # The quote's document gives it: a.pdf, though b.pdf's candidate ranks higher.
     assert run is not None and {e.passage.source for e in run.entries} == {"a.pdf"}
     assert len(run.entries) == 2
+    # A quote of b.pdf's gets b.pdf's run, and a quote of a document with none gets none.
+    run = numbered.find_run("chapters", candidates[1].location, candidates, _pages(runs))
+    assert run is not None and {e.passage.source for e in run.entries} == {"b.pdf"}
+    elsewhere = _candidate(5, "c.pdf", 1, "Guide > Moorings")
+    assert numbered.find_run("chapters", elsewhere.location, [elsewhere, *candidates], _pages(runs)) is None
     # Two runs in one document (two contents pages) are not chosen between.
     runs[("a.pdf", 3)] = ["1. Other", "2. List"]
     candidates.append(_candidate(4, "a.pdf", 3, CONTENTS))

@@ -18,7 +18,7 @@ Which parts (`asked`, rules as named tables, each table-tested):
 
 Which items: first, for a part whose quote is no table row, the numbered entries that count or list
 its noun (`numbered_entries`, `localqa.answers.numbered`: under the quote's heading, else under a
-candidate's heading in one document, else, for a task's steps, after the lead-in that names the
+candidate's heading in the quote's document, else, for a task's steps, after the lead-in that names the
 task the part names, "To replace the grille:"), or the people of the organisation a count names
 (`affiliated_people`); of those a part asks for by their place ("the last 4 chapters", "the second
 step": `localqa.answers.ordinals`), the entries at that place (`selected`; at most `LIST_BOUND`, as
@@ -441,9 +441,9 @@ def numbered_entries(
     check: QuoteCheck,
 ) -> Listed | None:
     """The numbered entries that count `noun` under the quote's heading, else under a candidate's
-    heading in one document (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"), all of
-    them, each verified by the one rule, or None: the things counted or listed when no sentence
-    states their number and no table lists them. Unbounded: a part may ask for the last of them
+    heading in the quote's document (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"),
+    all of them, each verified by the one rule, or None: the things counted or listed when no
+    sentence states their number and no table lists them. Unbounded: a part may ask for the last of them
     (`selected`); `bounded` cuts a list of them."""
     assert answer.citation is not None
     task = numbered.task_asked(part)

@@ -26,15 +26,15 @@ The appendices "Appendix 1" to "Appendix 5" beside chapters are no chapters. Of 
 count, those whose lead-in names the part's task when some do; then exactly one, of at least two
 entries, or none: two runs that could both be the count are not chosen between.
 
-Where (`find_run`): under the quote's own heading on its page first; else under the heading of each
-candidate retrieval returned (a contents page's "CHAPTERS" that matched the part's words while the
-quote came from another page), one document at a time in rank order: the first document with a
-run under any of its candidates' headings gives it, when it has exactly one (two are not chosen
-between, and another document's run is never added to it or taken instead). Else, for a part that
-counts a task's steps, the run whose lead-in names the task, under the headings of the passages of
-each candidate's document, in rank order, that hold the task as the part writes it
-(`Context.passages_containing`, at most `TASK_LOOKUPS`: the lead-in "To replace the grille:" on a
-page retrieval did not return), the same way.
+Where (`find_run`): in the quote's document only, whose answer it is (a part asking for the
+chapters of one guide never gets another report's contents): under the quote's own heading on its
+page first; else under the heading of each candidate of that document retrieval returned (a
+contents page's "CHAPTERS" that matched the part's words while the quote came from another page),
+in rank order, when exactly one run is there (two are not chosen between). Else, for a part that
+counts a task's steps, the run whose lead-in names the task, under the headings of the document's
+passages that hold the task as the part writes it (`Context.passages_containing`, at most
+`TASK_LOOKUPS`: the lead-in "To replace the grille:" on a page retrieval did not return), the same
+way.
 
 Serves a count that no single sentence states and no table lists (`localqa.answers.listing` asks
 for it only then), and a list of the things counted ("what are the chapters", "the last 4
@@ -128,11 +128,11 @@ def find_run(
     containing: Callable[[str, str, int], Sequence[Passage]] | None = None,
 ) -> Run | None:
     """The one run that counts `noun` under the quote's heading (`cited`), else under the headings
-    of one document's candidates, documents in rank order, else under the headings of passages
-    holding `task` in one candidate's document (see the module's rules), or None. `page`: a
-    page's passages as the caller may see them; `containing`: a document's passages holding a
-    text, as the caller may see them."""
-    run = _found(noun, cited, candidates, page, task, containing)
+    of the candidates of the quote's document, else under the headings of its passages holding
+    `task` (see the module's rules), or None. `page`: a page's passages as the caller may see
+    them; `containing`: a document's passages holding a text, as the caller may see them."""
+    own_document = [c for c in candidates if c.location.source == cited.source]
+    run = _found(noun, cited, own_document, page, task, containing)
     return read_on(run, page) if run is not None else None
 
 
