@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-import pymupdf
 import pytest
 from backends import BOTH
+from paragraph_reports import write_report
 
 from localqa.answers import definitions
 from localqa.answers.answering import quote_check
@@ -50,21 +50,6 @@ access = "public"
 series = "staff-notes"
 access = "staff"
 """
-
-
-def write_report(path: Path, title: str, pages: list[list[str]]) -> Path:
-    with pymupdf.open() as document:
-        for number, paragraphs in enumerate(pages, start=1):
-            page = document.new_page()
-            page.insert_text((72, 72), f"{title} {number}", fontname="hebo", fontsize=16)
-            y = 110.0
-            for paragraph in paragraphs:
-                box = pymupdf.Rect(72, y, 520, y + 60)
-                page.insert_textbox(box, paragraph, fontname="helv", fontsize=10)
-                y += 80
-        document.set_metadata({"title": title})
-        document.save(path)
-    return path
 
 
 @pytest.fixture(scope="module")

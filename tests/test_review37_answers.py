@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from paragraph_reports import write_report
 
 from localqa.indexing.index import refresh_index
 from localqa.library import Library
@@ -28,21 +29,6 @@ SPACE = [
         "The MST Radar facility at NARL observes the winds.",
     ],
 ]
-
-
-def write_report(path: Path, title: str, pages: list[list[str]]) -> Path:
-    with pymupdf.open() as document:
-        for number, paragraphs in enumerate(pages, start=1):
-            page = document.new_page()
-            page.insert_text((72, 72), f"{title} {number}", fontname="hebo", fontsize=16)
-            y = 110.0
-            for paragraph in paragraphs:
-                box = pymupdf.Rect(72, y, 520, y + 60)
-                page.insert_textbox(box, paragraph, fontname="helv", fontsize=10)
-                y += 80
-        document.set_metadata({"title": title})
-        document.save(path)
-    return path
 
 
 def index(folder: Path, catalog: str) -> Path:
