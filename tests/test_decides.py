@@ -125,7 +125,7 @@ DECISIONS: list[
         None,
     ),
     (
-        "a value of the asked kind, clearly first",
+        "a value of the asked kind, the scorer's first",
         HOW_LONG,
         [(DAYS, Kind.PROSE), (EQUIPMENT_DAYS, Kind.PROSE)],
         [(DAYS, 0.0492, Kind.PROSE, None), (EQUIPMENT_DAYS, 0.030, Kind.PROSE, None)],

@@ -35,7 +35,9 @@ from localqa.values.choosing import Context, value_of
 from localqa.values.spans import choose_span
 
 IDENTIFIER_ROW = "the identifier's own table row"
-VALUE_MARGIN = "a value of the asked kind, clearly first"
+# The scorer's first by `decide_margin` (0 by default: first among the units that can answer, not
+# "clearly" first, which the label said while the margin was being chosen).
+VALUE_MARGIN = "a value of the asked kind, the scorer's first"
 FIGURE = "a figure computed from cited operands"
 
 # The extractive baseline's bar for a first unit tied to the question (its lexical share, else a
