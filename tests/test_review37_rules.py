@@ -35,6 +35,8 @@ PATHOLOGICAL = {
     "the 2nd": "the 2nd " * 1250,
     "the abbreviation": "the abbreviation " * 600 + "AB",
     "full form of": "full form of " * 800,
+    "meant by": "meant by " * 1100 + "AB",
+    "meant by the abbreviation": "meant by the abbreviation " * 400 + "AB " * 1000,
     "parentheses": "(" * 5000 + "AB" + ")" * 5000,
     "words then a parenthesis": "word " * 2000 + "(AB)",
     "many parentheses": " (AB)" * 2000,
