@@ -451,7 +451,13 @@ def numbered_entries(
     assert answer.citation is not None
     task = numbered.task_asked(part)
     run = numbered.find_run(
-        noun, answer.citation, candidates, context.passages, task, context.passages_containing
+        noun,
+        answer.citation,
+        candidates,
+        context.passages,
+        task,
+        context.passages_containing,
+        context.last_page,
     )
     if run is None:
         return None

@@ -1,9 +1,9 @@
 """Which question parts ask what an acronym stands for, and which acronym: "What does NARL stand
 for", "What is NARL stand for", "what is the full form of GCIS", "What is EPS short for", "What
-does the abbreviation RAG mean", "What is meant by ESG" (`ACRONYM_QUESTIONS`, a named table, table-tested). The acronym is
-a word the part writes with a capital first (`ACRONYM`: letters, maybe digits, inner hyphens or an
-ampersand, at least `MIN_CAPITALS` capital letters: "NARL", "IoT", "SARS-CoV-2"), compared as
-written.
+does the abbreviation RAG mean", "What is meant by ESG" (`ACRONYM_QUESTIONS`, a named table,
+table-tested). The acronym is a word the part writes with a capital first (`ACRONYM`: letters,
+maybe digits, inner hyphens or an ampersand, at least `MIN_CAPITALS` capital letters: "NARL",
+"IoT", "SARS-CoV-2"), compared as written.
 
 Read by the answer stage, which quotes the sentence that defines it (`localqa.answers.definitions`),
 by the value of a sentence that defines it (`localqa.values.phrases`), and by evidence coverage,
