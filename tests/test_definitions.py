@@ -161,6 +161,10 @@ def test_a_part_that_asks_no_long_form_is_unchanged(library: Path) -> None:
         ("What does EBITDA mean for the company?", None),  # its bearing, not its words
         ("What does the company mean by strong EBITDA growth?", None),
         ("What is meant by A?", None),  # one capital is a word
+        # One capital and a digit is no acronym: the definition rule cannot match "5" to "fifth" in
+        # "fifth generation (5G)", and "Q3" is most often a period's label.
+        ("What does 5G stand for?", None),
+        ("What does Q3 stand for?", None),
     ],
 )
 def test_which_parts_ask_what_an_acronym_stands_for(part: str, acronym: str | None) -> None:
