@@ -310,6 +310,17 @@ class Library:
             found = store.passages_containing(Scope(doc_ids=mine), source, text, bounded) if mine else []
         return tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
 
+    def last_page(self, source: str, *, as_of: date, caller: Caller | None = None) -> int | None:
+        """The last page of `source` as the index holds it for `caller` on `as_of`
+        (`Store.last_page`: its last page with text, or a later page awaiting OCR), or None: a
+        source without pages, or one the caller may not see (as `page`: decided from the caller's
+        documents before any passage is read). `source` is compared, never used as a path."""
+        caller = caller or Caller()
+        with self._reading() as store:
+            allowed = store.eligible(as_of, caller)
+            mine = frozenset(doc_id for doc_id, d in allowed.items() if d.source == source)
+            return store.last_page(Scope(doc_ids=mine), source) if mine else None
+
     def documents(self, *, as_of: date, caller: Caller | None = None) -> list[ListedDocument]:
         """The documents listed for `caller` (`eligibility.listed`: those they could retrieve
         from on some date; a draft or retired document, another tenant's or a narrower access
@@ -382,6 +393,7 @@ class IndexContext:
         self.years = tuple(m.year for m in periods.mentions(question))
         self._calendars: dict[str, FiscalCalendar] = {}
         self._pages: dict[tuple[str, int | None], tuple[Passage, ...]] = {}
+        self._last_pages: dict[str, int | None] = {}
 
     def calendar(self, source: str) -> FiscalCalendar:
         if source not in self._calendars:
@@ -429,6 +441,13 @@ class IndexContext:
         return self.library.passages_containing(
             source, text, as_of=self.as_of, caller=self.caller, limit=limit
         )
+
+    def last_page(self, source: str) -> int | None:
+        """The last page of `source` as the caller may see it (`Library.last_page`; None for a
+        document it may not see): a numbered run on it ends there (`localqa.answers.numbered`)."""
+        if source not in self._last_pages:
+            self._last_pages[source] = self.library.last_page(source, as_of=self.as_of, caller=self.caller)
+        return self._last_pages[source]
 
     def _page(self, location: Location) -> tuple[Passage, ...]:
         """The passages of `location`'s page the caller may see (none when it may see none)."""

@@ -151,6 +151,20 @@ def test_a_part_that_asks_no_long_form_is_unchanged(library: Path) -> None:
         ("What does A stand for?", None),  # one capital is a word
         ("What does NARL mean by monsoon onset?", None),  # what it means by something
         ("How many staff does NARL have?", None),
+        # What is meant by an acronym: its long form.
+        ("What is meant by ESG?", "ESG"),
+        ("What does the company mean by EBITDA?", "EBITDA"),
+        ("What is meant by the abbreviation RAG?", "RAG"),
+        ("What is meant by 'NARL' in this report?", "NARL"),
+        ("what is meant by a strong balance sheet", None),  # no acronym
+        ("What is meant by ESG investing?", None),  # a phrase the acronym begins, not the acronym
+        ("What does EBITDA mean for the company?", None),  # its bearing, not its words
+        ("What does the company mean by strong EBITDA growth?", None),
+        ("What is meant by A?", None),  # one capital is a word
+        # One capital and a digit is no acronym: the definition rule cannot match "5" to "fifth" in
+        # "fifth generation (5G)", and "Q3" is most often a period's label.
+        ("What does 5G stand for?", None),
+        ("What does Q3 stand for?", None),
     ],
 )
 def test_which_parts_ask_what_an_acronym_stands_for(part: str, acronym: str | None) -> None:
@@ -211,6 +225,7 @@ def test_a_definition_from_the_candidates_is_verified_by_the_one_rule() -> None:
         ("What does NARL stand for?", "What does  NARL ?"),
         ("what is the full form of GCIS?", "what is the  GCIS ?"),
         ("What does the abbreviation RAG mean?", "What does  RAG ?"),
+        ("What is meant by ESG?", "What is  ESG ?"),
         ("What does the bank stand for?", "What does the bank stand for?"),  # no acronym: unchanged
     ],
 )

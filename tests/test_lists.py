@@ -461,6 +461,9 @@ class WholeTable:
     def passages_containing(self, source: str, text: str, limit: int) -> Sequence[Passage]:
         return ()
 
+    def last_page(self, source: str) -> int | None:
+        return None
+
 
 def counted(
     table: VisibleTable, retrieved: int, question: str = "How many markets are in the Los Angeles area?"

@@ -11,13 +11,16 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from backends import BOTH
 
 from localqa.answers import listing, numbered, ordinals
 from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
+from localqa.store import Db
 from localqa.types import Answer, Caller, Candidate, Kind, Location, Passage
 
+BACKENDS = BOTH  # a document's last page read from the index, on SQLite and PostgreSQL (tests/backends.py)
 AS_OF = date(2026, 1, 1)
 CHAPTERS = [
     "1. Introduction: Climate and Health",
@@ -655,3 +658,114 @@ def test_steps_that_go_on_at_the_next_page_are_all_counted(tmp_path: Path) -> No
     assert answer.value is not None and answer.value.items is not None, answer
     assert [i.text for i in answer.value.items] == FILTER_STEPS
     assert (answer.value.text, [i.citation.page for i in answer.value.items]) == ("5", [1, 1, 1, 2, 2])
+
+
+@pytest.mark.parametrize(
+    ("last_page", "ends_page"),
+    [
+        (3, False),  # its page is the document's last: the run ended there
+        (4, True),  # a next page the caller may not read past (or without an ordinal): may go on
+        (None, True),  # no last page known (a hidden document, or no context): may go on
+    ],
+)
+def test_a_run_on_its_documents_last_page_ended_there(last_page: int | None, ends_page: bool) -> None:
+    pages = {3: _page_of(3, "Replacing the filter", *THREE_STEPS)}
+    cited = CITED.model_copy(update={"page": 3})
+    asked: list[str] = []
+
+    def last(source: str) -> int | None:
+        asked.append(source)
+        return last_page
+
+    run = numbered.find_run("steps", cited, [], lambda where: pages.get(where.page or 0, []), last_page=last)
+    assert run is not None and (len(run.entries), run.ends_page) == (3, ends_page)
+    assert asked == ["guide.pdf"]
+
+
+LAST_PAGE_CATALOG = """
+["climate-report.pdf"]
+series = "climate-report"
+access = "public"
+
+["hidden-report.pdf"]
+series = "hidden-report"
+access = "staff"
+"""
+
+
+def write_contents_last(path: Path, title: str, chapters: list[str]) -> Path:
+    """A report whose contents list is the last thing on its last page (no appendix after it)."""
+    with pymupdf.open() as document:
+        about = document.new_page()
+        about.insert_text((72, 72), title, fontname="hebo", fontsize=18)
+        about.insert_text(
+            (72, 110),
+            "The report assesses how a changing climate affects health.",
+            fontname="helv",
+            fontsize=10,
+        )
+        about.insert_text(
+            (72, 130),
+            f"Each chapter listed in the table of contents of the {title} report was written by experts.",
+            fontname="helv",
+            fontsize=10,
+        )
+        contents = document.new_page()
+        contents.insert_text((72, 72), "TABLE OF CONTENTS", fontname="hebo", fontsize=14)
+        contents.insert_text((72, 100), "CHAPTERS", fontname="hebo", fontsize=12)
+        for n, entry in enumerate(chapters):
+            contents.insert_text(
+                (72, 130 + 24 * n), f"{entry} {'.' * 30} {n + 3}", fontname="helv", fontsize=10
+            )
+        document.set_metadata({"title": title})
+        document.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def contents_last(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("contents-last")
+    write_contents_last(folder / "climate-report.pdf", "Climate and Human Health", REPORT_CHAPTERS)
+    write_contents_last(
+        folder / "hidden-report.pdf", "Secret Ocean Study", [f"{n}. Ocean part {n}" for n in range(1, 8)]
+    )
+    (folder / "catalog.toml").write_text(LAST_PAGE_CATALOG, encoding="utf-8")
+    db = folder / "index.sqlite3"
+    report = refresh_index(folder, db, embed=False)
+    assert not report.problems, report.problems
+    return db
+
+
+def test_the_last_chapters_of_a_contents_list_ending_the_documents_last_page_are_given(
+    contents_last: Path,
+) -> None:
+    answer = ask(contents_last, "What are the last 2 chapters listed in the table of contents?", doc=CLIMATE)
+    assert answer.value is not None and answer.value.items is not None, answer
+    assert [i.text for i in answer.value.items] == REPORT_CHAPTERS[-2:]
+    assert {(i.citation.source, i.citation.page) for i in answer.value.items} == {(CLIMATE, 2)}
+    count = ask(contents_last, "How many chapters are in the Climate and Human Health report?", doc=CLIMATE)
+    assert count.value is not None and count.value.text == str(len(REPORT_CHAPTERS)), count  # not "at least"
+
+
+def test_a_hidden_documents_last_page_is_never_read(contents_last: Path) -> None:
+    question = "What are the last 2 chapters of the Secret Ocean Study?"
+    public = ask(contents_last, question)
+    listed = public.value.items if public.value is not None and public.value.items else ()
+    shown = {i.citation.source for i in listed} | ({public.citation.source} if public.citation else set())
+    assert "hidden-report.pdf" not in shown
+    assert "Ocean part" not in f"{public.quote} {public.value} {public.figure_note}"
+    with Library(contents_last) as opened:
+        assert opened.last_page("hidden-report.pdf", as_of=AS_OF) is None
+        assert opened.last_page("hidden-report.pdf", as_of=AS_OF, caller=Caller(role="staff")) == 2
+    staff = ask(contents_last, question, Caller(role="staff"), doc="hidden-report.pdf")
+    assert staff.value is not None and staff.value.text == "6. Ocean part 6; 7. Ocean part 7", staff
+
+
+def test_both_backends_read_a_documents_last_page_as_the_caller_may_see_it(library_db: Db) -> None:
+    staff = Caller(role="staff")
+    with Library(library_db) as opened:
+        assert opened.last_page("library-handbook.pdf", as_of=AS_OF) == 4  # its page 4 read by OCR
+        assert opened.last_page("staff-procedures.pdf", as_of=AS_OF) is None  # hidden: none
+        assert opened.last_page("staff-procedures.pdf", as_of=AS_OF, caller=staff) == 1
+        assert opened.last_page("fines-and-fees.md", as_of=AS_OF) is None  # no pages
+        assert opened.last_page("no-such-file.pdf", as_of=AS_OF) is None

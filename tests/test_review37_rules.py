@@ -35,6 +35,8 @@ PATHOLOGICAL = {
     "the 2nd": "the 2nd " * 1250,
     "the abbreviation": "the abbreviation " * 600 + "AB",
     "full form of": "full form of " * 800,
+    "meant by": "meant by " * 1100 + "AB",
+    "meant by the abbreviation": "meant by the abbreviation " * 400 + "AB " * 1000,
     "parentheses": "(" * 5000 + "AB" + ")" * 5000,
     "words then a parenthesis": "word " * 2000 + "(AB)",
     "many parentheses": " (AB)" * 2000,
@@ -281,3 +283,25 @@ def test_a_part_naming_an_acronym_many_times_is_read_once() -> None:
 
 
 DEFINES_NARL = "The National Atmospheric Research Laboratory (NARL) is at Gadanki."
+
+
+# Parts that made `listing.asked` quadratic (a lead-in of 20,000 quotes before "what are": 2.9 s),
+# and their neighbours: each is read in linear time.
+LIST_PATHOLOGICAL = {
+    "quotes then capitals": "'" * 20_000 + "AB" * 8000,
+    "quotes then capitals then a comma": "'" * 20_000 + "AB" * 8000 + ",",
+    "spaces then a comma": " " * 20_000 + "x,",
+    "commas": ", a" * 10_000,
+    "commas before what are": "a," * 20_000 + " what are",
+    "what are the then hyphens": "what are the " + "-" * 20_000 + "s",
+    "which then hyphenated words": "which " + "a-" * 10_000 + "s",
+    "how many then hyphenated words": "how many " + "a-" * 10_000,
+    "list the then s": "list the " + "s'" * 10_000,
+}
+
+
+@pytest.mark.parametrize("text", sorted(LIST_PATHOLOGICAL))
+def test_whether_a_part_asks_for_a_list_is_read_in_bounded_time(text: str) -> None:
+    started = time.perf_counter()
+    listing.asked(LIST_PATHOLOGICAL[text])
+    assert time.perf_counter() - started < 0.5

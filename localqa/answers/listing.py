@@ -111,7 +111,10 @@ LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "what are the (plural)",
         re.compile(
-            r"^\W*(?:[\w,' ]+,\s*)?what\s+(?:are|were)\s+(?:the\s+|its\s+|their\s+|all\s+)?"
+            # The lead-in before "what" ("For the bank, what are ..."): its words start at a word
+            # character, so the non-word run before them has one end and the match is linear
+            # ("[\w,' ]+" there would retry from every quote of a run of 20,000).
+            r"^\W*(?:\w[\w,' ]*,\s*)?what\s+(?:are|were)\s+(?:the\s+|its\s+|their\s+|all\s+)?"
             rf"(?:[\w'\u2019-]+\s+){{0,3}}?(?P<noun>{_PLURAL})\b",
             re.I,
         ),
@@ -448,7 +451,13 @@ def numbered_entries(
     assert answer.citation is not None
     task = numbered.task_asked(part)
     run = numbered.find_run(
-        noun, answer.citation, candidates, context.passages, task, context.passages_containing
+        noun,
+        answer.citation,
+        candidates,
+        context.passages,
+        task,
+        context.passages_containing,
+        context.last_page,
     )
     if run is None:
         return None

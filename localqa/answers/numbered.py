@@ -41,8 +41,10 @@ for it only then), and a list of the things counted ("what are the chapters", "t
 chapters": `localqa.answers.ordinals`); each entry is a verified quote (the one rule), listed with
 its citation, and the count is how many are listed. A run that is the last thing on its page is read
 on at the next page as the caller may see it (`read_on`): its next entry among that page's first
-`NEXT_PAGE_PASSAGES` passages continues it; another ordinal there settles that it ended; else the
-count says "at least N" (the next page may continue it).
+`NEXT_PAGE_PASSAGES` passages continues it; another ordinal there settles that it ended, and so
+does its page being the document's last as the caller may see it (`Context.last_page`: a contents
+list at the foot of a document's last page has its last entries); else the count says "at least N"
+(the next page may continue it).
 """
 
 from __future__ import annotations
@@ -126,14 +128,16 @@ def find_run(
     page: Callable[[Location], Sequence[Passage]],
     task: str | None = None,
     containing: Callable[[str, str, int], Sequence[Passage]] | None = None,
+    last_page: Callable[[str], int | None] | None = None,
 ) -> Run | None:
     """The one run that counts `noun` under the quote's heading (`cited`), else under the headings
     of the candidates of the quote's document, else under the headings of its passages holding
     `task` (see the module's rules), or None. `page`: a page's passages as the caller may see
-    them; `containing`: a document's passages holding a text, as the caller may see them."""
+    them; `containing`: a document's passages holding a text, as the caller may see them;
+    `last_page`: a document's last page, as the caller may see it (`read_on`)."""
     own_document = [c for c in candidates if c.location.source == cited.source]
     run = _found(noun, cited, own_document, page, task, containing)
-    return read_on(run, page) if run is not None else None
+    return read_on(run, page, last_page) if run is not None else None
 
 
 def _found(
@@ -168,15 +172,24 @@ def _found(
     return None
 
 
-def read_on(run: Run, page: Callable[[Location], Sequence[Passage]]) -> Run:
-    """`run` read on over the next page when it ends its page: the first passage of the next page
-    holding an ordinal, among its first `NEXT_PAGE_PASSAGES`, numbers the run's next entry (with
-    its prefix): the run goes on there, under that passage's heading, by the same rules; it numbers
-    anything else: the run ended with its page. No ordinal there, or no next page the caller may
-    see (`page`: a hidden document's gives none): the run is as it was, and may go on."""
+def read_on(
+    run: Run,
+    page: Callable[[Location], Sequence[Passage]],
+    last_page: Callable[[str], int | None] | None = None,
+) -> Run:
+    """`run` read on over the next page when it ends its page: its page is the document's last
+    (`last_page`, as the caller may see the document): the run ended there; else the first passage
+    of the next page holding an ordinal, among its first `NEXT_PAGE_PASSAGES`, numbers the run's
+    next entry (with its prefix): the run goes on there, under that passage's heading, by the same
+    rules; it numbers anything else: the run ended with its page. No ordinal there, or no next page
+    the caller may see, or no last page known (`page`, `last_page`: a hidden document gives none):
+    the run is as it was, and may go on."""
     last = run.entries[-1].passage
     if not run.ends_page or last.page is None:
         return run
+    final = last_page(last.source) if last_page is not None else None
+    if final is not None and last.page >= final:
+        return replace(run, ends_page=False)
     where = run.at.model_copy(update={"page": last.page + 1, "section": None, "paragraph": None})
     following = [p for p in page(where) if p.source == last.source and p.page == last.page + 1]
     for index, passage in enumerate(following[:NEXT_PAGE_PASSAGES]):

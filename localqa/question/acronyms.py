@@ -1,9 +1,9 @@
 """Which question parts ask what an acronym stands for, and which acronym: "What does NARL stand
 for", "What is NARL stand for", "what is the full form of GCIS", "What is EPS short for", "What
-does the abbreviation RAG mean" (`ACRONYM_QUESTIONS`, a named table, table-tested). The acronym is
-a word the part writes with a capital first (`ACRONYM`: letters, maybe digits, inner hyphens or an
-ampersand, at least `MIN_CAPITALS` capital letters: "NARL", "IoT", "SARS-CoV-2"), compared as
-written.
+does the abbreviation RAG mean", "What is meant by ESG" (`ACRONYM_QUESTIONS`, a named table,
+table-tested). The acronym is a word the part writes with a capital first (`ACRONYM`: letters,
+maybe digits, inner hyphens or an ampersand, at least `MIN_CAPITALS` capital letters: "NARL",
+"IoT", "SARS-CoV-2"), compared as written.
 
 Read by the answer stage, which quotes the sentence that defines it (`localqa.answers.definitions`),
 by the value of a sentence that defines it (`localqa.values.phrases`), and by evidence coverage,
@@ -49,6 +49,16 @@ ACRONYM_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "means",
         re.compile(
             rf"\b{_AN_ABBREVIATION}{ACRONYM}\s+(?i:means?|meant|refers?\s+to)\b(?!\s+(?i:that|by|to|for)\b)"
+        ),
+    ),
+    # "What is meant by ESG", "what does the company mean by EBITDA", "what is meant by the abbreviation
+    # RAG": the acronym ends what is asked ("in this report" may follow); "what is meant by ESG
+    # investing" asks what a phrase means, not the acronym's words
+    (
+        "meant by",
+        re.compile(
+            rf"\b(?i:mean|meant)\s+(?i:by)\s+{_AN_ABBREVIATION}{ACRONYM}"
+            r"(?=\s*(?:[?.!,;:)]|$)|\s+(?i:in|within|here)\b)"
         ),
     ),
     # "Expand NARL"

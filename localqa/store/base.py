@@ -296,6 +296,12 @@ class Store(ABC):
         written (case and all), in id order, at most `limit`."""
 
     @abstractmethod
+    def last_page(self, scope: Scope, source: str) -> int | None:
+        """The last page of one source, of the documents in `scope`, that the index holds or knows
+        to be there: its last page with a passage, or a later page without text (awaiting OCR,
+        whose text may follow on); None for a source without pages or outside `scope`."""
+
+    @abstractmethod
     def file_hash(self, name: str) -> str | None:
         """The sha256 an input file had when it was last indexed."""
 

@@ -145,6 +145,20 @@ class SqlStore(LayoutStore):
         )
         return self._numbered(rows)
 
+    def last_page(self, scope: Scope, source: str) -> int | None:
+        if not scope.doc_ids:
+            return None
+        rows = self._query(
+            f"SELECT MAX(page) FROM passages WHERE source = ? AND doc_id {IN_VALUES}",
+            source,
+            Values(sorted(scope.doc_ids)),
+        )
+        if not rows or rows[0][0] is None:
+            return None
+        files = self._query("SELECT pages_without_text FROM files WHERE name = ?", source)
+        without = [int(n) for n in str(files[0][0]).split(",") if n.strip()] if files else []
+        return max([int(rows[0][0]), *without])
+
     def file_hash(self, name: str) -> str | None:
         rows = self._query("SELECT sha256 FROM files WHERE name = ?", name)
         return str(rows[0][0]) if rows else None

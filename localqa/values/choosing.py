@@ -41,9 +41,10 @@ class Context(Protocol):
     column dated in January belongs to), the text around a passage, where a table states its
     scale ("(in millions)"), the whole table a row is in, which a list or a count of rows
     reads (`localqa.answers.listing`), the passages of a page, whose numbered entries a count
-    reads (`localqa.answers.numbered`), and the passages of a document that hold a word, where
-    what an acronym stands for is looked for (`localqa.answers.definitions`). `localqa.library`
-    reads each from the index, as the caller may."""
+    reads (`localqa.answers.numbered`), a document's last page, where such a run ends, and the
+    passages of a document that hold a word, where what an acronym stands for is looked for
+    (`localqa.answers.definitions`). `localqa.library` reads each from the index, as the caller
+    may."""
 
     def calendar(self, source: str) -> FiscalCalendar: ...
 
@@ -54,6 +55,8 @@ class Context(Protocol):
     def passages(self, location: Location) -> Sequence[Passage]: ...
 
     def passages_containing(self, source: str, text: str, limit: int) -> Sequence[Passage]: ...
+
+    def last_page(self, source: str) -> int | None: ...
 
 
 class Alone:
@@ -73,6 +76,9 @@ class Alone:
 
     def passages_containing(self, source: str, text: str, limit: int) -> Sequence[Passage]:
         return ()
+
+    def last_page(self, source: str) -> int | None:
+        return None
 
 
 def value_of(part: str, quote: str, citation: Location, context: Context | None = None) -> Value | None:
