@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 from backends import BOTH
-from paragraph_reports import write_report
+from drawn_reports import catalog, indexed, write_report
 
 from localqa.answers import definitions
 from localqa.answers.answering import quote_check
-from localqa.indexing.index import refresh_index
 from localqa.language.acronyms import Definition, long_form
 from localqa.language.acronyms import definitions as found_definitions
 from localqa.library import IndexContext, Library
@@ -41,15 +40,7 @@ PAGES = [
     ],
 ]
 HIDDEN = [["NARL (Northern Aviation Rescue League) is the club the staff join.", "NARL meets on Fridays."]]
-CATALOG = """
-["space-report.pdf"]
-series = "space-report"
-access = "public"
-
-["staff-notes.pdf"]
-series = "staff-notes"
-access = "staff"
-"""
+CATALOG = catalog(["space-report.pdf"], staff=["staff-notes.pdf"])
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +48,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("definitions")
     write_report(folder / "space-report.pdf", "Department of Space", PAGES)
     write_report(folder / "staff-notes.pdf", "Staff Notes", HIDDEN)
-    (folder / "catalog.toml").write_text(CATALOG, encoding="utf-8")
-    db = folder / "index.sqlite3"
-    report = refresh_index(folder, db, embed=False)
-    assert not report.problems, report.problems
-    return db
+    return indexed(folder, CATALOG)
 
 
 def ask(db: Path, question: str, doc: str | None, caller: Caller | None = None, k: int = 1) -> Answer:

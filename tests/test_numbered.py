@@ -12,6 +12,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 from backends import BOTH
+from drawn_reports import catalog, indexed
 
 from localqa.answers import listing, numbered, ordinals
 from localqa.indexing.index import refresh_index
@@ -30,15 +31,7 @@ CHAPTERS = [
     "5. Populations of Concern",
 ]
 APPENDICES = ["Appendix 1: Technical Support", "Appendix 2: Literature Review", "Appendix 3: Glossary"]
-CATALOG = """
-["health-report.pdf"]
-series = "health-report"
-access = "public"
-
-["hidden-report.pdf"]
-series = "hidden-report"
-access = "staff"
-"""
+CATALOG = catalog(["health-report.pdf"], staff=["hidden-report.pdf"])
 
 
 def write_report(path: Path, title: str, chapters: list[str]) -> Path:
@@ -71,11 +64,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_report(
         folder / "hidden-report.pdf", "Secret Ocean Study", [f"{n}. Ocean part {n}" for n in range(1, 8)]
     )
-    (folder / "catalog.toml").write_text(CATALOG, encoding="utf-8")
-    db = folder / "index.sqlite3"
-    report = refresh_index(folder, db, embed=False)
-    assert not report.problems, report.problems
-    return db
+    return indexed(folder, CATALOG)
 
 
 def ask(db: Path, question: str, caller: Caller | None = None, doc: str | None = None) -> Answer:
@@ -368,19 +357,7 @@ STEPS = [
     "Step 3 Lift the old filter out.",
 ]
 REPORT_CHAPTERS = [*CHAPTERS, "6. Food Safety, Nutrition, and Distribution"]
-CATALOG_TWO = """
-["climate-report.pdf"]
-series = "climate-report"
-access = "public"
-
-["ocean-report.pdf"]
-series = "ocean-report"
-access = "public"
-
-["hidden-report.pdf"]
-series = "hidden-report"
-access = "staff"
-"""
+CATALOG_TWO = catalog(["climate-report.pdf", "ocean-report.pdf"], staff=["hidden-report.pdf"])
 
 
 def write_guide(path: Path, title: str, chapters: list[str]) -> Path:
@@ -411,11 +388,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_guide(
         folder / "hidden-report.pdf", "Secret Ocean Study", [f"{n}. Ocean part {n}" for n in range(1, 8)]
     )
-    (folder / "catalog.toml").write_text(CATALOG_TWO, encoding="utf-8")
-    db = folder / "index.sqlite3"
-    report = refresh_index(folder, db, embed=False)
-    assert not report.problems, report.problems
-    return db
+    return indexed(folder, CATALOG_TWO)
 
 
 CLIMATE = "climate-report.pdf"
@@ -481,15 +454,7 @@ REPLACE_STEPS = [
     "2. Push firmly to snap into place.",
     "3. Close the doors.",
 ]
-CATALOG_MANUALS = """
-["fridge-manual.pdf"]
-series = "fridge-manual"
-access = "public"
-
-["service-manual.pdf"]
-series = "service-manual"
-access = "staff"
-"""
+CATALOG_MANUALS = catalog(["fridge-manual.pdf"], staff=["service-manual.pdf"])
 
 
 def write_manual(path: Path, title: str, replace_steps: list[str]) -> Path:
@@ -526,11 +491,7 @@ def manuals(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_manual(folder / "fridge-manual.pdf", "Refrigerator Use and Care Guide", REPLACE_STEPS)
     hidden = [f"{n}. Service step {n} of the grille." for n in range(1, 6)]
     write_manual(folder / "service-manual.pdf", "Refrigerator Service Guide", hidden)
-    (folder / "catalog.toml").write_text(CATALOG_MANUALS, encoding="utf-8")
-    db = folder / "index.sqlite3"
-    report = refresh_index(folder, db, embed=False)
-    assert not report.problems, report.problems
-    return db
+    return indexed(folder, CATALOG_MANUALS)
 
 
 def test_the_steps_after_the_lead_in_that_names_the_task_are_counted(manuals: Path) -> None:
@@ -682,15 +643,7 @@ def test_a_run_on_its_documents_last_page_ended_there(last_page: int | None, end
     assert asked == ["guide.pdf"]
 
 
-LAST_PAGE_CATALOG = """
-["climate-report.pdf"]
-series = "climate-report"
-access = "public"
-
-["hidden-report.pdf"]
-series = "hidden-report"
-access = "staff"
-"""
+LAST_PAGE_CATALOG = catalog(["climate-report.pdf"], staff=["hidden-report.pdf"])
 
 
 def write_contents_last(path: Path, title: str, chapters: list[str]) -> Path:
@@ -729,11 +682,7 @@ def contents_last(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_contents_last(
         folder / "hidden-report.pdf", "Secret Ocean Study", [f"{n}. Ocean part {n}" for n in range(1, 8)]
     )
-    (folder / "catalog.toml").write_text(LAST_PAGE_CATALOG, encoding="utf-8")
-    db = folder / "index.sqlite3"
-    report = refresh_index(folder, db, embed=False)
-    assert not report.problems, report.problems
-    return db
+    return indexed(folder, LAST_PAGE_CATALOG)
 
 
 def test_the_last_chapters_of_a_contents_list_ending_the_documents_last_page_are_given(

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from paragraph_reports import write_report
+from drawn_reports import catalog, indexed, write_report
 
-from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.types import Answer, Caller
@@ -31,14 +30,6 @@ SPACE = [
 ]
 
 
-def index(folder: Path, catalog: str) -> Path:
-    (folder / "catalog.toml").write_text(catalog, encoding="utf-8")
-    db = folder / "index.sqlite3"
-    report = refresh_index(folder, db, embed=False)
-    assert not report.problems, report.problems
-    return db
-
-
 def ask(
     db: Path, question: str, docs: tuple[str, ...] = (), caller: Caller | None = None, k: int = 1
 ) -> Answer:
@@ -53,7 +44,7 @@ def ask(
 def space(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("review37-space")
     write_report(folder / "space-report.pdf", "Department of Space", SPACE)
-    return index(folder, '["space-report.pdf"]\nseries = "space-report"\naccess = "public"\n')
+    return indexed(folder, catalog(["space-report.pdf"]))
 
 
 def test_no_doubt_of_the_replaced_quote_is_left_beside_the_definition(space: Path) -> None:
@@ -96,11 +87,7 @@ def guides(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [["The Marine Turbines Guide explains in its chapters how tidal turbines are moored at sea."]],
     )
     write_contents(folder / "climate-report.pdf", "Climate and Human Health", CHAPTERS)
-    catalog = "".join(
-        f'["{name}"]\nseries = "{name[:-4]}"\naccess = "public"\n\n'
-        for name in ("marine-guide.pdf", "climate-report.pdf")
-    )
-    return index(folder, catalog)
+    return indexed(folder, catalog(["marine-guide.pdf", "climate-report.pdf"]))
 
 
 def test_another_documents_chapters_are_never_the_list(guides: Path) -> None:
