@@ -31,7 +31,7 @@ from localqa.question.scope import Chosen, DocumentNames, named
 from localqa.retrieval.retrieve import search
 from localqa.settings import DEFAULT_DB, AnswerSettings, RetrievalSettings, Settings
 from localqa.store import Db
-from localqa.store.base import IndexStatus, Scope, Store
+from localqa.store.base import IndexStatus, Scope, Store, StoredPassage
 from localqa.types import MAX_NUMBER, Answer, Caller, Document, Kind, Location, PartResult, Passage, Period
 from localqa.values.choosing import VisibleTable
 from localqa.values.fiscal import FiscalCalendar, calendar_for
@@ -269,17 +269,11 @@ class Library:
         compared for equality, never used as a path here."""
         caller = caller or Caller()
         with self._reading() as store:
-            allowed = store.eligible(as_of, caller)
-            # Decided from the caller's documents before any passage is read: a hidden source
-            # costs the same work as a missing one, so not even timing tells them apart. A page
-            # beyond any document's (2**63, say) is not found either, never an overflow.
-            visible = any(d.source == source for d in allowed.values())
+            mine = _source_scope(store, source, as_of, caller).doc_ids
+            # A page beyond any document's (2**63, say) is not found, never an overflow.
             in_range = page is None or 1 <= page <= MAX_NUMBER
-            found = (
-                [p for p in store.page_passages(source, page) if p.doc_id in allowed]
-                if visible and in_range
-                else []
-            )
+            read = mine and in_range
+            found = [p for p in store.page_passages(source, page) if p.doc_id in mine] if read else []
             sha256 = store.file_hash(source) if found else None
         if not found:
             where = f"page {page} of {source!r}" if page is not None else f"{source!r}"
@@ -287,8 +281,7 @@ class Library:
                 f"{where} is not in the index for role {caller.role}, tenant {caller.tenant} on "
                 f"{as_of.isoformat()}; check the source name and page (see 'localqa search')"
             )
-        passages = tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
-        return VisiblePage(source=source, page=page, sha256=sha256, passages=passages)
+        return VisiblePage(source=source, page=page, sha256=sha256, passages=_passages(found))
 
     def passages_containing(
         self, source: str, text: str, *, as_of: date, caller: Caller | None = None, limit: int
@@ -303,12 +296,11 @@ class Library:
         if not text or limit < 1 or "\x00" in text or "\x00" in source:
             return ()
         with self._reading() as store:
-            allowed = store.eligible(as_of, caller)
-            mine = frozenset(doc_id for doc_id, d in allowed.items() if d.source == source)
+            mine = _source_scope(store, source, as_of, caller)
             # A limit past any index's size (2**64, say) is every passage, never an overflow.
             bounded = min(limit, MAX_NUMBER)
-            found = store.passages_containing(Scope(doc_ids=mine), source, text, bounded) if mine else []
-        return tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
+            found = store.passages_containing(mine, source, text, bounded) if mine.doc_ids else []
+        return _passages(found)
 
     def last_page(self, source: str, *, as_of: date, caller: Caller | None = None) -> int | None:
         """The last page of `source` as the index holds it for `caller` on `as_of`
@@ -317,9 +309,8 @@ class Library:
         documents before any passage is read). `source` is compared, never used as a path."""
         caller = caller or Caller()
         with self._reading() as store:
-            allowed = store.eligible(as_of, caller)
-            mine = frozenset(doc_id for doc_id, d in allowed.items() if d.source == source)
-            return store.last_page(Scope(doc_ids=mine), source) if mine else None
+            mine = _source_scope(store, source, as_of, caller)
+            return store.last_page(mine, source) if mine.doc_ids else None
 
     def documents(self, *, as_of: date, caller: Caller | None = None) -> list[ListedDocument]:
         """The documents listed for `caller` (`eligibility.listed`: those they could retrieve
@@ -377,6 +368,20 @@ class Library:
         if self._store is None:
             self._store = open_index(self.db)  # a missing index is IndexMissingError
         return self._store
+
+
+def _source_scope(store: Store, source: str, as_of: date, caller: Caller) -> Scope:
+    """The documents of `source` that `caller` may see on `as_of` (none when it may see none, or
+    none is named so): what a read of one source is held to, decided from the caller's documents
+    before any passage is read, so a hidden source costs the same work as a missing one and not
+    even timing tells them apart."""
+    allowed = store.eligible(as_of, caller)
+    return Scope(doc_ids=frozenset(doc_id for doc_id, d in allowed.items() if d.source == source))
+
+
+def _passages(found: Sequence[StoredPassage]) -> tuple[Passage, ...]:
+    """Stored passages as the API gives them, without the index's own ids."""
+    return tuple(Passage.model_validate(p.model_dump(exclude={"id", "doc_id"})) for p in found)
 
 
 class IndexContext:
