@@ -1,13 +1,14 @@
 """Review of this stop's answer-stage rules (acronyms, ordinals): bounded work on pathological
-input (each rule reads a 10k-character part in well under a second: no catastrophic
-backtracking), and ordinary questions that ask, or do not ask, for a long form or a place."""
+input (each rule's time grows linearly with a part of up to 10k characters, measured against
+itself in the same run: no catastrophic backtracking), and ordinary questions that ask, or do
+not ask, for a long form or a place."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 import pytest
+from scaling import grows_linearly
 
 from localqa.answers import definitions, listing, ordinals
 from localqa.answers.answering import answer_part, quote_check
@@ -21,26 +22,28 @@ from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Kind, Location, PartResult, Passage
 from localqa.values.choosing import Alone
 
-PATHOLOGICAL = {
-    "capitals and hyphens": "AB-" * 3400,
-    "capitals": "A" * 10_000,
-    "capitals and digits and hyphens": "COVID-19-" * 1200,
-    "capitals before stand": "AB " * 3400 + "stands",
-    "quotes then capitals": "'" * 5000 + "AB" * 2500,
-    "the first": "the first " * 1000,
-    "the first 2": "the first 2 " * 850,
-    "the first 2 then spaces": "the first 2" + " " * 10_000 + "x",
-    "the first 2 then hyphens": "the first 2 " + "-" * 10_000,
-    "the first 2 then s": "the first 2 " + "s" * 10_000 + "!",
-    "the 2nd": "the 2nd " * 1250,
-    "the abbreviation": "the abbreviation " * 600 + "AB",
-    "full form of": "full form of " * 800,
-    "meant by": "meant by " * 1100 + "AB",
-    "meant by the abbreviation": "meant by the abbreviation " * 400 + "AB " * 1000,
-    "parentheses": "(" * 5000 + "AB" + ")" * 5000,
-    "words then a parenthesis": "word " * 2000 + "(AB)",
-    "many parentheses": " (AB)" * 2000,
-    "a long parenthesis": "x (" + "a " * 5000 + ")",
+# Each input at scale k (`tests/scaling.py`: read at scale 1 and at 4, its time must grow
+# linearly): a part of up to 10k characters at scale 4.
+PATHOLOGICAL: dict[str, Callable[[int], str]] = {
+    "capitals and hyphens": lambda k: "AB-" * 850 * k,
+    "capitals": lambda k: "A" * 2500 * k,
+    "capitals and digits and hyphens": lambda k: "COVID-19-" * 300 * k,
+    "capitals before stand": lambda k: "AB " * 850 * k + "stands",
+    "quotes then capitals": lambda k: "'" * 1250 * k + "AB" * 625 * k,
+    "the first": lambda k: "the first " * 250 * k,
+    "the first 2": lambda k: "the first 2 " * 212 * k,
+    "the first 2 then spaces": lambda k: "the first 2" + " " * 2500 * k + "x",
+    "the first 2 then hyphens": lambda k: "the first 2 " + "-" * 2500 * k,
+    "the first 2 then s": lambda k: "the first 2 " + "s" * 2500 * k + "!",
+    "the 2nd": lambda k: "the 2nd " * 312 * k,
+    "the abbreviation": lambda k: "the abbreviation " * 150 * k + "AB",
+    "full form of": lambda k: "full form of " * 200 * k,
+    "meant by": lambda k: "meant by " * 275 * k + "AB",
+    "meant by the abbreviation": lambda k: "meant by the abbreviation " * 100 * k + "AB " * 250 * k,
+    "parentheses": lambda k: "(" * 1250 * k + "AB" + ")" * 1250 * k,
+    "words then a parenthesis": lambda k: "word " * 500 * k + "(AB)",
+    "many parentheses": lambda k: " (AB)" * 500 * k,
+    "a long parenthesis": lambda k: "x (" + "a " * 1250 * k + ")",
 }
 RULES: dict[str, Callable[[str], object]] = {
     "acronym_asked": acronyms.acronym_asked,
@@ -53,10 +56,8 @@ RULES: dict[str, Callable[[str], object]] = {
 
 @pytest.mark.parametrize("rule", sorted(RULES))
 @pytest.mark.parametrize("text", sorted(PATHOLOGICAL))
-def test_a_rule_reads_a_pathological_part_in_bounded_time(rule: str, text: str) -> None:
-    started = time.perf_counter()
-    RULES[rule](PATHOLOGICAL[text])
-    assert time.perf_counter() - started < 0.5
+def test_a_rule_reads_a_pathological_part_in_linear_time(rule: str, text: str) -> None:
+    assert grows_linearly(RULES[rule], PATHOLOGICAL[text])
 
 
 @pytest.mark.parametrize(
@@ -164,9 +165,9 @@ def _list(part: str, total: int) -> tuple[Answer, _Contents]:
     ],
 )
 def test_a_list_of_hundreds_of_entries_is_bounded_distinct_and_verified(part: str) -> None:
-    started = time.perf_counter()
     answer, context = _list(part, 500)
-    assert time.perf_counter() - started < 2 and context.reads <= 2
+    assert context.reads <= 2
+    assert grows_linearly(lambda size: _list(part, int(size)), lambda k: str(125 * k))
     value = answer.value
     assert answer.verified and value is not None and value.items, answer
     by_place = {(i.citation.source, i.citation.page, i.citation.paragraph): i for i in value.items}
@@ -266,20 +267,21 @@ class _Everywhere(Alone):
 def test_an_acronym_on_every_passage_of_many_documents_costs_a_bounded_read() -> None:
     candidates = tuple(c for n in range(20) for c in _candidates(f"NARL is named {n}.", source=f"d{n}.pdf"))
     context = _Everywhere()
-    started = time.perf_counter()
     found = definitions.definition("NARL", candidates[0].location, candidates, context, lambda d: True)
-    assert found is None and time.perf_counter() - started < 1
+    assert found is None
     assert len(context.reads) <= definitions.DOCUMENTS_READ
     assert all(limit <= definitions.DOCUMENT_PASSAGES for _source, limit in context.reads)
 
 
 def test_a_part_naming_an_acronym_many_times_is_read_once() -> None:
     part = "What does NARL stand for? " + "NARL " * 2000
-    started = time.perf_counter()
     assert acronyms.acronym_asked(part) == "NARL"
     answer = _answered(part, _candidates(DEFINES_NARL))
-    assert time.perf_counter() - started < 5
     assert answer.value is None or answer.value.text == "National Atmospheric Research Laboratory"
+    assert grows_linearly(
+        lambda asked: _answered(asked, _candidates(DEFINES_NARL)),
+        lambda k: "What does NARL stand for? " + "NARL " * 500 * k,
+    )
 
 
 DEFINES_NARL = "The National Atmospheric Research Laboratory (NARL) is at Gadanki."
@@ -287,21 +289,19 @@ DEFINES_NARL = "The National Atmospheric Research Laboratory (NARL) is at Gadank
 
 # Parts that made `listing.asked` quadratic (a lead-in of 20,000 quotes before "what are": 2.9 s),
 # and their neighbours: each is read in linear time.
-LIST_PATHOLOGICAL = {
-    "quotes then capitals": "'" * 20_000 + "AB" * 8000,
-    "quotes then capitals then a comma": "'" * 20_000 + "AB" * 8000 + ",",
-    "spaces then a comma": " " * 20_000 + "x,",
-    "commas": ", a" * 10_000,
-    "commas before what are": "a," * 20_000 + " what are",
-    "what are the then hyphens": "what are the " + "-" * 20_000 + "s",
-    "which then hyphenated words": "which " + "a-" * 10_000 + "s",
-    "how many then hyphenated words": "how many " + "a-" * 10_000,
-    "list the then s": "list the " + "s'" * 10_000,
+LIST_PATHOLOGICAL: dict[str, Callable[[int], str]] = {
+    "quotes then capitals": lambda k: "'" * 5000 * k + "AB" * 2000 * k,
+    "quotes then capitals then a comma": lambda k: "'" * 5000 * k + "AB" * 2000 * k + ",",
+    "spaces then a comma": lambda k: " " * 5000 * k + "x,",
+    "commas": lambda k: ", a" * 2500 * k,
+    "commas before what are": lambda k: "a," * 5000 * k + " what are",
+    "what are the then hyphens": lambda k: "what are the " + "-" * 5000 * k + "s",
+    "which then hyphenated words": lambda k: "which " + "a-" * 2500 * k + "s",
+    "how many then hyphenated words": lambda k: "how many " + "a-" * 2500 * k,
+    "list the then s": lambda k: "list the " + "s'" * 2500 * k,
 }
 
 
 @pytest.mark.parametrize("text", sorted(LIST_PATHOLOGICAL))
-def test_whether_a_part_asks_for_a_list_is_read_in_bounded_time(text: str) -> None:
-    started = time.perf_counter()
-    listing.asked(LIST_PATHOLOGICAL[text])
-    assert time.perf_counter() - started < 0.5
+def test_whether_a_part_asks_for_a_list_is_read_in_linear_time(text: str) -> None:
+    assert grows_linearly(listing.asked, LIST_PATHOLOGICAL[text])
