@@ -146,7 +146,9 @@ class BenchSet:
     qrels: dict[str, set[str]] | None = None  # SciFact: case id -> relevant sources
 
 
-def load_financebench(folder: Path) -> BenchSet:
+def load_financebench(folder: Path, name: str = "financebench") -> BenchSet:
+    """FinanceBench's questions on one split's filings (`financebench-dev`, and `financebench-dev2`
+    with the 17 larger filings; both give 0-based evidence pages)."""
     cases = []
     for line in (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         if not line.strip():
@@ -158,7 +160,7 @@ def load_financebench(folder: Path) -> BenchSet:
         case = Case(record["financebench_id"], record["question"], source, pages, "answerable")
         cases.append(replace(case, answer=record["answer"], answer_type=record["question_type"]))
     documents = sorted((folder / "pdfs").glob("*.pdf"))
-    return BenchSet("financebench", "financebench-dev", documents, cases)
+    return BenchSet(name, folder.name, documents, cases)
 
 
 def load_mmlongbench(folder: Path, name: str = "mmlongbench") -> BenchSet:
@@ -209,15 +211,18 @@ def load_scifact_set(folder: Path) -> BenchSet:
 
 
 # The dev sets by name, with their folders under the benchmark data.
-# mmlongbench2 is the second development split: rules are chosen on one split and reported on the other.
+# financebench2 and mmlongbench2 are the second development splits: rules are chosen on one split
+# and reported on the other.
 LOADERS = {
     "financebench": load_financebench,
+    "financebench2": lambda folder: load_financebench(folder, "financebench2"),
     "mmlongbench": load_mmlongbench,
     "mmlongbench2": lambda folder: load_mmlongbench(folder, "mmlongbench2"),
     "scifact": load_scifact_set,
 }
 FOLDERS = {
     "financebench": "financebench-dev",
+    "financebench2": "financebench-dev2",
     "mmlongbench": "mmlongbench-dev",
     "mmlongbench2": "mmlongbench-dev2",
     "scifact": "scifact",

@@ -1,7 +1,7 @@
 """Page-level retrieval on real PDFs (FinanceBench and MMLongBench-Doc dev splits) and SciFact
 nDCG@10, measured through `localqa eval` as a user runs it.
 
-    python -m benchmarks.pdfqa [--sets financebench,mmlongbench,scifact] [--retriever R] [-k 5]
+    python -m benchmarks.pdfqa [--sets financebench,financebench2,mmlongbench,mmlongbench2,scifact] [--retriever R] [-k 5]
                                [--model NAME] [--bench DIR] [--cache DIR] [--json OUT]
 
 Each set becomes a localqa suite (`cases.toml`) and a folder of documents under `--cache`
@@ -82,7 +82,7 @@ from typing import Any
 from benchmarks.common import CACHE, FOLDERS, LOADERS, REPO, BenchSet, Case, bench_folder, ndcg_at
 
 CHECKOUT = [REPO]  # the localqa measured: this one, or --checkout DIR (an older worktree)
-SETS = ("financebench", "mmlongbench", "mmlongbench2", "scifact")
+SETS = ("financebench", "financebench2", "mmlongbench", "mmlongbench2", "scifact")
 AS_OF = "2026-01-01"  # every document is undated for localqa (catalog: no effective date)
 # Code whose change changes what an index holds (extraction, passage writing, schema).
 INDEX_CODE = (
