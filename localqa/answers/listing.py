@@ -244,12 +244,14 @@ def collect(
     count: bool = False,
     table: Sequence[Passage] = (),
     runs_on: bool = False,
+    noun: str | None = None,
 ) -> Listed:
     """The items of a list answer: `answer`'s verified quote first, then the other rows of
     `table` when it is the whole table the quote is a row of (`table_items`; `runs_on`: it may go
     on past them), else the units of `ranked` (the sentence scorer's order) that are items of the
     same list; each verified by `check` (the one rule: None when a unit is a whole sentence or row
-    of its passage), distinct, bounded."""
+    of its passage), distinct, bounded. A count's sentences each name the `noun` counted
+    (`names_noun`): "The office opens at 08:00." is no service the office offers."""
     assert answer.quote is not None and answer.citation is not None
     if table:
         return _gathered(
@@ -261,6 +263,13 @@ def collect(
     )
     items: list[ListItem] = [_item(answer.quote, answer.citation)]
     seen_quotes, seen_texts = {_key(answer.quote)}, {_key(items[0].text)}
+    if (
+        count
+        and noun is not None
+        and answer.citation.kind is not Kind.TABLE
+        and not names_noun(answer.quote, noun)
+    ):
+        items = []  # the quote names nothing counted: it is no item of the count
     last_rank, more = len(candidates), False
     reached_last = first is not None and sentences.passage_rank(first.label) == last_rank
     for unit in ranked:
@@ -271,6 +280,13 @@ def collect(
         quote = squash(unit.text)
         passage = passages.get(unit.label)
         if passage is None or check(quote, passage.text, passage.location.kind) is not None:
+            continue
+        if (
+            count
+            and noun is not None
+            and unit.location.kind is not Kind.TABLE
+            and not names_noun(quote, noun)
+        ):
             continue
         item = _item(quote, unit.location)
         if _key(quote) in seen_quotes or _key(item.text) in seen_texts:
@@ -284,6 +300,12 @@ def collect(
         reached_last = reached_last or sentences.passage_rank(unit.label) == last_rank
     cut = len(candidates) >= settings.k and reached_last
     return Listed(tuple(items), more or cut)
+
+
+def names_noun(sentence: str, noun: str) -> bool:
+    """Whether a sentence names the noun a count counts, in either number ("service", "services")."""
+    stem = plural_stem(noun.lower())
+    return any(plural_stem(w) == stem for w in re.findall(r"[a-z]+", sentence.lower()))
 
 
 def table_items(table: Sequence[Passage], cited: Location) -> Iterator[tuple[str, str, Location]]:
@@ -442,12 +464,13 @@ def numbered_entries(
     candidates: Sequence[Candidate],
     context: Context,
     check: QuoteCheck,
-) -> Listed | None:
+) -> Listed | str | None:
     """The numbered entries that count `noun` under the quote's heading, else under a candidate's
     heading in the quote's document (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"),
     all of them, each verified by the one rule, or None: the things counted or listed when no
-    sentence states their number and no table lists them. Unbounded: a part may ask for the last of them
-    (`selected`); `bounded` cuts a list of them."""
+    sentence states their number and no table lists them; or why a run found gives none (an entry
+    is withheld). Unbounded: a part may ask for the last of them (`selected`); `bounded` cuts a
+    list of them."""
     assert answer.citation is not None
     task = numbered.task_asked(part)
     run = numbered.find_run(
@@ -461,7 +484,7 @@ def numbered_entries(
     )
     if run is None:
         return None
-    items = []
+    items: list[ListItem] = []
     for entry in run.entries:
         # The entry's first sentence: the one that opens with its number ("2. Temperature-Related
         # Death and Illness....", whose page number a sentence splitter may cut off), checked
@@ -475,7 +498,9 @@ def numbered_entries(
             (squash(u) for u in sentences.units(passage.text, passage.kind) if first in squash(u)), ""
         )
         if not first or check(quote, passage.text, passage.kind) is not None:
-            return None  # every entry counted is shown, or none is counted
+            # Every entry counted is shown, or none is counted: a run with an entry withheld (one
+            # that addresses its reader) has no count, and its other entries are not the list.
+            return f"no {noun} counted or listed: entry {len(items) + 1} of the numbered run is not quoted"
         where = passage.located(run.at)
         items.append(ListItem(text=numbered.entry_text(first) or first, quote=quote, citation=where))
     if len({_key(i.quote) for i in items}) != len(items):
@@ -565,8 +590,8 @@ def _entries(
         if people is not None:
             return people
     entries = numbered_entries(part, noun, answer, candidates, context, check)
-    if entries is None:
-        return None
+    if entries is None or isinstance(entries, str):
+        return entries
     chosen = selected(ask.position, entries) if ask.position is not None else entries
     # "The first 20 chapters" are a list like any other: at most `LIST_BOUND` of them are shown.
     return chosen if isinstance(chosen, str) else bounded(chosen)
@@ -609,7 +634,15 @@ def list_answer(
         # Sentences collected in the scorer's order say nothing of first or last: no list.
         return answer
     listed = collect(
-        answer, ranked, candidates, settings, check, ask.kind == "count", rows, bool(rows) and table.runs_on
+        answer,
+        ranked,
+        candidates,
+        settings,
+        check,
+        ask.kind == "count",
+        rows,
+        bool(rows) and table.runs_on,
+        ask.noun,
     )
     if len(listed.items) < MIN_ITEMS:
         # A count no sentence states and no list gives has no value: a number the quote holds

@@ -10,10 +10,12 @@ shape or a line item) and the periods: the two years named, or one year and the 
 figure question's is (`localqa.derived.figures`, `localqa.derived.operands`,
 `localqa.derived.computing`); `compared` then gives the direction from the figures' numbers as
 shown, under the rule it says:
-"improving" is higher unless the glossary says lower is better (`better = "lower"`: days
-outstanding, leverage), and an amount the glossary gives no such rule for is only said to have
-increased or decreased. `comparison_check` recomputes the direction from the figures, the rule
-every shown comparison passes.
+"improved" or "declined" only where the glossary states which way is better for the metric, with
+its source (`better`, `better_source`: higher for a margin, lower for days outstanding or
+leverage); a figure the glossary gives no such rule for (an amount, the effective tax rate, a
+ratio the part defines by its shape) is only said to have increased or decreased.
+`comparison_check` recomputes the direction from the figures, the rule every shown comparison
+passes.
 """
 
 from __future__ import annotations
@@ -61,8 +63,6 @@ _HOW_MOVED = re.compile(
     re.I,
 )
 
-DEFAULT_BETTER_UNITS = ("%", "ratio")
-
 
 @dataclass(frozen=True)
 class ComparisonPlan:
@@ -105,6 +105,10 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
     found = [figures.named(part, year, terms) for year, _ in at]
     if any(f is None for f in found):
         return None
+    # A part asking for a ratio gets the ratio or nothing: never a line item it names (the
+    # denominator of "SG&A as a % of net sales").
+    if figures.asks_a_ratio(part) and any(f is not None and f[3] == "item" for f in found):
+        return None
     planned = [
         figures.plan_found(part, f, [year], terms) for f, (year, _) in zip(found, at, strict=True) if f
     ]
@@ -115,7 +119,9 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
     ]
     what = found[-1][0] if found[-1] else ""
     metric = figures.metric_of(found[-1], terms) if found[-1] else None
-    better, rule = _rule(kind, what, metric.better if metric else None, metric.unit if metric else None)
+    better, rule = _rule(
+        kind, what, metric.better if metric else None, metric.better_source if metric else None
+    )
     threshold = None
     if kind == "judge":
         # A verdict only where the glossary states a rule of thumb with its source; otherwise the
@@ -168,16 +174,15 @@ def in_quarter(figure: figures.FigurePlan, quarter: int) -> figures.FigurePlan:
     return dataclasses.replace(figure, expression=arithmetic.parse(text), needs=needs)
 
 
-def _rule(kind: str, what: str, glossary_better: str | None, unit: str | None) -> tuple[str | None, str]:
-    """Which figure is the better one and the rule said to the reader."""
+def _rule(kind: str, what: str, glossary_better: str | None, source: str | None) -> tuple[str | None, str]:
+    """Which figure is the better one and the rule said to the reader: only the glossary's, with
+    where it comes from; without one, no figure is the better one."""
     if kind == "sign":
         return None, f"the sign of {what}"
     if kind == "change":
         return None, f"{what}: the later figure against the earlier"
     if glossary_better is not None:
-        return glossary_better, f"{glossary_better} is better for {what} (the glossary's rule)"
-    if unit in DEFAULT_BETTER_UNITS:
-        return "higher", f"higher is better for {what} (the rule for a margin, a ratio or a conversion)"
+        return glossary_better, f"{glossary_better} is better for {what} (the glossary's rule: {source})"
     return None, f"no rule says whether more {what} is better: only whether it increased or decreased"
 
 

@@ -25,11 +25,14 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from localqa.answers.answering import checked
-from localqa.derived import comparing, computing, extremes, figures, operands, totals
+from localqa.derived import comparing, computing, extremes, figures, operands, pairs, totals
+from localqa.derived.extremes import row_label
+from localqa.derived.glossary import Item
 from localqa.errors import ModelError, PageNotFoundError
 from localqa.question.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
-from localqa.types import Answer, Caller, Candidate, Kind, PartResult, Passage
+from localqa.types import Answer, Caller, Candidate, Kind, Location, PartResult, Passage
+from localqa.values.cells import read_row
 from localqa.values.choosing import Context
 
 if TYPE_CHECKING:
@@ -147,6 +150,13 @@ def _derived(
         if figure is not None and figure.origin == "item":
             return answer
         return _without_figure(answer, missing)
+    if comparison is not None and comparison.kind == "items":
+        measured = (
+            pairs.measured_problem(f, c.value) for f, c in zip(planned, computed, strict=True) if c.value
+        )
+        problem = next((m for m in measured if m is not None), None)
+        if problem is not None:
+            return _without_figure(answer, f"no comparison computed: {problem}")
     if comparison is not None:
         value = comparing.compared(comparison, [c.value for c in computed if c.value is not None])
         first = (value.operands or ())[0]
@@ -182,20 +192,58 @@ def _extreme(
         return _without_figure(answer, "no extreme computed: the table's page is not readable")
     assert at.table is not None
     table = extremes.table_rows(page.passages, at.table)
+    ended = _read_to_end(library, context, at, page.passages, table)
+    if isinstance(ended, str):
+        return _without_figure(answer, f"no extreme computed: {ended}")
+    table = ended
     rows = extremes.rows_under(result.question, table)
     if extremes.cut(table, rows):
         return _without_figure(
             answer, f"no extreme computed: the table has more than {extremes.MAX_ROWS} rows to compare"
         )
     found = extremes.extreme(chosen, rows, at, context)
-    if found is None:
-        return _without_figure(answer, "no extreme computed: fewer than two rows of the table give a figure")
+    if isinstance(found, str):
+        return _without_figure(answer, f"no extreme computed: {found}")
     value, row = found
     location = (value.operands or ())[0].citation
     if extremes.extreme_check(value) is not None or checked(value, row.text) is None:
         return _without_figure(answer, "no extreme computed: its check failed")
     verified = Answer.verified_quote(row.text, location)
     return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": value})
+
+
+def _read_to_end(
+    library: Searcher,
+    context: Asking,
+    at: Location,
+    passages: Sequence[Passage],
+    table: list[Passage],
+) -> list[Passage] | str:
+    """`table` (the rows of a table on `at`'s page) with the rows that continue it on the pages
+    after, as the caller may see them (`extremes.continuation`), read until it ends; or why it
+    cannot be read to its end: an extreme of part of a table is not the table's."""
+    rows = list(table)
+    page, shown = at.page, passages
+    for _ in range(extremes.MAX_CONTINUED_PAGES):
+        if page is None or not shown or shown[-1] not in rows or len(rows) > extremes.MAX_ROWS:
+            return rows  # the table does not end its page: it ended where it stands
+        last = context.last_page(at.source)
+        if last is None:
+            return "the table ends its page, and the document's last page is not known"
+        if page >= last:
+            return rows
+        try:
+            following = library.page(at.source, page + 1, as_of=context.as_of, caller=context.caller).passages
+        except PageNotFoundError:
+            return f"the table ends its page, and page {page + 1} cannot be read"
+        more = extremes.continuation(rows, following)
+        if more is None:
+            return f"the table ends its page, and page {page + 1} may continue it"
+        if not more:
+            return rows
+        rows += more
+        page, shown = page + 1, following
+    return f"the table runs on past {extremes.MAX_CONTINUED_PAGES} more pages"
 
 
 def _totalled(answer: Answer, context: Asking, chosen: totals.TotalPlan) -> Answer:
@@ -261,8 +309,17 @@ def _candidates(
                     documents=within,
                 )
                 seen = {c.location for c in found}
-                found += [c for c in part.candidates if c.location not in seen]
+                found += [c for c in part.candidates if c.location not in seen and _measures(c, item)]
     return candidates
+
+
+def _measures(candidate: Candidate, item: Item) -> bool:
+    """Whether a candidate row may give a qualified item ("US net sales"): a row under another
+    line item's heading ("US" under "Operating income:") measures that item (`pairs.measures`)."""
+    if item.qualifies is None or candidate.location.kind is not Kind.TABLE:
+        return True
+    label = row_label(read_row(candidate.text)) or ""
+    return pairs.measures(candidate.text, label, candidate.location.section, item) is None
 
 
 def _written(part: str, model: AnswerModel, settings: AnswerSettings) -> figures.FigurePlan | str:

@@ -201,7 +201,8 @@ def asks_quantity(part: str) -> bool:
 # A part that asks for a ratio, a margin, a turnover or a rate: its value is a computed figure or
 # a percentage its quote states, never an amount of money the quote gives ("cash ratio": "$ 9,889").
 _ASKS_A_RATIO = re.compile(
-    r"\b(?:ratio|margin|turnover|coverage|multiple|conversion|intensity|rate|return\s+on|yield)s?\b",
+    r"\b(?:ratio|margin|turnover|coverage|multiple|conversion|intensity|rate|return\s+on|yield)s?\b"
+    r"|\bas\s+an?\s+(?:%|percent(?:age)?)\s+of\b",
     re.IGNORECASE,
 )
 _CURRENCY_UNITS = frozenset({"USD", "EUR", "GBP", "JPY"})
@@ -299,7 +300,7 @@ def _what(
 
 
 _PHRASE = r"[\w&'\u2019 -]{2,60}?"
-_LEAD = r"(?:^|\bthe\s+|\b(?:is|was|are|were)\s+)"
+_LEAD = r"(?:^|\bthe\s+|\b(?:is|was|are|were|did|does|do|has|have|had)\s+)"
 # A phrase ends before a preposition, punctuation, or a verb of a comparison ("net earnings as a
 # percent of sales increase in Q2": the item is "sales").
 _END = (

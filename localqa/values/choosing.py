@@ -97,7 +97,7 @@ def value_of(part: str, quote: str, citation: Location, context: Context | None 
     span = choose_span(part, quote, asked) or choose_phrase(part, quote, asked)
     if span is None:
         return None
-    read = read_quantity(span.text) if span.kind not in ("time", "date", "phrase") else None
+    read = read_quantity(span.text) if span.kind not in ("time", "date", "phrase", "free") else None
     return Value(
         text=span.text,
         number=float(read[0].number) if read else None,
