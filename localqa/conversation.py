@@ -10,6 +10,10 @@ gets what it leaves out from the turn before it (`rewrite`):
   to FY2018"); every other slot carries.
 - **Line item.** "And the deposit?" replaces the topic of the previous question ("What is the
   loan limit for EQ-314?" gives "What is the deposit for EQ-314?"); its slots carry.
+- **Frame.** The previous question is read once as its frame (`Frame`: head, owner, line item,
+  the rest), and a follow-up that changes one of them fills that slot: "And Verizon's?" the owner
+  ("What was Verizon's total revenue in FY2022?"), "And its net income?" the line item, owner and
+  period kept ("What was Amcor's net income in FY2023?").
 - **Reference.** "it", "its", "they", "the same" and "that" stand for the previous question's
   subject ("Does it apply to DVDs?"); "Why?" asks why the previous answer is what it is.
 - A question with none of these marks needs nothing from earlier turns and is left as it is;
@@ -237,9 +241,12 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
         return Rewrite(
             question, f"Why {found['aux'].lower()} {found['subject']}{value}?", "rule", ("subject",)
         )
+    rest = OPENERS.sub("", text, count=1).strip()
+    slotted = _slot_follow_up(question, rest, prev)
+    if slotted is not None:
+        return slotted
     if (REFERENCES.search(text) and not DUMMY_IT.search(text)) or POSSESSIVE_REFERENCE.search(text):
         return _referred(question, text, prev)
-    rest = OPENERS.sub("", text, count=1).strip()
     own = Slots.of(question)
     topic = _topic_words(rest, own)
     standalone = prev
@@ -275,6 +282,68 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
     if standalone == prev and not carried:
         return None
     return Rewrite(question, _sentence(standalone), "rule", tuple(carried))
+
+
+# A follow-up that only names another owner ("And Verizon's?") or only another line item of the
+# same owner ("And its net income?"): one slot of the previous question's frame changes.
+_OWNER_ONLY = re.compile(r"^(?P<owner>[^\s?][^?]*?)['\u2019]s?\s*\?*\s*$")
+_ITS_TOPIC = re.compile(r"^(?:its|their)\s+(?P<topic>[^?]+?)\s*\?*\s*$", re.IGNORECASE)
+
+
+def _slot_follow_up(question: str, rest: str, prev: str) -> Rewrite | None:
+    """A follow-up that changes one slot of the previous question's frame (`Frame`: who it is
+    about, what line item, the rest kept): "And Verizon's?" after "What was Boeing's total revenue
+    in FY2022?" asks for Verizon's total revenue in FY2022; "And its net income?" after "What was
+    Amcor's net sales in FY2023?" asks for Amcor's net income in FY2023. None when the follow-up
+    is not of these shapes or the previous question has no frame to fill."""
+    frame = Frame.of(prev)
+    if frame is None:
+        return None
+    owner = _OWNER_ONLY.match(rest)
+    if owner is not None and not SUBJECT.match(rest) and len(owner["owner"].split()) <= MAX_ELLIPTIC_WORDS:
+        if frame.owner is not None:
+            return Rewrite(question, _sentence(frame.with_owner(owner["owner"]).text()), "rule", ("owner",))
+        names = Slots.of(prev).names
+        if len(names) != 1:  # whose, when the previous question names none or several: undecided
+            return None
+        return Rewrite(question, _sentence(_replace_word(prev, names[0], owner["owner"])), "rule", ("name",))
+    topic = _ITS_TOPIC.match(rest)
+    if topic is not None and not SUBJECT.match(rest) and frame.copula:
+        return Rewrite(question, _sentence(frame.with_topic(topic["topic"]).text()), "rule", ("topic",))
+    return None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A question as the slots a follow-up fills: its head ("What was "), whose ("Boeing's"), the
+    line item asked ("total revenue") and the rest ("in FY2022": periods, identifiers, "of
+    Amazon"). Parsed once from the previous standalone question (`SHAPE`), so a follow-up replaces
+    a slot and keeps the others, never cutting and pasting words."""
+
+    head: str
+    owner: str | None
+    topic: str
+    tail: str
+    copula: bool  # the auxiliary is "is"/"was": what follows is a noun a follow-up may replace
+
+    @classmethod
+    def of(cls, question: str) -> Frame | None:
+        found = SHAPE.match(question)
+        if not found:
+            return None
+        head = found["head"] if not found["owner"] else found["head"][: found.start("owner")]
+        owner = found["owner"][:-2] if found["owner"] else None
+        return cls(head, owner, found["topic"], found["tail"] or "", found["aux"].lower() in _COPULAS)
+
+    def with_owner(self, owner: str) -> Frame:
+        return Frame(self.head, owner, self.topic, self.tail, self.copula)
+
+    def with_topic(self, topic: str) -> Frame:
+        return Frame(self.head, self.owner, topic, self.tail, self.copula)
+
+    def text(self) -> str:
+        owner = f"{self.owner}'s " if self.owner else ""
+        return f"{self.head}{owner}{self.topic}{self.tail}?"
 
 
 def _topic_words(rest: str, own: Slots) -> str:
