@@ -10,6 +10,7 @@ and every row compared is shown as a cited operand; ties and rows with no cell t
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -183,13 +184,22 @@ def extreme(
         return _over_periods(chosen, rows, effective, context)
     figures: list[tuple[Value, Passage]] = []
     missing: list[str] = []
+    # Every item row's cell at the year, growth or not: a sum row is found by them, among all the
+    # rows (a total's growth may be the extreme where its parts give no growth).
+    cells: list[Value] = []
+    plain = dataclasses.replace(chosen, growth=False)
     for number, row in enumerate(rows, start=1):
         read = read_row(row.text)
         label = row_label(read) or f"row {row.row}"
         if is_total(label):
             continue
         location = row.located(effective)
+        cell = _figure(plain, read, row, location, f"row_{number}", context) if chosen.growth else None
+        if isinstance(cell, Value):
+            cells.append(cell.model_copy(update={"row": label}))
         figure = _figure(chosen, read, row, location, f"row_{number}", context)
+        if not chosen.growth and isinstance(figure, Value):
+            cells.append(figure.model_copy(update={"row": label}))
         if isinstance(figure, str):
             if figure != NO_FIGURE:
                 return figure
@@ -198,7 +208,7 @@ def extreme(
             figures.append((figure.model_copy(update={"row": label}), row))
     if len(figures) < 2:
         return "fewer than two rows of the table give a figure"
-    summed = None if chosen.growth else _sum_row([f for f, _ in figures])
+    summed = _sum_row(cells)
     if summed is not None:
         return f"the row {summed} is the sum of the others: a total, not one of the items"
     return _decided(chosen, figures, missing, "rows of one table")
