@@ -44,6 +44,7 @@ from localqa.language import words
 from localqa.language.text import IDENTIFIER, squash
 from localqa.models.base import AnswerModel, AnswerRequest
 from localqa.question import periods
+from localqa.question.frames import AUX, COPULAS, SHAPE, Frame
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Caller
 
@@ -80,21 +81,9 @@ DUMMY_IT = re.compile(
 )
 POSSESSIVE_REFERENCE = re.compile(r"\b(?:its|their)\b", re.IGNORECASE)
 WHY = re.compile(r"^\s*why(?:\s+(?:is|was|are|were)\s+(?:that|this|it|so))?\s*\?*\s*$", re.IGNORECASE)
-# The shape of a question whose topic a follow-up may replace: a question word and an auxiliary,
-# the topic, and its slots after a preposition ("What is | the loan limit | for EQ-314?").
-_AUX = r"(?:is|are|was|were|does|do|did|can|may|must|will|should)"
-SHAPE = re.compile(
-    rf"^(?P<head>(?:what|which|how\s+(?:much|many|long|often)|when|where|who)\s+(?:\w+\s+)?(?P<aux>{_AUX})\s+"
-    rf"(?:(?P<owner>[^\s?]+['\u2019]s)\s+)?(?:the\s+)?)(?P<topic>.+?)"
-    rf"(?P<tail>\s+(?:for|of|under|in|at|on|from|during|per)\s+.+?)?\s*\?*\s*$",
-    re.IGNORECASE,
-)
-# Only after "is"/"are" is what follows a topic a noun can replace ("How many times can a book be
-# renewed" has none).
-_COPULAS = frozenset({"is", "are", "was", "were"})
 # Its subject, for a reference: what follows the question word and auxiliary.
 SUBJECT = re.compile(
-    rf"^(?:what|which|how(?:\s+(?:much|many|long|often))?|when|where|who)\s+(?:\w+\s+)?(?P<aux>{_AUX})\s+(?P<subject>.+?)\s*\?*\s*$",
+    rf"^(?:what|which|how(?:\s+(?:much|many|long|often))?|when|where|who)\s+(?:\w+\s+)?(?P<aux>{AUX})\s+(?P<subject>.+?)\s*\?*\s*$",
     re.IGNORECASE,
 )
 # A follow-up's words that fill no slot and name no topic.
@@ -270,7 +259,7 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
         carried.append("name")
     if topic:
         shape = SHAPE.match(standalone)
-        if not shape or shape["aux"].lower() not in _COPULAS or (own and not shape["tail"]):
+        if not shape or shape["aux"].lower() not in COPULAS or (own and not shape["tail"]):
             return None
         owner = f"{shape['owner']} " if shape["owner"] and not own.names else ""
         head = shape["head"] if not shape["owner"] else shape["head"][: shape.start("owner")]
@@ -311,39 +300,6 @@ def _slot_follow_up(question: str, rest: str, prev: str) -> Rewrite | None:
     if topic is not None and not SUBJECT.match(rest) and frame.copula:
         return Rewrite(question, _sentence(frame.with_topic(topic["topic"]).text()), "rule", ("topic",))
     return None
-
-
-@dataclass(frozen=True)
-class Frame:
-    """A question as the slots a follow-up fills: its head ("What was "), whose ("Boeing's"), the
-    line item asked ("total revenue") and the rest ("in FY2022": periods, identifiers, "of
-    Amazon"). Parsed once from the previous standalone question (`SHAPE`), so a follow-up replaces
-    a slot and keeps the others, never cutting and pasting words."""
-
-    head: str
-    owner: str | None
-    topic: str
-    tail: str
-    copula: bool  # the auxiliary is "is"/"was": what follows is a noun a follow-up may replace
-
-    @classmethod
-    def of(cls, question: str) -> Frame | None:
-        found = SHAPE.match(question)
-        if not found:
-            return None
-        head = found["head"] if not found["owner"] else found["head"][: found.start("owner")]
-        owner = found["owner"][:-2] if found["owner"] else None
-        return cls(head, owner, found["topic"], found["tail"] or "", found["aux"].lower() in _COPULAS)
-
-    def with_owner(self, owner: str) -> Frame:
-        return Frame(self.head, owner, self.topic, self.tail, self.copula)
-
-    def with_topic(self, topic: str) -> Frame:
-        return Frame(self.head, self.owner, topic, self.tail, self.copula)
-
-    def text(self) -> str:
-        owner = f"{self.owner}'s " if self.owner else ""
-        return f"{self.head}{owner}{self.topic}{self.tail}?"
 
 
 def _topic_words(rest: str, own: Slots) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from localqa.conversation import Frame, Turn, rewrite
+from localqa.conversation import Turn, rewrite
+from localqa.question.frames import Frame
 from localqa.types import Caller
 
 CALLER = Caller()

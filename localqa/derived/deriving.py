@@ -29,6 +29,8 @@ from localqa.derived import comparing, computing, extremes, figures, operands, p
 from localqa.derived.extremes import row_label
 from localqa.derived.glossary import Item
 from localqa.errors import ModelError, PageNotFoundError
+from localqa.question import cues
+from localqa.question.reading import read
 from localqa.question.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
 from localqa.types import Answer, Caller, Candidate, Kind, Location, PartResult, Passage
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
 # (segments, notes, quarters), and the statement's row is often not the first by BM25. No cap
 # per page: the rows of one statement share a page.
 ITEM_K = 100
+# The shapes of question no figure answers (`localqa.question.reading`): their quote stands as the
+# answer stage gave it.
+UNCOMPUTED = frozenset(("cause", "definition", "list", "count"))
 
 
 class Page(Protocol):
@@ -98,9 +103,9 @@ def derive(
     amount of money the quote states as its value: that amount is not the ratio asked for."""
     derived = _derived(library, result, answer, context, documents, model, settings)
     value = derived.value
-    if value is None or value.derived or not figures.asks_a_ratio(result.question):
+    if value is None or value.derived or not cues.asks_a_ratio(result.question):
         return derived
-    if not figures.is_amount(value) or figures.asks_a_ratio(value.row or ""):  # a ratio's own row
+    if not figures.is_amount(value) or cues.asks_a_ratio(value.row or ""):  # a ratio's own row
         return derived
     note = derived.figure_note or "no figure computed: the amount the quote states is not the ratio asked for"
     return derived.model_copy(update={"value": None, "figure_note": note})
@@ -119,10 +124,13 @@ def _derived(
     for one and it can be computed. A figure that cannot be computed never silences the quote: a
     verified quote stands with the reason beside it (`Answer.figure_note`); a part with no verified
     quote is refused with both reasons. A single line item no row gives keeps its quote as it is."""
-    chosen = extremes.plan(result.question)
+    shape = (result.reading or read(result.question)).shape
+    if shape in UNCOMPUTED:
+        return answer
+    chosen = extremes.plan(result.question) if shape == "extreme" else None
     if chosen is not None:
         return _extreme(library, result, answer, context, chosen)
-    comparison = comparing.plan(result.question)
+    comparison = comparing.plan(result.question) if shape == "comparison" else None
     figure = None if comparison is not None else figures.plan(result.question)
     named = totals.plan(result.question) if comparison is None and figure is None else None
     writes = model.is_language_model and figures.asks_computed(result.question)

@@ -17,28 +17,15 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from localqa.derived import arithmetic, computing
-from localqa.derived.figures import asking
 from localqa.derived.glossary import contains, fold
+from localqa.question import cues
+from localqa.question.asked import wanted
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Comparison, Kind, Location, Operand, Passage, Value
-from localqa.values.asked import wanted
 from localqa.values.cells import Cell, Row, cell_value, choose_cell, read_row
 from localqa.values.choosing import Context
 from localqa.values.numbers import read_number, read_quantity
 
-# "which X ... largest/most/fastest": the part asks for the row with the extreme figure.
-ASKS_EXTREME = re.compile(
-    r"\bwhich\b[^?]*?\b(?P<word>largest|biggest|highest|most|greatest|smallest|lowest|least|fastest|slowest)\b",
-    re.IGNORECASE,
-)
-# Words that make the extreme the smallest figure ("fell most" is the lowest growth).
-_LOWEST = re.compile(r"\b(?:smallest|lowest|least|slowest)\b", re.IGNORECASE)
-_FALL = re.compile(r"\b(?:fell|fall\w*|declin\w*|decreas\w*|drop\w*|shrank|shrink\w*|lost)\b", re.IGNORECASE)
-# A part that asks how much rows grew or fell compares each row's growth, not one cell.
-_GROWTH = re.compile(
-    r"\b(?:gr[eo]w\w*|growth|fell|fall\w*|declin\w*|increas\w*|decreas\w*|rose|rise|rising|drop\w*)\b",
-    re.IGNORECASE,
-)
 # A row that sums others is not one of the items compared, in any of the spellings filings and
 # reports use: "Total net sales", "Totals", "Subtotal", "Grand total", "All regions" (but not "All
 # other", a segment of its own), "Consolidated", "Worldwide", "Combined", "Overall".
@@ -46,11 +33,6 @@ _TOTAL = re.compile(
     r"\b(?:totals?|sub-?totals?|sums?)\b"
     r"|^\W*(?:all\s+(?!others?\b)\w|consolidated\b|worldwide\b|combined\b|overall\b|company[-\s]wide\b)",
     re.IGNORECASE,
-)
-# A part asking which period had the extreme ("Which year had the highest operating income?")
-# compares the columns of one row, not the rows of a table.
-_OVER_PERIODS = re.compile(
-    r"\b(?:in\s+)?which\s+(?:fiscal\s+|calendar\s+)?(?:years?|quarters?|periods?|months?)\b", re.I
 )
 MAX_ROWS = 40
 GROWTH_DECIMALS = 2
@@ -67,19 +49,13 @@ class ExtremePlan:
 
 
 def plan(part: str) -> ExtremePlan | None:
-    """The extreme a part asks for, or None when it asks for none."""
-    text = asking(part)
-    found = ASKS_EXTREME.search(text)
-    if found is None:
+    """The extreme a part asks for (`cues.extreme_asked`), or None when it asks for none."""
+    cue = cues.extreme_asked(part)
+    if cue is None:
         return None
-    growth = _GROWTH.search(text) is not None
-    lowest = _LOWEST.search(found["word"]) is not None
-    if growth and _FALL.search(text) and found["word"].lower() in ("most", "largest", "biggest", "greatest"):
-        lowest = True  # "fell most": the lowest growth
     years = sorted(wanted(part).years)
-    over_periods = _OVER_PERIODS.search(text) is not None
     return ExtremePlan(
-        lowest, growth, found["word"].lower(), years[-1] if years else None, text, over_periods
+        cue.lowest, cue.growth, cue.word, years[-1] if years else None, cues.asking(part), cue.over_periods
     )
 
 
@@ -153,7 +129,7 @@ def row_label(read: Row) -> str | None:
 def rows_under(part: str, rows: Sequence[Passage]) -> list[Passage]:
     """The rows under the section row the part names ("among the short term investments": the
     rows after "Short-term investments:" up to the next section row or its subtotal), else all."""
-    folded = fold(asking(part))
+    folded = fold(cues.asking(part))
     for index, row in enumerate(rows):
         read = read_row(row.text)
         label = fold((row_label(read) or "").rstrip(":"))

@@ -1,7 +1,7 @@
 """Two items of one filing compared in one period: "How did JnJ's US sales growth compare to
 international sales growth in FY2022?", "segment A revenue against segment B revenue".
 
-`paired` reads the two phrases a part compares (`COMPARED`), and each as a *qualifier* (the region,
+`paired` reads the two phrases a part compares (`cues.COMPARED`), and each as a *qualifier* (the region,
 segment or product the row is labelled by: "US", "international") before a line item of the
 glossary ("sales"), perhaps with "growth" after it; a second phrase that names no line item takes
 the first's ("US sales growth compared to international": "international sales growth"). Each
@@ -18,30 +18,12 @@ import re
 from dataclasses import dataclass
 
 from localqa.derived import arithmetic
-from localqa.derived.figures import FigurePlan, Need, asking
+from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import Glossary, Item, contains, fold, glossary, named_statements
-from localqa.question import periods
+from localqa.question import cues, periods
+from localqa.question.asked import wanted
 from localqa.types import Value
-from localqa.values.asked import wanted
 
-_PHRASE = r"[\w&'\u2019.\- ]{2,60}?"
-_UNTIL = r"(?=\s+(?:in|for|during|at|as\s+of|over|between)\b|\s*[?.,;]|$)"
-# How a part names two items compared, first match wins: "how did X compare to Y", "compare X
-# with Y", "X versus Y".
-COMPARED: tuple[re.Pattern[str], ...] = (
-    re.compile(
-        rf"\bhow\s+(?:did|does|do|has|have|had|is|was|are|were)\s+(?P<x>{_PHRASE})\s+"
-        rf"compare[sd]?\s+(?:to|with|against)\s+(?:that\s+of\s+|those\s+of\s+)?(?P<y>{_PHRASE}){_UNTIL}",
-        re.I,
-    ),
-    re.compile(
-        rf"\bcompare\s+(?:\w+['\u2019]s?\s+)?(?P<x>{_PHRASE})\s+(?:to|with|against|and)\s+(?P<y>{_PHRASE}){_UNTIL}",
-        re.I,
-    ),
-    re.compile(
-        rf"(?:^|['\u2019]s\s+|\bthe\s+)(?P<x>{_PHRASE})\s+(?:versus|vs\.?)\s+(?P<y>{_PHRASE}){_UNTIL}", re.I
-    ),
-)
 # The row labels a qualifier is written as, by its folded form: filings write a region several ways.
 QUALIFIER_ROWS: dict[str, tuple[str, ...]] = {
     "us": ("u.s.", "united states", "us", "u.s.a."),
@@ -68,8 +50,8 @@ class Pair:
 
 def phrases(part: str) -> tuple[str, str] | None:
     """The two phrases a part compares (`COMPARED`), as written, or None."""
-    text = asking(part)
-    for pattern in COMPARED:
+    text = cues.asking(part)
+    for pattern in cues.COMPARED:
         found = pattern.search(text)
         if found is not None:
             x, y = (_own(found[n]) for n in ("x", "y"))

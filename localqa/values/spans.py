@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from localqa.question.asked import Wanted
 from localqa.store.tokenizer import tokenizer
-from localqa.values.asked import Wanted
 from localqa.values.doers import names_a_doer
 from localqa.values.numbers import DASHES, NUMBER_WORDS, SCALE_WORDS
 
@@ -142,7 +142,7 @@ def _wanted_kinds(asked: Wanted) -> tuple[str, ...]:
     if asked.duration:
         return ("duration", "time")  # "how often": "every 90 days", "every March"
     if asked.price:
-        return ("money", "free")
+        return ("money", "free", "number")  # a number only in a currency (`_CURRENCY_WORDS`)
     if asked.percent:
         return ("percent",)
     if asked.quantity:
@@ -165,6 +165,8 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     ]
     if asked.who:
         found = [s for s in found if names_a_doer(s.text)]
+    if asked.price:  # "20 cents per day", never "up to 30 items"
+        found = [s for s in found if s.kind != "number" or _CURRENCY_WORDS.search(s.text)]
     if asked.duration:
         unit = re.search(r"how many (\w+)", part, re.IGNORECASE)
         if unit:
@@ -181,6 +183,8 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     return _counted(min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors)), part)
 
 
+# Currencies written in words after a number: a price asked is money, or a number in one of them.
+_CURRENCY_WORDS = re.compile(r"\b(?:cents?|dollars?|euros?|pounds?|pence|yen|usd|eur|gbp)\b", re.IGNORECASE)
 # Words that are the unit of the number before them: kept with it whatever the part asks.
 UNIT_WORDS = frozenset(
     "cent cents dollar dollars euro euros pound pounds yen usd eur gbp percent item items page pages "

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from localqa.language.lexicon import NUMBER_WORD_VALUES
 from localqa.question import periods
-from localqa.values.numbers import NUMBER_WORD_VALUES
 
 _QUANTITY = re.compile(
     r"\bhow (?:many|much)\b|%|\b(?:percent(?:age)?s?|ratios?|rates?|margins?|amounts?|totals?|"
