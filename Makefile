@@ -14,7 +14,7 @@ setup: $(VENV)/.installed tesseract chromium
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,embedded,semantic,serve,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,embedded,semantic,serve,postgres,mcp]'
 	touch $@
 
 tesseract:

@@ -61,10 +61,28 @@ Shape = TypeVar("Shape", bound=SearchQuery)
 
 
 def json_body(shape: type[Shape]) -> Callable[[Request], Awaitable[Shape]]:
-    """A dependency reading the body as `shape`: JSON only, at most MAX_BODY_BYTES, the question
-    at most MAX_QUESTION_BYTES."""
+    """A dependency reading the body as `shape` (`json_body_of`), the question at most
+    MAX_QUESTION_BYTES."""
+    read_body = json_body_of(shape, example='{"question": "...", "as_of": "YYYY-MM-DD"}')
 
     async def read(request: Request) -> Shape:
+        query = await read_body(request)
+        check_size(query.question, *query.parts)
+        return query
+
+    return read
+
+
+Body = TypeVar("Body", bound=BaseModel)
+
+
+def json_body_of(
+    shape: type[Body], example: str = '{"model": "localqa", "messages": [...]}'
+) -> Callable[[Request], Awaitable[Body]]:
+    """A dependency reading the body as `shape`: JSON only, at most MAX_BODY_BYTES; a body that is
+    not `shape` is a 400 naming its first wrong field and an `example` of the right one."""
+
+    async def read(request: Request) -> Body:
         media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
         if media_type != "application/json":
             raise HttpError(415, "send the body as JSON, with 'Content-Type: application/json'")
@@ -74,15 +92,11 @@ def json_body(shape: type[Shape]) -> Callable[[Request], Awaitable[Shape]]:
             if len(body) > MAX_BODY_BYTES:
                 raise HttpError(413, f"the request body is over {MAX_BODY_BYTES // 1024} KB")
         try:
-            query = shape.model_validate_json(bytes(body))
+            return shape.model_validate_json(bytes(body))
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "body"
-            raise HttpError(
-                400, f'{where}: {first["msg"]}; send JSON like {{"question": "...", "as_of": "YYYY-MM-DD"}}'
-            ) from None
-        check_size(query.question, *query.parts)
-        return query
+            raise HttpError(400, f"{where}: {first['msg']}; send JSON like {example}") from None
 
     return read
 

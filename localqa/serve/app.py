@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from localqa.serve import api, errors, pages, security
+from localqa.serve import api, chat_api, errors, pages, security
 from localqa.serve.state import ServeConfig, Served
 
 __all__ = ["ServeConfig", "create_app"]
@@ -33,5 +33,6 @@ def create_app(config: ServeConfig) -> FastAPI:
     app.middleware("http")(security.add_headers)
     errors.install(app)
     app.include_router(api.router)
+    app.include_router(chat_api.router)
     app.include_router(pages.router)
     return app

@@ -51,6 +51,10 @@ def status_of(error: LocalQAError) -> int:
 
 
 def error_response(request: Request, status: int, message: str, headers: dict[str, str]) -> Response:
+    if request.url.path.startswith("/v1/"):  # the OpenAI API's error shape, which its clients show
+        kind = "authentication_error" if status == 401 else "invalid_request_error"
+        error = {"message": message, "type": kind, "code": status}
+        return JSONResponse({"error": error}, status_code=status, headers=headers)
     if request.url.path.startswith("/api/"):
         return JSONResponse({"error": message}, status_code=status, headers=headers)
     html = (
