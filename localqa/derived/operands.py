@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from localqa.answers import sentences
 from localqa.derived.figures import FigurePlan, Need
-from localqa.derived.glossary import STATEMENT_WORDS, Item, contains, fold
+from localqa.derived.glossary import Item, contains, fold
+from localqa.extract.statements import STATEMENT_WORDS, Scope, Statement, recognise
 from localqa.store.tokenizer import tokenizer
-from localqa.types import Candidate, Kind, Value
+from localqa.types import Candidate, Kind, Location, Value
 from localqa.values.asked import wanted
 from localqa.values.cells import cell_value, choose_cell, read_row
 from localqa.values.choosing import Context
@@ -50,6 +51,7 @@ class Found:
     candidate: Candidate
     value: Value
     quote: str
+    statement: Statement = Statement(None, Scope.OTHER)  # the table's (`statements.recognise`)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class _Row:
     statement: int  # `in_statement`
     order: int
     heading: str  # `heading_of`
+    recognised: Statement  # `statement_of`
 
     @property
     def page(self) -> tuple[str, int]:
@@ -77,10 +80,19 @@ def read_operands(
     together; a statement's title is not always read as its heading; after how well the period
     their heading names fits the need's, `period_fit`), whether they sit in the
     statement the item is read from (`in_statement`), an earlier row label of the item, then the
-    earlier page (a filing's own statements come before its subsidiaries') and retrieval's order."""
+    earlier page (a filing's own statements come before its subsidiaries') and retrieval's order.
+    Before all of these, a row of the registrant's own statements ranks first, and a row of
+    another entity's, a segment's, a quarter's, a summary's or an adjusted measure's table is read
+    only when the question names it (`FigurePlan.scopes`, `statement_of`): a guarantor group's
+    "Net sales 377" is labelled exactly as the consolidated "Net sales 14,694"."""
     # Only the figure's own items: the candidates may hold another figure's (two items compared).
     keys = {need.item.key for need in figure.needs}
-    rows = {key: _rows(figure, key, found, context) for key, found in candidates.items() if key in keys}
+    recognised: dict[tuple[str, int | None, int | None], Statement] = {}  # each table's, read once
+    rows = {
+        key: _rows(figure, key, found, context, recognised)
+        for key, found in candidates.items()
+        if key in keys
+    }
     stated: dict[str, dict[int, Stated]] = {}  # an item's amounts by year in prose, read once
     support: dict[tuple[str, int], int] = {}
     for found in rows.values():
@@ -91,6 +103,7 @@ def read_operands(
         ranked = sorted(
             rows.get(need.item.key, []),
             key=lambda r: (
+                not r.recognised.primary,
                 -r.level,
                 -period_fit(need.quarter, r.heading),
                 -as_reported(r.heading),
@@ -112,7 +125,13 @@ def read_operands(
     return read
 
 
-def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context: Context) -> list[_Row]:
+def _rows(
+    figure: FigurePlan,
+    key: str,
+    candidates: Sequence[Candidate],
+    context: Context,
+    recognised: dict[tuple[str, int | None, int | None], Statement],
+) -> list[_Row]:
     item = next(n.item for n in figure.needs if n.item.key == key)
     preferred = [item.statement] if item.statement else list(figure.statements)
     found = []
@@ -124,10 +143,36 @@ def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context
         if item.instant and states_a_change(label, heading):
             continue
         match = row_match(item, label)
-        if match is not None:
-            statement = in_statement(candidate, preferred, context)
-            found.append(_Row(candidate, match[0], match[1], statement, order, heading))
+        if match is None:
+            continue
+        at = candidate.location
+        table = (at.source, at.page, at.table)
+        if table not in recognised:
+            recognised[table] = statement_of(
+                at, candidate.text[: max(0, candidate.text.find(label))], context
+            )
+        if recognised[table].scope not in figure.scopes:
+            continue
+        statement = in_statement(candidate, preferred, context)
+        found.append(_Row(candidate, match[0], match[1], statement, order, heading, recognised[table]))
     return found
+
+
+def statement_of(location: Location, caption: str, context: Context) -> Statement:
+    """The statement a table row at `location` sits in (`statements.recognise`), from the words
+    over it, nearest first: its caption (the row's text before its label), its heading path, then
+    the titles and heading paths of the passages above its table on its page."""
+    above: list[str] = []
+    for passage in context.passages(location):
+        if passage.kind is Kind.TABLE and passage.table == location.table:
+            break
+        above += [*_path(passage.section), *([] if passage.kind is Kind.TABLE else [passage.text])]
+    return recognise([caption, *reversed(_path(location.section)), *reversed(above)])
+
+
+def _path(section: str | None) -> list[str]:
+    """A heading path's headings, outermost first ("A > B > C")."""
+    return [h for h in (section or "").split(" > ") if h.strip()]
 
 
 # How a table's heading names the period its columns cover: a quarter by its number, a quarter
@@ -223,7 +268,7 @@ def _cell(need: Need, row: _Row, context: Context) -> Found | None:
     if choice.cell is None or read_number(choice.cell.text) is None:
         return None
     value = cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])
-    return Found(need, candidate, value, candidate.text)
+    return Found(need, candidate, value, candidate.text, row.recognised)
 
 
 # An amount a sentence gives for a year: "$396 million in 2018", "$1.2 billion for fiscal 2019".

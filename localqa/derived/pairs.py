@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from localqa.derived import arithmetic
 from localqa.derived.figures import FigurePlan, Need, asking
 from localqa.derived.glossary import Glossary, Item, contains, fold, glossary, named_statements
+from localqa.extract.statements import Scope
 from localqa.question import periods
 from localqa.values.asked import wanted
 
@@ -171,4 +172,5 @@ def _figure(part: str, qualifier: str, item: Item, name: str, growth: bool, year
         "shape",
         named_statements(part),
         None if growth else asked.scale,
+        frozenset(Scope),  # a qualified item ("U.S. sales") is a segment's or a region's row
     )

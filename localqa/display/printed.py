@@ -128,7 +128,8 @@ def _operand_lines(value: Value) -> list[str]:
     for operand in value.operands or ():
         lines.append(f"     {describe_value(operand.value)}")
         lines.append(f'       "{operand.quote}"')
-        lines.append(f"       — {operand.citation.describe()}")
+        where = f"{operand.statement}, " if operand.statement else ""
+        lines.append(f"       — {where}{operand.citation.describe()}")
     return lines
 
 

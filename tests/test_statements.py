@@ -1,0 +1,133 @@
+"""The registrant's statements, recognised from the filing's own words (`localqa.extract.statements`),
+and the operands a figure about the company reads from them (issue 48): end to end on a drawn
+filing whose note repeats the statements' lines for a guarantor group (tests/guarantor_filing.py),
+and as a table of titles and headings."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from guarantor_filing import COMPANY, write_guarantor_filing
+
+from localqa.cli import cli
+from localqa.extract.statements import Scope, asked_scopes, recognise
+from localqa.indexing.index import refresh_index
+from localqa.library import Library
+from localqa.models.extractive import ExtractiveModel
+from localqa.types import Answer, Value
+
+AS_OF = date(2026, 1, 1)
+SOURCE = "corvid-10k-fy2022.pdf"
+CATALOG = f"""
+["{SOURCE}"]
+series = "corvid-10k"
+access = "public"
+period = "FY2022"
+"""
+NAME = "Corvid Packaging"
+
+
+@pytest.fixture(scope="module")
+def guarantor_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("guarantor")
+    write_guarantor_filing(folder / SOURCE)
+    (folder / "catalog.toml").write_text(CATALOG, encoding="utf-8")
+    db = folder / "index.sqlite3"
+    report = refresh_index(folder, db, embed=False)
+    assert not report.problems, report.problems
+    return db
+
+
+def ask(db: Path, question: str) -> Answer:
+    with Library(db) as library:
+        asked = library.answer(question, as_of=AS_OF, model=ExtractiveModel())
+    return asked.parts[0].answer
+
+
+def operands(value: Value) -> list[tuple[str, str, int | None, str | None]]:
+    figures = value.comparison.figures if value.comparison else (value,)
+    return [(o.name, o.value.text, o.citation.page, o.statement) for f in figures for o in f.operands or ()]
+
+
+# --- the held-out pattern ---------------------------------------------------------------------------
+
+
+def test_a_margin_comes_from_the_consolidated_income_statement_not_a_guarantors(guarantor_db: Path) -> None:
+    answer = ask(guarantor_db, f"What is {NAME}'s FY2022 gross margin?")
+    assert answer.value is not None and answer.value.text == "18.54 %"  # 2,725 / 14,694, not 58 / 377
+    assert operands(answer.value) == [
+        ("revenue_fy2022", "14,694", 2, "consolidated income statement"),
+        ("cogs_fy2022", "(11,969)", 2, "consolidated income statement"),
+    ]
+
+
+def test_a_ratio_comes_from_the_consolidated_balance_sheet_not_a_guarantors(guarantor_db: Path) -> None:
+    answer = ask(guarantor_db, f"What is {NAME}'s FY2022 quick ratio?")
+    assert answer.value is not None and answer.value.text == "0.69"  # (5,853 - 2,439) / 4,948
+    assert {(page, statement) for _, _, page, statement in operands(answer.value)} == {
+        (3, "consolidated balance sheet")
+    }
+
+
+def test_a_comparison_gives_the_registrants_direction(guarantor_db: Path) -> None:
+    answer = ask(guarantor_db, f"Does {NAME} have an improving gross margin profile as of FY2022?")
+    assert answer.value is not None and answer.value.comparison is not None
+    compared = answer.value.comparison
+    # The guarantor group's margin rose (13.75 % -> 15.38 %); the company's fell.
+    assert [f.text for f in compared.figures] == ["21.24 %", "18.54 %"]
+    assert compared.direction == "declined"
+    assert {page for _, _, page, _ in operands(answer.value)} == {2}
+
+
+def test_the_printed_answer_names_each_operands_statement(guarantor_db: Path) -> None:
+    question = f"What is {NAME}'s FY2022 quick ratio?"
+    run = CliRunner().invoke(
+        cli,
+        ["ask", question, "--db", str(guarantor_db), "--model", "extractive", "--as-of", AS_OF.isoformat()],
+    )
+    assert run.exit_code == 0, run.output
+    assert f"— consolidated balance sheet, {SOURCE}, page 3" in run.output
+
+
+def test_a_question_naming_the_guarantor_group_may_read_its_statements() -> None:
+    assert Scope.OTHER_ENTITY in asked_scopes("What is the guarantor subsidiaries' FY2022 gross margin?")
+    assert asked_scopes("What is Corvid's FY2022 gross margin?") == {Scope.PRIMARY, Scope.OTHER}
+
+
+# --- the rule, as a table of the words over a table (nearest first) --------------------------------
+
+RECOGNISED = [
+    (["CONSOLIDATED BALANCE SHEETS", "ACME INC."], "balance sheet", Scope.PRIMARY),
+    (["Condensed Consolidated Statements of Operations (Unaudited)"], "income statement", Scope.PRIMARY),
+    (["3M Company and Subsidiaries Consolidated Statement of Cash Flow s"], "cash flow", Scope.PRIMARY),
+    (
+        ["Summarized Statements of Income", "21. Guarantor Financial Information"],
+        "income statement",
+        Scope.OTHER_ENTITY,
+    ),
+    (["CONDENSED CONSOLIDATING BALANCE SHEET"], "balance sheet", Scope.OTHER_ENTITY),
+    (
+        ["Balance Sheets", "Schedule I - Condensed Financial Information of Registrant"],
+        "balance sheet",
+        Scope.OTHER_ENTITY,
+    ),
+    (["Statements of Income", "Parent Company Only"], "income statement", Scope.OTHER_ENTITY),
+    (["Net sales by reportable segment", "Note 18. Segment Information"], None, Scope.SEGMENT),
+    (["Selected Quarterly Financial Data (Unaudited)"], None, Scope.QUARTER),
+    (["Item 6. Selected Financial Data"], None, Scope.SUMMARY),
+    (["Reconciliation of GAAP to non-GAAP measures"], None, Scope.ADJUSTED),
+    (["Results of Operations", "QUARTERLY REPORT ON FORM 10-Q"], None, Scope.OTHER),
+    # A note's sentence is prose, not a heading: it never decides.
+    (["CONSOLIDATED STATEMENTS OF INCOME", "x" * 201 + " guarantor"], "income statement", Scope.PRIMARY),
+]
+
+
+@pytest.mark.parametrize(("headings", "kind", "scope"), RECOGNISED)
+def test_a_tables_statement_is_recognised_from_its_title_and_headings(
+    headings: list[str], kind: str | None, scope: Scope
+) -> None:
+    statement = recognise(headings)
+    assert (statement.kind, statement.scope) == (kind, scope)
