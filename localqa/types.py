@@ -493,7 +493,7 @@ class Operand(Frozen):
     quote: str
     citation: Location
     # The statement its row sits in, as a citation names it ("consolidated balance sheet"), when
-    # a table's (`localqa.extract.statements`).
+    # a table's (`localqa.language.statements`).
     statement: str | None = None
 
     def as_json(self) -> dict[str, Any]:
@@ -572,7 +572,7 @@ class Value(Frozen):
     # direction computed from them.
     comparison: Comparison | None = None
     # The checks against the document's own arithmetic a derived figure passed before it was shown
-    # (`localqa.derived.crosschecks`: "gross profit = net sales − cost of sales", "one scale").
+    # (`localqa.derived.crosschecks`: "gross profit = net sales - cost of sales", "one scale").
     checks: tuple[str, ...] = ()
 
     @property

@@ -1,4 +1,4 @@
-"""The registrant's statements, recognised from the filing's own words (`localqa.extract.statements`),
+"""The registrant's statements, recognised from the filing's own words (`localqa.language.statements`),
 and the operands a figure about the company reads from them (issue 48): end to end on a drawn
 filing whose note repeats the statements' lines for a guarantor group (tests/guarantor_filing.py),
 and as a table of titles and headings."""
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from guarantor_filing import COMPANY, write_guarantor_filing
+from guarantor_filing import write_guarantor_filing
 
 from localqa.cli import cli
-from localqa.extract.statements import Scope, asked_scopes, recognise
 from localqa.indexing.index import refresh_index
+from localqa.language.statements import Scope, asked_scopes, recognise
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
 from localqa.types import Answer, Value

@@ -25,11 +25,11 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from localqa.answers.answering import checked
-from localqa.derived import comparing, computing, extremes, figures, operands, totals
+from localqa.derived import comparing, computing, crosschecks, extremes, figures, operands, totals
 from localqa.errors import ModelError, PageNotFoundError
 from localqa.question.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
-from localqa.types import Answer, Caller, Candidate, Kind, PartResult, Passage
+from localqa.types import Answer, Caller, Candidate, Kind, PartResult, Passage, Value
 from localqa.values.choosing import Context
 
 if TYPE_CHECKING:
@@ -140,13 +140,18 @@ def _derived(
     if within is None:
         return answer
     candidates = _candidates(library, planned, context, within)
-    computed = [computing.compute(f, operands.read_operands(f, candidates, context)) for f in planned]
+    read = [operands.read_operands(f, candidates, context) for f in planned]
+    computed = [computing.compute(f, found) for f, found in zip(planned, read, strict=True)]
     kept = {"call": answer.call, "selection": answer.selection}
     missing = next((c.why or "no figure computed" for c in computed if c.value is None), None)
     if missing is not None:
         if figure is not None and figure.origin == "item":
             return answer
         return _without_figure(answer, missing)
+    checked_values = _cross_checked(planned, read, computed, candidates, context)
+    if isinstance(checked_values, str):  # a check failed: the quote stands with its note
+        return _without_figure(answer, checked_values)
+    computed = [computing.Computed(v) for v in checked_values]
     if comparison is not None:
         value = comparing.compared(comparison, [c.value for c in computed if c.value is not None])
         first = (value.operands or ())[0]
@@ -162,6 +167,26 @@ def _derived(
         return _without_figure(answer, "no figure computed: its check failed")
     verified = Answer.verified_quote(first.quote, first.citation)
     return verified.model_copy(update={**kept, "value": shown})
+
+
+def _cross_checked(
+    planned: Sequence[figures.FigurePlan],
+    read: Sequence[Sequence[operands.Found]],
+    computed: Sequence[computing.Computed],
+    candidates: dict[str, list[Candidate]],
+    context: Asking,
+) -> list[Value] | str:
+    """Each computed figure with the checks against the document's arithmetic it passed
+    (`crosschecks.check`), or the note of the first that failed: no figure, and no direction from
+    the figures, is shown then."""
+    values = []
+    for figure, found, made in zip(planned, read, computed, strict=True):
+        assert made.value is not None
+        result = crosschecks.check(figure, found, made.value, candidates, context)
+        if result.failed is not None:
+            return result.failed
+        values.append(made.value.model_copy(update={"checks": result.passed}))
+    return values
 
 
 def _extreme(

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from localqa.answers.sentences import asks_yes_or_no
 from localqa.derived import arithmetic
 from localqa.derived.glossary import Glossary, Item, Metric, contains, fold, glossary, named_statements
-from localqa.extract.statements import DEFAULT_SCOPES, Scope, asked_scopes
+from localqa.language.statements import DEFAULT_SCOPES, Scope, asked_scopes
 from localqa.models.base import AnswerRequest
 from localqa.question import periods
 from localqa.settings import AnswerSettings

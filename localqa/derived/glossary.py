@@ -14,7 +14,7 @@ from pathlib import Path
 
 from localqa.derived import arithmetic
 from localqa.errors import LocalQAError
-from localqa.extract.statements import STATEMENT_WORDS
+from localqa.language.statements import STATEMENT_WORDS
 from localqa.tomlfile import TomlFileError, read_toml
 
 GLOSSARY = Path(__file__).with_name("glossary.toml")

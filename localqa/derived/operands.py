@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from localqa.answers import sentences
 from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import Item, contains, fold
-from localqa.extract.statements import STATEMENT_WORDS, Scope, Statement, recognise
+from localqa.language.statements import STATEMENT_WORDS, UNRECOGNISED, Statement, recognise
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, Location, Value
 from localqa.values.asked import wanted
@@ -51,7 +51,7 @@ class Found:
     candidate: Candidate
     value: Value
     quote: str
-    statement: Statement = Statement(None, Scope.OTHER)  # the table's (`statements.recognise`)
+    statement: Statement = UNRECOGNISED  # its table's (`statements.recognise`); prose: none
 
 
 @dataclass(frozen=True)
@@ -259,7 +259,13 @@ def heading_of(candidate: Candidate, label: str) -> str:
 
 
 def _cell(need: Need, row: _Row, context: Context) -> Found | None:
-    candidate = row.candidate
+    found = read_cell(need, row.candidate, context)
+    return None if found is None else Found(need, found.candidate, found.value, found.quote, row.recognised)
+
+
+def read_cell(need: Need, candidate: Candidate, context: Context) -> Found | None:
+    """The cell of a table row at the need's year (a quarter at the year its report dates its
+    columns in), with a number; None when the row has none there."""
     read = read_row(candidate.text)
     calendar = context.calendar(candidate.location.source)
     # A quarter is read at the year its report dates its columns in (`FiscalCalendar.quarter_shift`).
@@ -268,7 +274,7 @@ def _cell(need: Need, row: _Row, context: Context) -> Found | None:
     if choice.cell is None or read_number(choice.cell.text) is None:
         return None
     value = cell_value(read, choice.cell, [candidate.text, *context.around(candidate.location)])
-    return Found(need, candidate, value, candidate.text, row.recognised)
+    return Found(need, candidate, value, candidate.text)
 
 
 # An amount a sentence gives for a year: "$396 million in 2018", "$1.2 billion for fiscal 2019".

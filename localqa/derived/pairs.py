@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from localqa.derived import arithmetic
 from localqa.derived.figures import FigurePlan, Need, asking
 from localqa.derived.glossary import Glossary, Item, contains, fold, glossary, named_statements
-from localqa.extract.statements import Scope
+from localqa.language.statements import Scope
 from localqa.question import periods
 from localqa.values.asked import wanted
 

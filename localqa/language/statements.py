@@ -79,8 +79,8 @@ _QUALIFIERS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
     (
         Scope.SUMMARY,
         re.compile(
-            r"\bselected\s+(?:consolidated\s+)?financial\s+data\b|\bfive[- ]year\b|\bfinancial\s+highlights\b|"
-            r"\b(?:financial|historical)\s+summary\b",
+            r"\bselected\s+(?:consolidated\s+)?financial\s+data\b|\bfive[- ]year\b|"
+            r"\bfinancial\s+highlights\b|\b(?:financial|historical)\s+summary\b",
             re.IGNORECASE,
         ),
     ),
@@ -114,6 +114,10 @@ class Statement:
         if self.title:
             return f"{self.title} ({self.scope.value})"
         return f"a table under no statement's title ({self.scope.value})"
+
+
+# A passage no title stands over (a sentence of prose).
+UNRECOGNISED = Statement(None, Scope.OTHER)
 
 
 def kind_named(text: str) -> str | None:
