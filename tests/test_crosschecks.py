@@ -196,7 +196,8 @@ def test_a_margin_that_disagrees_with_the_one_the_document_states_is_refused(sai
     checked = check(MARGIN, Document([*passages, prose]), margin_rows(passages))
     if failed:
         assert checked.failed == (
-            "not computed: gross margin 18.54 % disagrees with the 25.0 % the document states for 2022 (page 5)"
+            "not computed: gross margin 18.54 % disagrees with the 25.0 % the document states for 2022 "
+            "(page 5)"
         )
     else:
         assert checked.failed is None
@@ -306,7 +307,8 @@ def test_a_margin_the_filing_states_otherwise_is_not_shown_and_the_quote_stands(
     if shown is None:
         assert answer.verified and (answer.value is None or not answer.value.derived)
         assert answer.figure_note == (
-            "not computed: gross margin 18.54 % disagrees with the 25.0 % the document states for 2022 (page 5)"
+            "not computed: gross margin 18.54 % disagrees with the 25.0 % the document states for 2022 "
+            "(page 5)"
         )
     else:
         assert answer.value is not None and answer.value.text == shown
