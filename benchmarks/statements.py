@@ -33,8 +33,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import bench_folder, load_financebench, table
-from benchmarks.pdfqa import AS_OF, FOLDERS, HITS_AT, ranked_pages, value_fields
+from benchmarks.common import FOLDERS, bench_folder, load_financebench, table
+from benchmarks.pdfqa import AS_OF, HITS_AT, ranked_pages, value_fields
 from localqa.derived import comparing
 from localqa.library import IndexContext, Library
 from localqa.types import Caller, Kind, Location
@@ -126,11 +126,11 @@ def measure(name: str, bench: Path, runs: dict[str, Path], dbs: dict[str, Path |
     compared = [c for c in cases if comparing.plan(c.question) is not None]
     directions: dict[str, dict[str, int]] = {}
     for when, by_id in answered.items():
-        tally = {"right": 0, "wrong": 0, "none": 0}
+        shown_tally = {"right": 0, "wrong": 0, "none": 0}
         for case in compared:
             shown, gold = shown_direction(by_id.get(case.id)), gold_direction(case.answer)
-            tally["none" if shown is None else "right" if shown == gold else "wrong"] += 1
-        directions[when] = tally
+            shown_tally["none" if shown is None else "right" if shown == gold else "wrong"] += 1
+        directions[when] = shown_tally
     report[f"comparison and sign questions ({len(compared)}), direction"] = directions
     scopes: dict[str, dict[str, int]] = {}
     for when, by_id in answered.items():
