@@ -103,6 +103,11 @@ RECOGNISED = [
     (["CONSOLIDATED BALANCE SHEETS", "ACME INC."], "balance sheet", Scope.PRIMARY),
     (["Condensed Consolidated Statements of Operations (Unaudited)"], "income statement", Scope.PRIMARY),
     (["3M Company and Subsidiaries Consolidated Statement of Cash Flow s"], "cash flow", Scope.PRIMARY),
+    (["Consolidated Statement of Incom e"], "income statement", Scope.PRIMARY),
+    # Management's discussion summarises a statement: its figures are the statement's, its table not.
+    (["Consolidated Statements of Operations Data"], "income statement", Scope.SUMMARY),
+    (["Statement of Income for Obligor Group ($ in millions):"], "income statement", Scope.OTHER_ENTITY),
+    (["Joint venture related balance sheet activity is as follows:"], "balance sheet", Scope.OTHER_ENTITY),
     (
         ["Summarized Statements of Income", "21. Guarantor Financial Information"],
         "income statement",

@@ -80,6 +80,7 @@ _QUALIFIERS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
         Scope.SUMMARY,
         re.compile(
             r"\bselected\s+(?:consolidated\s+)?financial\s+data\b|\bfive[- ]year\b|"
+            r"\b(?:statements?\s+of\s+\w+|balance\s+sheets?)\s+data\b|"
             r"\bfinancial\s+highlights\b|\b(?:financial|historical)\s+summary\b",
             re.IGNORECASE,
         ),
@@ -120,9 +121,15 @@ class Statement:
 UNRECOGNISED = Statement(None, Scope.OTHER)
 
 
+# A word's last letter set apart, as some filings' text layers write a title ("Statement of Incom e").
+_SPLIT_LETTER = re.compile(r"(?<=[a-z]{3}) (?=[a-z]\b)", re.IGNORECASE)
+
+
 def kind_named(text: str) -> str | None:
-    """The statement `text` names ("CONSOLIDATED STATEMENTS OF CASH FLOWS"), or None."""
-    return next((k for k, words in STATEMENT_WORDS.items() if re.search(words, text, re.IGNORECASE)), None)
+    """The statement `text` names ("CONSOLIDATED STATEMENTS OF CASH FLOWS", "Consolidated
+    Statement of Incom e"), or None."""
+    joined = _SPLIT_LETTER.sub("", text)
+    return next((k for k, words in STATEMENT_WORDS.items() if re.search(words, joined, re.IGNORECASE)), None)
 
 
 def recognise(headings: Iterable[str]) -> Statement:
