@@ -82,7 +82,7 @@ def operands(answer: dict[str, Any] | None) -> list[dict[str, Any]]:
 def scope_of(operand: dict[str, Any], library: Library, question: str) -> str:
     """The scope of the table an operand's row sits in, recognised from the index as the operands
     rule recognises it (`operands.statement_of`)."""
-    from localqa.derived.operands import statement_of
+    from localqa.derived.operands import over_row, statement_of
     from localqa.values.cells import read_row
 
     location = Location.model_validate(operand["citation"])
@@ -90,8 +90,7 @@ def scope_of(operand: dict[str, Any], library: Library, question: str) -> str:
         return "prose"
     context = IndexContext(library, date.fromisoformat(AS_OF), Caller(), question)
     label = read_row(operand["quote"]).label or ""
-    caption = operand["quote"][: max(0, operand["quote"].find(label))] if label else ""
-    return statement_of(location, caption, context).scope.value
+    return statement_of(location, over_row(operand["quote"], label), context).scope.value
 
 
 def refusal_check(note: str | None) -> str | None:

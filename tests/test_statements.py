@@ -125,6 +125,9 @@ RECOGNISED = [
     (["Item 6. Selected Financial Data"], None, Scope.SUMMARY),
     (["Reconciliation of GAAP to non-GAAP measures"], None, Scope.ADJUSTED),
     (["Results of Operations", "QUARTERLY REPORT ON FORM 10-Q"], None, Scope.OTHER),
+    # A statement titled without "consolidated" may be anyone's (an investee's in a note).
+    (["Statement of operations (1)"], "income statement", Scope.OTHER),
+    (["INCOME STATEMENTS (In millions)"], "income statement", Scope.OTHER),
     # A note's sentence is prose, not a heading: it never decides.
     (["CONSOLIDATED STATEMENTS OF INCOME", "x" * 201 + " guarantor"], "income statement", Scope.PRIMARY),
 ]

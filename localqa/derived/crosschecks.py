@@ -28,7 +28,7 @@ from decimal import Decimal
 
 from localqa.derived.figures import FigurePlan
 from localqa.derived.glossary import Glossary, Item, contains, fold, glossary
-from localqa.derived.operands import Found, read_cell, row_match, statement_of
+from localqa.derived.operands import Found, over_row, read_cell, row_match, statement_of
 from localqa.language.statements import Scope
 from localqa.question import periods
 from localqa.types import Candidate, Kind, Location, Passage, Value
@@ -220,6 +220,8 @@ def agreement(
     for f in found:
         if f.candidate.location.kind is not Kind.TABLE or f.statement.scope not in _SELF:
             continue
+        if f.need.item.instant:  # a balance is stated on the balance sheet; elsewhere its change
+            continue
         label = fold(read_row(f.quote).label or "")
         for candidate in candidates.get(f.need.item.key, ()):
             at = candidate.location
@@ -228,8 +230,7 @@ def agreement(
             other_label = read_row(candidate.text).label or ""
             if fold(other_label) != label or row_match(f.need.item, other_label) is None:
                 continue
-            caption = candidate.text[: max(0, candidate.text.find(other_label))]
-            statement = statement_of(at, caption, context)
+            statement = statement_of(at, over_row(candidate.text, other_label), context)
             if not statement.primary or statement.kind not in _AGREEING:
                 continue
             if f.statement.primary and statement.kind == f.statement.kind:

@@ -81,10 +81,11 @@ def read_operands(
     their heading names fits the need's, `period_fit`), whether they sit in the
     statement the item is read from (`in_statement`), an earlier row label of the item, then the
     earlier page (a filing's own statements come before its subsidiaries') and retrieval's order.
-    Before all of these, a row of the registrant's own statements ranks first, and a row of
-    another entity's, a segment's, a quarter's, a summary's or an adjusted measure's table is read
-    only when the question names it (`FigurePlan.scopes`, `statement_of`): a guarantor group's
-    "Net sales 377" is labelled exactly as the consolidated "Net sales 14,694"."""
+    After the label, the period and the adjusted measure, a row of the registrant's own
+    statements ranks first; a row of another entity's, a segment's, a quarter's, a summary's or an
+    adjusted measure's table is read only when the question names it (`FigurePlan.scopes`,
+    `statement_of`): a guarantor group's "Net sales 377" is labelled as exactly as the
+    consolidated "Net sales 14,694", or more so."""
     # Only the figure's own items: the candidates may hold another figure's (two items compared).
     keys = {need.item.key for need in figure.needs}
     recognised: dict[tuple[str, int | None, int | None], Statement] = {}  # each table's, read once
@@ -103,10 +104,10 @@ def read_operands(
         ranked = sorted(
             rows.get(need.item.key, []),
             key=lambda r: (
-                not r.recognised.primary,
                 -r.level,
                 -period_fit(need.quarter, r.heading),
                 -as_reported(r.heading),
+                not r.recognised.primary,
                 -support.get(r.page, 0),
                 -r.statement,
                 r.alias,
@@ -148,9 +149,7 @@ def _rows(
         at = candidate.location
         table = (at.source, at.page, at.table)
         if table not in recognised:
-            recognised[table] = statement_of(
-                at, candidate.text[: max(0, candidate.text.find(label))], context
-            )
+            recognised[table] = statement_of(at, over_row(candidate.text, label), context)
         if recognised[table].scope not in figure.scopes:
             continue
         statement = in_statement(candidate, preferred, context)
@@ -158,16 +157,25 @@ def _rows(
     return found
 
 
-def statement_of(location: Location, caption: str, context: Context) -> Statement:
+def over_row(text: str, label: str) -> list[str]:
+    """What a row's text says over its cells: its caption (the text before its label) and its
+    column headers, where an extraction may have read the statement's title ("Total net revenues:
+    CONSOLIDATED STATEMENTS OF OPERATIONS (Amounts in millions) 2019: 6,489")."""
+    at = text.find(label) if label else -1
+    headers = [c.header for c in read_row(text).cells if c.header]
+    return [text[:at] if at > 0 else "", *dict.fromkeys(headers)]
+
+
+def statement_of(location: Location, over: Sequence[str], context: Context) -> Statement:
     """The statement a table row at `location` sits in (`statements.recognise`), from the words
-    over it, nearest first: its caption (the row's text before its label), its heading path, then
+    over it, nearest first: its caption and column headers (`over_row`), its heading path, then
     the titles and heading paths of the passages above its table on its page."""
     above: list[str] = []
     for passage in context.passages(location):
         if passage.kind is Kind.TABLE and passage.table == location.table:
             break
         above += [*_path(passage.section), *([] if passage.kind is Kind.TABLE else [passage.text])]
-    return recognise([caption, *reversed(_path(location.section)), *reversed(above)])
+    return recognise([*over, *reversed(_path(location.section)), *reversed(above)])
 
 
 def _path(section: str | None) -> list[str]:

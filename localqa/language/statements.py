@@ -90,6 +90,7 @@ _QUALIFIERS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
         re.compile(r"\bnon[- ]?gaap\b|\breconciliations?\b|\badjusted\b|\bpro\s+forma\b", re.IGNORECASE),
     ),
 )
+_CONSOLIDATED = re.compile(r"\bconsolidated\b", re.IGNORECASE)
 # A line longer than this is prose, not a title or a heading.
 MAX_HEADING = 200
 
@@ -137,14 +138,17 @@ def recognise(headings: Iterable[str]) -> Statement:
     path, then its page's headings and titles above it. The title is the nearest that names a
     statement; the scope is another entity's, a segment's, a quarter's, a summary's or an adjusted
     measure's when the title or any heading over it on its page says so (`_QUALIFIERS`), else
-    primary when a title names a statement, else other."""
+    primary when the title names a consolidated statement, else other."""
     lines = [h.strip() for h in headings if h and h.strip() and len(h.strip()) <= MAX_HEADING]
     title = next((line for line in lines if kind_named(line) is not None), "")
     kind = kind_named(title) if title else None
     for scope, words in _QUALIFIERS:
         if any(words.search(line) for line in lines):
             return Statement(kind, scope, title or next(iter(lines), ""))
-    return Statement(kind, Scope.PRIMARY if kind else Scope.OTHER, title)
+    # The registrant's statements say they are consolidated; a statement titled without the word
+    # ("Statement of operations" of an investee in a note) may be anyone's.
+    primary = kind is not None and _CONSOLIDATED.search(title) is not None
+    return Statement(kind, Scope.PRIMARY if primary else Scope.OTHER, title)
 
 
 # Words of a question that name a table other than the registrant's statements: a segment, a
