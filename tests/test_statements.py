@@ -133,6 +133,26 @@ RECOGNISED = [
 ]
 
 
+# (the table's words and the prose above it, the heading paths over them): a heading path runs on
+# from earlier pages, so only a note's numbered heading in it qualifies a statement.
+WITH_PATHS = [
+    (
+        ["(Unaudited; in Millions)", "Condensed Consolidated Statement of Earnings"],
+        ["SECOND QUARTER", "Consumer Health", "segment of business"],
+        Scope.PRIMARY,
+    ),
+    (["Condensed Consolidated Balance Sheet"], ["21. Guarantor Financial Information"], Scope.OTHER_ENTITY),
+    (["(In millions)"], ["CONSOLIDATED BALANCE SHEETS", "Note 18 - Segment Information"], Scope.SEGMENT),
+]
+
+
+@pytest.mark.parametrize(("words", "paths", "scope"), WITH_PATHS)
+def test_only_a_notes_numbered_heading_in_a_heading_path_qualifies_a_statement(
+    words: list[str], paths: list[str], scope: Scope
+) -> None:
+    assert recognise(words, paths).scope is scope
+
+
 @pytest.mark.parametrize(("headings", "kind", "scope"), RECOGNISED)
 def test_a_tables_statement_is_recognised_from_its_title_and_headings(
     headings: list[str], kind: str | None, scope: Scope

@@ -168,14 +168,18 @@ def over_row(text: str, label: str) -> list[str]:
 
 def statement_of(location: Location, over: Sequence[str], context: Context) -> Statement:
     """The statement a table row at `location` sits in (`statements.recognise`), from the words
-    over it, nearest first: its caption and column headers (`over_row`), its heading path, then
-    the titles and heading paths of the passages above its table on its page."""
-    above: list[str] = []
+    over it, nearest first: its caption and column headers (`over_row`) and the lines of prose
+    above its table on its page; then its heading path and theirs."""
+    lines: list[str] = []
+    paths: list[str] = []
     for passage in context.passages(location):
         if passage.kind is Kind.TABLE and passage.table == location.table:
             break
-        above += [*_path(passage.section), *([] if passage.kind is Kind.TABLE else [passage.text])]
-    return recognise([*over, *reversed(_path(location.section)), *reversed(above)])
+        paths += _path(passage.section)
+        if passage.kind is not Kind.TABLE:
+            lines.append(passage.text)
+    headings = [*reversed(_path(location.section)), *reversed(dict.fromkeys(paths))]
+    return recognise([*over, *reversed(lines)], headings)
 
 
 def _path(section: str | None) -> list[str]:

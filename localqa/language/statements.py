@@ -133,22 +133,36 @@ def kind_named(text: str) -> str | None:
     return next((k for k, words in STATEMENT_WORDS.items() if re.search(words, joined, re.IGNORECASE)), None)
 
 
-def recognise(headings: Iterable[str]) -> Statement:
-    """The statement a table is, from the words over it, nearest first: its caption and heading
-    path, then its page's headings and titles above it. The title is the nearest that names a
-    statement; the scope is another entity's, a segment's, a quarter's, a summary's or an adjusted
-    measure's when the title or any heading over it on its page says so (`_QUALIFIERS`), else
-    primary when the title names a consolidated statement, else other."""
-    lines = [h.strip() for h in headings if h and h.strip() and len(h.strip()) <= MAX_HEADING]
-    title = next((line for line in lines if kind_named(line) is not None), "")
+def recognise(words: Iterable[str], headings: Iterable[str] = ()) -> Statement:
+    """The statement a table is, from what stands over it, nearest first: `words`, the table's
+    own (its caption, its column headers) and the lines of prose above it on its page; then
+    `headings`, the heading paths it and those lines sit under. The title is the nearest line
+    that names a statement. The scope is another entity's, a segment's, a quarter's, a summary's
+    or an adjusted measure's when the title or one of `words` says so (`_QUALIFIERS`), or a note's
+    numbered heading among `headings` ("21. Guarantor Financial Information"): a heading path runs
+    on from earlier pages and headings a layout misread ("segment of business" over a statement of
+    earnings), so its other headings never qualify a statement. Else primary when the title names
+    a consolidated statement, else other."""
+    own = _lines(words)
+    paths = _lines(headings)
+    title = next((line for line in (*own, *paths) if kind_named(line) is not None), "")
     kind = kind_named(title) if title else None
-    for scope, words in _QUALIFIERS:
-        if any(words.search(line) for line in lines):
-            return Statement(kind, scope, title or next(iter(lines), ""))
+    telling = [title, *own, *(h for h in paths if _NOTE_HEADING.match(h))]
+    for scope, qualifier in _QUALIFIERS:
+        if any(qualifier.search(line) for line in telling if line):
+            return Statement(kind, scope, title or next(iter(own or paths), ""))
     # The registrant's statements say they are consolidated; a statement titled without the word
     # ("Statement of operations" of an investee in a note) may be anyone's.
     primary = kind is not None and _CONSOLIDATED.search(title) is not None
     return Statement(kind, Scope.PRIMARY if primary else Scope.OTHER, title)
+
+
+# A note's heading: "Note 18 - Segment Information", "21. Guarantor Financial Information".
+_NOTE_HEADING = re.compile(r"^\s*(?:note\s+\d+|\d{1,2}\s*[.:\u2013\u2014-])", re.IGNORECASE)
+
+
+def _lines(texts: Iterable[str]) -> list[str]:
+    return [t.strip() for t in texts if t and t.strip() and len(t.strip()) <= MAX_HEADING]
 
 
 # Words of a question that name a table other than the registrant's statements: a segment, a
