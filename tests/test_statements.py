@@ -5,19 +5,26 @@ and as a table of titles and headings."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from guarantor_filing import write_guarantor_filing
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from localqa.cli import cli
+from localqa.derived import figures
+from localqa.derived.operands import read_operands
 from localqa.indexing.index import refresh_index
 from localqa.language.statements import Scope, asked_scopes, recognise
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
-from localqa.types import Answer, Value
+from localqa.types import Answer, Candidate, Kind, Location, Passage, Value
+from localqa.values.choosing import Alone
 
 AS_OF = date(2026, 1, 1)
 SOURCE = "corvid-10k-fy2022.pdf"
@@ -159,3 +166,87 @@ def test_a_tables_statement_is_recognised_from_its_title_and_headings(
 ) -> None:
     statement = recognise(headings)
     assert (statement.kind, statement.scope) == (kind, scope)
+
+
+# --- drawn tables: another entity's statement repeating the same lines ------------------------------
+
+# Titles of the registrant's statements, and of tables that repeat their lines for someone else.
+OWN_TITLES = st.sampled_from(
+    [
+        "CONSOLIDATED STATEMENTS OF INCOME",
+        "Consolidated Statements of Operations",
+        "Condensed Consolidated Statements of Earnings (Unaudited)",
+        "ACME INC. AND SUBSIDIARIES CONSOLIDATED STATEMENTS OF OPERATIONS",
+    ]
+)
+OTHER_TITLES = st.sampled_from(
+    [
+        "Summarized Statements of Income",
+        "CONDENSED CONSOLIDATING STATEMENT OF OPERATIONS",
+        "Statement of Income for Obligor Group",
+        "Statements of Operations (Parent Company Only)",
+        "Net sales by reportable segment",
+        "Selected Quarterly Financial Data (Unaudited)",
+        "Reconciliation of non-GAAP measures",
+    ]
+)
+LABELS = st.sampled_from(["Net sales", "Total net sales", "Net sales, net of excise taxes"])
+
+
+class Pages(Alone):
+    def __init__(self, passages: list[Passage]) -> None:
+        self.all = passages
+
+    def passages(self, location: Location) -> Sequence[Passage]:
+        return [p for p in self.all if p.page == location.page]
+
+
+def drawn_row(title: str, page: int, label: str, amount: str) -> Candidate:
+    text = f"{title} (In millions): {label}: December 31, 2022: {amount}; December 31, 2021: 1"
+    location = Location(
+        source="acme.pdf",
+        page=page,
+        kind=Kind.TABLE,
+        section=title,
+        table=1,
+        row=1,
+        paragraph=None,
+        effective=None,
+    )
+    return Candidate(rank=1, score=1.0, location=location, text=text, doc_id="d", tenant="default")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    own=OWN_TITLES,
+    own_label=LABELS,
+    others=st.lists(st.tuples(OTHER_TITLES, LABELS), min_size=1, max_size=4),
+    order=st.randoms(use_true_random=False),
+)
+def test_the_registrants_row_is_read_whatever_other_tables_repeat_its_line(
+    own: str, own_label: str, others: list[tuple[str, str]], order: random.Random
+) -> None:
+    """Whatever tables of other entities, segments, quarters or adjusted measures repeat the line,
+    labelled as exactly or more so, and in whatever order retrieval returns them, a figure about
+    the company reads the consolidated row (14,694), or nothing."""
+    rows = [drawn_row(own, 50, own_label, "14,694")]
+    rows += [drawn_row(title, 60 + n, label, f"{377 + n}") for n, (title, label) in enumerate(others)]
+    order.shuffle(rows)
+    context = Pages(
+        [
+            Passage(
+                kind=Kind.TABLE,
+                source="acme.pdf",
+                page=c.location.page,
+                text=c.text,
+                section=c.location.section,
+                table=1,
+                row=1,
+            )
+            for c in rows
+        ]
+    )
+    plan = figures.plan("What is Acme's FY2022 revenue?")
+    assert plan is not None
+    found = read_operands(plan, {"revenue": rows}, context)
+    assert [f.value.text for f in found] in ([], ["14,694"])

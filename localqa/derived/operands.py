@@ -161,7 +161,10 @@ def over_row(text: str, label: str) -> list[str]:
     """What a row's text says over its cells: its caption (the text before its label) and its
     column headers, where an extraction may have read the statement's title ("Total net revenues:
     CONSOLIDATED STATEMENTS OF OPERATIONS (Amounts in millions) 2019: 6,489")."""
-    at = text.find(label) if label else -1
+    # The label where it starts the row's cells ("Net sales: 2022: ..."), not where a title holds
+    # its words ("Net sales by reportable segment (In millions): Net sales: ...").
+    at = text.find(f"{label}:") if label else -1
+    at = text.find(label) if at < 0 and label else at
     headers = [c.header for c in read_row(text).cells if c.header]
     return [text[:at] if at > 0 else "", *dict.fromkeys(headers)]
 
@@ -178,8 +181,10 @@ def statement_of(location: Location, over: Sequence[str], context: Context) -> S
         paths += _path(passage.section)
         if passage.kind is not Kind.TABLE:
             lines.append(passage.text)
-    headings = [*reversed(_path(location.section)), *reversed(dict.fromkeys(paths))]
-    return recognise([*over, *reversed(lines)], headings)
+    # The table's nearest heading is its own (often its title); the rest of its path runs on.
+    own, *outer = [*reversed(_path(location.section))] or [""]
+    headings = [*outer, *reversed(dict.fromkeys(paths))]
+    return recognise([*over, own, *reversed(lines)], headings)
 
 
 def _path(section: str | None) -> list[str]:
