@@ -250,3 +250,28 @@ def test_the_registrants_row_is_read_whatever_other_tables_repeat_its_line(
     assert plan is not None
     found = read_operands(plan, {"revenue": rows}, context)
     assert [f.value.text for f in found] in ([], ["14,694"])
+
+
+def test_rows_of_one_table_under_an_adjusted_measures_heading_are_not_the_reported_rows() -> None:
+    """A statement of earnings whose lower rows repeat "Net earnings" under a heading of the adjusted
+    measure: the reported row is read, whichever retrieval returns first."""
+    title = "Condensed Consolidated Statement of Earnings"
+    adjusted = drawn_row(title, 10, "Net sales", "16,000").model_copy(
+        update={
+            "location": drawn_row(title, 10, "Net sales", "1").location.model_copy(
+                update={"section": f"{title} > Adjusted earnings before provision for taxes", "row": 16}
+            )
+        }
+    )
+    reported = drawn_row(title, 10, "Net sales", "14,694")
+    context = Pages(
+        [
+            Passage(
+                kind=Kind.TABLE, source="acme.pdf", page=10, text=reported.text, section=title, table=1, row=1
+            )
+        ]
+    )
+    plan = figures.plan("What is Acme's FY2022 revenue?")
+    assert plan is not None
+    found = read_operands(plan, {"revenue": [adjusted, reported]}, context)
+    assert [f.value.text for f in found] == ["14,694"]

@@ -88,7 +88,9 @@ def read_operands(
     consolidated "Net sales 14,694", or more so."""
     # Only the figure's own items: the candidates may hold another figure's (two items compared).
     keys = {need.item.key for need in figure.needs}
-    recognised: dict[tuple[str, int | None, int | None], Statement] = {}  # each table's, read once
+    recognised: dict[
+        tuple[str, int | None, int | None, str | None], Statement
+    ] = {}  # each table's, read once
     rows = {
         key: _rows(figure, key, found, context, recognised)
         for key, found in candidates.items()
@@ -131,7 +133,7 @@ def _rows(
     key: str,
     candidates: Sequence[Candidate],
     context: Context,
-    recognised: dict[tuple[str, int | None, int | None], Statement],
+    recognised: dict[tuple[str, int | None, int | None, str | None], Statement],
 ) -> list[_Row]:
     item = next(n.item for n in figure.needs if n.item.key == key)
     preferred = [item.statement] if item.statement else list(figure.statements)
@@ -147,7 +149,8 @@ def _rows(
         if match is None:
             continue
         at = candidate.location
-        table = (at.source, at.page, at.table)
+        # A table's rows may sit under headings of their own ("Adjusted earnings ..." below the reported).
+        table = (at.source, at.page, at.table, at.section)
         if table not in recognised:
             recognised[table] = statement_of(at, over_row(candidate.text, label), context)
         if recognised[table].scope not in figure.scopes:
