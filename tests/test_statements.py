@@ -111,8 +111,9 @@ RECOGNISED = [
     (["Condensed Consolidated Statements of Operations (Unaudited)"], "income statement", Scope.PRIMARY),
     (["3M Company and Subsidiaries Consolidated Statement of Cash Flow s"], "cash flow", Scope.PRIMARY),
     (["Consolidated Statement of Incom e"], "income statement", Scope.PRIMARY),
-    # Management's discussion summarises a statement: its figures are the statement's, its table not.
-    (["Consolidated Statements of Operations Data"], "income statement", Scope.SUMMARY),
+    # Management's discussion repeats a statement's figures under no consolidated title: another
+    # table, read where no statement's row gives the cell (Walmart's balance sheet writes no years).
+    (["Certain Balance Sheet Data"], "balance sheet", Scope.OTHER),
     (["Statement of Income for Obligor Group ($ in millions):"], "income statement", Scope.OTHER_ENTITY),
     (["Joint venture related balance sheet activity is as follows:"], "balance sheet", Scope.OTHER_ENTITY),
     (
@@ -136,7 +137,7 @@ RECOGNISED = [
     (["Statement of operations (1)"], "income statement", Scope.OTHER),
     (["INCOME STATEMENTS (In millions)"], "income statement", Scope.OTHER),
     # A note's sentence is prose, not a heading: it never decides.
-    (["CONSOLIDATED STATEMENTS OF INCOME", "x" * 201 + " guarantor"], "income statement", Scope.PRIMARY),
+    (["CONSOLIDATED STATEMENTS OF INCOME", "x" * 121 + " guarantor"], "income statement", Scope.PRIMARY),
 ]
 
 

@@ -119,10 +119,19 @@ def one_scale(found: Sequence[Found]) -> Checked:
 
 
 def one_statement(found: Sequence[Found]) -> Checked:
-    """The operands of one kind of statement at one year read from one statement (its title),
-    and from the registrant's own when any is: passed with the statements named, failed when two
-    of them are different tables of that kind."""
-    tables = [f for f in found if f.candidate.location.kind is Kind.TABLE and f.statement.kind]
+    """The operands of one kind of statement at one year read from one statement (its title):
+    passed with the statements named when all are the registrant's, failed when two are
+    different recognised statements of that kind (a consolidated statement's net sales and a
+    guarantor group's cost of sales). A table under no consolidated title (`Scope.OTHER`, as
+    management's discussion repeats a statement's lines) may stand beside a statement: `agreement`
+    holds it to the statement's row."""
+    tables = [
+        f
+        for f in found
+        if f.candidate.location.kind is Kind.TABLE
+        and f.statement.kind
+        and f.statement.scope is not Scope.OTHER
+    ]
     groups: dict[tuple[str | None, int], list[Found]] = {}
     for f in tables:
         groups.setdefault((f.statement.kind, f.need.year), []).append(f)
@@ -214,13 +223,11 @@ def agreement(
 ) -> Checked:
     """Each operand of the registrant's statements against the row of the same label in another of
     its statements at the same year (net income in the statement of cash flows): they must agree;
-    an operand of a table no statement's title stands over, against the registrant's statement's
-    row of that label, likewise."""
+    an operand of a table under no consolidated title, against the registrant's statement's row of
+    that label, likewise (a balance only against the balance sheet's)."""
     made = []
     for f in found:
         if f.candidate.location.kind is not Kind.TABLE or f.statement.scope not in _SELF:
-            continue
-        if f.need.item.instant:  # a balance is stated on the balance sheet; elsewhere its change
             continue
         label = fold(read_row(f.quote).label or "")
         for candidate in candidates.get(f.need.item.key, ()):
@@ -235,6 +242,8 @@ def agreement(
                 continue
             if f.statement.primary and statement.kind == f.statement.kind:
                 continue  # the statement itself, or its comprehensive-income twin
+            if f.need.item.instant and statement.kind != "balance sheet":
+                continue  # a balance is stated on the balance sheet; elsewhere its change
             other = read_cell(f.need, candidate, context)
             if other is None or other.value.number is None or f.value.number is None:
                 continue

@@ -80,7 +80,6 @@ _QUALIFIERS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
         Scope.SUMMARY,
         re.compile(
             r"\bselected\s+(?:consolidated\s+)?financial\s+data\b|\bfive[- ]year\b|"
-            r"\b(?:statements?\s+of\s+\w+|balance\s+sheets?)\s+data\b|"
             r"\bfinancial\s+highlights\b|\b(?:financial|historical)\s+summary\b",
             re.IGNORECASE,
         ),
@@ -91,8 +90,9 @@ _QUALIFIERS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
     ),
 )
 _CONSOLIDATED = re.compile(r"\bconsolidated\b", re.IGNORECASE)
-# A line longer than this is prose, not a title or a heading.
-MAX_HEADING = 200
+# A line longer than this is prose, not a title or a heading: a sentence near a table ("... is a
+# non-GAAP measure ...") says nothing of whose figures the table states.
+MAX_HEADING = 120
 
 
 @dataclass(frozen=True)
