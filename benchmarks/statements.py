@@ -56,12 +56,23 @@ UP = {"improved", "increased", "positive", "above", "higher"}
 DOWN = {"declined", "decreased", "negative", "below", "lower"}
 
 
+# "changed from 20% in FY2021 to 23% in FY2022": the direction of the two figures.
+_FROM_TO = re.compile(
+    r"\bfrom\s+\$?(?P<a>-?\d[\d,]*(?:\.\d+)?).{0,40}?\bto\s+\$?(?P<b>-?\d[\d,]*(?:\.\d+)?)", re.I
+)
+
+
 def gold_direction(answer: str) -> str | None:
     """Up or down, by the first direction word of the gold answer ("No. Microsoft decreased ..."
-    is down; "Yes, the FCF conversion ... improved" is up)."""
+    is down; "Yes, the FCF conversion ... improved" is up), else by the figures it says it went
+    from and to ("changed from 20% in FY2021 to 23% in FY 2022" is up)."""
     up, down = _UP.search(answer), _DOWN.search(answer)
     if up is None and down is None:
-        return None
+        moved = _FROM_TO.search(answer)
+        if moved is None:
+            return None
+        a, b = (float(moved[k].replace(",", "")) for k in ("a", "b"))
+        return "up" if b > a else "down" if b < a else None
     if down is None or (up is not None and up.start() < down.start()):
         return "up"
     return "down"
