@@ -11,6 +11,8 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "benchmarks"
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
@@ -67,7 +69,6 @@ def test_the_readme_is_short_and_names_every_benchmark() -> None:
     assert len(readme.splitlines()) <= 300
     missing = [name for name in MODULES if name != "common" and f"python -m benchmarks.{name}" not in readme]
     assert missing == []
-
 
 
 # (answer, FinanceBench question_type or MMLongBench-Doc answer_format, question, category)
