@@ -85,7 +85,7 @@ def check(
     terms = terms or glossary()
     passed: list[str] = []
     for made in (
-        one_scale(found),
+        one_scale(found, terms),
         one_statement(found),
         parts_within_totals(found),
         gross_profit(found, context, terms),
@@ -102,10 +102,13 @@ def check(
 # --- each check --------------------------------------------------------------------------------------
 
 
-def one_scale(found: Sequence[Found]) -> Checked:
-    """The operands of money in one scale: passed when every one states its scale and all agree;
-    failed when two state different ones; not made when one states none."""
-    money = [f for f in found if f.value.unit in (None, "USD")]
+def one_scale(found: Sequence[Found], terms: Glossary | None = None) -> Checked:
+    """The operands of money (the glossary's line items: a count of shares a model names may be
+    stated in thousands beside amounts in millions, rightly) in one scale: passed when every one
+    states its scale and all agree; failed when two state different ones; not made when one
+    states none."""
+    items = (terms or glossary()).items
+    money = [f for f in found if f.value.unit in (None, "USD") and f.need.item.key in items]
     scales = {f.value.scale for f in money}
     if len(money) < 2 or None in scales:
         return Checked()
