@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from guarantor_filing import write_guarantor_filing
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from properties import examples
 
 from localqa.cli import cli
 from localqa.derived import figures
@@ -217,7 +218,7 @@ def drawn_row(title: str, page: int, label: str, amount: str) -> Candidate:
     return Candidate(rank=1, score=1.0, location=location, text=text, doc_id="d", tenant="default")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     own=OWN_TITLES,
     own_label=LABELS,
