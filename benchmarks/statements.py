@@ -15,6 +15,8 @@ and `run-shared-model.json`); `JSON` its `--json` report, which names each set's
 - **operands' statements**: every operand shown, by the scope of the table it is read from
   (`localqa.language.statements`, recognised again from the shared index for both runs:
   primary, segment, other entity, quarter, summary, adjusted, other, or prose);
+- **checks passed**: the computed figures shown (each compared figure counts), by the kind of
+  check each passed (`Value.checks`);
 - **refusals by check**: the figures a cross-check refused (`not computed: ...`), by check, and
   whether the refusal was right: the figure shown before for that question was wrong (right), was
   right (wrong), or there was none;
@@ -155,6 +157,9 @@ def measure(name: str, bench: Path, runs: dict[str, Path], dbs: dict[str, Path |
                     tally[scope] = tally.get(scope, 0) + 1
         scopes[when] = dict(sorted(tally.items()))
     report["operands by statement scope"] = scopes
+    report["figures shown, by check passed"] = {
+        when: _passed(by_id.get(c.id) for c in cases) for when, by_id in answered.items()
+    }
     before, after = answered.get("before", {}), answered.get("after", {})
     refusals: dict[str, dict[str, int]] = {}
     for case in cases:
@@ -191,6 +196,36 @@ def measure(name: str, bench: Path, runs: dict[str, Path], dbs: dict[str, Path |
         for when, folder in runs.items()
     }
     return report
+
+
+# A passed check's family, by how `localqa.derived.crosschecks` names it.
+_PASSED = (
+    ("one scale", "one scale"),
+    ("operands from", "registrant's statements"),
+    ("a total is at least", "total at least each part"),
+    ("gross profit =", "gross profit identity"),
+    ("total assets =", "balance identity"),
+    ("agrees with the consolidated", "another statement's line"),
+    ("agrees with the", "the stated figure"),
+)
+
+
+def _passed(answers: Any) -> dict[str, int]:
+    """How many computed figures shown (each compared figure counts) passed each kind of check,
+    and how many were shown at all."""
+    tally: dict[str, int] = {"figures": 0}
+    for answer in answers:
+        value = (answer or {}).get("value") or {}
+        figures = (value.get("comparison") or {}).get("figures") or ([value] if value.get("operands") else [])
+        for figure in figures:
+            tally["figures"] += 1
+            kinds = {
+                next((name for start, name in _PASSED if c.startswith(start) or start in c), "other")
+                for c in figure.get("checks") or ()
+            }
+            for kind in kinds:
+                tally[kind] = tally.get(kind, 0) + 1
+    return tally
 
 
 def _read(path: Path) -> dict[str, Any]:
