@@ -5,12 +5,15 @@ Information", "Summarized Statements of Income").
 A filing repeats its line items in many tables: the registrant's consolidated statements, segment
 tables, quarterly data, the five-year summary, non-GAAP reconciliations, and the statements of
 other entities (guarantor groups, parent-only schedules, variable-interest entities). A figure
-about the company reads its operands from the first kind only (`Scope.PRIMARY`), unless the
-question names another (`asked_scopes`). The rule reads words any filing uses for these tables;
-no company's layout is special.
+about the company reads its operands from the first kind (`Scope.PRIMARY`), else from a table
+under no statement's title (`Scope.OTHER`), and from the others only when the question names one
+(`asked_scopes`). The rule reads words any filing uses for these tables; no company's layout is
+special.
 
 Serves the derived figures' operands (`localqa.derived.operands`), their cross-checks
 (`localqa.derived.crosschecks`) and the citation each operand shows ("consolidated balance sheet").
+It reads words only, and sits below extraction and indexing, so that an index may recognise each
+table's statement when it is built (today it is recognised when operands are read).
 """
 
 from __future__ import annotations
