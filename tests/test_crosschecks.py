@@ -212,8 +212,8 @@ def test_operands_in_mixed_scales_are_refused() -> None:
     passages = [*sales, *costs]
     checked = check(MARGIN, Document(passages), margin_rows(passages))
     assert checked.failed == (
-        "not computed: revenue 14,694 is in millions and cogs (11,969) in thousands: the operands are "
-        "not in one scale"
+        "not computed: Net sales 14,694 is in millions and Cost of sales (11,969) in thousands: the "
+        "operands are not in one scale"
     )
 
 
@@ -223,8 +223,8 @@ def test_operands_from_two_statements_of_one_kind_are_refused() -> None:
     passages = [*own, *other]
     checked = check(MARGIN, Document(passages), {"revenue": own[0], "cogs": other[0]})
     assert checked.failed is not None and checked.failed.startswith(
-        "not computed: revenue 14,694 in the consolidated income statement and cogs (319) in the "
-        "Summarized Statements of Income (other entity) are not from one statement"
+        "not computed: Net sales 14,694 in the consolidated income statement and Cost of sales (319) in "
+        "the Summarized Statements of Income (other entity) are not from one statement"
     )
 
 
@@ -234,7 +234,7 @@ def test_a_total_less_than_its_part_is_refused() -> None:
     checked = check(QUICK, Document(passages), quick_rows(passages))
     assert (
         checked.failed
-        == "not computed: total current assets 5,853 is less than inventory 6,439, a part of it"
+        == "not computed: Total current assets 5,853 is less than Inventories 6,439, a part of it"
     )
 
 
@@ -259,7 +259,7 @@ def test_the_same_line_in_another_statement_must_agree(cash_flow_net_income: str
     )
     if failed:
         assert checked.failed == (
-            "not computed: net income 805 in the consolidated income statement disagrees with the "
+            "not computed: Net income 805 in the consolidated income statement disagrees with the "
             "consolidated statement of cash flows's 905"
         )
     else:

@@ -370,4 +370,7 @@ def _name(found: Found) -> str:
 
 
 def _said(found: Found) -> str:
-    return f"{_name(found)} {found.value.text}"
+    """An operand as a note names it: its row's label as the filing writes it ("Cost of sales
+    (319)"), else the line item's name."""
+    label = read_row(found.quote).label if found.candidate.location.kind is Kind.TABLE else None
+    return f"{label or _name(found)} {found.value.text}"
