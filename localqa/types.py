@@ -543,6 +543,9 @@ class Operand(Frozen):
     value: Value
     quote: str
     citation: Location
+    # The statement its row sits in, as a citation names it ("consolidated balance sheet"), when
+    # a table's (`localqa.language.statements`).
+    statement: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -550,6 +553,7 @@ class Operand(Frozen):
             "value": self.value.as_json(),
             "quote": self.quote,
             "citation": self.citation.model_dump(mode="json"),
+            "statement": self.statement,
         }
 
 
@@ -618,6 +622,9 @@ class Value(Frozen):
     # A comparison the value is the last figure of (`Comparison`): each figure compared, and the
     # direction computed from them.
     comparison: Comparison | None = None
+    # The checks against the document's own arithmetic a derived figure passed before it was shown
+    # (`localqa.derived.crosschecks`: "gross profit = net sales - cost of sales", "one scale").
+    checks: tuple[str, ...] = ()
 
     @property
     def derived(self) -> bool:
@@ -639,6 +646,7 @@ class Value(Frozen):
             "expression": self.expression,
             "items": None if self.items is None else [i.as_json() for i in self.items],
             "comparison": self.comparison.as_json() if self.comparison else None,
+            "checks": list(self.checks),
         }
 
 

@@ -11,6 +11,8 @@ from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "benchmarks"
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
@@ -67,7 +69,6 @@ def test_the_readme_is_short_and_names_every_benchmark() -> None:
     assert len(readme.splitlines()) <= 300
     missing = [name for name in MODULES if name != "common" and f"python -m benchmarks.{name}" not in readme]
     assert missing == []
-
 
 
 # (answer, FinanceBench question_type or MMLongBench-Doc answer_format, question, category)
@@ -175,3 +176,19 @@ def test_coverage_counts_the_picture_questions_the_visual_kind_flags() -> None:
         ]
     }
     assert coverage.pictures_flagged(run) == (2, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("gold", "direction"),
+    [
+        ("No the operating margins of Adobe have recently declined from 36.8% in FY 2021", "down"),
+        ("Yes, the FCF conversion (using net income as the denominator) for Adobe has improved", "up"),
+        ("No. Microsoft decreased its debt by $2.5bn in FY 2023 vs FY 2022.", "down"),
+        ("The effective tax rate of Corning has changed from 20% in FY2021 to 23% in FY 2022.", "up"),
+        ("Pepsico experienced a strong start to FY2023.", None),
+    ],
+)
+def test_statements_reads_the_gold_answers_direction(gold: str, direction: str | None) -> None:
+    from benchmarks.statements import gold_direction
+
+    assert gold_direction(gold) == direction

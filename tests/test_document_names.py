@@ -30,11 +30,14 @@ SALES = "What were Zorblax Widgets' FY2018 net sales?"
 
 
 def write_zorblax(path: Path, net_sales: str, cost_of_sales: str) -> Path:
-    """A filing of Zorblax Widgets whose FY2018 net sales and cost of sales are these."""
+    """A filing of Zorblax Widgets whose FY2018 net sales and cost of sales are these, and its
+    gross profit their difference (a margin is checked against the statement's own arithmetic)."""
     statements = {title: list(rows) for title, rows in drawn.STATEMENTS.items()}
     operations = statements["CONSOLIDATED STATEMENTS OF OPERATIONS"]
     operations[0] = ("Net sales", net_sales, "7,000")
     operations[1] = ("Cost of sales", cost_of_sales, "4,000")
+    gross = int(net_sales.replace(",", "")) - int(cost_of_sales.replace(",", ""))
+    operations[2] = ("Gross profit", f"{gross:,}", "3,000")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(drawn, "STATEMENTS", statements)
         return drawn.write_filing(path, "Zorblax Widgets Inc.")

@@ -76,8 +76,13 @@ def substituted(value: Value) -> str:
 
 
 def _operand(found: Found) -> Operand:
+    statement = found.statement.describe() if found.candidate.location.kind is Kind.TABLE else None
     return Operand(
-        name=found.need.name, value=found.value, quote=found.quote, citation=found.candidate.location
+        name=found.need.name,
+        value=found.value,
+        quote=found.quote,
+        citation=found.candidate.location,
+        statement=statement,
     )
 
 

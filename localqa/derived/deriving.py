@@ -25,7 +25,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from localqa.answers.answering import checked
-from localqa.derived import comparing, computing, extremes, figures, operands, pairs, totals
+from localqa.derived import comparing, computing, crosschecks, extremes, figures, operands, pairs, totals
 from localqa.derived.extremes import row_label
 from localqa.derived.glossary import Item
 from localqa.errors import ModelError, PageNotFoundError
@@ -33,7 +33,7 @@ from localqa.question import cues
 from localqa.question.reading import read
 from localqa.question.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
-from localqa.types import Answer, Caller, Candidate, Kind, Location, PartResult, Passage
+from localqa.types import Answer, Caller, Candidate, Kind, Location, PartResult, Passage, Value
 from localqa.values.cells import read_row
 from localqa.values.choosing import Context
 
@@ -151,7 +151,8 @@ def _derived(
     if within is None:
         return answer
     candidates = _candidates(library, planned, context, within)
-    computed = [computing.compute(f, operands.read_operands(f, candidates, context)) for f in planned]
+    found = [operands.read_operands(f, candidates, context) for f in planned]
+    computed = [computing.compute(f, given) for f, given in zip(planned, found, strict=True)]
     kept = {"call": answer.call, "selection": answer.selection}
     missing = next((c.why or "no figure computed" for c in computed if c.value is None), None)
     if missing is not None:
@@ -165,6 +166,10 @@ def _derived(
         problem = next((m for m in measured if m is not None), None)
         if problem is not None:
             return _without_figure(answer, f"no comparison computed: {problem}")
+    checked_values = _cross_checked(planned, found, computed, candidates, context)
+    if isinstance(checked_values, str):  # a check failed: the quote stands with its note
+        return _without_figure(answer, checked_values)
+    computed = [computing.Computed(v) for v in checked_values]
     if comparison is not None:
         value = comparing.compared(comparison, [c.value for c in computed if c.value is not None])
         first = (value.operands or ())[0]
@@ -180,6 +185,26 @@ def _derived(
         return _without_figure(answer, "no figure computed: its check failed")
     verified = Answer.verified_quote(first.quote, first.citation)
     return verified.model_copy(update={**kept, "value": shown})
+
+
+def _cross_checked(
+    planned: Sequence[figures.FigurePlan],
+    read: Sequence[Sequence[operands.Found]],
+    computed: Sequence[computing.Computed],
+    candidates: dict[str, list[Candidate]],
+    context: Asking,
+) -> list[Value] | str:
+    """Each computed figure with the checks against the document's arithmetic it passed
+    (`crosschecks.check`), or the note of the first that failed: no figure, and no direction from
+    the figures, is shown then."""
+    values = []
+    for figure, found, made in zip(planned, read, computed, strict=True):
+        assert made.value is not None
+        result = crosschecks.check(figure, found, made.value, candidates, context)
+        if result.failed is not None:
+            return result.failed
+        values.append(made.value.model_copy(update={"checks": result.passed}))
+    return values
 
 
 def _extreme(

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from localqa.derived import arithmetic
 from localqa.derived.glossary import Glossary, Item, Metric, contains, fold, glossary, named_statements
+from localqa.language.statements import DEFAULT_SCOPES, Scope, asked_scopes
 from localqa.models.base import AnswerRequest
 from localqa.question import cues, periods
 from localqa.question.asked import Wanted, wanted
@@ -57,6 +58,9 @@ class FigurePlan:
     origin: str  # "definition", "glossary", "shape" (`_SHAPES`), "item" or "model"
     statements: tuple[str, ...] = ()  # the statements the question names
     scale: str | None = None  # the scale the question asks the figure in ("Answer in USD billions")
+    # The tables its operands may be read from: the registrant's statements, unless the question
+    # names a segment, a quarter or another entity (`statements.asked_scopes`).
+    scopes: frozenset[Scope] = DEFAULT_SCOPES
 
 
 _DEFINITION = re.compile(
@@ -134,7 +138,9 @@ def plan_found(
     needs = tuple(namespace.needs[name] for name in expression.names() if name in namespace.needs)
     if not needs:
         return None
-    return FigurePlan(what, expression, needs, unit, asked.decimals, origin, statements, asked.scale)
+    return FigurePlan(
+        what, expression, needs, unit, asked.decimals, origin, statements, asked.scale, asked_scopes(part)
+    )
 
 
 _CURRENCY_UNITS = frozenset({"USD", "EUR", "GBP", "JPY"})
@@ -615,6 +621,7 @@ def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> Fig
         "model",
         named_statements(part),
         asked.scale,
+        asked_scopes(part),
     )
 
 

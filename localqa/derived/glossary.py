@@ -14,21 +14,12 @@ from pathlib import Path
 
 from localqa.derived import arithmetic
 from localqa.errors import LocalQAError
+from localqa.language.statements import STATEMENT_WORDS
 from localqa.tomlfile import TomlFileError, read_toml
 
 GLOSSARY = Path(__file__).with_name("glossary.toml")
 GLOSSARY_ENV = "LOCALQA_GLOSSARY"
-STATEMENTS = ("balance sheet", "income statement", "cash flow", "equity")
-# How a question or a table caption names each statement.
-STATEMENT_WORDS = {
-    "balance sheet": r"balance\s+sheets?|statements?\s+of\s+financial\s+position|financial\s+position",
-    "income statement": r"income\s+statements?|statements?\s+of\s+(?:consolidated\s+)?"
-    r"(?:income|operations|earnings)|p\s?&\s?l|profit\s+and\s+loss|statements?\s+of\s+comprehensive\s+income",
-    "cash flow": r"cash\s+flows?\s+statements?|statements?\s+of\s+(?:consolidated\s+)?cash\s*flo\s?ws?"
-    r"|statement\s+of\s+cash\s+flo\s?w\s?s",
-    "equity": r"statements?\s+of\s+(?:changes\s+in\s+)?(?:shareholders|stockholders|shareowners)"
-    r"['\u2019]?\s+equity",
-}
+STATEMENTS = tuple(STATEMENT_WORDS)  # how a question or a table's title names each: one rule
 
 
 class GlossaryError(LocalQAError):

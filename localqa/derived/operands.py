@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from localqa.answers import sentences
 from localqa.derived.figures import FigurePlan, Need
-from localqa.derived.glossary import STATEMENT_WORDS, Item, contains, fold
+from localqa.derived.glossary import Item, contains, fold
+from localqa.language.statements import STATEMENT_WORDS, UNRECOGNISED, Statement, recognise
 from localqa.question.asked import wanted
 from localqa.store.tokenizer import tokenizer
-from localqa.types import Candidate, Kind, Value
+from localqa.types import Candidate, Kind, Location, Value
 from localqa.values.cells import cell_value, choose_cell, read_row
 from localqa.values.choosing import Context
 from localqa.values.numbers import read_number, read_quantity
@@ -50,6 +51,7 @@ class Found:
     candidate: Candidate
     value: Value
     quote: str
+    statement: Statement = UNRECOGNISED  # its table's (`statements.recognise`); prose: none
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class _Row:
     statement: int  # `in_statement`
     order: int
     heading: str  # `heading_of`
+    recognised: Statement  # `statement_of`
 
     @property
     def page(self) -> tuple[str, int]:
@@ -77,10 +80,22 @@ def read_operands(
     together; a statement's title is not always read as its heading; after how well the period
     their heading names fits the need's, `period_fit`), whether they sit in the
     statement the item is read from (`in_statement`), an earlier row label of the item, then the
-    earlier page (a filing's own statements come before its subsidiaries') and retrieval's order."""
+    earlier page (a filing's own statements come before its subsidiaries') and retrieval's order.
+    After the label, the period and the adjusted measure, a row of the registrant's own
+    statements ranks first; a row of another entity's, a segment's, a quarter's, a summary's or an
+    adjusted measure's table is read only when the question names it (`FigurePlan.scopes`,
+    `statement_of`): a guarantor group's "Net sales 377" is labelled as exactly as the
+    consolidated "Net sales 14,694", or more so."""
     # Only the figure's own items: the candidates may hold another figure's (two items compared).
     keys = {need.item.key for need in figure.needs}
-    rows = {key: _rows(figure, key, found, context) for key, found in candidates.items() if key in keys}
+    recognised: dict[
+        tuple[str, int | None, int | None, str | None], Statement
+    ] = {}  # each table's, read once
+    rows = {
+        key: _rows(figure, key, found, context, recognised)
+        for key, found in candidates.items()
+        if key in keys
+    }
     stated: dict[str, dict[int, Stated]] = {}  # an item's amounts by year in prose, read once
     support: dict[tuple[str, int], int] = {}
     for found in rows.values():
@@ -94,6 +109,7 @@ def read_operands(
                 -r.level,
                 -period_fit(need.quarter, r.heading),
                 -as_reported(r.heading),
+                not r.recognised.primary,
                 -support.get(r.page, 0),
                 -r.statement,
                 r.alias,
@@ -112,7 +128,13 @@ def read_operands(
     return read
 
 
-def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context: Context) -> list[_Row]:
+def _rows(
+    figure: FigurePlan,
+    key: str,
+    candidates: Sequence[Candidate],
+    context: Context,
+    recognised: dict[tuple[str, int | None, int | None, str | None], Statement],
+) -> list[_Row]:
     item = next(n.item for n in figure.needs if n.item.key == key)
     preferred = [item.statement] if item.statement else list(figure.statements)
     found = []
@@ -124,10 +146,53 @@ def _rows(figure: FigurePlan, key: str, candidates: Sequence[Candidate], context
         if item.instant and states_a_change(label, heading):
             continue
         match = row_match(item, label)
-        if match is not None:
-            statement = in_statement(candidate, preferred, context)
-            found.append(_Row(candidate, match[0], match[1], statement, order, heading))
+        if match is None:
+            continue
+        at = candidate.location
+        # A table's rows may sit under headings of their own ("Adjusted earnings ..." below the reported).
+        table = (at.source, at.page, at.table, at.section)
+        if table not in recognised:
+            recognised[table] = statement_of(at, over_row(candidate.text, label), context)
+        if recognised[table].scope not in figure.scopes:
+            continue
+        statement = in_statement(candidate, preferred, context)
+        found.append(_Row(candidate, match[0], match[1], statement, order, heading, recognised[table]))
     return found
+
+
+def over_row(text: str, label: str) -> list[str]:
+    """What a row's text says over its cells: its caption (the text before its label) and its
+    column headers, where an extraction may have read the statement's title ("Total net revenues:
+    CONSOLIDATED STATEMENTS OF OPERATIONS (Amounts in millions) 2019: 6,489")."""
+    # The label where it starts the row's cells ("Net sales: 2022: ..."), not where a title holds
+    # its words ("Net sales by reportable segment (In millions): Net sales: ...").
+    at = text.find(f"{label}:") if label else -1
+    at = text.find(label) if at < 0 and label else at
+    headers = [c.header for c in read_row(text).cells if c.header]
+    return [text[:at] if at > 0 else "", *dict.fromkeys(headers)]
+
+
+def statement_of(location: Location, over: Sequence[str], context: Context) -> Statement:
+    """The statement a table row at `location` sits in (`statements.recognise`), from the words
+    over it, nearest first: its caption and column headers (`over_row`) and the lines of prose
+    above its table on its page; then its heading path and theirs."""
+    lines: list[str] = []
+    paths: list[str] = []
+    for passage in context.passages(location):
+        if passage.kind is Kind.TABLE and passage.table == location.table:
+            break
+        paths += _path(passage.section)
+        if passage.kind is not Kind.TABLE:
+            lines.append(passage.text)
+    # The table's nearest heading is its own (often its title); the rest of its path runs on.
+    own, *outer = [*reversed(_path(location.section))] or [""]
+    headings = [*outer, *reversed(dict.fromkeys(paths))]
+    return recognise([*over, own, *reversed(lines)], headings)
+
+
+def _path(section: str | None) -> list[str]:
+    """A heading path's headings, outermost first ("A > B > C")."""
+    return [h for h in (section or "").split(" > ") if h.strip()]
 
 
 # How a table's heading names the period its columns cover: a quarter by its number, a quarter
@@ -214,7 +279,13 @@ def heading_of(candidate: Candidate, label: str) -> str:
 
 
 def _cell(need: Need, row: _Row, context: Context) -> Found | None:
-    candidate = row.candidate
+    found = read_cell(need, row.candidate, context)
+    return None if found is None else Found(need, found.candidate, found.value, found.quote, row.recognised)
+
+
+def read_cell(need: Need, candidate: Candidate, context: Context) -> Found | None:
+    """The cell of a table row at the need's year (a quarter at the year its report dates its
+    columns in), with a number; None when the row has none there."""
     read = read_row(candidate.text)
     calendar = context.calendar(candidate.location.source)
     # A quarter is read at the year its report dates its columns in (`FiscalCalendar.quarter_shift`).

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from localqa.derived import arithmetic
 from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import Glossary, Item, contains, fold, glossary, named_statements
+from localqa.language.statements import Scope
 from localqa.question import cues, periods
 from localqa.question.asked import wanted
 from localqa.types import Value
@@ -214,4 +215,5 @@ def _figure(part: str, qualifier: str, item: Item, name: str, growth: bool, year
         "shape",
         named_statements(part),
         None if growth else asked.scale,
+        frozenset(Scope),  # a qualified item ("U.S. sales") is a segment's or a region's row
     )

@@ -82,7 +82,13 @@ def value_lines(value: Value) -> list[str]:
         f"   Computed by localqa from {len(operands)} verified figure(s), each a span of the passage quoted:",
     ]
     lines += _operand_lines(value)
-    return lines
+    return lines + check_lines(value)
+
+
+def check_lines(value: Value) -> list[str]:
+    """The checks against the document's own arithmetic a computed figure passed
+    (`localqa.derived.crosschecks`), one line: `Checked: one scale (millions); ...`."""
+    return [f"   Checked: {'; '.join(value.checks)}"] if value.checks else []
 
 
 EXTREMES = ("largest", "smallest")  # an extreme over rows (`localqa.derived.extremes`)
@@ -126,6 +132,7 @@ def comparison_lines(value: Value) -> list[str]:
         label = figure.row if extreme else figure.column
         lines.append(f"   {label or ''}: {figure.text} = {substituted(figure)}")
         lines += _operand_lines(figure)
+        lines += [f"  {line}" for line in check_lines(figure)]
     return lines
 
 
@@ -134,7 +141,8 @@ def _operand_lines(value: Value) -> list[str]:
     for operand in value.operands or ():
         lines.append(f"     {describe_value(operand.value)}")
         lines.append(f'       "{operand.quote}"')
-        lines.append(f"       — {operand.citation.describe()}")
+        where = f"{operand.statement}, " if operand.statement else ""
+        lines.append(f"       — {where}{operand.citation.describe()}")
     return lines
 
 
