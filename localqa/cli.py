@@ -1193,6 +1193,95 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
+@cli.command()
+@click.option("--http", "over_http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="With --http: address to listen on. Anything but a loopback address needs --users.",
+)
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="With --http: port."
+)
+@click.option(
+    "--users",
+    "users_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="With --http: TOML file of [[user]] tables, as for 'localqa serve'; every request must then "
+    "carry 'Authorization: Bearer TOKEN', and its user is the caller. Required off loopback.",
+)
+@click.option(
+    "--model",
+    "model_spec",
+    metavar="NAME",
+    help="Answer backend for the ask tool (default: as 'localqa models' chooses).",
+)
+@click.option(
+    "--as-of",
+    callback=lambda ctx, param, value: None if value is None else _iso_date(ctx, param, value),
+    metavar="YYYY-MM-DD",
+    help="The date a call asks about when it gives none (default: the day of the call).",
+)
+@who_options("The caller every call is served as, without --users", "The caller's tenant without --users")
+@pdfs_option
+@db_option
+@fail_cleanly
+def mcp(
+    over_http: bool,
+    host: str,
+    port: int,
+    users_file: Path | None,
+    model_spec: str | None,
+    as_of: date | None,
+    role: str,
+    tenant: str,
+    pdfs: Path,
+    db: Db,
+) -> None:
+    """A Model Context Protocol server for assistants (needs localqa[mcp]).
+
+    Over stdio by default, as Claude Desktop, VS Code and Cursor launch it (docs/integrations.md);
+    with --http, streamable HTTP at http://HOST:PORT/mcp. Tools: ask (verified quotes and their
+    citations, or 'No quote verified' and why), search (ranked candidates), documents (what the
+    caller may see) and page (a page's text, or its image with a quote highlighted). Who is asking
+    comes from --role/--tenant, or with --users from the request's token; never from a tool
+    argument, and an argument naming a role or tenant is refused. --as-of sets the date a call
+    asks about when it gives none (default: the day of the call).
+    """
+    try:
+        from localqa.serve.mcp_server import LocalqaMCP, McpConfig, serve_http, serve_stdio
+    except ImportError:
+        raise click.ClickException("localqa mcp needs its extra: pip install 'localqa[mcp]'") from None
+    from localqa.library import Library
+    from localqa.models import get_model
+    from localqa.serve.auth import is_loopback, load_users
+
+    if not over_http and users_file is not None:
+        raise click.UsageError("--users is for --http: over stdio the caller is --role/--tenant")
+    if over_http and not is_loopback(host) and users_file is None:
+        raise click.UsageError(
+            f"--host {host} is not a loopback address; give --users FILE so that every request "
+            "must carry a token (anyone who can reach the port would otherwise read the library)"
+        )
+    users = load_users(users_file) if users_file else None
+    with Library(db) as library:
+        library.check()  # fail now, with the CLI's message, rather than on the first call
+    if model_spec:
+        get_model(model_spec)  # an unknown name is a usage error now
+    config = McpConfig(
+        db=db, pdfs=pdfs, caller=Caller(role=role, tenant=tenant), users=users, model=model_spec, as_of=as_of
+    )
+    server = LocalqaMCP(config)
+    if not over_http:
+        serve_stdio(server)
+        return
+    shown_host = f"[{host}]" if ":" in host else host
+    who = f"{len(users)} users from {users_file}" if users else f"role {role}, tenant {tenant}"
+    click.echo(f"localqa mcp serving http://{shown_host}:{port}/mcp ({who}); Ctrl-C stops it", err=True)
+    serve_http(server, host, port)
+
+
 def _page_images(
     asked: Asked, folder: Path, pdfs: Path, as_of: date, caller: Caller, library: Library
 ) -> dict[int, str]:

@@ -35,6 +35,8 @@ class Bounds(NamedTuple):
 MAX_PARTS = 10
 SEARCH_K = Bounds(1, 100)  # candidates per part (`search`, `eval`, POST /api/search)
 ASK_K = Bounds(1, 20)  # passages a model sees per part (`ask`, POST /api/ask)
+# A question's size (with its parts) as a server takes it: the JSON API, /v1 and `localqa mcp`.
+MAX_QUESTION_BYTES = 4096
 
 
 def machine_threads() -> int:

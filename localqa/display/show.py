@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pymupdf
 
+from localqa.answers.answering import quote_check
 from localqa.display.highlighting import DEFAULT_DPI as DEFAULT_DPI
 from localqa.display.highlighting import MAX_PIXELS as MAX_PIXELS
 from localqa.display.highlighting import QuoteNotShownError as QuoteNotShownError
@@ -184,3 +185,17 @@ def _stamp(path: Path) -> tuple[str, int, int]:
 @functools.lru_cache(maxsize=64)
 def _sha256(path: str, _mtime: int, _size: int) -> str:
     return sha256_file(path)  # cached by (path, mtime, size): a changed file is hashed again
+
+
+def quotable(page: VisiblePage, quote: str) -> VisiblePage:
+    """`page` narrowed to the passages of which `quote` is a whole sentence or table row, the
+    rule a verified answer meets (`quote_check`). So a server (GET /api/pages, the MCP `page`
+    tool) highlights what an answer could have quoted, and a piece of a sentence is refused like
+    text that is not there: no request learns a sentence a word at a time."""
+    kept = tuple(p for p in page.passages if quote_check(quote, p.text, p.kind) is None)
+    if not kept:
+        raise QuoteNotShownError(
+            f"the quote is not a whole sentence or table row on page {page.page} of {page.source!r}; "
+            "nothing to highlight"
+        )
+    return page.model_copy(update={"passages": kept})

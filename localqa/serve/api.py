@@ -14,10 +14,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localqa.answers.answering import quote_check
 from localqa.conversation import Turn, turn_of
 from localqa.display import show
-from localqa.library import VisiblePage
 from localqa.serve.conversations import MAX_TURNS, Conversations, rewritten
 from localqa.serve.errors import HttpError
 from localqa.serve.params import MAX_QUESTION_BYTES, AsOf, as_of_date, check_size
@@ -197,20 +195,6 @@ def page_image(
         raise HttpError(413, f"the quote is over {MAX_QUESTION_BYTES} bytes")
     found = library.page(source, number, as_of=as_of, caller=who.caller)
     if quote is not None:
-        found = _quoting(found, quote)
+        found = show.quotable(found, quote)
     png = show.page_image(config.pdfs, found, quote, dpi=IMAGE_DPI.get(size, IMAGE_DPI["page"]))
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, no-store"})
-
-
-def _quoting(page: VisiblePage, quote: str) -> VisiblePage:
-    """`page` narrowed to the passages of which `quote` is a whole sentence or table row, the
-    rule a verified answer meets (`quote_check`). So this route highlights what an answer could
-    have quoted, and a piece of a sentence is refused like text that is not there: no request
-    learns a sentence a word at a time."""
-    quotable = tuple(p for p in page.passages if quote_check(quote, p.text, p.kind) is None)
-    if not quotable:
-        raise show.QuoteNotShownError(
-            f"the quote is not a whole sentence or table row on page {page.page} of {page.source!r}; "
-            "nothing to highlight"
-        )
-    return page.model_copy(update={"passages": quotable})

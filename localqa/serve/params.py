@@ -8,9 +8,8 @@ from typing import Annotated
 from fastapi import Depends
 
 from localqa.serve.errors import HttpError
+from localqa.settings import MAX_QUESTION_BYTES as MAX_QUESTION_BYTES
 from localqa.shapes import parse_as_of
-
-MAX_QUESTION_BYTES = 4096
 
 
 def as_of_date(value: str | None) -> date:
