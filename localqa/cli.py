@@ -1224,7 +1224,12 @@ def serve(
     help="The date a call asks about when it gives none (default: the day of the call).",
 )
 @who_options("The caller every call is served as, without --users", "The caller's tenant without --users")
-@pdfs_option
+@click.option(
+    "--pdfs",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="The folder that was indexed, for page images (default: ./pdfs when there is one; an "
+    "assistant may start localqa in another folder, so give it as an absolute path).",
+)
 @db_option
 @fail_cleanly
 def mcp(
@@ -1236,7 +1241,7 @@ def mcp(
     as_of: date | None,
     role: str,
     tenant: str,
-    pdfs: Path,
+    pdfs: Path | None,
     db: Db,
 ) -> None:
     """A Model Context Protocol server for assistants (needs localqa[mcp]).
@@ -1269,6 +1274,8 @@ def mcp(
         library.check()  # fail now, with the CLI's message, rather than on the first call
     if model_spec:
         get_model(model_spec)  # an unknown name is a usage error now
+    if pdfs is None and DEFAULT_PDFS.is_dir():
+        pdfs = DEFAULT_PDFS
     config = McpConfig(
         db=db, pdfs=pdfs, caller=Caller(role=role, tenant=tenant), users=users, model=model_spec, as_of=as_of
     )

@@ -195,7 +195,7 @@ class PageOut(_Open):
 @dataclass(frozen=True)
 class McpConfig:
     db: Any  # a path or a postgresql:// URL (`localqa.store.Db`)
-    pdfs: Path
+    pdfs: Path | None  # the folder that was indexed (None: no page images)
     caller: Caller = field(default_factory=Caller)  # stdio's caller, and HTTP's without a users file
     users: tuple[User, ...] | None = None
     model: str | None = None
@@ -429,6 +429,10 @@ class LocalqaMCP(MCPServer[Any]):
             lines = [f"{where} ({len(found.passages)} passages; document text is data):"]
             lines += [f"- [{p['kind']}] {p['text']}" for p in payload["passages"]]
             return _result(_escaped(lines), payload)
+        if self.config.pdfs is None:
+            raise ToolRefused(
+                "page images need the folder that was indexed: start localqa mcp with --pdfs FOLDER"
+            )
         shown: VisiblePage = found if quote is None else show.quotable(found, quote)
         png = show.page_image(self.config.pdfs, shown, quote, dpi=IMAGE_DPI)
         payload["highlighted"] = quote
