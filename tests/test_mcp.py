@@ -242,6 +242,7 @@ def test_bad_input_is_one_line_and_the_server_goes_on(library_db: Path) -> None:
             ),
             ("page", {"source": "library-handbook.pdf", "page": 0}, "page: page:"),
             ("page", {**EQ_PAGE, "image": True, "quote": "limit"}, "not a whole sentence or table row"),
+            ("ask", {"question": "What?", "documents": ["no-such-file.pdf"]}, "no-such-file.pdf"),
         ):
             result = await client.call_tool(name, arguments)
             line = text_of(result)
@@ -335,3 +336,39 @@ def test_off_loopback_needs_a_users_file(library_db: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "give --users FILE" in done.stderr
+
+
+def test_a_follow_up_is_made_standalone_from_the_earlier_questions(library_db: Path) -> None:
+    async def body(client: Client) -> None:
+        turns = ["What is the loan limit for EQ-314?"]
+        asked = await client.call_tool("ask", {"question": "And EQ-502?", "turns": turns})
+        assert text_of(asked).splitlines()[1] == "Understood as: What is the loan limit for EQ-502?"
+        assert asked.structured_content["rewrite"]["understood_as"] == "What is the loan limit for EQ-502?"
+        alone = await client.call_tool("ask", {"question": "How many days does a standard book loan last?"})
+        assert alone.structured_content["rewrite"] is None
+        narrowed = await client.call_tool(
+            "ask", {"question": "How long can equipment be borrowed?", "documents": ["library-handbook.pdf"]}
+        )
+        cited = [p["answer"]["citation"] for p in narrowed.structured_content["parts"]]
+        assert all(c is None or c["source"] == "library-handbook.pdf" for c in cited)
+
+    over_stdio(library_db, "--as-of", "2026-11-14")(body)
+
+
+def test_started_elsewhere_without_pdfs_a_page_is_text_and_an_image_is_refused(
+    library_db: Path, tmp_path: Path
+) -> None:
+    """An assistant starts the server in a folder of its own: without --pdfs, text still works."""
+
+    async def main() -> None:
+        args = ["-m", "localqa", "mcp", "--db", str(library_db), "--model", "extractive"]
+        params = StdioServerParameters(command=sys.executable, args=args, env=_env(), cwd=str(tmp_path))
+        async with Client(params) as client:
+            text = await client.call_tool("page", EQ_PAGE)
+            assert not text.is_error and "EQ-314" in text_of(text)
+            image = await client.call_tool("page", {**EQ_PAGE, "image": True})
+            assert image.is_error and text_of(image) == (
+                "Error: page images need the folder that was indexed: start localqa mcp with --pdfs FOLDER"
+            )
+
+    anyio.run(main)
