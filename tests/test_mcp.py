@@ -372,3 +372,23 @@ def test_started_elsewhere_without_pdfs_a_page_is_text_and_an_image_is_refused(
             )
 
     anyio.run(main)
+
+
+def test_a_failing_backend_is_a_tool_error_with_its_reason(library_db: Path, fake_model: Any) -> None:
+    """In process (the fake model is this process's): the reason in the text and in `error`."""
+    from localqa.errors import ModelError
+    from localqa.serve.mcp_server import LocalqaMCP, McpConfig
+
+    fake_model.always(ModelError("the model server at http://127.0.0.1:9 did not answer"))
+    server = LocalqaMCP(McpConfig(db=library_db, pdfs=None, model="fake"))
+
+    async def main() -> None:
+        async with Client(server) as client:
+            asked = await client.call_tool(
+                "ask", {"question": "How many days does a standard book loan last?"}
+            )
+            assert asked.is_error
+            assert "did not answer" in asked.structured_content["error"]
+            assert "did not answer" in text_of(asked)
+
+    anyio.run(main)

@@ -45,7 +45,7 @@ from localqa.models import get_model
 from localqa.models.base import AnswerModel
 from localqa.serve.auth import User, authenticate
 from localqa.serve.conversations import MAX_TURNS, rewritten
-from localqa.settings import MAX_QUESTION_BYTES, SEARCH_K, Settings
+from localqa.settings import MAX_QUESTION_BYTES, SEARCH_K, RetrievalSettings, Settings
 from localqa.shapes import ask_json, document_json, parse_as_of, search_json
 from localqa.types import Caller, Passage
 
@@ -335,19 +335,28 @@ class LocalqaMCP(MCPServer[Any]):
             settings=self.library.settings.for_answering(),
             documents=documents,
         )
+        # The names are read once, as documents (`Library.answer`): nothing after reads them again.
+        within = self.library.chosen(documents, as_of=when, caller=caller) or ()
         with self.model_call:
             answers = [
-                self.library.answer_part(result, model, as_of=when, caller=caller, documents=documents)
+                self.library.answer_part(result, model, as_of=when, caller=caller, documents=within)
                 for result in results
             ]
         payload = ask_json(results, answers, when, caller, (model.backend, model.name), documents)
         payload["rewrite"] = made.record() if turns else None
+        faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
         for part in payload["parts"]:
             # The candidates are `search`'s; the answer is what an assistant reads here.
             part.pop("candidates", None)
             part["answer"].pop("selection", None)
         understood = made.standalone if made.rewritten else None
         text = f"{_header(when, caller)}\n{reply_text(results, answers, understood)}"
+        if faults:
+            # The backend failed (unreachable, not installed): said as the API says it, a tool error.
+            payload["error"] = "; ".join(faults)
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)], structured_content=payload, is_error=True
+            )
         return _result(text, payload)
 
     def search(
@@ -360,7 +369,9 @@ class LocalqaMCP(MCPServer[Any]):
             Field(max_length=MAX_DOCUMENTS, description="Only these documents: file names, globs or series"),
         ]
         | None = None,
-        k: Annotated[int, Field(ge=SEARCH_K.least, le=SEARCH_K.most, description="Candidates per part")] = 5,
+        k: Annotated[
+            int, Field(ge=SEARCH_K.least, le=SEARCH_K.most, description="Candidates per part")
+        ] = RetrievalSettings().k,
     ) -> Annotated[CallToolResult, SearchOut]:
         caller, when = self.caller_of(ctx), self._as_of(as_of)
         documents = documents or []
