@@ -105,13 +105,19 @@ def serving(library_db: Path, *extra: str) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def _post(url: str, body: dict[str, Any], token: str | None = None) -> tuple[int | None, str]:
+def _post(
+    url: str, body: dict[str, Any], token: str | None = None, session: str | None = None
+) -> tuple[int | None, str]:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
+    if session is not None:
+        headers |= {"Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
     request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            if body.get("method") == "initialize":
+                return int(response.status), response.headers.get("Mcp-Session-Id", "")
             return int(response.status), response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
@@ -286,17 +292,20 @@ def users_server(library_db: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         yield url
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
 def test_over_http_a_wrong_or_missing_token_is_refused_alike(users_server: str) -> None:
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    initialize = INITIALIZE
     refused = {
         _post(users_server, initialize, token) for token in (None, "no-such-token", PUBLIC_TOKEN + "x")
     }
@@ -392,3 +401,30 @@ def test_a_failing_backend_is_a_tool_error_with_its_reason(library_db: Path, fak
             assert "did not answer" in text_of(asked)
 
     anyio.run(main)
+
+
+def test_over_http_arguments_that_are_not_an_object_are_a_protocol_error(users_server: str) -> None:
+    status, session = _post(users_server, INITIALIZE, PUBLIC_TOKEN)
+    assert status == 200 and session
+    _post(users_server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, PUBLIC_TOKEN, session)
+    for arguments in ("What is the loan limit for EQ-314?", [1, 2]):
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "ask", "arguments": arguments},
+        }
+        status, body = _post(users_server, call, PUBLIC_TOKEN, session)
+        reply = json.loads(body.partition("data: ")[2])
+        assert status == 200 and reply["error"]["code"] == -32602, body
+        assert "\n" not in reply["error"]["message"] and "Traceback" not in body
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "documents", "arguments": {}},
+    }
+    status, body = _post(users_server, call, PUBLIC_TOKEN, session)
+    result = json.loads(body.partition("data: ")[2])["result"]
+    assert status == 200 and not result.get("isError")
+    assert "equipment-policy-2026-11-01.pdf" in result["content"][0]["text"]
