@@ -197,7 +197,10 @@ def test_a_public_server_never_returns_the_staff_document(library_db: Path) -> N
             result = await client.call_tool(name, arguments)
             seen.append(text_of(result) + json.dumps(result.structured_content))
             assert not any(block.type == "image" for block in result.content), name
-        assert not any("alarm code" in shown.lower() and "changed every" in shown.lower() for shown in seen)
+        # The staff document's own sentence ("The alarm code is changed every 90 days.") nowhere.
+        assert not any("every 90 days" in shown for shown in seen)
+        # Named only where the call itself named it (the narrowing and the pages refused).
+        assert not any(STAFF_DOCUMENT in seen[i] for i in (0, 1, 3))
         answered = seen[0]
         assert STAFF_DOCUMENT not in answered and "No quote verified" in answered
         # A hidden page and a missing one are refused alike.

@@ -43,6 +43,7 @@ from localqa.errors import LocalQAError
 from localqa.library import Library, VisiblePage
 from localqa.models import get_model
 from localqa.models.base import AnswerModel
+from localqa.question.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.auth import User, authenticate
 from localqa.serve.conversations import MAX_TURNS, rewritten
 from localqa.settings import MAX_QUESTION_BYTES, SEARCH_K, RetrievalSettings, Settings
@@ -52,8 +53,8 @@ from localqa.types import Caller, Passage
 logger = logging.getLogger(__name__)
 
 IMAGE_DPI = 110
-MAX_DOCUMENTS = 20  # names one call may narrow to (`--doc`)
-MAX_NAME = 300  # characters of one such name
+# The names one call may narrow to, and their length, as `--doc` and the API take them.
+MAX_DOCUMENTS, MAX_NAME = MAX_NAMES, MAX_NAME_CHARS
 # Argument names that would say who is asking: refused, whatever the tool (the caller is the
 # server's configuration's).
 CALLER_WORDS = ("role", "tenant", "user", "caller", "operator", "token", "as_user", "access")
