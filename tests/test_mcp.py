@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pymupdf
 import pytest
 from fake_ollama import free_port
+from highlight import mask, share_inside, stray_pixels, to_pixels
 
 pytest.importorskip("mcp")
 
@@ -32,6 +34,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from localqa.serve.mcp_server import IMAGE_DPI
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = (
@@ -172,6 +176,22 @@ async def check_the_tools(client: Client) -> None:
     assert len(images) == 1 and images[0].mime_type == "image/png"
     assert base64.b64decode(images[0].data).startswith(PNG)
     assert page.structured_content["highlighted"] == answers[0]["quote"]
+    _check_the_row_is_highlighted(base64.b64decode(images[0].data))
+    plain = await client.call_tool("page", {**EQ_PAGE, "image": True})
+    plain_images = [block for block in plain.content if block.type == "image"]
+    assert plain_images and plain_images[0].data != images[0].data  # the quote drawn on the page
+    assert plain.structured_content["highlighted"] is None
+
+
+def _check_the_row_is_highlighted(png: bytes) -> None:
+    """The EQ-314 row, and nothing else on the page, carries the highlight (at the tool's dpi)."""
+    with pymupdf.open(REPO / "pdfs" / "equipment-policy-2026-11-01.pdf") as document:
+        row = document[0].find_tables().tables[0].rows[2].bbox  # EQ-314, data row 2
+        assert "EQ-314" in document[0].get_textbox(row)
+    found = mask(png)
+    row_pixels = to_pixels(row, IMAGE_DPI)
+    assert share_inside(found, row_pixels) > 0.4
+    assert stray_pixels(found, [row_pixels], margin=3) == 0
 
 
 def test_over_stdio_the_sample_question_documents_and_page(library_db: Path) -> None:
