@@ -368,6 +368,14 @@ def test_off_loopback_needs_a_users_file(library_db: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2 and "give --users FILE" in done.stderr
+    done = subprocess.run(
+        [sys.executable, *_options(library_db, "--users", str(library_db))],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "--users is for --http" in done.stderr
 
 
 def test_a_follow_up_is_made_standalone_from_the_earlier_questions(library_db: Path) -> None:
