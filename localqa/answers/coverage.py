@@ -604,7 +604,16 @@ def _distinctive_words(
     if not missing:
         return [], None
     if specific:
-        return [], f'words no passage carries were not judged: "{specific[0]}" singles out passages'
+        # A word retrieval matched around is the question's frame, unless no eligible document
+        # writes it at all: "drawer" in "When is the cash drawer reconciled?" asked by a caller who
+        # may not see the staff procedures, "cash" singling out the fines page. That the
+        # collection plainly lacks, whatever else of the question singles out passages.
+        lacking = [w for w in missing if in_collection(w, unheld) is False]
+        note = (
+            "words no passage carries were judged only by whether the collection writes them: "
+            f'"{specific[0]}" singles out passages'
+        )
+        return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking], note
     every = [u for c in candidates for u in units[id(c)]]
     if not embeddings.is_available():
         # Nothing of the question outweighs the word and nothing can come close to it in meaning:

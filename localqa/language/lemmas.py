@@ -1,0 +1,56 @@
+"""Whether two words are the same word: by dictionary lemma, never by stem.
+
+The index stems with Porter (`localqa.store.tokenizer`), which is right for ranking and wrong for
+deciding what a text holds: Porter makes "founded" and the "found" of "if a lost item is found"
+one token, and "Who founded the library?" then reads as asked of a passage about lost property.
+A lemma keeps them apart: "founded" is a form of "found" (to establish), "found" of "find".
+simplemma gives one lemma per word from its dictionary, with no part of speech needed (lemminflect,
+the other field library, needs one and gives "found" both "find" and "found": docs/measured.md).
+
+A word outside the dictionary is its own lemma, so a name, a code or a new coinage is compared as
+written, and a plural ending is removed first (`words.singular`), as the word rule always did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import simplemma
+
+from localqa.language import words
+
+
+@lru_cache(maxsize=16384)
+def lemma(word: str) -> str:
+    """The dictionary lemma of one folded word (`words.plain`): "founded": "found", "found":
+    "find", "reconciled": "reconcile", "studies": "study"; a word the dictionary does not hold,
+    as written."""
+    found = simplemma.lemmatize(word, lang="en").lower()
+    return found if found.isalnum() else word
+
+
+def _own(word: str) -> frozenset[str]:
+    return frozenset((word, words.singular(word)))
+
+
+@dataclass(frozen=True)
+class Written:
+    """The words a text writes, as the same-word rule compares them: each as written and singular
+    (`forms`), and each word's lemma (`lemmas`). Kept apart: "found" written in a text is not the
+    lemma of "founded" asked about."""
+
+    forms: frozenset[str]
+    lemmas: frozenset[str]
+
+    def writes(self, word: str) -> bool:
+        """Whether the text writes `word` (folded) in some form: as written or singular, or by
+        lemma ("returned" for "returning", "studies" for "study"; not "found" for "founded")."""
+        return bool(_own(word) & self.forms) or lemma(word) in self.lemmas
+
+
+@lru_cache(maxsize=4096)
+def written(text: str) -> Written:
+    """The words of `text` (folded, punctuation dropped), for `Written.writes`."""
+    said = words.plain(text).split()
+    return Written(frozenset().union(*map(_own, said)), frozenset(map(lemma, said)))
