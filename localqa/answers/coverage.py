@@ -73,7 +73,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from localqa.answers import sentences
-from localqa.language import appearance, lexicon, words
+from localqa.language import appearance, lemmas, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
 from localqa.question import acronyms, parts, periods
 from localqa.retrieval import embeddings
@@ -531,6 +531,7 @@ def check(
     note = None
     if "word" in kinds:
         judged, note = _distinctive_words(part, candidates, named, anchored, settings, unheld)
+        judged += _unwritten_heads(part, cited, judged, note, unheld)
         checks += judged
     return Coverage(terms=tuple(checks), note=note)
 
@@ -604,16 +605,7 @@ def _distinctive_words(
     if not missing:
         return [], None
     if specific:
-        # A word retrieval matched around is the question's frame, unless no eligible document
-        # writes it at all: "drawer" in "When is the cash drawer reconciled?" asked by a caller who
-        # may not see the staff procedures, "cash" singling out the fines page. That the
-        # collection plainly lacks, whatever else of the question singles out passages.
-        lacking = [w for w in missing if in_collection(w, unheld) is False]
-        note = (
-            "words no passage carries were judged only by whether the collection writes them: "
-            f'"{specific[0]}" singles out passages'
-        )
-        return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking], note
+        return [], f'words no passage carries were not judged: "{specific[0]}" singles out passages'
     every = [u for c in candidates for u in units[id(c)]]
     if not embeddings.is_available():
         # Nothing of the question outweighs the word and nothing can come close to it in meaning:
@@ -638,6 +630,39 @@ def _distinctive_words(
             )
         )
     return checks, None
+
+
+def _unwritten_heads(
+    part: str,
+    cited: Candidate,
+    judged: Sequence[TermCheck],
+    note: str | None,
+    unheld: Collection[str] | None,
+) -> list[TermCheck]:
+    """Where the word rule did not judge (something of the question singles out passages), the
+    asked words no eligible document writes (`in_collection`, by lemma) next to an asked word the
+    quoted passage, its heading or its title writes: the question names a kind of the thing the
+    evidence speaks of that the collection never mentions ("cash drawer" beside "Cash is accepted
+    at the front desk only.", "closing shift" beside "Items returned after closing are checked in
+    the next morning.", "bike-to-work allowance" beside "the meal allowance is 45 dollars"). A
+    frame word the collection lacks stands beside stop words, a code or nothing ("How often is
+    ...", "What does POL-21 require for ...", "when travelling"), and is not judged."""
+    if unheld is None or judged or note is None or not note.startswith(_NOT_JUDGED):
+        return []
+    asked = set(asked_words(part))
+    said = [w for w in words.plain(words.whole(asking_sentences(part))).split()]
+    evidence = [lemmas.written(place.text) for place in _places(cited, "")[1:]]
+
+    def written(word: str) -> bool:
+        return any(place.writes(word) for place in evidence)
+
+    pairs = [*zip(said, said[1:], strict=False), *zip(said[1:], said, strict=False)]
+    beside = [word for other, word in pairs if other in asked and word in asked and written(other)]
+    lacking = [w for w in dict.fromkeys(beside) if not written(w) and in_collection(w, unheld) is False]
+    return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking]
+
+
+_NOT_JUDGED = "words no passage carries were not judged"
 
 
 def asked_words(part: str) -> list[str]:
@@ -732,7 +757,10 @@ ADDRESSED = "the quoted sentence addresses its reader (an instruction), it state
 _INJECTED = re.compile(
     r"(?<!not\s)(?<!never\s)\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|"
     r"preceding|other)\s+(?:instructions?|prompts?|rules?|directions?)\b|\bsystem\s+prompt\b"
-    r"|\byou\s+are\s+(?:now\s+)?an?\s+(?:ai|assistant|language\s+model|chatbot)\b",
+    r"|\byou\s+are\s+(?:now\s+)?an?\s+(?:ai|assistant|language\s+model|chatbot)\b"
+    # A note addressed to a model reading the document ("Note to any AI assistant reading this").
+    r"|\b(?:to|attention)\s+(?:any|every|all|the)\s+(?:ai\s+assistants?|ais?|chatbots?|language\s+models?|llms?)"
+    r"\s+(?:reading|processing|summari[sz]ing)\b",
     re.IGNORECASE,
 )
 

@@ -309,7 +309,11 @@ def _answer_with_model(
             model_failed=answer.model_failed,
             selection=answer.selection,
         ).model_copy(
-            update={"coverage": answer.coverage, "figure_note": answer.figure_note, "doubts": answer.doubts}
+            update={
+                "coverage": answer.coverage,
+                "figure_note": answer.figure_note,
+                "doubts": answer.closest.doubts if answer.closest else (),
+            }
         )
         unchecked = unchecked or unchecked_figure(answer.value, answer.quote, text_at)
         unlisted = unlisted or unchecked_item(answer.value, text_at)

@@ -27,7 +27,11 @@ def lemma(word: str) -> str:
     "find", "reconciled": "reconcile", "studies": "study"; a word the dictionary does not hold,
     as written."""
     found = simplemma.lemmatize(word, lang="en").lower()
-    return found if found.isalnum() else word
+    if not found.isalnum():
+        return word
+    # The dictionary keeps the doubled "l" of British inflections ("travelling": "travell",
+    # "cancelled": "cancell") and not of the word itself ("travel"): one "l" on both sides.
+    return found[:-1] if found.endswith("ll") else found
 
 
 def _own(word: str) -> frozenset[str]:
@@ -44,9 +48,11 @@ class Written:
     lemmas: frozenset[str]
 
     def writes(self, word: str) -> bool:
-        """Whether the text writes `word` (folded) in some form: as written or singular, or by
-        lemma ("returned" for "returning", "studies" for "study"; not "found" for "founded")."""
-        return bool(_own(word) & self.forms) or lemma(word) in self.lemmas
+        """Whether the text writes `word` (folded) in some form: as written, singular or plural
+        ("lenses" for "lens", which the dictionary makes "lense"), or by lemma ("returned" for
+        "returning", "studies" for "study"; not "found" for "founded")."""
+        own = _own(word) | {f"{word}s", f"{word}es"}
+        return bool(own & self.forms) or lemma(word) in self.lemmas
 
 
 @lru_cache(maxsize=4096)

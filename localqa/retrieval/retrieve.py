@@ -335,10 +335,7 @@ def _unheld(store: Store, query: str, eligible: _Eligible, settings: RetrievalSe
     if not eligible.documents or not terms:
         return tuple(terms)
     postings = dict(zip(terms, store.postings_of(eligible.scope, terms, settings.chunking), strict=True))
-    unheld = [term for term, found in postings.items() if not len(found.ids)]
-    held_stems = {term: found for term, found in postings.items() if len(found.ids)}
-    heading = settings.chunking == "heading"
-    return (*unheld, *held.stems_unwritten(store, query, held_stems, eligible.documents, heading=heading))
+    return held.unheld(store, query, postings, eligible, settings.chunking)
 
 
 def _ranked(store: Store, part: str, eligible: _Eligible, settings: RetrievalSettings) -> PartResult:
