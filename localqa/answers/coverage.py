@@ -65,6 +65,7 @@ may see; a reason repeats only the question's own words.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -656,7 +657,7 @@ def _unwritten_heads(
     def written(word: str) -> bool:
         return any(place.writes(word) for place in evidence)
 
-    pairs = [*zip(said, said[1:], strict=False), *zip(said[1:], said, strict=False)]
+    pairs = [*itertools.pairwise(said), *((b, a) for a, b in itertools.pairwise(said))]
     beside = [word for other, word in pairs if other in asked and word in asked and written(other)]
     lacking = [w for w in dict.fromkeys(beside) if not written(w) and in_collection(w, unheld) is False]
     return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking]

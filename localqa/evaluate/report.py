@@ -78,7 +78,8 @@ def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
         lines.append(f"Unchecked list items shown: {totals.unchecked_items} (gate: must be 0)")
     if totals.answer_stage is not None:
         lines.append(
-            f"Answer stage failures: {totals.answer_stage} (gate: must be 0; no-answer shown a quote, wrong value)"
+            f"Answer stage failures: {totals.answer_stage} (gate: must be 0; a no-answer case shown a quote,"
+            " a wrong value)"
         )
     lines += answer_stage_lines(totals)
     lines += refusal_lines(run)
