@@ -301,8 +301,9 @@ def test_the_check_sees_only_what_the_caller_may_see(tmp_path: Path, fake_model:
     """A staff-only document names Boeing. For a public caller it is no candidate, so the check
     cannot find Boeing there, and the reason says the evidence never mentions it (not "the quoted
     passage", which would tell that some other passage does), and the quote is withheld: no passage
-    the caller may see names Boeing. For staff it is a candidate: the quote is shown with the doubt
-    that the quoted passage never mentions Boeing (issue 38: another passage of the part does)."""
+    the caller may see names Boeing. For staff it is a candidate: the stage is only unsure (another
+    passage of the part mentions Boeing), so the part is refused with the quote as its closest
+    passage, the reason that the quoted passage never mentions Boeing."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "airlines.md").write_text("# Airlines\n\nLufthansa sent 12 tweets in the first hour.\n")
@@ -328,9 +329,10 @@ def test_the_check_sees_only_what_the_caller_may_see(tmp_path: Path, fake_model:
             answer_settings=ONLY_NAMED,
         )
         [part] = found.parts
-        said = part.answer.reason if role == "public" else next(d.note for d in part.answer.doubts)
-        assert said == reason, role
-        assert (part.answer.quote is None) is (role == "public")
+        assert part.answer.reason == reason, role
+        assert part.answer.quote is None
+        closest = part.answer.closest
+        assert (closest.quote if closest else None) == (quote if role == "staff" else None)
         sources = {c.location.source for p in found.parts for c in p.result.candidates}
         assert ("memo.md" in sources) is (role == "staff")
 

@@ -647,11 +647,13 @@ def _unwritten_heads(
     at the front desk only.", "closing shift" beside "Items returned after closing are checked in
     the next morning.", "bike-to-work allowance" beside "the meal allowance is 45 dollars"). A
     frame word the collection lacks stands beside stop words, a code or nothing ("How often is
-    ...", "What does POL-21 require for ...", "when travelling"), and is not judged."""
+    ...", "What does POL-21 require for ...", "when travelling"), or compares (`lemmas.degree`:
+    "the highest price"), and is not judged."""
     if unheld is None or judged or note is None or not note.startswith(_NOT_JUDGED):
         return []
-    asked = set(asked_words(part))
-    said = [w for w in words.plain(words.whole(asking_sentences(part))).split()]
+    # A comparative or superlative says how the question compares ("the highest price").
+    asked = {w for w in asked_words(part) if not lemmas.degree(w)}
+    said = words.plain(words.whole(asking_sentences(part))).split()
     evidence = [lemmas.written(place.text) for place in _places(cited, "")[1:]]
 
     def written(word: str) -> bool:

@@ -34,6 +34,13 @@ def lemma(word: str) -> str:
     return found[:-1] if found.endswith("ll") else found
 
 
+def degree(word: str) -> bool:
+    """Whether a folded word is a comparative or superlative ("highest", "larger", "better",
+    "latest"): the dictionary gives it another lemma and it ends as one does. It says how the
+    question compares, not what it asks about; "founder" and "drawer" are their own lemmas."""
+    return word.endswith(("est", "er")) and lemma(word) != word
+
+
 def _own(word: str) -> frozenset[str]:
     return frozenset((word, words.singular(word)))
 
