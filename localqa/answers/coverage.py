@@ -651,8 +651,9 @@ def _unwritten_heads(
     "the highest price"), and is not judged."""
     if unheld is None or judged or note is None or not note.startswith(_NOT_JUDGED):
         return []
-    # A comparative or superlative says how the question compares ("the highest price").
-    asked = {w for w in asked_words(part) if not lemmas.degree(w)}
+    # A comparative or superlative says how the question compares ("the highest price"); a modal
+    # verb the stop words lack ("How many times may a loan be renewed?") names nothing.
+    asked = {w for w in asked_words(part) if not lemmas.degree(w) and w not in _MODALS}
     said = words.plain(words.whole(asking_sentences(part))).split()
     evidence = [lemmas.written(place.text) for place in _places(cited, "")[1:]]
 
@@ -666,6 +667,7 @@ def _unwritten_heads(
 
 
 _NOT_JUDGED = "words no passage carries were not judged"
+_MODALS = frozenset({"may", "might", "need", "ought", "dare"})
 
 
 def asked_words(part: str) -> list[str]:

@@ -149,8 +149,9 @@ class Totals(Frozen):
     rescues: int | None = None
     unchecked_figures: int | None = None  # a gate: values shown that are not checked figures
     unchecked_items: int | None = None  # a gate: list items shown that are not verified quotes
-    # A gate on the answer stage itself (`answer_stage_failures`): cases the suite does not mark as
-    # known failures where a no-answer case was shown a quote as its answer or a stated value is wrong.
+    # The answer stage's own failures (`answer_stage_failures`): cases the suite does not mark as
+    # known failures where a no-answer case was shown a quote as its answer or a stated value is
+    # wrong; a gate where the suite holds its answers (`Run.holds_answers`).
     answer_stage: int | None = None
     # Every answered part (`AnswerScore.parts`): the seconds it took, and of the parts whose quote
     # was chosen, those a language model chose rather than the evidence (`localqa.answers.deciding`;
@@ -242,6 +243,8 @@ class Run(Frozen):
     cases: list[CaseRecord]
     # What indexing the suite's own documents reported.
     index_problems: list[str] = Field(default_factory=list)
+    # The suite holds the answer stage to itself (`Suite.hold_answers`): its failures are a gate.
+    holds_answers: bool = False
 
     @property
     def gates_failed(self) -> list[str]:
@@ -254,7 +257,8 @@ class Run(Frozen):
             failed.append(f"{self.totals.unchecked_figures} unchecked figure(s) shown")
         if self.totals.unchecked_items:
             failed.append(f"{self.totals.unchecked_items} unchecked list item(s) shown")
-        failed += [f"answer stage: {line}" for line in answer_stage_failures(self.cases)]
+        if self.holds_answers:
+            failed += [f"answer stage: {line}" for line in answer_stage_failures(self.cases)]
         return failed
 
     @property

@@ -76,7 +76,7 @@ def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
         lines.append(f"Unchecked figures shown: {totals.unchecked_figures} (gate: must be 0)")
     if totals.unchecked_items is not None:
         lines.append(f"Unchecked list items shown: {totals.unchecked_items} (gate: must be 0)")
-    if totals.answer_stage is not None:
+    if totals.answer_stage is not None and run.holds_answers:
         lines.append(
             f"Answer stage failures: {totals.answer_stage} (gate: must be 0; a no-answer case shown a quote,"
             " a wrong value)"
@@ -177,7 +177,7 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         out.append(f"| Unchecked figures shown (gate) | {totals.unchecked_figures} |")
     if totals.unchecked_items is not None:
         out.append(f"| Unchecked list items shown (gate) | {totals.unchecked_items} |")
-    if totals.answer_stage is not None:
+    if totals.answer_stage is not None and run.holds_answers:
         out.append(f"| Answer stage failures (gate) | {totals.answer_stage} |")
     causes = value_causes(totals)
     if causes is not None:

@@ -222,7 +222,7 @@ def _run(
         localqa_version=version("localqa"),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    return Run(config=config, totals=Totals.of(records), cases=records)
+    return Run(config=config, totals=Totals.of(records), cases=records, holds_answers=suite.hold_answers)
 
 
 def _part_record(part: PartResult) -> PartRecord:
