@@ -227,7 +227,8 @@ def test_a_kind_that_does_not_refuse_shows_the_quote_only_as_the_closest_passage
     shape = withheld.as_json()
     assert (shape["outcome"], shape["verified"], shape["quote"]) == ("refused", False, None)
     assert shape["closest"]["label"] == 'Closest passage, which does not mention "founded"'
-    assert shape["closest"]["quote"] == evidence.text and shape["closest"]["citation"]["source"] == "report.pdf"
+    assert shape["closest"]["quote"] == evidence.text
+    assert shape["closest"]["citation"]["source"] == "report.pdf"
     assert unsure.withheld(refused) is refused  # a refusal stays as it is
 
 
