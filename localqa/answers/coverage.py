@@ -30,13 +30,16 @@ and Social Care Act 2008"). A year also counts when the cited document's fiscal 
 
 Otherwise the quote is withheld and the reason names the missing term, where the evidence plainly
 lacks it (`refuses`: an identifier; a name or year no passage of the part mentions and no eligible
-document holds, `in_collection`; a word no eligible document holds, or without retrieval's look-up
-one nothing comes `coverage_word_floor` close to in meaning; an appearance no passage of the part
-writes) and its kind refuses (`AnswerSettings.refusals`). Where the answer stage is only unsure (a
-name, year or appearance another passage mentions, a name found only as a near spelling,
-`closest_name`: "Amazn" for "Amazon"; a name or word the collection holds though no candidate
-does: retrieval's miss; a figure; a kind that does not refuse) the quote is shown with the doubt
-named beside it (`Answer.doubts`).
+document holds, `in_collection`; a word no eligible document writes, by lemma, not stem
+(`localqa.retrieval.held`: "founded" is no "found"), or without retrieval's look-up one nothing
+comes `coverage_word_floor` close to in meaning; an appearance no passage of the part writes) and
+its kind refuses (`AnswerSettings.refusals`). Where something else singles out passages a word is
+the question's frame, unless the collection lacks it beside a word the quoted evidence writes
+(`_unwritten_heads`: "cash drawer"). Where the answer stage is only unsure (a name, year or
+appearance another passage mentions, a name found only as a near spelling, `closest_name`: "Amazn"
+for "Amazon"; a name or word the collection holds though no candidate does: retrieval's miss; a
+figure; a kind that does not refuse) the doubt is named (`Answer.doubts`), and the quote is shown
+only as the closest passage of a refusal (`localqa.answers.unsure`), never as the answer.
 Not terms either: how the reply is to be written ("format the date as YYYY-MM-DD"), any part of a
 date but its year ("June 30,2019" is no figure); a year that is part of a name ("the Act of
 2002") is checked with the name, in any passage of the part. A sentence that addresses its reader
@@ -784,8 +787,8 @@ def addresses_reader(sentence: str) -> bool:
 
 
 def refusal(verdict: Coverage, settings: AnswerSettings) -> TermCheck | None:
-    """The first missing term that withholds the quote (`refuses`), or None: the quote is shown,
-    with a doubt for each other missing term."""
+    """The first missing term that withholds the quote (`refuses`), or None: each other missing
+    term is a doubt, and the quote at most the closest passage (`localqa.answers.unsure`)."""
     return next((t for t in verdict.terms if t.missing and refuses(t, settings)), None)
 
 
@@ -815,12 +818,11 @@ def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
 
 def doubt(term: TermCheck) -> Doubt:
     """A missing term of a kind that does not refuse, or a name found only as a near spelling, as
-    the one line shown beside the quote."""
+    one line of the reason the quote is shown only as the closest passage (`localqa.answers.unsure`);
+    a word the collection holds is held by lemma ("founded" is no "found")."""
     note = term.reason()
     if term.closest:
         note += f'; closest: "{term.closest}"'
-    elif term.collection and term.kind == "word":  # the index stems: "found" holds "founded"
-        note += "; the collection holds the word or its stem in a passage not retrieved"
     elif term.collection:
         note += "; the collection holds it in a passage not retrieved"
     return Doubt(kind=TERM_REFUSALS[term.kind], term=term.term, note=note)
