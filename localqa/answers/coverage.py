@@ -675,17 +675,18 @@ _MODALS = frozenset({"may", "might", "need", "ought", "dare"})
 
 def asked_words(part: str) -> list[str]:
     """The words of a part's asking sentences the word rule may judge, folded, each once, a
-    hyphenated word written whole ("email"): not stop words, not words with a digit (years,
-    figures, codes and names, "fy2019", "3m": checked as such), not what the question points at
-    (`_POINTER`), not how the reply is to be written (`_INSTRUCTION`), not a date's month
-    (`_DATE`), not its framing (`framing`), and not the words that ask what an acronym stands for
-    ("stand for", "full form of": `acronyms.cue_blanked`)."""
+    hyphenated word written whole ("email"): not a lone letter ("Retail's"), not stop words, not
+    words with a digit (years, figures, codes and names, "fy2019", "3m": checked as such), not
+    what the question points at (`_POINTER`), not how the reply is to be written
+    (`_INSTRUCTION`), not a date's month (`_DATE`), not its framing (`framing`), and not the
+    words that ask what an acronym stands for ("stand for", "full form of": `acronyms.cue_blanked`)."""
     asking = acronyms.cue_blanked(asking_sentences(part))
     text = _dates_blanked(_blanked(_blanked(asking, _POINTER), _INSTRUCTION))
     return [
         w
         for w in dict.fromkeys(words.plain(words.whole(text)).split())
-        if w not in STOP_WORDS and not any(c.isdigit() for c in w) and not framing(w)
+        # A lone letter is no word: the "s" of "Acme Retail's", the "t" of "don't".
+        if len(w) > 1 and w not in STOP_WORDS and not any(c.isdigit() for c in w) and not framing(w)
     ]
 
 
