@@ -35,6 +35,23 @@ def test_the_stem_joins_what_the_lemma_keeps_apart() -> None:
 
 
 @pytest.mark.parametrize(
+    ("word", "modifier", "names"),
+    [
+        ("drawer", False, True),
+        ("shift", False, True),
+        ("parking", False, True),  # a gerund
+        ("biketowork", False, True),  # no reading: taken as a noun
+        ("come", False, False),
+        ("require", False, False),
+        ("legal", True, True),
+        ("legal", False, False),
+    ],
+)
+def test_whether_a_word_can_name_a_thing(word: str, modifier: bool, names: bool) -> None:
+    assert lemmas.can_name(word, modifier=modifier) is names
+
+
+@pytest.mark.parametrize(
     ("word", "degree"),
     [
         ("highest", True),

@@ -644,8 +644,10 @@ def _unwritten_heads(
     unheld: Collection[str] | None,
 ) -> list[TermCheck]:
     """Where the word rule did not judge (something of the question singles out passages), the
-    asked words no eligible document writes (`in_collection`, by lemma) next to an asked word the
-    quoted passage, its heading or its title writes: the question names a kind of the thing the
+    asked words no eligible document writes (`in_collection`, by lemma) in a pair of asked words
+    with one the quoted passage, its heading or its title writes, the first of them singular and
+    the lacking one able to name a thing (`lemmas.can_name`: two nouns naming one thing, not a
+    noun and its verb, "the report come from"): the question names a kind of the thing the
     evidence speaks of that the collection never mentions ("cash drawer" beside "Cash is accepted
     at the front desk only.", "closing shift" beside "Items returned after closing are checked in
     the next morning.", "bike-to-work allowance" beside "the meal allowance is 45 dollars"). A
@@ -663,9 +665,20 @@ def _unwritten_heads(
     def written(word: str) -> bool:
         return any(place.writes(word) for place in evidence)
 
-    pairs = [*itertools.pairwise(said), *((b, a) for a, b in itertools.pairwise(said))]
-    beside = [word for other, word in pairs if other in asked and word in asked and written(other)]
-    lacking = [w for w in dict.fromkeys(beside) if not written(w) and in_collection(w, unheld) is False]
+    def names_with(a: str, b: str) -> str | None:
+        """Of two consecutive asked words, the one the evidence lacks where the other is written
+        and the lacking one names a thing there: after a singular word, a noun ("cash drawer",
+        "closing shift"; after a plural the next word is mostly its verb: "revenues fell"); before
+        a written word, a noun or adjective ("legal team", "company cars replaced")."""
+        if written(a) and not written(b):
+            return b if words.singular(a) == a and lemmas.can_name(b) else None
+        if written(b) and not written(a):
+            return a if lemmas.can_name(a, modifier=True) else None
+        return None
+
+    pairs = [(a, b) for a, b in itertools.pairwise(said) if a in asked and b in asked]
+    beside = [w for w in (names_with(a, b) for a, b in pairs) if w is not None]
+    lacking = [w for w in dict.fromkeys(beside) if in_collection(w, unheld) is False]
     return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking]
 
 

@@ -7,6 +7,10 @@ A lemma keeps them apart: "founded" is a form of "found" (to establish), "found"
 simplemma gives one lemma per word from its dictionary, with no part of speech needed (lemminflect,
 the other field library, needs one and gives "found" both "find" and "found": docs/measured.md).
 
+Which parts of speech a word can be comes from lemminflect's lexicon (`can_name`), no tagger: the
+readings of the word alone, enough to tell a noun the collection lacks ("drawer") from a verb
+("come").
+
 A word outside the dictionary is its own lemma, so a name, a code or a new coinage is compared as
 written, and a plural ending is removed first (`words.singular`), as the word rule always did.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+import lemminflect
 import simplemma
 
 from localqa.language import words
@@ -32,6 +37,19 @@ def lemma(word: str) -> str:
     # The dictionary keeps the doubled "l" of British inflections ("travelling": "travell",
     # "cancelled": "cancell") and not of the word itself ("travel"): one "l" on both sides.
     return found[:-1] if found.endswith("ll") else found
+
+
+def can_name(word: str, *, modifier: bool = False) -> bool:
+    """Whether a folded word can name a thing, by the parts of speech lemminflect's lexicon gives
+    it (no tagger: every reading counts): a noun ("drawer", "shift", "cars"), or, as the first of
+    two words (`modifier`), an adjective ("legal team"). A word the lexicon does not hold (a
+    coinage, a name, "biketowork") is taken as a noun, and so is a gerund ("parking"). "come" and
+    "require" are only verbs."""
+    readings = set(lemminflect.getAllLemmas(word))
+    if not readings or readings & {"NOUN", "PROPN"} or (modifier and "ADJ" in readings):
+        return True
+    # A gerund names an activity ("visitor parking", "the housing allowance").
+    return word.endswith("ing") and "VERB" in readings
 
 
 def degree(word: str) -> bool:
