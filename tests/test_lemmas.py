@@ -22,6 +22,8 @@ from localqa.store.tokenizer import tokenizer
         ("Two studies were published.", "study", True),
         ("Travel is booked by the office.", "travelling", True),  # the British doubled "l"
         ("Cash is accepted at the front desk only.", "drawer", False),
+        ("Employees may work remotely on two days.", "remote", True),
+        ("Remote work is allowed.", "remotely", True),
     ],
 )
 def test_a_text_writes_a_word_in_some_form(text: str, word: str, writes: bool) -> None:

@@ -74,9 +74,14 @@ class Written:
 
     def writes(self, word: str) -> bool:
         """Whether the text writes `word` (folded) in some form: as written, singular or plural
-        ("lenses" for "lens", which the dictionary makes "lense"), or by lemma ("returned" for
-        "returning", "studies" for "study"; not "found" for "founded")."""
-        own = _own(word) | {f"{word}s", f"{word}es"}
+        ("lenses" for "lens", which the dictionary makes "lense"), across "-ly" ("remotely" for
+        "remote"), or by lemma ("returned" for "returning", "studies" for "study"; not "found"
+        for "founded")."""
+        # Its plural spelled out, and its adverb or adjective across "-ly" ("remote work" where
+        # the text writes "work remotely"), which Porter stems apart and a reader reads as one.
+        own = _own(word) | {f"{word}s", f"{word}es", f"{word}ly"}
+        if word.endswith("ly") and len(word) > 4:
+            own |= {word[:-2]}
         return bool(own & self.forms) or lemma(word) in self.lemmas
 
 
