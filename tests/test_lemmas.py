@@ -44,6 +44,7 @@ def test_the_stem_joins_what_the_lemma_keeps_apart() -> None:
         ("parking", False, True),  # a gerund
         ("biketowork", False, True),  # no reading: taken as a noun
         ("come", False, False),
+        ("bring", True, False),  # no gerund
         ("require", False, False),
         ("legal", True, True),
         ("legal", False, False),

@@ -535,7 +535,7 @@ def check(
     note = None
     if "word" in kinds:
         judged, note = _distinctive_words(part, candidates, named, anchored, settings, unheld)
-        judged += _unwritten_heads(part, cited, judged, note, unheld)
+        judged += _unwritten_heads(part, candidates, judged, note, unheld)
         checks += judged
     return Coverage(terms=tuple(checks), note=note)
 
@@ -638,19 +638,19 @@ def _distinctive_words(
 
 def _unwritten_heads(
     part: str,
-    cited: Candidate,
+    candidates: Sequence[Candidate],
     judged: Sequence[TermCheck],
     note: str | None,
     unheld: Collection[str] | None,
 ) -> list[TermCheck]:
     """Where the word rule did not judge (something of the question singles out passages), the
     asked words no eligible document writes (`in_collection`, by lemma) in a pair of asked words
-    with one the quoted passage, its heading or its title writes, the first of them singular and
-    the lacking one able to name a thing (`lemmas.can_name`: two nouns naming one thing, not a
-    noun and its verb, "the report come from"): the question names a kind of the thing the
-    evidence speaks of that the collection never mentions ("cash drawer" beside "Cash is accepted
-    at the front desk only.", "closing shift" beside "Items returned after closing are checked in
-    the next morning.", "bike-to-work allowance" beside "the meal allowance is 45 dollars"). A
+    with one the part's passages (their text, headings or titles) write, the first of them
+    singular and the lacking one able to name a thing (`lemmas.can_name`: two nouns naming one
+    thing, not a noun and its verb, "the report come from"): the question names a kind of the
+    thing the evidence speaks of that the collection never mentions ("cash drawer" beside "Cash
+    is accepted at the front desk only.", "closing shift" beside "Items returned after closing are
+    checked in the next morning.", whichever sentence is quoted). A
     frame word the collection lacks stands beside stop words, a code or nothing ("How often is
     ...", "What does POL-21 require for ...", "when travelling"), or compares (`lemmas.degree`:
     "the highest price"), and is not judged."""
@@ -660,21 +660,21 @@ def _unwritten_heads(
     # verb the stop words lack ("How many times may a loan be renewed?") names nothing.
     asked = {w for w in asked_words(part) if not lemmas.degree(w) and w not in _MODALS}
     said = words.plain(words.whole(asking_sentences(part))).split()
-    evidence = [lemmas.written(place.text) for place in _places(cited, "")[1:]]
+    evidence = [lemmas.written(place.text) for c in candidates for place in _places(c, "")[1:]]
 
     def written(word: str) -> bool:
         return any(place.writes(word) for place in evidence)
 
     def names_with(a: str, b: str) -> str | None:
-        """Of two consecutive asked words, the one the evidence lacks where the other is written
-        and the lacking one names a thing there: after a singular word, a noun ("cash drawer",
-        "closing shift"; after a plural the next word is mostly its verb: "revenues fell"); before
-        a written word, a noun or adjective ("legal team", "company cars replaced")."""
-        if written(a) and not written(b):
-            return b if words.singular(a) == a and lemmas.can_name(b) else None
-        if written(b) and not written(a):
-            return a if lemmas.can_name(a, modifier=True) else None
-        return None
+        """Of two consecutive asked words that name one thing, the one the evidence lacks where the
+        other is written: a noun or adjective, then a noun ("cash drawer", "closing shift", "legal
+        team"); never a verb and its particle or object ("bring back"), nor a plural and the verb
+        after it ("revenues fell")."""
+        if not (lemmas.can_name(a, modifier=True) and lemmas.can_name(b)) or written(a) == written(b):
+            return None
+        if written(a):
+            return b if words.singular(a) == a else None
+        return a
 
     pairs = [(a, b) for a, b in itertools.pairwise(said) if a in asked and b in asked]
     beside = [w for w in (names_with(a, b) for a, b in pairs) if w is not None]

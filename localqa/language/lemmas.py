@@ -48,8 +48,8 @@ def can_name(word: str, *, modifier: bool = False) -> bool:
     readings = set(lemminflect.getAllLemmas(word))
     if not readings or readings & {"NOUN", "PROPN"} or (modifier and "ADJ" in readings):
         return True
-    # A gerund names an activity ("visitor parking", "the housing allowance").
-    return word.endswith("ing") and "VERB" in readings
+    # A gerund names an activity ("visitor parking", "the housing allowance"); "bring" is none.
+    return word.endswith("ing") and "VERB" in readings and lemma(word) != word
 
 
 def degree(word: str) -> bool:
