@@ -645,3 +645,39 @@ def test_a_question_naming_several_things_needs_each_in_the_passages_and_one_in_
         verdict.missing is not None
         and verdict.missing.reason() == 'the quoted passage never mentions "Lufthansa"'
     )
+
+
+# --- issue 49: a word the collection lacks beside one the passages write -----------------------
+
+HANDBOOK = (
+    candidate("Cash is accepted at the front desk only.", paragraph=1),
+    candidate("Items returned after closing are checked in the next morning.", paragraph=2),
+    candidate("Course requirements list the modules of each area.", paragraph=3),
+    candidate("The report lists its authors and the board.", paragraph=4),
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "unheld", "refused", "closest"),
+    [
+        # "cash" singles out the fines sentence; no document the caller may see writes "drawer"
+        ("When is the cash drawer reconciled?", ("drawer", "reconcil"), "drawer", None),
+        ("Who works the closing shift on Friday?", ("shift", "friday"), "shift", None),
+        # a verb after a noun is no kind of the thing ("come" is only a verb), nor "bring back"
+        ("How many authors of the report come from abroad?", ("come", "abroad"), None, None),
+        ("When must I bring back the cash?", ("back",), None, None),
+        # a word a few letters from one the passages write is likely a typo: a doubt, not a refusal
+        ("How many areas do the course requiremnt have?", ("requiremnt",), None, "requirements"),
+        # retrieval did not look the words up: nothing is said of the collection
+        ("When is the cash drawer reconciled?", None, None, None),
+    ],
+)
+def test_a_word_the_collection_lacks_beside_a_written_one(
+    question: str, unheld: tuple[str, ...] | None, refused: str | None, closest: str | None
+) -> None:
+    cited = HANDBOOK[0]
+    verdict = coverage.check(question, cited.text, cited, HANDBOOK, AnswerSettings(), unheld=unheld)
+    refusing = coverage.refusal(verdict, AnswerSettings())
+    assert (refusing.term if refusing else None) == refused
+    near = [t.closest for t in verdict.terms if t.kind == "word" and t.closest]
+    assert near == ([closest] if closest else [])

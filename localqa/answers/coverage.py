@@ -679,7 +679,13 @@ def _unwritten_heads(
     pairs = [(a, b) for a, b in itertools.pairwise(said) if a in asked and b in asked]
     beside = [w for w in (names_with(a, b) for a, b in pairs) if w is not None]
     lacking = [w for w in dict.fromkeys(beside) if in_collection(w, unheld) is False]
-    return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking]
+    # A word the passages write within a few letters is likely what was meant ("course requiremnt"
+    # beside "requirements"): named, and only a doubt (`refuses`), as a misspelt name is.
+    seen = {w for c in candidates for place in _places(c, "")[1:] for w in words.plain(place.text).split()}
+    return [
+        TermCheck(term=w, kind="word", found=None, collection=False, closest=words.closest_spelling(w, seen))
+        for w in lacking
+    ]
 
 
 _NOT_JUDGED = "words no passage carries were not judged"
