@@ -668,24 +668,19 @@ def _unwritten_heads(
     def names_with(a: str, b: str) -> str | None:
         """Of two consecutive asked words that name one thing, the one the evidence lacks where the
         other is written: a noun or adjective, then a noun ("cash drawer", "closing shift", "legal
-        team"); never a verb and its particle or object ("bring back"), nor a plural and the verb
-        after it ("revenues fell")."""
-        if not (lemmas.can_name(a, modifier=True) and lemmas.can_name(b)) or written(a) == written(b):
+        team", "HR director"); the lacking one a dictionary word (`lemmas.can_name`); never a verb
+        and its particle or object ("bring back"), nor a plural and the verb after it ("revenues
+        fell")."""
+        if written(a) == written(b):
             return None
-        if written(a):
-            return b if words.singular(a) == a else None
-        return a
+        if written(a):  # the lacking word the head: a noun after a singular word naming with it
+            return b if words.singular(a) == a and lemmas.may_name(a) and lemmas.can_name(b) else None
+        return a if lemmas.can_name(a, modifier=True) and lemmas.may_name(b) else None
 
     pairs = [(a, b) for a, b in itertools.pairwise(said) if a in asked and b in asked]
     beside = [w for w in (names_with(a, b) for a, b in pairs) if w is not None]
     lacking = [w for w in dict.fromkeys(beside) if in_collection(w, unheld) is False]
-    # A word the passages write within a few letters is likely what was meant ("course requiremnt"
-    # beside "requirements"): named, and only a doubt (`refuses`), as a misspelt name is.
-    seen = {w for c in candidates for place in _places(c, "")[1:] for w in words.plain(place.text).split()}
-    return [
-        TermCheck(term=w, kind="word", found=None, collection=False, closest=words.closest_spelling(w, seen))
-        for w in lacking
-    ]
+    return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking]
 
 
 _NOT_JUDGED = "words no passage carries were not judged"

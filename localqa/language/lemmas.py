@@ -40,16 +40,24 @@ def lemma(word: str) -> str:
 
 
 def can_name(word: str, *, modifier: bool = False) -> bool:
-    """Whether a folded word can name a thing, by the parts of speech lemminflect's lexicon gives
-    it (no tagger: every reading counts): a noun ("drawer", "shift", "cars"), or, as the first of
-    two words (`modifier`), an adjective ("legal team"). A word the lexicon does not hold (a
-    coinage, a name, "biketowork") is taken as a noun, and so is a gerund ("parking"). "come" and
-    "require" are only verbs."""
+    """Whether a folded word is a dictionary word that can name a thing, by the parts of speech
+    lemminflect's lexicon gives it (no tagger: every reading counts): a noun ("drawer", "shift",
+    "cars"), a gerund ("parking"), or, as the first of two words (`modifier`), an adjective
+    ("legal team"). "come" and "require" are only verbs. A word the lexicon does not hold is
+    none: an acronym ("AGM", "FCF"), a compound run together ("passthrough" for "pass-through"),
+    a typo ("requiremnt") may be written otherwise in the documents."""
     readings = set(lemminflect.getAllLemmas(word))
-    if not readings or readings & {"NOUN", "PROPN"} or (modifier and "ADJ" in readings):
+    if readings & {"NOUN", "PROPN"} or (modifier and "ADJ" in readings):
         return True
     # A gerund names an activity ("visitor parking", "the housing allowance"); "bring" is none.
     return word.endswith("ing") and "VERB" in readings and lemma(word) != word
+
+
+def may_name(word: str) -> bool:
+    """Whether a folded word may be part of a name of a thing: `can_name` as a modifier, or a
+    word the lexicon does not hold (an acronym, "HR director"; a code). Not a word that is only a
+    verb, adverb or particle ("bring back")."""
+    return can_name(word, modifier=True) or not lemminflect.getAllLemmas(word)
 
 
 def degree(word: str) -> bool:
