@@ -649,7 +649,7 @@ def test_a_question_naming_several_things_needs_each_in_the_passages_and_one_in_
 
 # --- issue 49: a word the collection lacks beside one the passages write -----------------------
 
-HANDBOOK = (
+DESK = (
     candidate("Cash is accepted at the front desk only.", paragraph=1),
     candidate("Items returned after closing are checked in the next morning.", paragraph=2),
     candidate("Course requirements list the modules of each area.", paragraph=3),
@@ -676,8 +676,8 @@ HANDBOOK = (
 def test_a_word_the_collection_lacks_beside_a_written_one(
     question: str, unheld: tuple[str, ...] | None, refused: str | None, closest: str | None
 ) -> None:
-    cited = HANDBOOK[0]
-    verdict = coverage.check(question, cited.text, cited, HANDBOOK, AnswerSettings(), unheld=unheld)
+    cited = DESK[0]
+    verdict = coverage.check(question, cited.text, cited, DESK, AnswerSettings(), unheld=unheld)
     refusing = coverage.refusal(verdict, AnswerSettings())
     assert (refusing.term if refusing else None) == refused
     near = [t.closest for t in verdict.terms if t.kind == "word" and t.closest]
