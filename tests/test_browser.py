@@ -328,7 +328,8 @@ def test_the_ask_page_shows_a_doubted_quote_only_as_the_closest_passage_in_chrom
 
     driver: WebDriver = browser  # type: ignore[assignment]
     driver.get(f"{server}/ask")
-    driver.find_element(By.ID, "question").send_keys("How long do book loans last at the Riverrsidee library?")
+    question = "How long do book loans last at the Riverrsidee library?"
+    driver.find_element(By.ID, "question").send_keys(question)
     driver.execute_script("arguments[0].value = '2026-11-14'", driver.find_element(By.NAME, "as_of"))
     driver.find_element(By.CSS_SELECTOR, "form.query button[type=submit]").click()
 

@@ -629,7 +629,8 @@ def test_the_answer_part_shows_a_doubted_quote_only_as_the_closest_passage(clien
         "No quote verified from 8 candidates. Reason: the evidence never mentions &#34;Riverrsidee&#34;;"
         " closest: &#34;Riverside&#34;."
     ) in shown
-    assert '<p class="closest-label">Closest passage, which does not mention &#34;Riverrsidee&#34;:</p>' in shown
+    label = "Closest passage, which does not mention &#34;Riverrsidee&#34;:"
+    assert f'<p class="closest-label">{label}</p>' in shown
     assert '<blockquote class="closest-quote">“Standard book loans last 21 days.”</blockquote>' in shown
     api = client.post("/api/ask", json={"question": question, "as_of": AS_OF}).json()
     [part] = api["parts"]
