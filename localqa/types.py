@@ -253,8 +253,10 @@ class PartResult(Frozen):
     retriever: str = "lexical"
     route: Route | None = None
     # The part's search terms (stemmed as the index stems them) that no eligible passage holds,
-    # title and heading path included: what the caller's collection plainly lacks
-    # (`localqa.answers.coverage`: a name only these lack refuses); None where not looked up.
+    # title and heading path included, a word's stem also where no passage holding it writes the
+    # word by lemma (`localqa.retrieval.held`: "found" for "founded"): what the caller's
+    # collection plainly lacks (`localqa.answers.coverage`: a name only these lack refuses); None
+    # where not looked up.
     unheld: tuple[str, ...] | None = None
 
 
