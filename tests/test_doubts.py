@@ -369,3 +369,16 @@ def test_an_instruction_injected_into_a_document_is_never_quoted(tmp_path: Path)
 )
 def test_a_sentence_addressed_to_its_reader(sentence: str, addressed: bool) -> None:
     assert coverage.addresses_reader(sentence) is addressed
+
+
+def test_the_classifier_table_counts_a_closest_passage_refusal_as_refused_in_its_own_column() -> None:
+    """Issue 49: a doubted quote is refused with its closest passage; the table counts it refused
+    (no quote shown) and apart from outright refusals, under the kinds that doubted it."""
+    doubt = Doubt(kind="name", term="Amazn", note='the evidence never mentions "Amazn"')
+    case = refusals.judged(False, None, doubt.note, None, [doubt])
+    assert (case.refused, case.closest, case.doubted) == ("name", True, frozenset({"name"}))
+    found = refusals.table([case, refusals.judged(True, None, 'the evidence never mentions "Boeing"', None)])
+    [row] = found.rows
+    assert (row.refused_answerable, row.refused_unanswerable) == (1, 0)
+    assert (row.doubted_answerable, row.doubted_unanswerable) == (0, 1)
+    assert "closest ans/unans" in refusals.lines(found)[1]
