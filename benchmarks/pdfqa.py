@@ -1,8 +1,9 @@
 """Page-level retrieval on real PDFs (FinanceBench and MMLongBench-Doc dev splits) and SciFact
 nDCG@10, measured through `localqa eval` as a user runs it.
 
-    python -m benchmarks.pdfqa [--sets financebench,financebench2,mmlongbench,mmlongbench2,scifact] [--retriever R] [-k 5]
-                               [--model NAME] [--bench DIR] [--cache DIR] [--json OUT]
+    python -m benchmarks.pdfqa [--sets financebench,financebench2,mmlongbench,mmlongbench2,scifact]
+                               [--retriever R] [-k 5] [--model NAME] [--bench DIR] [--cache DIR]
+                               [--json OUT]
 
 Each set becomes a localqa suite (`cases.toml`) and a folder of documents under `--cache`
 (default `~/.cache/localqa-bench`, never the repository). The documents are indexed with

@@ -10,6 +10,10 @@ gets what it leaves out from the turn before it (`rewrite`):
   to FY2018"); every other slot carries.
 - **Line item.** "And the deposit?" replaces the topic of the previous question ("What is the
   loan limit for EQ-314?" gives "What is the deposit for EQ-314?"); its slots carry.
+- **Frame.** The previous question is read once as its frame (`Frame`: head, owner, line item,
+  the rest), and a follow-up that changes one of them fills that slot: "And Verizon's?" the owner
+  ("What was Verizon's total revenue in FY2022?"), "And its net income?" the line item, owner and
+  period kept ("What was Amcor's net income in FY2023?").
 - **Reference.** "it", "its", "they", "the same" and "that" stand for the previous question's
   subject ("Does it apply to DVDs?"); "Why?" asks why the previous answer is what it is.
 - A question with none of these marks needs nothing from earlier turns and is left as it is;
@@ -40,6 +44,7 @@ from localqa.language import words
 from localqa.language.text import IDENTIFIER, squash
 from localqa.models.base import AnswerModel, AnswerRequest
 from localqa.question import periods
+from localqa.question.frames import AUX, COPULAS, SHAPE, Frame
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Caller
 
@@ -76,21 +81,9 @@ DUMMY_IT = re.compile(
 )
 POSSESSIVE_REFERENCE = re.compile(r"\b(?:its|their)\b", re.IGNORECASE)
 WHY = re.compile(r"^\s*why(?:\s+(?:is|was|are|were)\s+(?:that|this|it|so))?\s*\?*\s*$", re.IGNORECASE)
-# The shape of a question whose topic a follow-up may replace: a question word and an auxiliary,
-# the topic, and its slots after a preposition ("What is | the loan limit | for EQ-314?").
-_AUX = r"(?:is|are|was|were|does|do|did|can|may|must|will|should)"
-SHAPE = re.compile(
-    rf"^(?P<head>(?:what|which|how\s+(?:much|many|long|often)|when|where|who)\s+(?:\w+\s+)?(?P<aux>{_AUX})\s+"
-    rf"(?:(?P<owner>[^\s?]+['\u2019]s)\s+)?(?:the\s+)?)(?P<topic>.+?)"
-    rf"(?P<tail>\s+(?:for|of|under|in|at|on|from|during|per)\s+.+?)?\s*\?*\s*$",
-    re.IGNORECASE,
-)
-# Only after "is"/"are" is what follows a topic a noun can replace ("How many times can a book be
-# renewed" has none).
-_COPULAS = frozenset({"is", "are", "was", "were"})
 # Its subject, for a reference: what follows the question word and auxiliary.
 SUBJECT = re.compile(
-    rf"^(?:what|which|how(?:\s+(?:much|many|long|often))?|when|where|who)\s+(?:\w+\s+)?(?P<aux>{_AUX})\s+(?P<subject>.+?)\s*\?*\s*$",
+    rf"^(?:what|which|how(?:\s+(?:much|many|long|often))?|when|where|who)\s+(?:\w+\s+)?(?P<aux>{AUX})\s+(?P<subject>.+?)\s*\?*\s*$",
     re.IGNORECASE,
 )
 # A follow-up's words that fill no slot and name no topic.
@@ -237,9 +230,12 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
         return Rewrite(
             question, f"Why {found['aux'].lower()} {found['subject']}{value}?", "rule", ("subject",)
         )
+    rest = OPENERS.sub("", text, count=1).strip()
+    slotted = _slot_follow_up(question, rest, prev)
+    if slotted is not None:
+        return slotted
     if (REFERENCES.search(text) and not DUMMY_IT.search(text)) or POSSESSIVE_REFERENCE.search(text):
         return _referred(question, text, prev)
-    rest = OPENERS.sub("", text, count=1).strip()
     own = Slots.of(question)
     topic = _topic_words(rest, own)
     standalone = prev
@@ -263,7 +259,7 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
         carried.append("name")
     if topic:
         shape = SHAPE.match(standalone)
-        if not shape or shape["aux"].lower() not in _COPULAS or (own and not shape["tail"]):
+        if not shape or shape["aux"].lower() not in COPULAS or (own and not shape["tail"]):
             return None
         owner = f"{shape['owner']} " if shape["owner"] and not own.names else ""
         head = shape["head"] if not shape["owner"] else shape["head"][: shape.start("owner")]
@@ -275,6 +271,35 @@ def rule_rewrite(question: str, previous: Turn) -> Rewrite | None:
     if standalone == prev and not carried:
         return None
     return Rewrite(question, _sentence(standalone), "rule", tuple(carried))
+
+
+# A follow-up that only names another owner ("And Verizon's?") or only another line item of the
+# same owner ("And its net income?"): one slot of the previous question's frame changes.
+_OWNER_ONLY = re.compile(r"^(?P<owner>[^\s?][^?]*?)['\u2019]s?\s*\?*\s*$")
+_ITS_TOPIC = re.compile(r"^(?:its|their)\s+(?P<topic>[^?]+?)\s*\?*\s*$", re.IGNORECASE)
+
+
+def _slot_follow_up(question: str, rest: str, prev: str) -> Rewrite | None:
+    """A follow-up that changes one slot of the previous question's frame (`Frame`: who it is
+    about, what line item, the rest kept): "And Verizon's?" after "What was Boeing's total revenue
+    in FY2022?" asks for Verizon's total revenue in FY2022; "And its net income?" after "What was
+    Amcor's net sales in FY2023?" asks for Amcor's net income in FY2023. None when the follow-up
+    is not of these shapes or the previous question has no frame to fill."""
+    frame = Frame.of(prev)
+    if frame is None:
+        return None
+    owner = _OWNER_ONLY.match(rest)
+    if owner is not None and not SUBJECT.match(rest) and len(owner["owner"].split()) <= MAX_ELLIPTIC_WORDS:
+        if frame.owner is not None:
+            return Rewrite(question, _sentence(frame.with_owner(owner["owner"]).text()), "rule", ("owner",))
+        names = Slots.of(prev).names
+        if len(names) != 1:  # whose, when the previous question names none or several: undecided
+            return None
+        return Rewrite(question, _sentence(_replace_word(prev, names[0], owner["owner"])), "rule", ("name",))
+    topic = _ITS_TOPIC.match(rest)
+    if topic is not None and not SUBJECT.match(rest) and frame.copula:
+        return Rewrite(question, _sentence(frame.with_topic(topic["topic"]).text()), "rule", ("topic",))
+    return None
 
 
 def _topic_words(rest: str, own: Slots) -> str:

@@ -45,6 +45,7 @@ def search_json(
             {
                 "question": r.question,
                 "route": r.route.as_json() if r.route else None,
+                "reading": r.reading.as_json() if r.reading else None,
                 "candidates": [c.as_json() for c in r.candidates],
                 "note": r.note,
             }

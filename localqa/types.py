@@ -220,6 +220,56 @@ class Caller(Frozen):
     tenant: str = DEFAULT_TENANT
 
 
+# How the reader is told each shape of question (`Reading.describe`).
+SHAPE_NAMES = {
+    "cause": "a cause",
+    "extreme": "an extreme",
+    "comparison": "a comparison",
+    "count": "a count",
+    "list": "a list",
+    "yes/no": "yes or no",
+    "figure": "a figure",
+    "value": "a value",
+    "fact": "a fact",
+}
+
+
+class Reading(Frozen):
+    """What a part asks, read once from its words (`localqa.question.reading`): its shape, the rule
+    that decided it, and its slots. Every later stage takes its cue from this record, and the
+    reader sees it ("Read as: a comparison of gross margin, FY2022 against FY2023"), so a wrong
+    reading shows before a wrong figure does."""
+
+    # "definition", "cause", "extreme", "comparison", "count", "list", "yes/no", "figure", "value"
+    # or "fact"
+    shape: str
+    rule: str  # the cue that decided the shape, as the reader is told it
+    owner: str | None = None  # whose figure ("Boeing"), as the part writes it
+    measure: str | None = None  # the line item, metric or topic asked about
+    periods: tuple[str, ...] = ()  # the periods named, as written ("FY2022", "Q3 2023")
+    counted: str | None = None  # what a count or a list counts ("chapters")
+    kind: str | None = None  # the kind of a value ("an amount", "a date") or of a comparison
+
+    def describe(self) -> str:
+        """The reading in one line for the reader: "a comparison (improve): operating margin,
+        FY2022"; "a count of chapters"; "a figure: Boeing's total revenue, FY2022"."""
+        if self.shape == "definition":
+            return f"what {self.measure} stands for" if self.measure else "what an acronym stands for"
+        text = SHAPE_NAMES.get(self.shape, self.shape) + (f" ({self.kind})" if self.kind else "")
+        about = self.counted if self.shape in ("count", "list") else self.measure
+        if self.shape in ("count", "list"):
+            return f"{text} of {about}" if about else text
+        owner = f"{self.owner}'s " if self.owner else ""
+        slots = [f"{owner}{about}" if about else owner.strip()]
+        joiner = " against " if self.shape == "comparison" and len(self.periods) > 1 else ", "
+        slots.append(joiner.join(self.periods))
+        said = ", ".join(s for s in slots if s)
+        return f"{text}: {said}" if said else text
+
+    def as_json(self) -> dict[str, object]:
+        return {**self.model_dump(mode="json"), "described": self.describe()}
+
+
 class Route(Frozen):
     """The documents a question part was searched mainly in, because it names them
     (`localqa.question.routing`): their sources, and what the part names that they match, as written."""
@@ -258,6 +308,7 @@ class PartResult(Frozen):
     # collection plainly lacks (`localqa.answers.coverage`: a name only these lack refuses); None
     # where not looked up.
     unheld: tuple[str, ...] | None = None
+    reading: Reading | None = None  # what the part asks (`localqa.question.reading`), read once
 
 
 class Outcome(StrEnum):

@@ -97,6 +97,7 @@ def test_verified_quote_is_printed_with_citation_and_model(
         "As of 2026-11-14 · role public · tenant default · retriever lexical · model fake:fake",
         "",
         f"1. {FINE_QUESTION}",
+        "   Read as: a value (a quantity): fine",  # how the part was read, before any answer
         "   Answer: 20 cents per day",  # the value first, then the quote it is a span of
         f'   "{FINE_SENTENCE}"',
         f"   {FINE_CITATION}",

@@ -9,6 +9,7 @@ import pytest
 from localqa.answers import causes, sentences
 from localqa.answers.answering import answer_part
 from localqa.models import get_model
+from localqa.question import cues
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location
 from localqa.values.phrases import cause_value
@@ -68,7 +69,7 @@ QUESTION = "What drove the increase in revenue in 2022?"
     ],
 )
 def test_parts_that_ask_for_a_cause(part: str, rule: str | None) -> None:
-    assert causes.asks_cause(part) == rule
+    assert cues.asks_cause(part) == rule
 
 
 @pytest.mark.parametrize(
@@ -97,7 +98,7 @@ def test_a_what_drove_part_is_answered_with_the_cause_sentence_and_the_cause_as_
 
 
 def test_without_the_cause_rule_another_sentence_ranks_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(causes, "asks_cause", lambda part: None)
+    monkeypatch.setattr(cues, "asks_cause", lambda part: None)
     ranking = sentences.rank(QUESTION, (RESULTS, NOTES), LEXICAL_ONLY)
     assert ranking.units[0].text != CAUSE  # the rule, not the fixture, puts the cause first
 

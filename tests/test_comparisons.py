@@ -227,7 +227,10 @@ def test_a_part_that_asks_a_direction_is_planned_as_a_comparison(
 def test_improving_means_lower_where_the_glossary_says_so() -> None:
     planned = comparing.plan("Did Acme's days sales outstanding improve in FY2022?")
     assert planned is not None and planned.better == "lower"
-    assert planned.rule == "lower is better for days sales outstanding (the glossary's rule)"
+    assert planned.rule == (
+        "lower is better for days sales outstanding (the glossary's rule: efficiency ratios: receivables "
+        "collected in fewer days)"
+    )
     assert comparing.direction_of("improve", "lower", [40.0, 35.0]) == "improved"
     assert comparing.direction_of("improve", "higher", [40.0, 35.0]) == "declined"
     assert comparing.direction_of("change", None, [40.0, 40.0]) == "unchanged"

@@ -13,7 +13,7 @@ import pytest
 from access import NOV
 from click.testing import CliRunner
 
-from localqa.answers import listing, ordinals
+from localqa.answers import listing
 from localqa.answers.answering import answer_part, quote_check
 from localqa.cli import cli
 from localqa.display.printed import value_lines
@@ -22,6 +22,7 @@ from localqa.evaluate.records import Run, RunConfig, Totals
 from localqa.evaluate.score import unchecked_figure, unchecked_item
 from localqa.library import IndexContext, Library, VisiblePage
 from localqa.models import get_model
+from localqa.question import lists, ordinals
 from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Answer, Caller, Candidate, Kind, ListItem, Location, Passage, Value
 from localqa.values.choosing import VisibleTable
@@ -84,7 +85,7 @@ def answered(
     ],
 )
 def test_parts_that_ask_for_several_things(part: str, kind: str, cue: str) -> None:
-    found = listing.asked(part)
+    found = lists.asked(part)
     assert found is not None and (found.kind, found.cue) == (kind, cue)
 
 
@@ -110,7 +111,7 @@ def test_parts_that_ask_for_several_things(part: str, kind: str, cue: str) -> No
     ],
 )
 def test_parts_that_ask_for_one_thing(part: str) -> None:
-    assert listing.asked(part) is None
+    assert lists.asked(part) is None
 
 
 @pytest.mark.parametrize(
@@ -125,14 +126,14 @@ def test_parts_that_ask_for_one_thing(part: str) -> None:
             "chapters",
             (1, 4, True),
         ),
-        ("What is the second step?", listing.ORDINAL_CUE, "step", (2, 1, False)),
-        ("What is the last step of replacing the filter?", listing.ORDINAL_CUE, "step", (1, 1, True)),
+        ("What is the second step?", lists.ORDINAL_CUE, "step", (2, 1, False)),
+        ("What is the last step of replacing the filter?", lists.ORDINAL_CUE, "step", (1, 1, True)),
     ],
 )
 def test_the_noun_a_list_names_and_the_entries_it_asks_for_by_place(
     part: str, cue: str, noun: str, place: tuple[int, int, bool] | None
 ) -> None:
-    found = listing.asked(part)
+    found = lists.asked(part)
     assert found is not None and (found.kind, found.cue, found.noun) == ("list", cue, noun)
     position = found.position
     assert (None if position is None else (position.start, position.count, position.from_end)) == place

@@ -14,10 +14,11 @@ import pytest
 from backends import BOTH
 from drawn_reports import catalog, indexed
 
-from localqa.answers import listing, numbered, ordinals
+from localqa.answers import listing, numbered
 from localqa.indexing.index import refresh_index
 from localqa.library import Library
 from localqa.models.extractive import ExtractiveModel
+from localqa.question import ordinals
 from localqa.store import Db
 from localqa.types import Answer, Caller, Candidate, Kind, Location, Passage
 

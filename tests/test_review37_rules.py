@@ -10,14 +10,14 @@ from collections.abc import Callable, Sequence
 import pytest
 from scaling import grows_linearly
 
-from localqa.answers import definitions, listing, ordinals
+from localqa.answers import definitions, listing
 from localqa.answers.answering import answer_part, quote_check
 from localqa.display.printed import answer_lines
 from localqa.display.terminal import visible
 from localqa.language.acronyms import definitions as found_definitions
 from localqa.language.acronyms import long_form
 from localqa.models.extractive import ExtractiveModel
-from localqa.question import acronyms
+from localqa.question import acronyms, lists, ordinals
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Kind, Location, PartResult, Passage
 from localqa.values.choosing import Alone
@@ -287,7 +287,7 @@ def test_a_part_naming_an_acronym_many_times_is_read_once() -> None:
 DEFINES_NARL = "The National Atmospheric Research Laboratory (NARL) is at Gadanki."
 
 
-# Parts that made `listing.asked` quadratic (a lead-in of 20,000 quotes before "what are": 2.9 s),
+# Parts that made `lists.asked` quadratic (a lead-in of 20,000 quotes before "what are": 2.9 s),
 # and their neighbours: each is read in linear time.
 LIST_PATHOLOGICAL: dict[str, Callable[[int], str]] = {
     "quotes then capitals": lambda k: "'" * 5000 * k + "AB" * 2000 * k,
@@ -304,4 +304,4 @@ LIST_PATHOLOGICAL: dict[str, Callable[[int], str]] = {
 
 @pytest.mark.parametrize("text", sorted(LIST_PATHOLOGICAL))
 def test_whether_a_part_asks_for_a_list_is_read_in_linear_time(text: str) -> None:
-    assert grows_linearly(listing.asked, LIST_PATHOLOGICAL[text])
+    assert grows_linearly(lists.asked, LIST_PATHOLOGICAL[text])

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from localqa.answers import sentences
+from localqa.question import cues
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.types import Candidate, Kind, Location
@@ -269,7 +270,7 @@ def test_when_every_unit_is_demoted_the_scores_alone_order_them() -> None:
     ],
 )
 def test_which_questions_ask_for_a_quantity(question: str, asks: bool) -> None:
-    assert sentences.asks_quantity(question) is asks
+    assert cues.asks_for_a_number(question) is asks
 
 
 @pytest.mark.parametrize(
@@ -308,4 +309,4 @@ def test_a_yes_or_no_question_may_be_answered_by_restating_it() -> None:
     ],
 )
 def test_which_questions_ask_yes_or_no(question: str, asks: bool) -> None:
-    assert sentences.asks_yes_or_no(question) is asks
+    assert cues.asks_yes_or_no(question) is asks

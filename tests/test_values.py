@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 
 from localqa.derived.computing import FigureProblem, figure_check
+from localqa.question.asked import wanted
 from localqa.types import Kind, Location, Value
-from localqa.values.asked import wanted
 from localqa.values.cells import Cell, Row, choose_cell, read_row
 from localqa.values.choosing import is_span, value_of
 from localqa.values.fiscal import FiscalCalendar, calendar_for, header_years

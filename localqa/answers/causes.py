@@ -20,22 +20,6 @@ import re
 
 from localqa.types import Location
 
-# Each way a part asks for a cause, by name.
-CAUSE_ASKED: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "what drove",
-        re.compile(r"\bwhat\s+(?:\w+\s+)?(?:drove|drives|driving|has\s+driven|were\s+the\s+drivers)\b", re.I),
-    ),
-    (
-        "what caused",
-        re.compile(
-            r"\bwhat\s+(?:\w+\s+)?(?:caused|causes|led\s+to|contributed\s+to|accounts?\s+for)\b", re.I
-        ),
-    ),
-    ("what explains", re.compile(r"\bwhat\s+(?:\w+\s+)?explains?\b", re.I)),
-    ("why", re.compile(r"\bwhy\s+(?:did|does|do|is|are|was|were|has|have|had)\b", re.I)),
-    ("reason for", re.compile(r"\b(?:reasons?|drivers?|causes?)\s+(?:for|of|behind)\b", re.I)),
-)
 # Each way a sentence states the cause of a change, by name.
 CAUSE_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -69,11 +53,6 @@ DISCUSSION_SECTIONS = re.compile(
 # that discusses results. Enough to lift it over sentences ranked alike, not over a far better one.
 CAUSE_WEIGHT = 1 / 61
 SECTION_WEIGHT = 0.5 / 61
-
-
-def asks_cause(part: str) -> str | None:
-    """The name of the rule by which `part` asks for a cause, or None."""
-    return next((name for name, pattern in CAUSE_ASKED if pattern.search(part)), None)
 
 
 def states_cause(sentence: str) -> str | None:

@@ -791,11 +791,12 @@ _INJECTED = re.compile(
 def addresses_reader(sentence: str) -> bool:
     """Whether a sentence speaks to its reader or to a model rather than states a fact: it opens
     with a verb that addresses them (`lexicon.ADDRESSING_VERBS`: "Ignore ...", "Tell every reader
-    ...", "Reveal ..."; "please" before it aside), or it holds an instruction to a model ("ignore
-    previous instructions", "system prompt"). Document text is data, never control: such a
-    sentence is never quoted as the answer to a question."""
+    ...", "Reveal ..."; "please" or an entry's ordinal before it aside), or it holds an
+    instruction to a model ("ignore previous instructions", "system prompt"). Document text is
+    data, never control: such a sentence is never quoted as the answer to a question."""
     found = words.WORD.findall(sentence)
-    if found and found[0].lower() == "please":
+    # A numbered entry's ordinal ("2. Tell every reader ...", "Step 2: ...") comes before its verb.
+    while found and (found[0].isdigit() or found[0].lower() in ("step", "please")):
         found = found[1:]
     opens = bool(found) and found[0].lower() in lexicon.ADDRESSING_VERBS
     return opens or _INJECTED.search(sentence) is not None

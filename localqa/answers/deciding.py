@@ -10,7 +10,7 @@ question:
   value at the column the part asks about. The identifier singles out the row; no judgement is
   left.
 - `VALUE_MARGIN` ("How many days does a standard loan last?"): the part asks for a value of a kind
-  (`values.asked.wanted`: an amount, a percentage, a duration, a time, a place, who), the scorer's first
+  (`question.asked.wanted`: an amount, a percentage, a duration, a time, a place, who), the scorer's first
   unit holds one, and it leads the next unit that can answer by at least `decide_margin` of its
   own score (`AnswerSettings.decide_margin`: 0, chosen on MMLongBench-dev, docs/measured.md#answers).
 - A figure computed from cited operands (`localqa.derived.figures`, `localqa.derived.deriving`)
@@ -28,9 +28,9 @@ from collections.abc import Sequence
 
 from localqa.derived import figures
 from localqa.language.text import identifiers, squash
+from localqa.question.asked import wanted
 from localqa.settings import AnswerSettings, RetrievalSettings
 from localqa.types import Answer, Candidate, Kind, RankedUnit
-from localqa.values.asked import wanted
 from localqa.values.choosing import Context, value_of
 from localqa.values.spans import choose_span
 

@@ -1,27 +1,17 @@
 """List and count answers: a part that asks for several things gets distinct verified quotes.
 
-Which parts (`asked`, rules as named tables, each table-tested):
-
-- **a list** (`LIST_CUES`): "list the ...", "name the ...", "what kinds of ...", "what are the
-  <plural>", "which <plural> are ...", "what <plural> does ...". A part asking for a cause
-  (`localqa.answers.causes`) or yes or no is not a list. Nor is one that asks for an amount ("what were
-  the net sales": `AMOUNT_NOUNS`; "what are the total revenues": any quantity
-  `localqa.values.asked.wanted` reads), its answer being one figure, unless it says so outright
-  (`SAID_OUTRIGHT`: "list the fees charged").
-- **a count** (`COUNT_CUE`): "how many <things>", where the things are not a measure
-  (`MEASURE_NOUNS`: days, grams, percent ...) and the part does not do arithmetic on stated
-  figures ("how many more", "in total": `ARITHMETIC`). A count a single sentence or row states
-  keeps today's single-span value (`stated_count`: the verified quote writes a number within a few
-  words before the counted noun, "nine widely-used datasets", "12 employees"; or a row has a
-  number in a cell whose header names it, "Renewals allowed: 1"); only a count nobody states is
-  counted over the listed items.
+Which parts: `localqa.question.lists.asked` (a list, a count, entries by place). A count a single
+sentence or row states keeps today's single-span value (`stated_count`: the verified quote writes a
+number within a few words before the counted noun, "nine widely-used datasets", "12 employees"; or
+a row has a number in a cell whose header names it, "Renewals allowed: 1"); only a count nobody
+states is counted over the listed items.
 
 Which items: first, for a part whose quote is no table row, the numbered entries that count or list
 its noun (`numbered_entries`, `localqa.answers.numbered`: under the quote's heading, else under a
 candidate's heading in the quote's document, else, for a task's steps, after the lead-in that names the
 task the part names, "To replace the grille:"), or the people of the organisation a count names
 (`affiliated_people`); of those a part asks for by their place ("the last 4 chapters", "the second
-step": `localqa.answers.ordinals`), the entries at that place (`selected`; at most `LIST_BOUND`, as
+step": `localqa.question.ordinals`), the entries at that place (`selected`; at most `LIST_BOUND`, as
 every list), none when the run is too short. A part that asks by place and no numbered run answers
 gets no list: sentences come in the scorer's order, which says nothing of first or last. Otherwise
 (`collect`): the part's own verified quote first, then
@@ -62,15 +52,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from localqa.answers import affiliations, causes, numbered, ordinals, sentences
+from localqa.answers import affiliations, numbered, sentences
 from localqa.derived import extremes
 from localqa.language.text import squash
 from localqa.language.words import plural_stem
+from localqa.question import ordinals
+from localqa.question.lists import ListAsk, asked
 from localqa.settings import AnswerSettings
 from localqa.types import Answer, Candidate, Kind, ListItem, Location, Passage, RankedUnit, Value
-from localqa.values.asked import wanted
 from localqa.values.cells import read_row, row_name
 from localqa.values.choosing import Context, VisibleTable, is_span
 from localqa.values.numbers import NUMBER_WORDS, read_quantity
@@ -91,116 +81,6 @@ SECTION_SCAN_ROWS = 1000
 # A list answer lists at least two items: one verified quote is the part's quote and the value
 # today's rules give it, and a "count" of one sentence would be a number the text never states.
 MIN_ITEMS = 2
-
-ListKind = Literal["list", "count"]
-
-_PLURAL = r"[A-Za-z][\w-]*(?<!ss)(?<!us)(?<!is)(?<!'s)s"
-# Each rule that makes a part ask for a list, by name.
-LIST_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "list the",
-        re.compile(
-            r"^\W*(?:please\s+)?(?:list|enumerate|name)\s+(?!(?:a|an|one)\b)(?=\w)"
-            rf"(?:(?:all\s+|every\s+|each\s+)?(?:of\s+)?(?:the\s+|its\s+|their\s+)?(?:[\w'\u2019-]+\s+){{0,3}}?"
-            rf"(?P<noun>{_PLURAL})\b)?",
-            re.I,
-        ),
-    ),
-    ("list all", re.compile(r"\blist\s+(?:all|every|each)\b", re.I)),
-    ("kinds of", re.compile(r"\bwhat\s+(?:kinds?|types?|sorts?|categories)\s+of\b", re.I)),
-    (
-        "what are the (plural)",
-        re.compile(
-            # The lead-in before "what" ("For the bank, what are ..."): its words start at a word
-            # character, so the non-word run before them has one end and the match is linear
-            # ("[\w,' ]+" there would retry from every quote of a run of 20,000).
-            r"^\W*(?:\w[\w,' ]*,\s*)?what\s+(?:are|were)\s+(?:the\s+|its\s+|their\s+|all\s+)?"
-            rf"(?:[\w'\u2019-]+\s+){{0,3}}?(?P<noun>{_PLURAL})\b",
-            re.I,
-        ),
-    ),
-    (
-        "which/what (plural)",
-        re.compile(
-            rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?(?P<noun>{_PLURAL})\s+(?:are|were|do|does|did|have|has|had|"
-            r"is|was|can|could|will|would|must|should|include|includes|of|in|that|from|under)\b",
-            re.I,
-        ),
-    ),
-)
-# Cues that ask for a list outright, whatever else the part names ("list the fees charged"); the
-# others yield to a part that asks for a quantity ("what are the total revenues").
-SAID_OUTRIGHT = frozenset(("list the", "list all", "kinds of"))
-# The cue of a part that asks for entries of a list by their place in it and by no list cue ("what
-# is the second step"): only a numbered run answers it (`localqa.answers.ordinals`).
-ORDINAL_CUE = "by place"
-# "How many <things>": the first plural within five words names what is counted, else the first word.
-COUNT_CUE = re.compile(r"\bhow\s+many\s+(?P<words>(?:[\w-]+\s*){1,5})", re.I)
-# A "how many" that does arithmetic on stated figures, not a count of things: the figure planner's.
-ARITHMETIC = re.compile(r"\bhow\s+many\s+more\b|\bin\s+total\b|\btotal\b|\bcombined\b|\baltogether\b", re.I)
-# What "how many" measures rather than counts: one sentence states such a figure.
-MEASURE_NOUNS = frozenset(
-    "second seconds minute minutes hour hours day days week weeks month months year years time times "
-    "percent percentage percentages point points dollar dollars usd euro euros pound pounds cent cents "
-    "gram grams kg kilogram kilograms litre litres liter liters meter meters metre metres km mile miles "
-    "share shares unit units calorie calories byte bytes gb mb hz mhz watt watts volt volts".split()
-)
-# Plural words a filing states as one amount: "what were the net sales" asks for a figure.
-AMOUNT_NOUNS = frozenset(
-    "sales revenues earnings expenses costs assets liabilities profits proceeds dividends losses gains "
-    "savings taxes fees payments borrowings investments expenditures flows margins ratios rates figures "
-    "amounts totals numbers prices wages salaries receivables payables inventories reserves".split()
-)
-
-
-@dataclass(frozen=True)
-class ListAsk:
-    """What a list part asks: a `kind` ("list" or "count"), the rule that said so (`cue`), the
-    noun it counts, or lists when its cue names one ("which courses are ...", "list the steps"),
-    and the entries it asks for by their place in the list (`position`: "the last 4 chapters",
-    `localqa.answers.ordinals`)."""
-
-    kind: ListKind
-    cue: str
-    noun: str | None = None
-    position: ordinals.Position | None = None
-
-
-def asked(part: str) -> ListAsk | None:
-    """Whether `part` asks for a list or a count (see the module's rules), or None."""
-    count = COUNT_CUE.search(part)
-    if count is not None:
-        if ARITHMETIC.search(part):
-            return None
-        counted = _counted_noun(count["words"])
-        phrase = count["words"].split()
-        named = phrase[: phrase.index(counted) + 1] if counted in phrase else phrase[:1]
-        if {w.lower() for w in named} & MEASURE_NOUNS:  # "how many unused leave days": a measure
-            return None
-        return ListAsk("count", "how many", counted)
-    if sentences.asks_yes_or_no(part) or causes.asks_cause(part):
-        return None
-    quantity = wanted(part).quantity
-    position = ordinals.position_asked(part)
-    for name, pattern in LIST_CUES:
-        found = pattern.search(part)
-        if found is None or (quantity and name not in SAID_OUTRIGHT):
-            continue
-        plural = found.groupdict().get("noun")
-        if plural is not None and plural.lower() in AMOUNT_NOUNS and name not in SAID_OUTRIGHT:
-            continue
-        return ListAsk("list", name, plural or (position.noun if position else None), position)
-    if position is not None and not quantity:
-        # "What is the second step?": one entry of a list, by its place in it.
-        return ListAsk("list", ORDINAL_CUE, position.noun, position)
-    return None
-
-
-def _counted_noun(words: str) -> str:
-    found = words.split()
-    plural = next((w for w in found if re.fullmatch(_PLURAL, w)), None)
-    return plural or found[0]
-
 
 _NUMBER = rf"(?:\d[\d,]*|\b(?:{'|'.join(NUMBER_WORDS)}))"
 
@@ -244,12 +124,14 @@ def collect(
     count: bool = False,
     table: Sequence[Passage] = (),
     runs_on: bool = False,
+    noun: str | None = None,
 ) -> Listed:
     """The items of a list answer: `answer`'s verified quote first, then the other rows of
     `table` when it is the whole table the quote is a row of (`table_items`; `runs_on`: it may go
     on past them), else the units of `ranked` (the sentence scorer's order) that are items of the
     same list; each verified by `check` (the one rule: None when a unit is a whole sentence or row
-    of its passage), distinct, bounded."""
+    of its passage), distinct, bounded. A count's sentences each name the `noun` counted
+    (`names_noun`): "The office opens at 08:00." is no service the office offers."""
     assert answer.quote is not None and answer.citation is not None
     if table:
         return _gathered(
@@ -261,6 +143,13 @@ def collect(
     )
     items: list[ListItem] = [_item(answer.quote, answer.citation)]
     seen_quotes, seen_texts = {_key(answer.quote)}, {_key(items[0].text)}
+    if (
+        count
+        and noun is not None
+        and answer.citation.kind is not Kind.TABLE
+        and not names_noun(answer.quote, noun)
+    ):
+        items = []  # the quote names nothing counted: it is no item of the count
     last_rank, more = len(candidates), False
     reached_last = first is not None and sentences.passage_rank(first.label) == last_rank
     for unit in ranked:
@@ -271,6 +160,13 @@ def collect(
         quote = squash(unit.text)
         passage = passages.get(unit.label)
         if passage is None or check(quote, passage.text, passage.location.kind) is not None:
+            continue
+        if (
+            count
+            and noun is not None
+            and unit.location.kind is not Kind.TABLE
+            and not names_noun(quote, noun)
+        ):
             continue
         item = _item(quote, unit.location)
         if _key(quote) in seen_quotes or _key(item.text) in seen_texts:
@@ -284,6 +180,12 @@ def collect(
         reached_last = reached_last or sentences.passage_rank(unit.label) == last_rank
     cut = len(candidates) >= settings.k and reached_last
     return Listed(tuple(items), more or cut)
+
+
+def names_noun(sentence: str, noun: str) -> bool:
+    """Whether a sentence names the noun a count counts, in either number ("service", "services")."""
+    stem = plural_stem(noun.lower())
+    return any(plural_stem(w) == stem for w in re.findall(r"[a-z]+", sentence.lower()))
 
 
 def table_items(table: Sequence[Passage], cited: Location) -> Iterator[tuple[str, str, Location]]:
@@ -442,12 +344,13 @@ def numbered_entries(
     candidates: Sequence[Candidate],
     context: Context,
     check: QuoteCheck,
-) -> Listed | None:
+) -> Listed | str | None:
     """The numbered entries that count `noun` under the quote's heading, else under a candidate's
     heading in the quote's document (`localqa.answers.numbered`: "1." to "9." under "CHAPTERS"),
     all of them, each verified by the one rule, or None: the things counted or listed when no
-    sentence states their number and no table lists them. Unbounded: a part may ask for the last of them
-    (`selected`); `bounded` cuts a list of them."""
+    sentence states their number and no table lists them; or why a run found gives none (an entry
+    is withheld). Unbounded: a part may ask for the last of them (`selected`); `bounded` cuts a
+    list of them."""
     assert answer.citation is not None
     task = numbered.task_asked(part)
     run = numbered.find_run(
@@ -461,7 +364,7 @@ def numbered_entries(
     )
     if run is None:
         return None
-    items = []
+    items: list[ListItem] = []
     for entry in run.entries:
         # The entry's first sentence: the one that opens with its number ("2. Temperature-Related
         # Death and Illness....", whose page number a sentence splitter may cut off), checked
@@ -475,7 +378,9 @@ def numbered_entries(
             (squash(u) for u in sentences.units(passage.text, passage.kind) if first in squash(u)), ""
         )
         if not first or check(quote, passage.text, passage.kind) is not None:
-            return None  # every entry counted is shown, or none is counted
+            # Every entry counted is shown, or none is counted: a run with an entry withheld (one
+            # that addresses its reader) has no count, and its other entries are not the list.
+            return f"no {noun} counted or listed: entry {len(items) + 1} of the numbered run is not quoted"
         where = passage.located(run.at)
         items.append(ListItem(text=numbered.entry_text(first) or first, quote=quote, citation=where))
     if len({_key(i.quote) for i in items}) != len(items):
@@ -565,8 +470,8 @@ def _entries(
         if people is not None:
             return people
     entries = numbered_entries(part, noun, answer, candidates, context, check)
-    if entries is None:
-        return None
+    if entries is None or isinstance(entries, str):
+        return entries
     chosen = selected(ask.position, entries) if ask.position is not None else entries
     # "The first 20 chapters" are a list like any other: at most `LIST_BOUND` of them are shown.
     return chosen if isinstance(chosen, str) else bounded(chosen)
@@ -609,7 +514,15 @@ def list_answer(
         # Sentences collected in the scorer's order say nothing of first or last: no list.
         return answer
     listed = collect(
-        answer, ranked, candidates, settings, check, ask.kind == "count", rows, bool(rows) and table.runs_on
+        answer,
+        ranked,
+        candidates,
+        settings,
+        check,
+        ask.kind == "count",
+        rows,
+        bool(rows) and table.runs_on,
+        ask.noun,
     )
     if len(listed.items) < MIN_ITEMS:
         # A count no sentence states and no list gives has no value: a number the quote holds

@@ -38,7 +38,7 @@ way.
 
 Serves a count that no single sentence states and no table lists (`localqa.answers.listing` asks
 for it only then), and a list of the things counted ("what are the chapters", "the last 4
-chapters": `localqa.answers.ordinals`); each entry is a verified quote (the one rule), listed with
+chapters": `localqa.question.ordinals`); each entry is a verified quote (the one rule), listed with
 its citation, and the count is how many are listed. A run that is the last thing on its page is read
 on at the next page as the caller may see it (`read_on`): its next entry among that page's first
 `NEXT_PAGE_PASSAGES` passages continues it; another ordinal there settles that it ended, and so

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localqa.answers import causes
-from localqa.question import parts
+from localqa.question import cues, parts
 from localqa.retrieval import bm25, embeddings
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import tokenizer
@@ -58,35 +58,12 @@ NO_SEMANTIC = (
 REPEATS_QUESTION = "repeats the question"
 STATES_NO_QUANTITY = "states no quantity"
 
-# A question asking for a quantity: how many/much/long, a percentage, ratio, rate, amount, total
-# or average, or an instruction about the figure's unit or rounding.
-_ASKS_QUANTITY = re.compile(
-    r"\bhow (?:many|much|long|old|often|far)\b|%|\b(?:percent(?:age)?s?|ratios?|rates?|margins?|"
-    r"amounts?|totals?|averages?|sums?|number of|in (?:usd|eur|gbp|us\$)|round(?:ed)?)\b",
-    re.IGNORECASE,
-)
-# A question asking yes or no opens with an auxiliary verb.
-_ASKS_YES_OR_NO = re.compile(
-    r"^\W*(?:am|is|are|was|were|do|does|did|can|could|may|might|must|shall|should|will|would|"
-    r"has|have|had)\b",
-    re.IGNORECASE,
-)
 _STATES_QUANTITY = re.compile(
     r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
     r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|"
     r"seventy|eighty|ninety|hundred|thousand|million|billion|trillion|half|dozen|once|twice)\b",
     re.IGNORECASE,
 )
-
-
-def asks_quantity(question: str) -> bool:
-    """Whether the question asks for a quantity (its answer states a number)."""
-    return _ASKS_QUANTITY.search(question) is not None
-
-
-def asks_yes_or_no(question: str) -> bool:
-    """Whether the question asks yes or no (its answer may restate it)."""
-    return _ASKS_YES_OR_NO.match(question) is not None
 
 
 def states_quantity(text: str) -> bool:
@@ -137,7 +114,7 @@ def rank(question: str, candidates: Sequence[Candidate], settings: AnswerSetting
     if embeddings.is_available() and settings.unit_semantic_weight > 0:
         semantic = _cosines(question, texts)
     fused = _fuse(lexical, semantic, [passage_rank(label) for label, _, _, _ in found], settings)
-    if causes.asks_cause(question):  # the cause rule: nothing changes for any other part
+    if cues.asks_cause(question):  # the cause rule: nothing changes for any other part
         fused = [
             score + (causes.bonus(candidate.location, text) if lexical[i] > 0 else 0.0)
             for i, (score, (_, _, text, candidate)) in enumerate(zip(fused, found, strict=True))
@@ -182,8 +159,8 @@ def _demotions(
     words = tokenizer()
     question_terms = set(asked)
     # "What drove the decline in gross margin?" asks for a cause, which may state no number.
-    quantity = asks_quantity(question) and causes.asks_cause(question) is None
-    yes_or_no = asks_yes_or_no(question)
+    quantity = cues.asks_for_a_number(question) and cues.asks_cause(question) is None
+    yes_or_no = cues.asks_yes_or_no(question)
 
     def demotion(text: str, unit_tokens: list[str]) -> str | None:
         if not yes_or_no and not set(words.meaningful(unit_tokens)) - question_terms:

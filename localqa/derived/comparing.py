@@ -4,16 +4,18 @@ FY2022?", "Has Microsoft increased its debt between FY2023 and FY2022?", "How mu
 effective tax rate changed between FY2021 and FY2022?"), and the sign of one figure ("Does Corning
 have positive working capital based on FY2022 data?").
 
-`plan` reads the kind of comparison (`ASKS`), the figure (`localqa.derived.figures.named`: a metric, a
-shape or a line item) and the periods: the two years named, or one year and the year before it
-("as of FY2022" asks against the prior year). Each figure is planned, read and computed as a
-figure question's is (`localqa.derived.figures`, `localqa.derived.operands`,
+`plan` reads the kind of comparison (`cues.comparison_kind`), the figure
+(`localqa.derived.figures.named`: a metric, a shape or a line item) and the periods: the two years
+named, or one year and the year before it ("as of FY2022" asks against the prior year). Each figure
+is planned, read and computed as a figure question's is (`localqa.derived.figures`, `.operands`,
 `localqa.derived.computing`); `compared` then gives the direction from the figures' numbers as
 shown, under the rule it says:
-"improving" is higher unless the glossary says lower is better (`better = "lower"`: days
-outstanding, leverage), and an amount the glossary gives no such rule for is only said to have
-increased or decreased. `comparison_check` recomputes the direction from the figures, the rule
-every shown comparison passes.
+"improved" or "declined" only where the glossary states which way is better for the metric, with
+its source (`better`, `better_source`: higher for a margin, lower for days outstanding or
+leverage); a figure the glossary gives no such rule for (an amount, the effective tax rate, a
+ratio the part defines by its shape) is only said to have increased or decreased.
+`comparison_check` recomputes the direction from the figures, the rule every shown comparison
+passes.
 """
 
 from __future__ import annotations
@@ -23,68 +25,26 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from localqa.answers.sentences import asks_yes_or_no
 from localqa.derived import arithmetic, computing, figures, pairs
 from localqa.derived.glossary import Glossary, glossary
-from localqa.question import periods
+from localqa.question import cues, periods
+from localqa.question.asked import wanted
 from localqa.types import Comparison, Value
-from localqa.values.asked import wanted
 from localqa.values.numbers import read_quantity
-
-# The kinds of comparison a part asks for, first match wins: the sign of one figure; whether it
-# improved (which needs a rule for "better"); whether it rose or fell. A yes/no part or a "how
-# has/did ... changed/compare" part asks for one of these; "what is the change in X" asks for a
-# figure (`localqa.derived.figures`).
-ASKS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "judge",
-        re.compile(
-            r"\b(?:healthy|strong|weak|sufficient|adequate|sound|solvent|safe|comfortable|liquid|"
-            r"capital[- ]intensive)\b",
-            re.I,
-        ),
-    ),
-    ("sign", re.compile(r"\b(?:positive|negative)\b|\bnet\s+loss\b|\bprofitable\b|\bin\s+deficit\b", re.I)),
-    ("improve", re.compile(r"\bimprov\w*|\bdeteriorat\w*|\bworsen\w*|\bweaken\w*|\bstrengthen\w*", re.I)),
-    (
-        "change",
-        re.compile(
-            r"\bincreas\w*|\bdecreas\w*|\bdeclin\w*|\bgr[eo]w(?:n|s|ing)?\b|\b(?:rise|rose|risen)\b|"
-            r"\b(?:fell|fall|fallen|falling)\b|\bchang\w*|\bcompar\w*|\bhigher\b|\blower\b|\bdropp?\w*",
-            re.I,
-        ),
-    ),
-)
-# A part that asks how a quantity moved, though not as a yes/no question.
-_HOW_MOVED = re.compile(
-    r"\bhow\s+(?:much\s+)?(?:has|have|had|did|does|do)\b[^?]*\b(?:chang\w*|compar\w*|develop\w*|evolv\w*|mov\w*)",
-    re.I,
-)
-
-DEFAULT_BETTER_UNITS = ("%", "ratio")
 
 
 @dataclass(frozen=True)
 class ComparisonPlan:
     """The figures a comparison computes, in the order compared, with their labels."""
 
-    kind: str  # "judge", "sign", "improve" or "change" (`ASKS`), or "items" (`localqa.derived.pairs`)
+    # "judge", "sign", "improve" or "change" (`cues.COMPARISON_KINDS`), or "items" (`derived.pairs`)
+    kind: str
     what: str  # the figure as the part names it
     figures: tuple[figures.FigurePlan, ...]
     labels: tuple[str, ...]  # "FY2021", "FY2022"; "Q2 FY2022"; two items' phrases
     better: str | None  # "higher" or "lower": which figure is the better one, when a rule says
     rule: str  # the rule the direction is given under, said to the reader
     threshold: float | None = None  # a judgment's rule of thumb (the glossary's)
-
-
-def asked_kind(part: str) -> str | None:
-    """The kind of comparison a part asks for (`ASKS`), or None when it asks for none."""
-    if not figures.asks_quantity(part):
-        return None
-    asking = figures.asking(part)
-    if not (asks_yes_or_no(asking) or _HOW_MOVED.search(asking)):
-        return None
-    return next((kind for kind, pattern in ASKS if pattern.search(asking)), None)
 
 
 def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
@@ -96,7 +56,7 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
         first, second = pair.labels
         rule = f"{first} against {second}: the first figure against the second"
         return ComparisonPlan("items", pair.what, pair.figures, pair.labels, None, rule)
-    kind = asked_kind(part)
+    kind = cues.comparison_kind(part)
     if kind is None:
         return None
     at = _periods(part, kind)
@@ -104,6 +64,10 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
         return None
     found = [figures.named(part, year, terms) for year, _ in at]
     if any(f is None for f in found):
+        return None
+    # A part asking for a ratio gets the ratio or nothing: never a line item it names (the
+    # denominator of "SG&A as a % of net sales").
+    if cues.asks_a_ratio(part) and any(f is not None and f[3] == "item" for f in found):
         return None
     planned = [
         figures.plan_found(part, f, [year], terms) for f, (year, _) in zip(found, at, strict=True) if f
@@ -115,7 +79,9 @@ def plan(part: str, terms: Glossary | None = None) -> ComparisonPlan | None:
     ]
     what = found[-1][0] if found[-1] else ""
     metric = figures.metric_of(found[-1], terms) if found[-1] else None
-    better, rule = _rule(kind, what, metric.better if metric else None, metric.unit if metric else None)
+    better, rule = _rule(
+        kind, what, metric.better if metric else None, metric.better_source if metric else None
+    )
     threshold = None
     if kind == "judge":
         # A verdict only where the glossary states a rule of thumb with its source; otherwise the
@@ -168,16 +134,15 @@ def in_quarter(figure: figures.FigurePlan, quarter: int) -> figures.FigurePlan:
     return dataclasses.replace(figure, expression=arithmetic.parse(text), needs=needs)
 
 
-def _rule(kind: str, what: str, glossary_better: str | None, unit: str | None) -> tuple[str | None, str]:
-    """Which figure is the better one and the rule said to the reader."""
+def _rule(kind: str, what: str, glossary_better: str | None, source: str | None) -> tuple[str | None, str]:
+    """Which figure is the better one and the rule said to the reader: only the glossary's, with
+    where it comes from; without one, no figure is the better one."""
     if kind == "sign":
         return None, f"the sign of {what}"
     if kind == "change":
         return None, f"{what}: the later figure against the earlier"
     if glossary_better is not None:
-        return glossary_better, f"{glossary_better} is better for {what} (the glossary's rule)"
-    if unit in DEFAULT_BETTER_UNITS:
-        return "higher", f"higher is better for {what} (the rule for a margin, a ratio or a conversion)"
+        return glossary_better, f"{glossary_better} is better for {what} (the glossary's rule: {source})"
     return None, f"no rule says whether more {what} is better: only whether it increased or decreased"
 
 

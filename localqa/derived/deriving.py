@@ -25,11 +25,16 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from localqa.answers.answering import checked
-from localqa.derived import comparing, computing, extremes, figures, operands, totals
+from localqa.derived import comparing, computing, extremes, figures, operands, pairs, totals
+from localqa.derived.extremes import row_label
+from localqa.derived.glossary import Item
 from localqa.errors import ModelError, PageNotFoundError
+from localqa.question import cues
+from localqa.question.reading import read
 from localqa.question.scope import Chosen
 from localqa.settings import AnswerSettings, RetrievalSettings, Settings
-from localqa.types import Answer, Caller, Candidate, Kind, PartResult, Passage
+from localqa.types import Answer, Caller, Candidate, Kind, Location, PartResult, Passage
+from localqa.values.cells import read_row
 from localqa.values.choosing import Context
 
 if TYPE_CHECKING:
@@ -39,6 +44,9 @@ if TYPE_CHECKING:
 # (segments, notes, quarters), and the statement's row is often not the first by BM25. No cap
 # per page: the rows of one statement share a page.
 ITEM_K = 100
+# The shapes of question no figure answers (`localqa.question.reading`): their quote stands as the
+# answer stage gave it.
+UNCOMPUTED = frozenset(("cause", "definition", "list", "count"))
 
 
 class Page(Protocol):
@@ -95,9 +103,9 @@ def derive(
     amount of money the quote states as its value: that amount is not the ratio asked for."""
     derived = _derived(library, result, answer, context, documents, model, settings)
     value = derived.value
-    if value is None or value.derived or not figures.asks_a_ratio(result.question):
+    if value is None or value.derived or not cues.asks_a_ratio(result.question):
         return derived
-    if not figures.is_amount(value) or figures.asks_a_ratio(value.row or ""):  # a ratio's own row
+    if not figures.is_amount(value) or cues.asks_a_ratio(value.row or ""):  # a ratio's own row
         return derived
     note = derived.figure_note or "no figure computed: the amount the quote states is not the ratio asked for"
     return derived.model_copy(update={"value": None, "figure_note": note})
@@ -116,10 +124,13 @@ def _derived(
     for one and it can be computed. A figure that cannot be computed never silences the quote: a
     verified quote stands with the reason beside it (`Answer.figure_note`); a part with no verified
     quote is refused with both reasons. A single line item no row gives keeps its quote as it is."""
-    chosen = extremes.plan(result.question)
+    shape = (result.reading or read(result.question)).shape
+    if shape in UNCOMPUTED:
+        return answer
+    chosen = extremes.plan(result.question) if shape == "extreme" else None
     if chosen is not None:
         return _extreme(library, result, answer, context, chosen)
-    comparison = comparing.plan(result.question)
+    comparison = comparing.plan(result.question) if shape == "comparison" else None
     figure = None if comparison is not None else figures.plan(result.question)
     named = totals.plan(result.question) if comparison is None and figure is None else None
     writes = model.is_language_model and figures.asks_computed(result.question)
@@ -147,6 +158,13 @@ def _derived(
         if figure is not None and figure.origin == "item":
             return answer
         return _without_figure(answer, missing)
+    if comparison is not None and comparison.kind == "items":
+        measured = (
+            pairs.measured_problem(f, c.value) for f, c in zip(planned, computed, strict=True) if c.value
+        )
+        problem = next((m for m in measured if m is not None), None)
+        if problem is not None:
+            return _without_figure(answer, f"no comparison computed: {problem}")
     if comparison is not None:
         value = comparing.compared(comparison, [c.value for c in computed if c.value is not None])
         first = (value.operands or ())[0]
@@ -182,20 +200,58 @@ def _extreme(
         return _without_figure(answer, "no extreme computed: the table's page is not readable")
     assert at.table is not None
     table = extremes.table_rows(page.passages, at.table)
+    ended = _read_to_end(library, context, at, page.passages, table)
+    if isinstance(ended, str):
+        return _without_figure(answer, f"no extreme computed: {ended}")
+    table = ended
     rows = extremes.rows_under(result.question, table)
     if extremes.cut(table, rows):
         return _without_figure(
             answer, f"no extreme computed: the table has more than {extremes.MAX_ROWS} rows to compare"
         )
     found = extremes.extreme(chosen, rows, at, context)
-    if found is None:
-        return _without_figure(answer, "no extreme computed: fewer than two rows of the table give a figure")
+    if isinstance(found, str):
+        return _without_figure(answer, f"no extreme computed: {found}")
     value, row = found
     location = (value.operands or ())[0].citation
     if extremes.extreme_check(value) is not None or checked(value, row.text) is None:
         return _without_figure(answer, "no extreme computed: its check failed")
     verified = Answer.verified_quote(row.text, location)
     return verified.model_copy(update={"call": answer.call, "selection": answer.selection, "value": value})
+
+
+def _read_to_end(
+    library: Searcher,
+    context: Asking,
+    at: Location,
+    passages: Sequence[Passage],
+    table: list[Passage],
+) -> list[Passage] | str:
+    """`table` (the rows of a table on `at`'s page) with the rows that continue it on the pages
+    after, as the caller may see them (`extremes.continuation`), read until it ends; or why it
+    cannot be read to its end: an extreme of part of a table is not the table's."""
+    rows = list(table)
+    page, shown = at.page, passages
+    for _ in range(extremes.MAX_CONTINUED_PAGES):
+        if page is None or not shown or shown[-1] not in rows or len(rows) > extremes.MAX_ROWS:
+            return rows  # the table does not end its page: it ended where it stands
+        last = context.last_page(at.source)
+        if last is None:
+            return "the table ends its page, and the document's last page is not known"
+        if page >= last:
+            return rows
+        try:
+            following = library.page(at.source, page + 1, as_of=context.as_of, caller=context.caller).passages
+        except PageNotFoundError:
+            return f"the table ends its page, and page {page + 1} cannot be read"
+        more = extremes.continuation(rows, following)
+        if more is None:
+            return f"the table ends its page, and page {page + 1} may continue it"
+        if not more:
+            return rows
+        rows += more
+        page, shown = page + 1, following
+    return f"the table runs on past {extremes.MAX_CONTINUED_PAGES} more pages"
 
 
 def _totalled(answer: Answer, context: Asking, chosen: totals.TotalPlan) -> Answer:
@@ -261,8 +317,17 @@ def _candidates(
                     documents=within,
                 )
                 seen = {c.location for c in found}
-                found += [c for c in part.candidates if c.location not in seen]
+                found += [c for c in part.candidates if c.location not in seen and _measures(c, item)]
     return candidates
+
+
+def _measures(candidate: Candidate, item: Item) -> bool:
+    """Whether a candidate row may give a qualified item ("US net sales"): a row under another
+    line item's heading ("US" under "Operating income:") measures that item (`pairs.measures`)."""
+    if item.qualifies is None or candidate.location.kind is not Kind.TABLE:
+        return True
+    label = row_label(read_row(candidate.text)) or ""
+    return pairs.measures(candidate.text, label, candidate.location.section, item) is None
 
 
 def _written(part: str, model: AnswerModel, settings: AnswerSettings) -> figures.FigurePlan | str:

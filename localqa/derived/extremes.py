@@ -10,35 +10,30 @@ and every row compared is shown as a cited operand; ties and rows with no cell t
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from localqa.derived import arithmetic, computing
-from localqa.derived.figures import asking
 from localqa.derived.glossary import contains, fold
+from localqa.question import cues
+from localqa.question.asked import wanted
+from localqa.store.tokenizer import tokenizer
 from localqa.types import Comparison, Kind, Location, Operand, Passage, Value
-from localqa.values.asked import wanted
 from localqa.values.cells import Cell, Row, cell_value, choose_cell, read_row
 from localqa.values.choosing import Context
 from localqa.values.numbers import read_number, read_quantity
 
-# "which X ... largest/most/fastest": the part asks for the row with the extreme figure.
-ASKS_EXTREME = re.compile(
-    r"\bwhich\b[^?]*?\b(?P<word>largest|biggest|highest|most|greatest|smallest|lowest|least|fastest|slowest)\b",
+# A row that sums others is not one of the items compared, in any of the spellings filings and
+# reports use: "Total net sales", "Totals", "Subtotal", "Grand total", "All regions" (but not "All
+# other", a segment of its own), "Consolidated", "Worldwide", "Combined", "Overall".
+_TOTAL = re.compile(
+    r"\b(?:totals?|sub-?totals?|sums?)\b"
+    r"|^\W*(?:all\s+(?!others?\b)\w|consolidated\b|worldwide\b|combined\b|overall\b|company[-\s]wide\b)",
     re.IGNORECASE,
 )
-# Words that make the extreme the smallest figure ("fell most" is the lowest growth).
-_LOWEST = re.compile(r"\b(?:smallest|lowest|least|slowest)\b", re.IGNORECASE)
-_FALL = re.compile(r"\b(?:fell|fall\w*|declin\w*|decreas\w*|drop\w*|shrank|shrink\w*|lost)\b", re.IGNORECASE)
-# A part that asks how much rows grew or fell compares each row's growth, not one cell.
-_GROWTH = re.compile(
-    r"\b(?:gr[eo]w\w*|growth|fell|fall\w*|declin\w*|increas\w*|decreas\w*|rose|rise|rising|drop\w*)\b",
-    re.IGNORECASE,
-)
-# A row that sums others is not one of the items compared.
-_TOTAL = re.compile(r"\b(?:total|subtotal|sum)\b", re.IGNORECASE)
 MAX_ROWS = 40
 GROWTH_DECIMALS = 2
 
@@ -49,20 +44,19 @@ class ExtremePlan:
     growth: bool  # each row's growth between two years, not one cell
     word: str  # as the part says it ("largest")
     year: int | None  # the year asked about, if any
+    asked: str = ""  # the part's asking words: the column it names is read from them
+    over_periods: bool = False  # which period (a column of one row), not which row
 
 
 def plan(part: str) -> ExtremePlan | None:
-    """The extreme a part asks for, or None when it asks for none."""
-    text = asking(part)
-    found = ASKS_EXTREME.search(text)
-    if found is None:
+    """The extreme a part asks for (`cues.extreme_asked`), or None when it asks for none."""
+    cue = cues.extreme_asked(part)
+    if cue is None:
         return None
-    growth = _GROWTH.search(text) is not None
-    lowest = _LOWEST.search(found["word"]) is not None
-    if growth and _FALL.search(text) and found["word"].lower() in ("most", "largest", "biggest", "greatest"):
-        lowest = True  # "fell most": the lowest growth
     years = sorted(wanted(part).years)
-    return ExtremePlan(lowest, growth, found["word"].lower(), years[-1] if years else None)
+    return ExtremePlan(
+        cue.lowest, cue.growth, cue.word, years[-1] if years else None, cues.asking(part), cue.over_periods
+    )
 
 
 def table_rows(passages: Sequence[Passage], table: int) -> list[Passage]:
@@ -70,6 +64,37 @@ def table_rows(passages: Sequence[Passage], table: int) -> list[Passage]:
     MAX_ROWS and one more, which tells that the table goes on past what is compared."""
     rows = [p for p in passages if p.kind is Kind.TABLE and p.table == table]
     return sorted(rows, key=lambda p: p.row or 0)[: MAX_ROWS + 1]
+
+
+# The next pages a table that ends its page is read on over, at most: past them it is not read to
+# its end, and no extreme of it is given.
+MAX_CONTINUED_PAGES = 5
+_CONTINUED = re.compile(r"\bcontinued\b|\(cont(?:'d|\.)\)", re.IGNORECASE)
+
+
+def headers_of(row: Passage) -> tuple[str | None, ...]:
+    """The headers of a row's columns of figures: what a table continued on the next page repeats."""
+    return tuple(c.header for c in _value_cells(read_row(row.text)))
+
+
+def continuation(table: Sequence[Passage], following: Sequence[Passage]) -> list[Passage] | None:
+    """The rows on the next page (`following`, its passages in order) that continue `table`, which
+    ends its page: the next page's first table when it is marked continued ("NET SALES BY STORE
+    (continued)") or opens the page, under the same headers; [] when that page holds no such table
+    (the table ended with its page); None when it cannot be told (a table of the same headers after
+    other text, not marked continued: another table, or the same one)."""
+    first_table = next((p for p in following if p.kind is Kind.TABLE), None)
+    if first_table is None or not table or headers_of(first_table) != headers_of(table[-1]):
+        return []
+    rows = sorted(
+        (p for p in following if p.kind is Kind.TABLE and p.table == first_table.table),
+        key=lambda p: p.row or 0,
+    )
+    label = row_label(read_row(first_table.text)) or ""
+    caption = first_table.text[: max(0, first_table.text.find(label))] if label else first_table.text
+    if _CONTINUED.search(caption) or following[0] is first_table:
+        return rows
+    return None
 
 
 def cut(table: Sequence[Passage], rows: Sequence[Passage]) -> bool:
@@ -104,7 +129,7 @@ def row_label(read: Row) -> str | None:
 def rows_under(part: str, rows: Sequence[Passage]) -> list[Passage]:
     """The rows under the section row the part names ("among the short term investments": the
     rows after "Short-term investments:" up to the next section row or its subtotal), else all."""
-    folded = fold(asking(part))
+    folded = fold(cues.asking(part))
     for index, row in enumerate(rows):
         read = read_row(row.text)
         label = fold((row_label(read) or "").rstrip(":"))
@@ -125,29 +150,54 @@ def extreme(
     rows: Sequence[Passage],
     effective: Location,
     context: Context,
-) -> tuple[Value, Passage] | None:
+) -> tuple[Value, Passage] | str:
     """The extreme row's figure, carrying every row's figure (`Comparison`, direction "largest" or
-    "smallest"), and its row; None when fewer than two rows have a figure to compare."""
+    "smallest"), and its row; or why none is computed. Its preconditions, each checked here: no
+    sum row is an item (by its label, `is_total`, or because its figure is the sum of the others,
+    `_sum_row`), each figure is read from the column the part names (`_columns`), and at least two
+    rows give one."""
+    if chosen.over_periods:
+        return _over_periods(chosen, rows, effective, context)
     figures: list[tuple[Value, Passage]] = []
     missing: list[str] = []
+    # Every item row's cell at the year, growth or not: a sum row is found by them, among all the
+    # rows (a total's growth may be the extreme where its parts give no growth).
+    cells: list[Value] = []
+    plain = dataclasses.replace(chosen, growth=False)
     for number, row in enumerate(rows, start=1):
         read = read_row(row.text)
         label = row_label(read) or f"row {row.row}"
         if is_total(label):
             continue
         location = row.located(effective)
+        cell = _figure(plain, read, row, location, f"row_{number}", context) if chosen.growth else None
+        if isinstance(cell, Value):
+            cells.append(cell.model_copy(update={"row": label}))
         figure = _figure(chosen, read, row, location, f"row_{number}", context)
-        if figure is None:
+        if not chosen.growth and isinstance(figure, Value):
+            cells.append(figure.model_copy(update={"row": label}))
+        if isinstance(figure, str):
+            if figure != NO_FIGURE:
+                return figure
             missing.append(label)
         else:
             figures.append((figure.model_copy(update={"row": label}), row))
     if len(figures) < 2:
-        return None
+        return "fewer than two rows of the table give a figure"
+    summed = _sum_row(cells)
+    if summed is not None:
+        return f"the row {summed} is the sum of the others: a total, not one of the items"
+    return _decided(chosen, figures, missing, "rows of one table")
+
+
+def _decided(
+    chosen: ExtremePlan, figures: list[tuple[Value, Passage]], missing: list[str], compared: str
+) -> tuple[Value, Passage]:
     numbers = [Decimal(str(f.number)) for f, _ in figures]
     best = min(numbers) if chosen.lowest else max(numbers)
     tied = [f.row or "" for f, _ in figures if Decimal(str(f.number)) == best]
     measure = "growth" if chosen.growth else "figure"
-    rule = f"the {'smallest' if chosen.lowest else 'largest'} {measure} of {len(figures)} rows of one table"
+    rule = f"the {'smallest' if chosen.lowest else 'largest'} {measure} of {len(figures)} {compared}"
     if len(tied) > 1:
         rule += f"; a tie between {', '.join(tied)}"
     if missing:
@@ -161,6 +211,85 @@ def extreme(
     return value.model_copy(update={"comparison": comparison}), row
 
 
+def _sum_row(figures: Sequence[Value]) -> str | None:
+    """The label of a row whose figure is the sum of all the others, within the rounding of their
+    cells (a total whose label does not say so: "Net revenues" under three regions), or None. Only
+    among three or more rows: of two, one may equal the other by chance."""
+    if len(figures) < 3:
+        return None
+    numbers = [Decimal(str(f.number)) for f in figures]
+    places = max((_places(f.text) for f in figures), default=0)
+    tolerance = Decimal(len(figures)) * Decimal(1).scaleb(-places) / 2
+    total = sum(numbers, Decimal(0))
+    for figure, number in zip(figures, numbers, strict=True):
+        if abs(number - (total - number)) <= tolerance:
+            return figure.row
+    return None
+
+
+def _places(text: str) -> int:
+    read = read_quantity(text)
+    return max(0, -int(read[0].number.as_tuple().exponent)) if read else 0
+
+
+def _over_periods(
+    chosen: ExtremePlan, rows: Sequence[Passage], effective: Location, context: Context
+) -> tuple[Value, Passage] | str:
+    """Which period of one row had the extreme figure ("Which year had the highest operating
+    income?"): the row is the one whose label the part names (exactly one), its figures the cells
+    under dated headers, each a cited operand labelled by its header."""
+    folded = fold(chosen.asked)
+    named = [
+        (len(fold(label)), row, read)
+        for row in rows
+        for read in [read_row(row.text)]
+        for label in [row_label(read) or ""]
+        if label and not is_total(label) and contains(folded, label.rstrip(":"))
+    ]
+    if not named:
+        return "the part names no row of the table to compare the periods of"
+    longest = max(n for n, _, _ in named)
+    chosen_rows = [(row, read) for n, row, read in named if n == longest]
+    if len(chosen_rows) > 1:
+        return "the part's line item names more than one row of the table"
+    row, read = chosen_rows[0]
+    location = row.located(effective)
+    around = [row.text, *context.around(location)]
+    figures: list[tuple[Value, Passage]] = []
+    for number, cell in enumerate(_value_cells(read), start=1):
+        if not _YEAR.search(cell.header or "") or read_number(cell.text) is None:
+            continue
+        operand = Operand(
+            name=f"period_{number}", value=cell_value(read, cell, around), quote=row.text, citation=location
+        )
+        figure = _computed((operand,), operand.name)
+        if figure is not None:
+            figures.append((figure.model_copy(update={"row": cell.header}), row))
+    if len(figures) < 2:
+        return "fewer than two dated columns of the row give a figure"
+    return _decided(chosen, figures, [], f"periods of the row {row_label(read)}")
+
+
+# Why a row gives no figure where another row may: its cell is empty or a dash (said in the rule).
+NO_FIGURE = "no figure"
+
+
+def _columns(chosen: ExtremePlan, columns: Sequence[Cell]) -> Sequence[Cell] | str:
+    """The columns an extreme may read in a table whose headers name no year: the one column the
+    part names by a word of its header ("Revenue" for "the largest revenue"), or the one column
+    there is; a table of several undated columns the part does not tell apart (a change beside an
+    amount) gives no extreme."""
+    if len(columns) <= 1:
+        return columns
+    words = set(tokenizer().terms(chosen.asked))
+    named = [c for c in columns if c.header and words & set(tokenizer().terms(c.header))]
+    headers = {c.header for c in named}
+    if len(headers) == 1:
+        return named
+    listed = ", ".join(dict.fromkeys(c.header or "(no header)" for c in columns))
+    return f"the part names none of the table's columns ({listed}), or more than one"
+
+
 def _figure(
     chosen: ExtremePlan,
     read: Row,
@@ -168,19 +297,28 @@ def _figure(
     location: Location,
     name: str,
     context: Context,
-) -> Value | None:
-    """A row's figure: its cell at the year (or its first figure), or its growth to the year from
-    the year before; a derived value over the row's own cells, so each is a cited operand."""
+) -> Value | str:
+    """A row's figure: its cell at the year (or the column the part names), or its growth to the
+    year from the year before; a derived value over the row's own cells, so each is a cited
+    operand. `NO_FIGURE` for a row whose cell gives none; another text says why no row can."""
     calendar = context.calendar(row.source)
     around = [row.text, *context.around(location)]
 
     columns = _value_cells(read)
     dated = any(_YEAR.search(c.header or "") for c in columns)
+    if not dated:
+        if chosen.growth:
+            return "the table's headers name no year to compute a growth between"
+        readable = _columns(chosen, columns)
+        if isinstance(readable, str):
+            return readable
+        columns = list(readable)
 
     def cell_at(year: int | None, position: int) -> Cell | None:
-        """The cell at the year's column; in a table whose headers name no year, the column at
-        `position` (the first is the latest, as filings order them); a dash is no figure."""
-        if year is not None and dated:
+        """The cell at the year's column; in a table whose headers name no year, the column the
+        part names (`_columns`), or with a year asked and none given the latest (the first, as
+        filings order them); a dash is no figure."""
+        if dated and year is not None:
             cell = choose_cell("", read, wanted(""), calendar, year=year).cell
         else:
             cell = columns[position] if len(columns) > position else None
@@ -188,13 +326,13 @@ def _figure(
 
     now = cell_at(chosen.year, 0)
     if now is None:
-        return None
+        return NO_FIGURE
     operands = [Operand(name=name, value=cell_value(read, now, around), quote=row.text, citation=location)]
     expression = name
     if chosen.growth:
         before = cell_at(None if chosen.year is None else chosen.year - 1, 1)
         if before is None or before == now:
-            return None
+            return NO_FIGURE
         prior = Operand(
             name=f"{name}_before",
             value=cell_value(read, before, around),
@@ -203,7 +341,7 @@ def _figure(
         )
         operands.append(prior)
         expression = f"({name} - {prior.name}) / {prior.name} * 100"
-    return _computed(tuple(operands), expression)
+    return _computed(tuple(operands), expression) or NO_FIGURE
 
 
 def _computed(operands: tuple[Operand, ...], expression: str) -> Value | None:

@@ -24,14 +24,13 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict
 
-from localqa.answers.sentences import asks_yes_or_no
 from localqa.derived import arithmetic
 from localqa.derived.glossary import Glossary, Item, Metric, contains, fold, glossary, named_statements
 from localqa.models.base import AnswerRequest
-from localqa.question import periods
+from localqa.question import cues, periods
+from localqa.question.asked import Wanted, wanted
 from localqa.settings import AnswerSettings
 from localqa.types import Value
-from localqa.values.asked import Wanted, wanted
 
 # --- the plan -------------------------------------------------------------------------------------
 
@@ -74,10 +73,10 @@ def plan(part: str, terms: Glossary | None = None) -> FigurePlan | None:
     years = sorted(set(asked.years))
     if not years:
         return None
-    asking = _asking(part)
+    asking = cues.asking(part)
     # "Does Adobe have an improving operating margin?" is a comparison (`localqa.derived.comparing`), not
     # one figure; "why", "what drove" and the like ask for no quantity at all (`asks_quantity`).
-    if asks_yes_or_no(asking) or not asks_quantity(part):
+    if cues.asks_yes_or_no(asking) or not cues.asks_quantity(part):
         return None
     if surveyed_share(asking):  # "what percentage of survey respondents reported revenue growth"
         return None
@@ -94,7 +93,7 @@ def named(part: str, year: int, terms: Glossary | None = None) -> tuple[str, str
     longest line item of the glossary it names ("its debt"); None when it names none."""
     terms = terms or glossary()
     asked = dataclasses.replace(wanted(part), years=(year,))  # a growth shape at this year
-    asking = _asking(part)
+    asking = cues.asking(part)
     found = _what(asking, _definitions(part), terms, asked)
     if found is not None:
         return found
@@ -116,7 +115,7 @@ def plan_found(
     for one)."""
     terms = terms or glossary()
     asked = wanted(part)
-    asking = _asking(part)
+    asking = cues.asking(part)
     definitions = _definitions(part)
     statements = named_statements(part)
     what, formula, unit, origin = found
@@ -138,78 +137,7 @@ def plan_found(
     return FigurePlan(what, expression, needs, unit, asked.decimals, origin, statements, asked.scale)
 
 
-# What a part asks for when it asks for no quantity, though it may name a metric and a year: a
-# cause, a forecast's content, a name among several, a description, several things. Such a part
-# keeps its quote; the planner never turns it into a figure (or its words into line items).
-NOT_A_QUANTITY: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "a cause",
-        re.compile(
-            r"\bwhy\b|\bwhat\s+(?:\w+\s+){0,2}(?:dr[oi]ve|drives|driving|driven|caused?|causes|"
-            r"explains?|led\s+to|contributed|factors?|reasons?)\b|\breasons?\s+(?:for|behind)\b",
-            re.I,
-        ),
-    ),
-    (
-        "a forecast",
-        re.compile(
-            r"\bwhat\b[^?]*\bforecast(?:s|ing|ed)?\b|\bwhat\b[^?]*\bguidance\b(?![^?]*\bhow\s+many\b)", re.I
-        ),
-    ),
-    (
-        "a name",
-        re.compile(
-            r"\b(?:which|what)\s+(?:\w+\s+)?(?:segments?|business(?:es)?|products?|divisions?|"
-            r"regions?|companies|company|brands?|markets?|types?|kinds?)\b(?!\s+(?:ratio|margin|growth)\b)",
-            re.I,
-        ),
-    ),
-    (
-        "several things",
-        re.compile(
-            r"\bwhat\s+(?:are|were)\s+(?:the\s+)?(?:\w+\s+)?(?:main|major|key|primary|principal|"
-            r"most\s+\w+|biggest|largest|top)\b",
-            re.I,
-        ),
-    ),
-    # "How did US sales growth compare to international sales growth?": two items compared, which
-    # no single figure answers (`localqa.derived.pairs` computes the two).
-    (
-        "two items compared",
-        re.compile(r"\bhow\s+(?:did|does|do)\b[^?]*\bcompare\s+(?:to|with|against)\b", re.I),
-    ),
-    (
-        "a description",
-        re.compile(r"\b(?:nature|purpose|agenda|describe|explain|summari[sz]e|outcome)\b", re.I),
-    ),
-)
-
-
-def not_a_quantity(part: str) -> str | None:
-    """What a part asks for instead of a quantity (`NOT_A_QUANTITY`), or None when it may ask for
-    one. A part that asks "how much", "what percentage" or a ratio by name still asks for a figure
-    when it also asks why ("... and why?" is two parts, split before this)."""
-    asking = _asking(part)
-    return next((kind for kind, pattern in NOT_A_QUANTITY if pattern.search(asking)), None)
-
-
-def asks_quantity(part: str) -> bool:
-    """Whether a part may ask for a quantity: a number, a ratio, a change, a direction of one."""
-    return not_a_quantity(part) is None
-
-
-# A part that asks for a ratio, a margin, a turnover or a rate: its value is a computed figure or
-# a percentage its quote states, never an amount of money the quote gives ("cash ratio": "$ 9,889").
-_ASKS_A_RATIO = re.compile(
-    r"\b(?:ratio|margin|turnover|coverage|multiple|conversion|intensity|rate|return\s+on|yield)s?\b",
-    re.IGNORECASE,
-)
 _CURRENCY_UNITS = frozenset({"USD", "EUR", "GBP", "JPY"})
-
-
-def asks_a_ratio(part: str) -> bool:
-    """Whether a part asks for a ratio, a margin, a turnover or a rate (`_ASKS_A_RATIO`)."""
-    return _ASKS_A_RATIO.search(_asking(part)) is not None
 
 
 def is_amount(value: Value) -> bool:
@@ -232,20 +160,6 @@ _NOT_IN_AN_ITEM = re.compile(
 def is_item_phrase(phrase: str) -> bool:
     """Whether a phrase a shape read may name a line item (no question words in it)."""
     return bool(phrase.strip()) and _NOT_IN_AN_ITEM.search(phrase) is None
-
-
-def asking(part: str) -> str:
-    """The sentences of a part that ask (not its instructions: "Answer in USD millions")."""
-    return _asking(part)
-
-
-def _asking(part: str) -> str:
-    from localqa.question.parts import asks, sentences
-
-    asking = [s for s in sentences(part) if asks(s)]
-    text = " ".join(asking) or part
-    # "Here's the question: what is ...": the question after the colon.
-    return re.sub(r"^.*\b(?:question|following)\s*(?:is|are)?\s*:\s*", "", text, flags=re.IGNORECASE)
 
 
 def _definitions(part: str) -> dict[str, str]:
@@ -299,7 +213,7 @@ def _what(
 
 
 _PHRASE = r"[\w&'\u2019 -]{2,60}?"
-_LEAD = r"(?:^|\bthe\s+|\b(?:is|was|are|were)\s+)"
+_LEAD = r"(?:^|\bthe\s+|\b(?:is|was|are|were|did|does|do|has|have|had)\s+)"
 # A phrase ends before a preposition, punctuation, or a verb of a comparison ("net earnings as a
 # percent of sales increase in Q2": the item is "sales").
 _END = (
@@ -604,12 +518,12 @@ def surveyed_share(asking: str) -> bool:
 def asks_computed(part: str) -> bool:
     """Whether a part asks for a figure computed from others (a ratio, growth, a margin, ...); a
     share of a survey, poll or sample (`_SURVEYED`) never is."""
-    asking = _asking(part)
+    asking = cues.asking(part)
     return (
         _COMPUTED.search(asking) is not None
         and _SURVEYED.search(asking) is None
         and bool(wanted(part).years)
-        and asks_quantity(part)
+        and cues.asks_quantity(part)
     )
 
 
@@ -693,7 +607,7 @@ def plan_from_reply(part: str, reply: str, terms: Glossary | None = None) -> Fig
     used = tuple(needs[n] for n in expression.names())
     asked = wanted(part)
     return FigurePlan(
-        _asking(part),
+        cues.asking(part),
         expression,
         used,
         _unit_asked(asked),

@@ -50,6 +50,9 @@ class Item:
     # Row labels under which an item that may be either sign (income taxes: an expense or a
     # benefit) is an expense, written in parentheses as a deduction (`counted_by_size`).
     expense_rows: tuple[str, ...] = ()
+    # The glossary item a qualified item is part of ("US net sales" of "revenue",
+    # `localqa.derived.pairs.qualified`): what its rows must measure.
+    qualifies: str | None = None
 
 
 BETTER = ("higher", "lower")
@@ -61,13 +64,14 @@ class Metric:
     names: tuple[str, ...]
     formula: str
     unit: str | None = None
-    # Whether a higher or a lower figure is the better one, when the glossary says so (days
-    # outstanding, leverage: "lower"); None: no rule ("improving" then means higher for a margin,
-    # a ratio or a conversion, `localqa.derived.comparing`).
+    # Whether a higher or a lower figure is the better one, when the glossary says so, and where
+    # it takes that from (`better_source`); None: no rule, and a comparison says only whether the
+    # figure increased or decreased, never "improved" (`localqa.derived.comparing`).
     better: str | None = None
     # A rule of thumb a judgment may cite: the threshold and where the glossary takes it from.
     threshold: float | None = None
     threshold_source: str | None = None
+    better_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,9 @@ def _metric(path: Path, key: str, entry: Mapping[str, object]) -> Metric:
     better = entry.get("better")
     if better is not None and better not in BETTER:
         raise GlossaryError(f"{path}: metrics.{key}.better must be one of {', '.join(BETTER)}")
+    better_source = entry.get("better_source")
+    if better is not None and not isinstance(better_source, str):
+        raise GlossaryError(f"{path}: metrics.{key}.better needs a better_source: where the rule comes from")
     threshold = entry.get("threshold")
     source = entry.get("threshold_source")
     if threshold is not None and (not isinstance(threshold, int | float) or not isinstance(source, str)):
@@ -160,6 +167,7 @@ def _metric(path: Path, key: str, entry: Mapping[str, object]) -> Metric:
         better if isinstance(better, str) else None,
         float(threshold) if isinstance(threshold, int | float) else None,
         source if isinstance(source, str) else None,
+        better_source if isinstance(better_source, str) else None,
     )
 
 

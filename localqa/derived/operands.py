@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from localqa.answers import sentences
 from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import STATEMENT_WORDS, Item, contains, fold
+from localqa.question.asked import wanted
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, Value
-from localqa.values.asked import wanted
 from localqa.values.cells import cell_value, choose_cell, read_row
 from localqa.values.choosing import Context
 from localqa.values.numbers import read_number, read_quantity

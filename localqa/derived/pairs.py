@@ -1,7 +1,7 @@
 """Two items of one filing compared in one period: "How did JnJ's US sales growth compare to
 international sales growth in FY2022?", "segment A revenue against segment B revenue".
 
-`paired` reads the two phrases a part compares (`COMPARED`), and each as a *qualifier* (the region,
+`paired` reads the two phrases a part compares (`cues.COMPARED`), and each as a *qualifier* (the region,
 segment or product the row is labelled by: "US", "international") before a line item of the
 glossary ("sales"), perhaps with "growth" after it; a second phrase that names no line item takes
 the first's ("US sales growth compared to international": "international sales growth"). Each
@@ -18,29 +18,12 @@ import re
 from dataclasses import dataclass
 
 from localqa.derived import arithmetic
-from localqa.derived.figures import FigurePlan, Need, asking
+from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import Glossary, Item, contains, fold, glossary, named_statements
-from localqa.question import periods
-from localqa.values.asked import wanted
+from localqa.question import cues, periods
+from localqa.question.asked import wanted
+from localqa.types import Value
 
-_PHRASE = r"[\w&'\u2019.\- ]{2,60}?"
-_UNTIL = r"(?=\s+(?:in|for|during|at|as\s+of|over|between)\b|\s*[?.,;]|$)"
-# How a part names two items compared, first match wins: "how did X compare to Y", "compare X
-# with Y", "X versus Y".
-COMPARED: tuple[re.Pattern[str], ...] = (
-    re.compile(
-        rf"\bhow\s+(?:did|does|do|has|have|had|is|was|are|were)\s+(?P<x>{_PHRASE})\s+"
-        rf"compare[sd]?\s+(?:to|with|against)\s+(?:that\s+of\s+|those\s+of\s+)?(?P<y>{_PHRASE}){_UNTIL}",
-        re.I,
-    ),
-    re.compile(
-        rf"\bcompare\s+(?:\w+['\u2019]s?\s+)?(?P<x>{_PHRASE})\s+(?:to|with|against|and)\s+(?P<y>{_PHRASE}){_UNTIL}",
-        re.I,
-    ),
-    re.compile(
-        rf"(?:^|['\u2019]s\s+|\bthe\s+)(?P<x>{_PHRASE})\s+(?:versus|vs\.?)\s+(?P<y>{_PHRASE}){_UNTIL}", re.I
-    ),
-)
 # The row labels a qualifier is written as, by its folded form: filings write a region several ways.
 QUALIFIER_ROWS: dict[str, tuple[str, ...]] = {
     "us": ("u.s.", "united states", "us", "u.s.a."),
@@ -67,8 +50,8 @@ class Pair:
 
 def phrases(part: str) -> tuple[str, str] | None:
     """The two phrases a part compares (`COMPARED`), as written, or None."""
-    text = asking(part)
-    for pattern in COMPARED:
+    text = cues.asking(part)
+    for pattern in cues.COMPARED:
         found = pattern.search(text)
         if found is not None:
             x, y = (_own(found[n]) for n in ("x", "y"))
@@ -146,7 +129,67 @@ def qualified(qualifier: str, item: Item, name: str) -> Item:
     named = tuple(f"{form} {name}" for form in forms)
     rows = (*forms, *named, *(f"{forms[0]} {row}" for row in item.rows[:MAX_ITEM_ROWS]))
     key = re.sub(r"\W+", "_", f"{qualifier} {item.key}").strip("_")
-    return Item(key, (f"{qualifier} {item.names[0]}",), tuple(dict.fromkeys(rows)), None, item.instant)
+    return Item(
+        key,
+        (f"{qualifier} {item.names[0]}",),
+        tuple(dict.fromkeys(rows)),
+        None,
+        item.instant,
+        qualifies=item.key,
+    )
+
+
+def measured_problem(figure: FigurePlan, value: Value, terms: Glossary | None = None) -> str | None:
+    """Why a paired figure's operands do not measure its line item (None: each does,
+    `measures`)."""
+    terms = terms or glossary()
+    needs = {n.name: n for n in figure.needs}
+    for operand in value.operands or ():
+        need = needs.get(operand.name)
+        if need is None or need.item.qualifies is None:
+            continue
+        problem = measures(operand.quote, operand.value.row or "", operand.citation.section, need.item, terms)
+        if problem is not None:
+            return problem
+    return None
+
+
+def measures(
+    text: str, label: str, section: str | None, item: Item, terms: Glossary | None = None
+) -> str | None:
+    """Why a row (its `text`, `label` and `section`) does not measure the qualified `item` it is
+    read for (None: it does). A row read for "US net sales" is labelled "US", so what it measures
+    is said by its label or, failing that, by the heading it stands under ("Net sales:" in a
+    segment table whose first section is "Operating income:"), or by its table's title ("FULL YEAR
+    SALES BY REGION"). The innermost of them that names a line item of the glossary must name the
+    item qualified; a row whose label, headings and title name none cannot be checked."""
+    terms = terms or glossary()
+    base = terms.items.get(item.qualifies or "")
+    if base is None:
+        return None
+    headings = [h for h in reversed((section or "").split(" > ")) if h]
+    at = text.find(label) if label else -1
+    caption = text[:at] if at > 0 else ""
+    for where in (label, *headings, caption):
+        named = _items_named(where, terms)
+        if base.key in named:
+            return None
+        if named:
+            other = terms.items[named[0]].names[0]
+            return f"the row {label} stands under {where.strip(': ')}: {other}, not {base.names[0]}"
+    return f"nothing says that the row {label} measures {base.names[0]}"
+
+
+def _items_named(text: str, terms: Glossary) -> list[str]:
+    """The glossary's line items a row label or heading names, the longest name first."""
+    folded = fold(text)
+    found = [
+        (len(name), item.key)
+        for item in terms.items.values()
+        for name in (*item.names, *item.rows)
+        if contains(folded, name)
+    ]
+    return list(dict.fromkeys(key for _, key in sorted(found, reverse=True)))
 
 
 def _figure(part: str, qualifier: str, item: Item, name: str, growth: bool, year: int) -> FigurePlan | None:

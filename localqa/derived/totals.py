@@ -33,8 +33,8 @@ from typing import Literal
 
 from localqa.derived import arithmetic, computing
 from localqa.derived.extremes import is_total, row_label
-from localqa.derived.figures import asking
 from localqa.language.words import singular
+from localqa.question import cues
 from localqa.types import Location, Operand, Passage, Value
 from localqa.values.cells import Cell, Row, cell_value, read_row
 from localqa.values.numbers import read_number, read_quantity
@@ -101,7 +101,7 @@ class TotalPlan:
 
 def plan(part: str) -> TotalPlan | None:
     """The arithmetic over named cells a part asks for, or None (see the module's rules)."""
-    text = asking(part)
+    text = cues.asking(part)
     operation = next((name for name, pattern in OPERATIONS if pattern.search(text)), None)
     if operation is None:
         return None

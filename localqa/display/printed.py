@@ -20,8 +20,14 @@ def header(as_of: date, caller: Caller, results: list[PartResult], documents: tu
 
 
 def part_head(number: int, result: PartResult) -> list[str]:
-    """A part's first lines: its question, and why it was searched mainly in some documents."""
-    return ["", f"{number}. {result.question}", *([f"   ({result.route.why})"] if result.route else [])]
+    """A part's first lines: its question, how it was read (`Reading`: a wrong reading shows before
+    a wrong figure does), and why it was searched mainly in some documents."""
+    return [
+        "",
+        f"{number}. {result.question}",
+        *([f"   Read as: {result.reading.describe()}"] if result.reading else []),
+        *([f"   ({result.route.why})"] if result.route else []),
+    ]
 
 
 def answer_lines(result: PartResult, answer: Answer) -> list[str]:

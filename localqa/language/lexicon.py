@@ -98,3 +98,11 @@ DOERS = frozenset(
 # Not "answer", "print" or "override": an FAQ row opens "Answer: ...", and "Print jobs" or
 # "Override codes" are nouns.
 ADDRESSING_VERBS = frozenset("ignore disregard forget reveal disclose tell say pretend obey".split())
+
+# A count written in words, and what it counts: "nine datasets", "twice a year".
+NUMBER_WORD_VALUES = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100, "once": 1, "twice": 2,
+    "thrice": 3,
+}  # fmt: skip

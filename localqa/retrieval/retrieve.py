@@ -31,6 +31,7 @@ from localqa.indexing.catalog import searchable_title
 from localqa.language.text import identifiers, squash
 from localqa.question import periods, routing
 from localqa.question.parts import search_text, split_parts
+from localqa.question.reading import read
 from localqa.question.scope import Chosen, DocumentNames, named
 from localqa.retrieval import bm25, embeddings, held
 from localqa.settings import MAX_PARTS, RetrievalSettings
@@ -301,14 +302,17 @@ def _retrieve_part(store: Store, part: str, eligible: _Eligible, settings: Retri
     candidates only fill the places they leave among the first k."""
     query = search_text(part)
     unheld = _unheld(store, query, eligible, settings)
+    reading = read(part)  # what the part asks, read once: every later stage takes it from here
     # The directory is built on first need: a part that writes no name cannot be routed.
     writes_names = eligible.documents and routing.question_names(query)
     routed = eligible.directory(store).route(query) if writes_names else None
     if routed is None:
-        return _ranked(store, part, eligible, settings).model_copy(update={"unheld": unheld})
+        return _ranked(store, part, eligible, settings).model_copy(
+            update={"unheld": unheld, "reading": reading}
+        )
     doc_ids, route = routed
     first = _ranked(store, part, eligible.within(doc_ids), settings).model_copy(
-        update={"route": route, "unheld": unheld}
+        update={"route": route, "unheld": unheld, "reading": reading}
     )
     if len(first.candidates) >= settings.k:
         return first

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localqa.language.text import identifiers, squash
+from localqa.question.asked import Wanted
 from localqa.store.tokenizer import tokenizer
 from localqa.types import Value
-from localqa.values.asked import Wanted
 from localqa.values.fiscal import FiscalCalendar, header_years
 from localqa.values.numbers import read_number, read_quantity, stated_scale
 

@@ -1,6 +1,6 @@
 """The value a verified quote gives: the shortest span of it that answers the part, or for a table
 row the cell at the column the part asks about. Nothing here calls a model, and nothing here makes
-up a figure: what a part asks for is read from its words (`localqa.values.asked`); a table row
+up a figure: what a part asks for is read from its words (`localqa.question.asked`); a table row
 gives its cell (`localqa.values.cells`), a sentence its span of the wanted kind
 (`localqa.values.spans`), or the phrase that says it (`localqa.values.phrases`).
 
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from localqa.answers import causes
 from localqa.language.text import squash
+from localqa.question import cues
+from localqa.question.asked import wanted
 from localqa.types import Kind, Location, Passage, Value
-from localqa.values.asked import wanted
 from localqa.values.cells import cell_value, choose_cell, read_row
 from localqa.values.fiscal import FiscalCalendar
 from localqa.values.numbers import read_quantity
@@ -92,12 +92,12 @@ def value_of(part: str, quote: str, citation: Location, context: Context | None 
         if choice.cell is None:
             return None
         return cell_value(row, choice.cell, [quote, *context.around(citation)])
-    if causes.asks_cause(part) is not None:
+    if cues.asks_cause(part) is not None:
         return cause_value(quote)
     span = choose_span(part, quote, asked) or choose_phrase(part, quote, asked)
     if span is None:
         return None
-    read = read_quantity(span.text) if span.kind not in ("time", "date", "phrase") else None
+    read = read_quantity(span.text) if span.kind not in ("time", "date", "phrase", "free") else None
     return Value(
         text=span.text,
         number=float(read[0].number) if read else None,

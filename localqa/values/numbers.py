@@ -15,13 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-# A count written in words, and what it counts: "nine datasets", "twice a year".
-NUMBER_WORD_VALUES = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100, "once": 1, "twice": 2,
-    "thrice": 3,
-}  # fmt: skip
+from localqa.language.lexicon import NUMBER_WORD_VALUES
+
 NUMBER_WORDS: tuple[str, ...] = tuple(NUMBER_WORD_VALUES)  # a count may be written in words ("nine datasets")
 DASHES = "-\u2212\u2013\u2014"  # the signs read as a minus (a negative percentage span too)
 # A number as tables and sentences write it: an optional currency sign, a sign or parentheses

@@ -15,8 +15,8 @@ import re
 from localqa.answers import causes
 from localqa.language.acronyms import long_form
 from localqa.question.acronyms import acronym_asked
+from localqa.question.asked import Wanted
 from localqa.types import Value
-from localqa.values.asked import Wanted
 from localqa.values.doers import names_a_doer
 from localqa.values.spans import Span, shared_words
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from localqa.question.asked import Wanted
 from localqa.store.tokenizer import tokenizer
-from localqa.values.asked import Wanted
 from localqa.values.doers import names_a_doer
 from localqa.values.numbers import DASHES, NUMBER_WORDS, SCALE_WORDS
 
@@ -34,6 +34,8 @@ _QUALIFIER = (
     r"(?:(?:every|each|within|up\s+to|at\s+least|at\s+most|after|no\s+later\s+than|"
     r"(?:shorter|longer|more|less|fewer)\s+than|over|under)\s+)?"
 )
+# A qualifier after a number, part of what it states: "six or more chapters", "3 or fewer".
+_OR_MORE = r"(?:\s+or\s+(?:more|fewer|less|over|above|under|below|longer|shorter)\b)?"
 # What a rate is per: "per night", "per travel day", "per week".
 _PER = (
     r"(?:\s+per\s+(?:[a-z]+\s+)?(?:day|night|week|month|year|hour|guest|person|item|visit|trip|employee)s?\b"
@@ -68,6 +70,8 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("money", re.compile(rf"(?:US\$|[$€£¥])\s?(?:{_AMOUNT}){_SCALED}", re.IGNORECASE)),
+    # What costs nothing: the answer to a price asked ("a card is free for residents").
+    ("free", re.compile(r"\bfree(?:\s+of\s+charge)?\b|\bno\s+charge\b|\bat\s+no\s+cost\b", re.IGNORECASE)),
     (
         "percent",
         re.compile(rf"(?<![\w.,])[{DASHES}]?(?:{_AMOUNT})\s?(?:%|percent\b|per cent\b)", re.IGNORECASE),
@@ -75,7 +79,7 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "duration",
         re.compile(
-            rf"(?<![\w.,]){_QUALIFIER}(?:{_AMOUNT}|{_WORD_NUMBER})(?:\s+|-)(?:{_TIME_UNITS})\b{_PER}",
+            rf"(?<![\w.,]){_QUALIFIER}(?:{_AMOUNT}|{_WORD_NUMBER}){_OR_MORE}(?:\s+|-)(?:{_TIME_UNITS})\b{_PER}",
             re.IGNORECASE,
         ),
     ),
@@ -83,7 +87,7 @@ _SPANS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "number",
         re.compile(
             rf"(?<![\w.,$€£¥-]){_QUALIFIER}(?:{_AMOUNT}|(?:{_WORD_NUMBER})(?=\s+[a-z])|once|twice|thrice)"
-            rf"(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+{_PER})?(?![\w.,]\d)",
+            rf"{_OR_MORE}(?:\s?(?:thousand|million|billion|trillion)\b|\s+[a-z]+{_PER})?(?![\w.,]\d)",
             re.IGNORECASE,
         ),
     ),
@@ -137,6 +141,8 @@ def _wanted_kinds(asked: Wanted) -> tuple[str, ...]:
         return ("time", "date", "duration")  # "When must I bring it back?": "for two calendar days"
     if asked.duration:
         return ("duration", "time")  # "how often": "every 90 days", "every March"
+    if asked.price:
+        return ("money", "free", "number")  # a number only in a currency (`_CURRENCY_WORDS`)
     if asked.percent:
         return ("percent",)
     if asked.quantity:
@@ -159,6 +165,8 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     ]
     if asked.who:
         found = [s for s in found if names_a_doer(s.text)]
+    if asked.price:  # "20 cents per day", never "up to 30 items"
+        found = [s for s in found if s.kind != "number" or _CURRENCY_WORDS.search(s.text)]
     if asked.duration:
         unit = re.search(r"how many (\w+)", part, re.IGNORECASE)
         if unit:
@@ -175,6 +183,8 @@ def choose_span(part: str, sentence: str, asked: Wanted) -> Span | None:
     return _counted(min(first_kind, key=lambda s: min(abs(s.start - a) for a in anchors)), part)
 
 
+# Currencies written in words after a number: a price asked is money, or a number in one of them.
+_CURRENCY_WORDS = re.compile(r"\b(?:cents?|dollars?|euros?|pounds?|pence|yen|usd|eur|gbp)\b", re.IGNORECASE)
 # Words that are the unit of the number before them: kept with it whatever the part asks.
 UNIT_WORDS = frozenset(
     "cent cents dollar dollars euro euros pound pounds yen usd eur gbp percent item items page pages "
@@ -240,11 +250,11 @@ def in_unit_asked(part: str, span: str) -> bool:
 def _counted(span: Span, part: str) -> Span:
     """A plain number keeps the words after it when they are its unit ("20 cents per day") or what
     the part counts ("1,234 tweets" for "how many tweets"): "nine widely-used datasets" gives
-    "nine". A qualifier before it stays ("up to 5")."""
+    "nine". A qualifier before it stays ("up to 5"), and one after it ("six or more")."""
     if span.kind != "number":
         return span
     found = re.match(
-        rf"(?P<number>.*?(?:\d[\d,.]*|\b(?:{_WORD_NUMBER}|once|twice|thrice)\b))(?P<rest>.*)$",
+        rf"(?P<number>.*?(?:\d[\d,.]*|\b(?:{_WORD_NUMBER}|once|twice|thrice)\b){_OR_MORE})(?P<rest>.*)$",
         span.text,
         re.I,
     )

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from localqa.language.lexicon import NUMBER_WORD_VALUES
 from localqa.question import periods
-from localqa.values.numbers import NUMBER_WORD_VALUES
 
 _QUANTITY = re.compile(
     r"\bhow (?:many|much)\b|%|\b(?:percent(?:age)?s?|ratios?|rates?|margins?|amounts?|totals?|"
@@ -40,6 +40,13 @@ _DECIMALS = re.compile(
     r"decimal(?:\s+places?|s)?\b|\bround(?:ed)?\b[^.?]*?\bwhole number\b",
     re.IGNORECASE,
 )
+# A price or a charge asked ("How much does a library card cost?"): its answer is an amount of
+# money or "free", never a count of items the sentence also states ("up to 30 items").
+_PRICE = re.compile(
+    r"\bhow\s+much\b[^?]*\b(?:costs?|charged?|charges|pay|paid|fees?|prices?|priced)\b"
+    r"|\bwhat\s+(?:is|are|was|were)\s+the\s+(?:\w+\s+){0,3}?(?:costs?|fees?|prices?|charges?)\b",
+    re.IGNORECASE,
+)
 _PERCENT_ASKED = re.compile(r"%|\bpercent(?:age|s)?\b|\bin units of percents?\b", re.I)
 
 
@@ -56,6 +63,7 @@ class Wanted:
     percent: bool  # the answer is asked as a percentage
     where: bool = False  # a place ("where can ...")
     who: bool = False  # a person or a role ("who approves ...")
+    price: bool = False  # a price or a charge ("how much does ... cost"): money, or free
 
 
 def wanted(part: str) -> Wanted:
@@ -71,6 +79,7 @@ def wanted(part: str) -> Wanted:
         percent=_PERCENT_ASKED.search(part) is not None,
         where=_WHERE.search(part) is not None,
         who=_WHO.search(part) is not None,
+        price=_PRICE.search(part) is not None,
     )
 
 
