@@ -80,6 +80,8 @@ from localqa.answers import sentences
 from localqa.language import appearance, lemmas, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
 from localqa.question import acronyms, parts, periods
+from localqa.question.asked import wanted
+from localqa.question.reading import read
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
@@ -656,6 +658,10 @@ def _unwritten_heads(
     "the highest price"), and is not judged."""
     if unheld is None or judged or note is None or not note.startswith(_NOT_JUDGED):
         return []
+    # A part that asks for a quantity or a computed shape names what is computed ("gross margin",
+    # "in total"), which the evidence writes as line items, never by that name: not judged so.
+    if read(part).shape in _COMPUTED_SHAPES or wanted(part).quantity:
+        return []
     # A comparative or superlative says how the question compares ("the highest price"); a modal
     # verb the stop words lack ("How many times may a loan be renewed?") names nothing.
     asked = {w for w in asked_words(part) if not lemmas.degree(w) and w not in _MODALS}
@@ -684,6 +690,7 @@ def _unwritten_heads(
 
 
 _NOT_JUDGED = "words no passage carries were not judged"
+_COMPUTED_SHAPES = frozenset(("figure", "comparison", "extreme", "count", "list"))
 _MODALS = frozenset({"may", "might", "need", "ought", "dare"})
 
 
