@@ -224,6 +224,7 @@ class Caller(Frozen):
 SHAPE_NAMES = {
     "cause": "a cause",
     "extreme": "an extreme",
+    "total": "arithmetic on stated figures",
     "comparison": "a comparison",
     "count": "a count",
     "list": "a list",
@@ -240,8 +241,8 @@ class Reading(Frozen):
     reader sees it ("Read as: a comparison of gross margin, FY2022 against FY2023"), so a wrong
     reading shows before a wrong figure does."""
 
-    # "definition", "cause", "extreme", "comparison", "count", "list", "yes/no", "figure", "value"
-    # or "fact"
+    # "definition", "cause", "extreme", "comparison", "total", "count", "list", "yes/no", "figure",
+    # "value" or "fact"
     shape: str
     rule: str  # the cue that decided the shape, as the reader is told it
     owner: str | None = None  # whose figure ("Boeing"), as the part writes it

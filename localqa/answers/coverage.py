@@ -80,7 +80,6 @@ from localqa.answers import sentences
 from localqa.language import appearance, lemmas, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
 from localqa.question import acronyms, parts, periods
-from localqa.question.asked import wanted
 from localqa.question.reading import read
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
@@ -658,9 +657,9 @@ def _unwritten_heads(
     "the highest price"), and is not judged."""
     if unheld is None or judged or note is None or not note.startswith(_NOT_JUDGED):
         return []
-    # A part that asks for a quantity or a computed shape names what is computed ("gross margin",
-    # "in total"), which the evidence writes as line items, never by that name: not judged so.
-    if read(part).shape in _COMPUTED_SHAPES or wanted(part).quantity:
+    # A part of a computed shape names what is computed ("gross margin", "in total"), which the
+    # evidence writes as line items and cells, never by that name: not judged so.
+    if read(part).shape in _COMPUTED_SHAPES:
         return []
     # A comparative or superlative says how the question compares ("the highest price"); a modal
     # verb the stop words lack ("How many times may a loan be renewed?") names nothing.
@@ -690,7 +689,7 @@ def _unwritten_heads(
 
 
 _NOT_JUDGED = "words no passage carries were not judged"
-_COMPUTED_SHAPES = frozenset(("figure", "comparison", "extreme", "count", "list"))
+_COMPUTED_SHAPES = frozenset(("figure", "comparison", "extreme", "total", "count", "list"))
 _MODALS = frozenset({"may", "might", "need", "ought", "dare"})
 
 
