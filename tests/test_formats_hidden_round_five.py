@@ -60,7 +60,8 @@ def template_page(path: Path) -> None:
         '<p style="display:/**/none">The harbour gate code is 4471 for staff only.</p>'
         '<p style="font-size: 0PX">The harbour gate code is 4471 for staff only.</p>'
         '<p style="opacity:0.0">The harbour gate code is 4471 for staff only.</p>'
-        '<p style="position:absolute;clip:rect(1px,1px,1px,1px)">The harbour gate code is 4471 for staff only.</p>'
+        '<p style="position:absolute;clip:rect(1px,1px,1px,1px)">'
+        "The harbour gate code is 4471 for staff only.</p>"
         "<p>The harbour opens at six every morning of the week.</p></main></body></html>",
         encoding="utf-8",
     )
@@ -98,7 +99,8 @@ def gates_workbook(path: Path) -> None:
     book.save(buffer)
 
     def hide(xml: str) -> str:
-        xml = xml.replace("<sheetData>", '<cols><col min="3" max="3" width="0" customWidth="1"/></cols><sheetData>')
+        cols = '<cols><col min="3" max="3" width="0" customWidth="1"/></cols>'
+        xml = xml.replace("<sheetData>", f"{cols}<sheetData>")
         return re.sub(r'<row r="3"[^>]*>', '<row r="3" ht="0" customHeight="1">', xml)
 
     path.write_bytes(with_sheet_xml(buffer.getvalue(), hide))
@@ -198,10 +200,11 @@ def test_a_descendant_that_undoes_an_inherited_hiding_is_read(tmp_path: Path) ->
     holds is drawn, the text around it is not."""
     (tmp_path / "p.html").write_text(
         "<html><body><main><h1>Gates</h1>"
-        '<div style="font-size:0">The gate code is 4471. <p style="font-size:16px">Renewals are free at the desk.</p>'
+        '<div style="font-size:0">The gate code is 4471. '
+        '<p style="font-size:16px">Renewals are free at the desk.</p>'
         '<p style="font-size:2em">The gate code is 4472.</p></div>'
-        '<div style="visibility:hidden">The gate code is 4473. <p style="visibility:visible">Fines are capped at '
-        "ten dollars.</p></div></main></body></html>",
+        '<div style="visibility:hidden">The gate code is 4473. '
+        '<p style="visibility:visible">Fines are capped at ten dollars.</p></div></main></body></html>',
         encoding="utf-8",
     )
     text = " ".join(p.text for p in extract_file(tmp_path / "p.html", "p.html", "p.html").passages)

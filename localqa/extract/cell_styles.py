@@ -57,7 +57,9 @@ class Blank:
         return None
 
 
-def blank_styles(archive: zipfile.ZipFile, styles_part: str | None, theme_part: str | None) -> dict[int, Blank]:
+def blank_styles(
+    archive: zipfile.ZipFile, styles_part: str | None, theme_part: str | None
+) -> dict[int, Blank]:
     """The cell styles (`cellXfs` indices) that show some value as nothing; {} when none does, so
     the sheets are read without looking at any cell's style."""
     if styles_part is None:
@@ -148,11 +150,12 @@ def _shown(section: str) -> bool:
 
 
 def _white(color: Any, theme: frozenset[str], custom_palette: bool) -> bool:
-    if color is None or float(color.get("tint", "0") or 0) != 0:
+    """Is a colour white? One with a tint (or a tint that is no number) is not decided: not white."""
+    if color is None or color.get("tint", "0") not in ("0", "0.0", ""):
         return False
     rgb = color.get("rgb")
     if rgb is not None:
-        return rgb.upper()[-6:] == "FFFFFF"
+        return str(rgb).upper()[-6:] == "FFFFFF"
     if color.get("indexed") is not None:
         return not custom_palette and color.get("indexed") in _LEGACY_WHITE
     return color.get("theme") in theme
@@ -166,7 +169,11 @@ def _white_fill(fill: Any, theme: frozenset[str], custom_palette: bool) -> bool:
     kind = pattern.get("patternType", "none") if pattern is not None else "none"
     if kind == "none":
         return True
-    return kind == "solid" and pattern is not None and _white(pattern.find(f"{_X}fgColor"), theme, custom_palette)
+    return (
+        kind == "solid"
+        and pattern is not None
+        and _white(pattern.find(f"{_X}fgColor"), theme, custom_palette)
+    )
 
 
 def _theme_whites(archive: zipfile.ZipFile, part: str | None, parser: Any) -> frozenset[str]:

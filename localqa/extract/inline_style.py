@@ -28,7 +28,9 @@ _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))", re.DOTALL)
 _IMPORTANT = re.compile(r"!\s*important\s*$", re.IGNORECASE)
 _ZERO = re.compile(r"^[-+]?(?:0+\.?0*|\.0+)(?:[a-z]+|%)?$")
 _NUMBER = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+))(%|[a-z]*)$")
-_RELATIVE_SIZES = frozenset({"em", "%", "ex", "ch", "cap", "ic", "lh", "smaller", "larger", "inherit", "unset"})
+_RELATIVE_SIZES = frozenset(
+    {"em", "%", "ex", "ch", "cap", "ic", "lh", "smaller", "larger", "inherit", "unset"}
+)
 _LENGTHS = ("width", "height", "max-width", "max-height")
 
 

@@ -284,7 +284,9 @@ def _sheet_facts(path: Path) -> dict[str, SheetFacts]:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
             targets = _book_targets(archive, names)
-            blank = blank_styles(archive, _part_of(targets, "/styles", names), _part_of(targets, "/theme", names))
+            blank = blank_styles(
+                archive, _part_of(targets, "/styles", names), _part_of(targets, "/theme", names)
+            )
             for name, part in _sheet_parts(archive, names, targets):
                 with archive.open(part) as stream:
                     facts = _facts_of(stream, blank)
@@ -341,12 +343,12 @@ def _larger(one: SheetFacts, other: SheetFacts) -> SheetFacts:
 def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
     """One pass over a sheet's XML in constant memory: its hidden rows and columns, its cells whose
     style (one of `blank`) shows them as nothing (each cell's style is looked at only when some
-    style does), how many cells it stores, and the range its cells with content span (a value, an inline string or a formula:
-    what calamine places). Each cell is placed where its own reference says, row included (as
-    calamine places it, whatever row holds it); one without a reference goes after the cell before
-    it in its row. A reference that is not letters and digits is a damaged file (`ValueError`).
-    Rows are read whole as they end, then dropped: an event per cell cost ten times calamine's
-    own read of the sheet."""
+    style does), how many cells it stores, and the range its cells with content span (a value, an
+    inline string or a formula: what calamine places). Each cell is placed where its own reference
+    says, row included (as calamine places it, whatever row holds it); one without a reference goes
+    after the cell before it in its row. A reference that is not letters and digits is a damaged
+    file (`ValueError`). Rows are read whole as they end, then dropped: an event per cell cost ten
+    times calamine's own read of the sheet."""
     rows: set[int] = set()
     columns: set[int] = set()
     blank_cells: dict[tuple[int, int], str] = {}

@@ -29,6 +29,7 @@ from localqa.extract.structured import Sections
 from localqa.language.text import squash
 from localqa.types import Passage
 
+
 @dataclass(frozen=True)
 class PageExtraction:
     passages: list[Passage]

@@ -132,7 +132,9 @@ def _vanish(rpr: Any) -> bool | None:
     hidden whatever `w:vanish` says: Word never displays such a run, even with hidden text shown."""
     if rpr is None:
         return None
-    said = [_val(rpr.find(f"{W}{tag}")) for tag in ("vanish", "specVanish") if rpr.find(f"{W}{tag}") is not None]
+    said = [
+        _val(rpr.find(f"{W}{tag}")) for tag in ("vanish", "specVanish") if rpr.find(f"{W}{tag}") is not None
+    ]
     if not said:
         return None
     return any(value not in ("0", "false", "off") for value in said)
