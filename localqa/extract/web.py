@@ -146,6 +146,11 @@ def _remove_hidden(page: Any) -> int:
             for child in element:
                 child.tail = None
         stack.extend((child, inherited) for child in reversed(element))
+    # Every style is decided now: what one hides is gone. Dropped, so trafilatura's own rules on
+    # style text (it discards any element whose style names "hidden" or "display:none") do not
+    # drop what a browser draws: `overflow: hidden`, a hiding a child undoes, a later `display`.
+    for styled in page.xpath("//*[@style]"):
+        del styled.attrib["style"]
     return hidden
 
 
