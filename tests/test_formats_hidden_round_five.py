@@ -18,6 +18,7 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 from docx.oxml import parse_xml
+from openpyxl.formatting.rule import CellIsRule
 from openpyxl.styles import Font, PatternFill
 
 from localqa.cli import cli
@@ -154,6 +155,23 @@ def test_the_zero_width_columns_code_is_not_indexed(tmp_path: Path) -> None:
     assert f"Warning: gates.xlsx: hidden content is not indexed ({said}); unhide it to index it" in output
     passages = extract_file(tmp_path / "docs" / "gates.xlsx", "gates.xlsx", "gates.xlsx").passages
     assert [(p.row, p.text) for p in passages] == [(2, "Gate: North; Opens: 06:00"), (4, "Gate: East")]
+
+
+def test_white_on_white_is_not_decided_on_a_sheet_that_a_rule_may_recolour(tmp_path: Path) -> None:
+    """A conditional format (or a table style) may draw a white-font cell on a dark fill: the
+    cell's style alone does not say it is white on white, so it is read; `;;;` still hides."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Gate", "Opens"])
+    sheet.append(["North", "06:00"])
+    sheet.append(["South", "07:00"])
+    sheet["A2"].font = Font(color="FFFFFFFF")
+    sheet["B3"].number_format = ";;;"
+    dark = PatternFill("solid", fgColor="FF000080", bgColor="FF000080")
+    sheet.conditional_formatting.add("A2:A3", CellIsRule(operator="notEqual", formula=['""'], fill=dark))
+    book.save(tmp_path / "g.xlsx")
+    passages = extract_file(tmp_path / "g.xlsx", "g.xlsx", "g.xlsx").passages
+    assert [p.text for p in passages] == ["Gate: North; Opens: 06:00", "Gate: South"]
 
 
 @pytest.mark.parametrize(

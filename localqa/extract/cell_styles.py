@@ -11,8 +11,10 @@ A cell's style (`s`, an index into `cellXfs`) shows its value as nothing when:
   white, or a theme colour the workbook's theme makes white, without a tint) over no fill (the
   sheet's own white) or a solid white one, or a number format that colours its section `[White]`.
 
-Conditional formats are not evaluated (a rule that colours a cell is decided by a value at the
-time of display), nor is a colour that is not the background's exactly (light grey on white).
+Conditional formats and table styles are not evaluated (a rule that colours a cell is decided by a
+value at the time of display; a table style draws its own fills): on a sheet that has either, no
+cell is taken for white on white (`sheets._facts_of`). Nor is a colour that is not the background's
+exactly (light grey on white).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _LEGACY_WHITE = frozenset({"1", "9"})  # the default palette's whites (indexed c
 _THEME_ORDER = ("lt1", "dk1", "lt2", "dk2", "accent1", "accent2", "accent3", "accent4", "accent5", "accent6")
 
 TEXT, NUMBER, OTHER = "text", "number", "other"
+SHOWS_NOTHING, WHITE_ON_WHITE = "formatted to show nothing", "white on white"
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,9 @@ class Blank:
         stored `value` shows nothing ("formatted to show nothing", "white on white"), or None."""
         section = _section(self.sections, kind, value)
         if section is not None and not _shown(section):
-            return "formatted to show nothing"
+            return SHOWS_NOTHING
         if self.white or (self.on_white and section is not None and _WHITE_SECTION.search(section)):
-            return "white on white"
+            return WHITE_ON_WHITE
         return None
 
 

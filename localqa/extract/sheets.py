@@ -41,7 +41,7 @@ from typing import Any
 
 from lxml import etree
 
-from localqa.extract.cell_styles import NUMBER, OTHER, TEXT, Blank, blank_styles
+from localqa.extract.cell_styles import NUMBER, OTHER, TEXT, WHITE_ON_WHITE, Blank, blank_styles
 from localqa.extract.checks import BadFile
 from localqa.extract.structured import row_text
 from localqa.types import Kind, Passage
@@ -356,9 +356,15 @@ def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
     top = left = 1 << 62
     bottom = right = -1
     row_number = 0
+    recoloured = False  # a table or a conditional format may colour the sheet's cells
+    tags = (f"{_X}row", f"{_X}col", f"{_X}tablePart", f"{_X}conditionalFormatting")
     for _, element in etree.iterparse(
-        stream, events=("end",), tag=(f"{_X}row", f"{_X}col"), resolve_entities=False, no_network=True
+        stream, events=("end",), tag=tags, resolve_entities=False, no_network=True
     ):
+        if element.tag in (f"{_X}tablePart", f"{_X}conditionalFormatting"):
+            recoloured = True
+            element.clear()
+            continue
         hidden = element.get("hidden") in ("1", "true")
         if element.tag == f"{_X}col":
             if hidden or _below(element.get("width"), _NO_PIXEL_WIDTH):
@@ -395,6 +401,8 @@ def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
             del element.getparent()[0]  # rows read are dropped: memory stays constant
     spanned = (bottom - top + 1) * (right - left + 1) if bottom >= 0 else 0
     span = f"{_letters(left)}{top}:{_letters(right)}{bottom}" if bottom >= 0 else ""
+    if recoloured:  # the cell's style alone no longer says what colour it is drawn in
+        blank_cells = {at: why for at, why in blank_cells.items() if why != WHITE_ON_WHITE}
     return SheetFacts(frozenset(rows), frozenset(columns), blank_cells, stored, spanned, span)
 
 
