@@ -53,6 +53,31 @@ def moved_word(path: Path) -> None:
     document.save(path)
 
 
+HIDDEN_BOXES = (  # a text box in a hidden shape, as Word writes it (DrawingML) and in its VML fallback
+    '<w:r><w:drawing><wp:anchor xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"'
+    ' simplePos="0" relativeHeight="1" behindDoc="0" locked="0" layoutInCell="1" allowOverlap="1">'
+    '<wp:docPr id="7" name="Text Box 7" hidden="1"/>'
+    '<a:graphic xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">'
+    '<a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape">'
+    '<wps:wsp xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:txbx>'
+    "<w:txbxContent><w:p><w:r><w:t>The berth code is 4478.</w:t></w:r></w:p></w:txbxContent>"
+    "</wps:txbx></wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></w:r>"
+    '<w:r><w:pict><v:shape xmlns:v="urn:schemas-microsoft-com:vml" style="visibility:hidden"><v:textbox>'
+    "<w:txbxContent><w:p><w:r><w:t>The berth code is 4479.</w:t></w:r></w:p></w:txbxContent>"
+    "</v:textbox></v:shape></w:pict></w:r>"
+)
+
+
+def test_a_text_box_whose_shape_is_hidden_is_not_read(tmp_path: Path) -> None:
+    """A guard more than a fix: Word text boxes are not read at all (docs/formats.md), so one in
+    a hidden shape is not either; should text boxes ever be read, this says the hidden stay out."""
+    document = docx.Document()
+    raw_paragraph(document, run("Visitors pay at the office. ") + HIDDEN_BOXES)
+    document.save(tmp_path / "b.docx")
+    texts = [p.text for p in extract_file(tmp_path / "b.docx", "b.docx", "b.docx").passages]
+    assert texts == ["Visitors pay at the office."]
+
+
 def template_page(path: Path) -> None:
     path.write_text(
         "<html><head><title>Harbour</title></head><body><main><h1>Gates</h1>"
