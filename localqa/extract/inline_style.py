@@ -45,25 +45,28 @@ class Style:
 
     values: dict[str, str]
 
-    def hiding(self) -> tuple[Hides, str] | None:
-        """What this style hides and how it is said in the index's warning; None when nothing."""
+    def hidings(self) -> list[tuple[Hides, str]]:
+        """What this style hides, each with how the index's warning says it; [] when nothing.
+        All of them: `visibility: hidden; font-size: 0` stays hidden under a child that undoes one."""
         get = self.values.get
-        if get("display") == "none":
-            return Hides.ALL, "display: none"
-        if _zero(get("opacity")):
-            return Hides.ALL, "opacity: 0"
-        if get("content-visibility") == "hidden":
-            return Hides.ALL, "content-visibility: hidden"
-        if self._clipped():
-            return Hides.ALL, "clipped to nothing"
+        found = [
+            (Hides.ALL, said)
+            for said, holds in (
+                ("display: none", get("display") == "none"),
+                ("opacity: 0", _zero(get("opacity"))),
+                ("content-visibility: hidden", get("content-visibility") == "hidden"),
+                ("clipped to nothing", self._clipped()),
+            )
+            if holds
+        ]
         if get("visibility") in ("hidden", "collapse"):
-            return Hides.INHERITED, "visibility: hidden"
+            found.append((Hides.INHERITED, "visibility: hidden"))
         if _zero(get("font-size")):
-            return Hides.INHERITED, "font-size: 0"
-        return None
+            found.append((Hides.INHERITED, "font-size: 0"))
+        return found
 
     def undoes(self, hidden: str) -> bool:
-        """Does this style, on a descendant, undo an inherited hiding (`hiding`'s second part)?"""
+        """Does this style, on a descendant, undo an inherited hiding (as `hidings` says it)?"""
         if hidden == "visibility: hidden":
             return self.values.get("visibility") == "visible"
         size = self.values.get("font-size")

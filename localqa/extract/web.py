@@ -124,24 +124,25 @@ def _remove_hidden(page: Any) -> int:
     """Remove from `page` what it keeps a browser from drawing (the module docstring); how many
     elements hid something (the outermost, and each hiding inside an inherited one's exception)."""
     hidden = 0
-    stack: list[tuple[Any, str | None]] = [(page, None)]  # an element, the inherited hiding it is under
+    # An element, and the inherited hidings it is under ("font-size: 0"): each until a descendant
+    # undoes it, so a child of `visibility: hidden; font-size: 0` saying `visibility: visible`
+    # is still at font size 0.
+    stack: list[tuple[Any, frozenset[str]]] = [(page, frozenset())]
     while stack:
         element, inherited = stack.pop()
         if not isinstance(element.tag, str):
             continue  # a comment or processing instruction: trafilatura leaves them out
         style = declarations(element.get("style", "")) if element.get("style") else Style({})
-        if inherited is not None and style.undoes(inherited):
-            inherited = None  # a descendant that undoes it is drawn (`visibility: visible`, `16px`)
-        hiding = _hiding(element, style)
-        if hiding is not None and hiding[0] is Hides.ALL and element is not page:
-            if inherited is None:
-                hidden += 1
+        inherited = frozenset(h for h in inherited if not style.undoes(h))
+        hidings = _hidings(element, style)
+        if any(how is Hides.ALL for how, _ in hidings) and element is not page:
+            hidden += not inherited
             element.drop_tree()
             continue
-        if hiding is not None and inherited is None:
-            inherited = hiding[1]
-            hidden += 1
-        if inherited is not None:
+        own = frozenset(said for how, said in hidings if how is Hides.INHERITED)
+        hidden += bool(own) and not inherited
+        inherited |= own
+        if inherited:
             element.text = None  # its own text is drawn under the hiding, as are its children's tails
             for child in element:
                 child.tail = None
@@ -154,9 +155,9 @@ def _remove_hidden(page: Any) -> int:
     return hidden
 
 
-def _hiding(element: Any, style: Style) -> tuple[Hides, str] | None:
+def _hidings(element: Any, style: Style) -> list[tuple[Hides, str]]:
     if element.get("hidden") is not None:
-        return Hides.ALL, "the hidden attribute"
+        return [(Hides.ALL, "the hidden attribute")]
     if element.tag == "template":
-        return Hides.ALL, "<template>"
-    return style.hiding()
+        return [(Hides.ALL, "<template>")]
+    return style.hidings()
