@@ -392,10 +392,11 @@ def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
             if len(cell):
                 top, bottom = min(top, at), max(bottom, at)
                 left, right = min(left, column), max(right, column)
-                style = blank.get(_style_index(cell.get("s"))) if blank else None
-                why = style.hides(*_kind_and_value(cell)) if style is not None else None
-                if why is not None:
-                    blank_cells[(at, column)] = why
+                if blank:  # only when some style shows a value as nothing: no cost otherwise
+                    style = blank.get(_style_index(cell.get("s")))
+                    why = style.hides(*_kind_and_value(cell)) if style is not None else None
+                    if why is not None:
+                        blank_cells[(at, column)] = why
         element.clear()
         while element.getprevious() is not None:
             del element.getparent()[0]  # rows read are dropped: memory stays constant
