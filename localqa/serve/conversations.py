@@ -10,10 +10,11 @@ dropped first).
 
 Access never widens over time: a kept turn is re-checked at every follow-up against what its caller
 may see then (`recheck`), before anything of it is shown again or carried into a rewrite. An
-answer whose evidence (its quote's source, other evidence, a value's operands or items) names a
-document the caller may no longer see, since the catalog narrowed, retired or moved it, is
-withheld: the turn keeps its question and the answers that still stand, and the page says how
-many parts it withheld. A page image it linked to is checked again when it is fetched.
+answer whose evidence (its quote's source, other evidence, the sentences shown of how its quote
+was chosen, a value's operands or items) names a document the caller may no longer see, since the
+catalog narrowed, retired or moved it, is withheld: the turn keeps its question and the answers
+that still stand, and the page says how many parts it withheld. A page image it linked to is
+checked again when it is fetched.
 """
 
 from __future__ import annotations
@@ -164,9 +165,10 @@ def visible_sources(library: Library, caller: Caller) -> frozenset[str]:
 
 
 def evidence_sources(answer: Answer) -> frozenset[str]:
-    """Every source an answer's evidence names: its citation, other evidence, and any location
-    inside its value (operands, list items, compared figures), found wherever it is held, so a
-    kind of evidence added later is re-checked too."""
+    """Every source an answer's evidence names: its citation, other evidence, the sentences the
+    page shows of how its quote was chosen (`Selection.shown`), and any location inside its value
+    (operands, list items, compared figures), found wherever it is held, so a kind of evidence
+    added later is re-checked too."""
     return frozenset(location.source for location in _locations(answer))
 
 
