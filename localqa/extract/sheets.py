@@ -367,14 +367,16 @@ def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
             continue
         hidden = element.get("hidden") in ("1", "true")
         if element.tag == f"{_X}col":
-            if hidden or _below(element.get("width"), _NO_PIXEL_WIDTH):
+            width = element.get("width")
+            if hidden or (width is not None and _below(width, _NO_PIXEL_WIDTH)):
                 low, high = int(element.get("min", "1")), int(element.get("max", "1"))
                 columns.update(range(low - 1, min(high, low + 16384)))
             element.clear()
             continue
         reference = element.get("r") or ""
         row_number = int(reference) if reference.isdigit() else row_number + 1
-        if hidden or _below(element.get("ht"), _NO_PIXEL_HEIGHT):
+        height = element.get("ht")  # most rows have none: no call for them, the pass is per row
+        if hidden or (height is not None and _below(height, _NO_PIXEL_HEIGHT)):
             rows.add(row_number)
         stored += len(element)
         column = -1
@@ -407,11 +409,9 @@ def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
     return SheetFacts(frozenset(rows), frozenset(columns), blank_cells, stored, spanned, span)
 
 
-def _below(size: str | None, least: float) -> bool:
-    """Is a width or height the XML gives (None: the default) under `least`? One that is not a
-    number is not (the default size, as Excel reads it)."""
-    if size is None:
-        return False
+def _below(size: str, least: float) -> bool:
+    """Is a width or height the XML gives under `least`? One that is not a number is not (the
+    default size, as Excel reads it)."""
     try:
         return float(size) < least
     except ValueError:
