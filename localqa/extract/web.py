@@ -132,8 +132,10 @@ def _remove_hidden(page: Any) -> int:
         element, inherited = stack.pop()
         if not isinstance(element.tag, str):
             continue  # a comment or processing instruction: trafilatura leaves them out
-        style = declarations(element.get("style", "")) if element.get("style") else Style({})
-        inherited = frozenset(h for h in inherited if not style.undoes(h))
+        written = element.get("style")  # most elements have none: nothing to read, nothing undone
+        style = declarations(written) if written else None
+        if style is not None and inherited:
+            inherited = frozenset(h for h in inherited if not style.undoes(h))
         hidings = _hidings(element, style)
         if any(how is Hides.ALL for how, _ in hidings) and element is not page:
             hidden += not inherited
@@ -155,9 +157,9 @@ def _remove_hidden(page: Any) -> int:
     return hidden
 
 
-def _hidings(element: Any, style: Style) -> list[tuple[Hides, str]]:
+def _hidings(element: Any, style: Style | None) -> list[tuple[Hides, str]]:
     if element.get("hidden") is not None:
         return [(Hides.ALL, "the hidden attribute")]
     if element.tag == "template":
         return [(Hides.ALL, "<template>")]
-    return style.hidings()
+    return style.hidings() if style is not None else []
