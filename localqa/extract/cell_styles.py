@@ -62,9 +62,10 @@ class Blank:
 
 def blank_styles(
     archive: zipfile.ZipFile, styles_part: str | None, theme_part: str | None
-) -> dict[int, Blank]:
-    """The cell styles (`cellXfs` indices) that show some value as nothing; {} when none does, so
-    the sheets are read without looking at any cell's style."""
+) -> dict[str, Blank]:
+    """The cell styles that show some value as nothing, by their `cellXfs` index as a cell's `s`
+    writes it ("3"); {} when none does, so the sheets are read without looking at any cell's
+    style."""
     if styles_part is None:
         return {}
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
@@ -74,7 +75,7 @@ def blank_styles(
     formats = {f.get("numFmtId"): f.get("formatCode", "") for f in root.iter(f"{_X}numFmt")}
     fonts = [_white(font.find(f"{_X}color"), theme, custom_palette) for font in _list(root, "fonts", "font")]
     fills = [_white_fill(fill, theme, custom_palette) for fill in _list(root, "fills", "fill")]
-    found: dict[int, Blank] = {}
+    found: dict[str, Blank] = {}
     for index, xf in enumerate(_list(root, "cellXfs", "xf")):
         code = formats.get(xf.get("numFmtId", "0"), "")
         sections = tuple(_sections(code)) if code else ()
@@ -87,7 +88,7 @@ def blank_styles(
         empty = any(not _shown(s) for s in sections)
         coloured = bool(on_white) and any(_WHITE_SECTION.search(s) for s in sections)
         if white or empty or coloured:
-            found[index] = Blank(white, bool(on_white), sections)
+            found[str(index)] = Blank(white, bool(on_white), sections)
     return found
 
 

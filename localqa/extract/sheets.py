@@ -340,7 +340,7 @@ def _larger(one: SheetFacts, other: SheetFacts) -> SheetFacts:
     )
 
 
-def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
+def _facts_of(stream: Any, blank: dict[str, Blank]) -> SheetFacts:
     """One pass over a sheet's XML in constant memory: its hidden rows and columns, its cells whose
     style (one of `blank`) shows them as nothing (each cell's style is looked at only when some
     style does), how many cells it stores, and the range its cells with content span (a value, an
@@ -395,7 +395,7 @@ def _facts_of(stream: Any, blank: dict[int, Blank]) -> SheetFacts:
                 top, bottom = min(top, at), max(bottom, at)
                 left, right = min(left, column), max(right, column)
                 if blank:  # only when some style shows a value as nothing: no cost otherwise
-                    style = blank.get(_style_index(cell.get("s")))
+                    style = blank.get(cell.get("s") or "0")  # by the index as written: no call a cell
                     why = style.hides(*_kind_and_value(cell)) if style is not None else None
                     if why is not None:
                         blank_cells[(at, column)] = why
@@ -416,11 +416,6 @@ def _below(size: str, least: float) -> bool:
         return float(size) < least
     except ValueError:
         return False
-
-
-def _style_index(value: str | None) -> int:
-    """A cell's style index; 0 (the default style) when it has none or it is no number."""
-    return int(value) if value is not None and value.isdigit() else 0
 
 
 def _kind_and_value(cell: Any) -> tuple[str, str]:
