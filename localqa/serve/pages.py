@@ -68,9 +68,9 @@ def ask(
     check_size(question, conversation, *doc)
     earlier: list[Turn] = []
     views: list[dict[str, Any]] = []
-    if conversation:
-        kept = conversations.get(conversation, who.user, who.caller)
-        earlier, views = list(kept.turns), list(kept.views)
+    if conversation:  # as the caller may see it now: a narrowed document's quotes are withheld
+        kept = conversations.recheck(conversation, who.user, who.caller, library)
+        earlier, views = kept.turns, kept.views
     form = {
         "question": "",
         "as_of": as_of.isoformat(),
@@ -119,7 +119,8 @@ def ask(
             part = _part_view(number, result, answer, as_of, len(results))
             shown.append(replace(part, candidates=[]))
             yield templates.get_template("part.html").render(part=part)
-        conversations.add(conversation, who.user, turn_of(made, who.caller, answers), _turn_view(made, shown))
+        turn = turn_of(made, who.caller, answers)
+        conversations.add(conversation, who.user, turn, _turn_view(made, shown), tuple(answers))
         yield templates.get_template("ask_end.html").render(form=form)
 
     return StreamingResponse(stream(), media_type="text/html; charset=utf-8")
