@@ -140,3 +140,29 @@ def test_the_narrowed_documents_quote_is_not_carried_into_a_rewrite(
     assert rewriting, sent
     assert not [text for text in sent if "40 dollars" in text]
     assert "40 dollars" not in done.text
+
+
+
+def test_a_kept_turns_route_never_names_a_narrowed_document() -> None:
+    """A turn whose quote came from a document the caller may still see keeps its quote, but the
+    line saying it was searched mainly in a narrowed document is not shown again: it names what
+    the caller may no longer see."""
+    from localqa.serve.conversations import _view_without
+    from localqa.serve.pages import PartView
+    from localqa.types import Answer, Kind, Location
+
+    where = Location(
+        source="loans.md", page=None, kind=Kind.PROSE, section="Loans", table=None, row=None, paragraph=1,
+        effective=None,
+    )  # fmt: skip
+    answer = Answer.verified_quote("Standard loans last 21 days at every branch.", where)
+    part = PartView(
+        number=1, total=1, question="q", answer=answer, candidates=[], note=None,
+        route="searched mainly in harbour-fees.md: the question names \"Kestrel Quay\"",
+        route_sources=("harbour-fees.md",),
+    )  # fmt: skip
+    shown = _view_without({"parts": [part]}, frozenset({"loans.md"}))
+    (kept,) = shown["parts"]
+    assert kept.answer == answer and kept.route is None and shown["withheld"] == 0
+    still = _view_without({"parts": [part]}, frozenset({"loans.md", "harbour-fees.md"}))
+    assert still["parts"][0].route == part.route

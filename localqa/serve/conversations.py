@@ -24,7 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -129,13 +129,12 @@ class Conversations:
         views: list[dict[str, Any]] = []
         for turn, view, answers in stored:
             standing = tuple(a for a in answers if evidence_sources(a) <= visible)
+            views.append(_view_without(view, visible))  # a route naming a narrowed document too
             if len(standing) == len(answers):
                 turns.append(turn)
-                views.append(view)
                 continue
             asked = Rewrite(turn.question, turn.standalone, "standalone")
             turns.append(turn_of(asked, turn.caller, standing))
-            views.append(_view_without(view, visible))
         return Rechecked(turns, views)
 
 
@@ -190,5 +189,9 @@ def _view_without(view: dict[str, Any], visible: frozenset[str]) -> dict[str, An
     """A turn's page view without the parts whose answer's evidence the caller may no longer see;
     `withheld` says how many were left out."""
     parts = view.get("parts", [])
-    standing = [part for part in parts if evidence_sources(part.answer) <= visible]
+    standing = [
+        part if set(part.route_sources) <= visible else replace(part, route=None, route_sources=())
+        for part in parts
+        if evidence_sources(part.answer) <= visible
+    ]
     return {**view, "parts": standing, "withheld": len(parts) - len(standing)}

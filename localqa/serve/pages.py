@@ -241,6 +241,7 @@ class PartView:
     candidates: list[dict[str, Any]]
     note: str | None
     route: str | None = None  # why the part was searched mainly in some documents
+    route_sources: tuple[str, ...] = ()  # the documents `route` names, re-checked in a kept turn
     reading: str | None = None  # how the part was read (`Reading.describe`)
     image: str | None = None
     large_image: str | None = None
@@ -262,6 +263,7 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
         candidates=[_candidate_view(c) for c in result.candidates],
         note=result.note,
         route=result.route.why if result.route else None,
+        route_sources=tuple(result.route.sources) if result.route else (),
         reading=result.reading.describe() if result.reading else None,
         other=[location.describe() for location in answer.other_evidence],
         **_value_view(answer),
