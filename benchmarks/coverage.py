@@ -31,7 +31,8 @@ Both are printed for the default settings, for each kind of term on its own, and
 4. **Every kind of refusal as a classifier** (`--runs DIR`: the saved runs of `benchmarks.pdfqa
    --model ... --runs DIR`, no index needed): per kind (word, name, year, number, identifier, the
    model's confidence, the figure planner, retrieval's own abstention), the answerable and the
-   unanswerable text/table questions it refused and those it doubted (shown with the doubt), and
+   unanswerable text/table questions it refused outright and those it doubted (refused with the
+   quote as the closest passage; in runs of code before issue 49, shown with the doubt), and
    its precision beside the share of unanswerable questions (`localqa.evaluate.refusals`); then
    the answerable questions refused and the unanswerable ones shown no quote. needs_visual
    questions are left out (their evidence is a picture), but for one line: those whose quote's

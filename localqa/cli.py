@@ -907,7 +907,8 @@ def evaluate(
     SUITE is a folder with cases.toml (default evals/library); a suite with its own docs/ is
     indexed into a temporary index, otherwise --db is used. Without --model only retrieval is
     scored. Exit status 1 when a gate fails: any tenant/access leak, any unverified quote or
-    unchecked figure shown.
+    unchecked figure shown; in a suite that holds its answers (hold_answers = true), a no-answer
+    case shown a quote or a wrong value, outside its known failures.
     """
     from localqa.evaluate import compare as comparing
     from localqa.evaluate.report import markdown, terminal_summary

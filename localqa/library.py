@@ -213,9 +213,11 @@ class Library:
         """One retrieved part answered and verified, with the value it gives; a part asking for a
         figure derived from line items (`localqa.derived.figures`) has each retrieved and read as a part
         of its own, as `caller` on `as_of`, within `documents` (the caller's names, read here
-        once, or documents already chosen)."""
+        once, or documents already chosen). A quote the answer stage doubts is shown as a refusal
+        carrying it as its closest passage (`localqa.answers.unsure`), never as the answer."""
         from localqa.answers import deciding
         from localqa.answers.answering import answer_part
+        from localqa.answers.unsure import withheld
         from localqa.derived.deriving import derive
 
         context = IndexContext(self, as_of, caller or Caller(), result.question)
@@ -235,11 +237,11 @@ class Library:
             )
             derived = derive(self, result, quoted, context, within, model, settings)
             if deciding.computed(derived, quoted):
-                return derived
+                return withheld(derived)
         answer = answer_part(
             result.question, result.candidates, model, settings, context, unheld=result.unheld
         )
-        return derive(self, result, answer, context, within, model, settings)
+        return withheld(derive(self, result, answer, context, within, model, settings))
 
     def chosen(
         self,

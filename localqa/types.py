@@ -224,6 +224,7 @@ class Caller(Frozen):
 SHAPE_NAMES = {
     "cause": "a cause",
     "extreme": "an extreme",
+    "total": "arithmetic on stated figures",
     "comparison": "a comparison",
     "count": "a count",
     "list": "a list",
@@ -240,8 +241,8 @@ class Reading(Frozen):
     reader sees it ("Read as: a comparison of gross margin, FY2022 against FY2023"), so a wrong
     reading shows before a wrong figure does."""
 
-    # "definition", "cause", "extreme", "comparison", "count", "list", "yes/no", "figure", "value"
-    # or "fact"
+    # "definition", "cause", "extreme", "comparison", "total", "count", "list", "yes/no", "figure",
+    # "value" or "fact"
     shape: str
     rule: str  # the cue that decided the shape, as the reader is told it
     owner: str | None = None  # whose figure ("Boeing"), as the part writes it
@@ -303,8 +304,10 @@ class PartResult(Frozen):
     retriever: str = "lexical"
     route: Route | None = None
     # The part's search terms (stemmed as the index stems them) that no eligible passage holds,
-    # title and heading path included: what the caller's collection plainly lacks
-    # (`localqa.answers.coverage`: a name only these lack refuses); None where not looked up.
+    # title and heading path included, a word's stem also where no passage holding it writes the
+    # word by lemma (`localqa.retrieval.held`: "found" for "founded"): what the caller's
+    # collection plainly lacks (`localqa.answers.coverage`: a name only these lack refuses); None
+    # where not looked up.
     unheld: tuple[str, ...] | None = None
     reading: Reading | None = None  # what the part asks (`localqa.question.reading`), read once
 
@@ -458,6 +461,8 @@ class TermCheck(Frozen):
 
     def reason(self) -> str:
         """Why a quote was withheld for this term, in the question's own words only."""
+        if self.kind == "word" and self.collection is False:
+            return f'no eligible document writes "{self.term}"'
         if self.kind == "word":
             return f'no passage mentions "{self.term}" or anything close to it in meaning'
         if self.kind == "visual":
@@ -650,6 +655,41 @@ class Value(Frozen):
         }
 
 
+class Closest(Frozen):
+    """The passage nearest to answering a part the answer stage is only unsure of (the contract's
+    "Unsure is not an answer"): a verified quote and its citation, shown under a label that does
+    not claim to answer, beside `No quote verified` and the reason; never as the answer. `doubts`
+    say why it may not answer (at least one)."""
+
+    quote: str
+    citation: Location
+    doubts: tuple[Doubt, ...]
+
+    @model_validator(mode="after")
+    def _doubted(self) -> Closest:
+        if not self.doubts or not self.quote.strip():
+            raise ValueError("a closest passage has a non-blank quote and the doubts that withheld it")
+        return self
+
+    def label(self) -> str:
+        """What the passage is, in words that claim nothing: 'Closest passage, which does not
+        mention "founded"'; 'Closest passage, which the model was unsure of' for a weak model
+        label (a doubt naming no term of the question)."""
+        terms = list(dict.fromkeys(d.term for d in self.doubts if d.term))
+        if not terms:
+            return "Closest passage, which the model was unsure of"
+        named = " or ".join(f'"{term}"' for term in terms)
+        return f"Closest passage, which does not mention {named}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label(),
+            "quote": self.quote,
+            "citation": self.citation.model_dump(mode="json"),
+            "doubts": [doubt.model_dump(mode="json") for doubt in self.doubts],
+        }
+
+
 class Answer(Frozen):
     """The outcome of answering one part. A verified answer has a quote and its citation and no
     reason; a refused or failed one has a reason and no quote, citation or other evidence. Build
@@ -670,14 +710,21 @@ class Answer(Frozen):
     # FY2022 operating income but not ..."), said beside the part's verified quote, which stands.
     figure_note: str | None = None
     # What the answer stage doubts about the quote (a word no passage carries, a weak model
-    # label, a name found only as a near spelling): shown beside it. Never on a refusal.
+    # label, a name found only as a near spelling), while it is still being answered: a doubted
+    # quote is never shown as the answer, it becomes a refusal carrying it as its `closest`
+    # passage (`localqa.answers.unsure.withheld`). Never on a refusal.
     doubts: tuple[Doubt, ...] = Field(default=())
+    # A refusal's closest passage, shown under its label beside the reason; never on a verified
+    # answer (the JSON's "closest": a refusal carrying it, not an answer).
+    closest: Closest | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Answer:
         if self.outcome is Outcome.VERIFIED:
             if not self.quote or not self.quote.strip() or self.citation is None or self.reason is not None:
                 raise ValueError("a verified answer has a non-blank quote and a citation, and no reason")
+            if self.closest is not None:
+                raise ValueError("a verified answer carries no closest passage: it is the answer")
         elif (
             not self.reason
             or self.quote is not None
@@ -690,6 +737,8 @@ class Answer(Frozen):
             raise ValueError(
                 f"a {self.outcome.value} answer has a reason and no quote, citation, value, doubt or evidence"
             )
+        elif self.outcome is Outcome.MODEL_ERROR and self.closest is not None:
+            raise ValueError("a model error carries no closest passage: nothing was judged")
         return self
 
     @classmethod
@@ -725,6 +774,7 @@ class Answer(Frozen):
             "value": self.value.as_json() if self.value else None,
             "figure_note": self.figure_note,
             "doubts": [doubt.model_dump(mode="json") for doubt in self.doubts],
+            "closest": self.closest.as_json() if self.closest else None,
             "other_evidence": [loc.model_dump(mode="json") for loc in self.other_evidence],
             "selection": self.selection.as_json() if self.selection else None,
             "coverage": self.coverage.model_dump(mode="json") if self.coverage else None,

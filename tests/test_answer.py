@@ -501,6 +501,7 @@ def test_the_json_of_each_outcome() -> None:
         "value": None,
         "figure_note": None,
         "doubts": [],
+        "closest": None,
         "other_evidence": [STANDARD.location.model_dump(mode="json")],
         "selection": None,
         "coverage": None,
@@ -513,6 +514,7 @@ def test_the_json_of_each_outcome() -> None:
             None,
             None,
         )
+        assert shown["closest"] is None  # a refusal carrying its closest passage: tests/test_doubts.py
 
 
 # --- the one verification rule --------------------------------------------------------------------

@@ -239,6 +239,7 @@ def test_ask_json_shape(
         "value",
         "figure_note",
         "doubts",
+        "closest",
         "other_evidence",
         "selection",
         "coverage",

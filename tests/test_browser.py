@@ -316,6 +316,39 @@ def direct_status(url: str) -> int:
         return error.code
 
 
+def test_the_ask_page_shows_a_doubted_quote_only_as_the_closest_passage_in_chromium(
+    server: str, browser: object
+) -> None:
+    """Unsure is not an answer (issue 49): a name found only as a near spelling leaves the answer
+    stage unsure, and the ask page shows `No quote verified`, the reason, and the passage under a
+    label that claims nothing, in its own block, with no quote in the answer's place."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver: WebDriver = browser  # type: ignore[assignment]
+    driver.get(f"{server}/ask")
+    question = "How long do book loans last at the Riverrsidee library?"
+    driver.find_element(By.ID, "question").send_keys(question)
+    driver.execute_script("arguments[0].value = '2026-11-14'", driver.find_element(By.NAME, "as_of"))
+    driver.find_element(By.CSS_SELECTOR, "form.query button[type=submit]").click()
+
+    WebDriverWait(driver, 120).until(lambda d: d.find_elements(By.ID, "done"))
+    [part] = driver.find_elements(By.CSS_SELECTOR, "article.part")
+    assert part.get_attribute("class") == "part refused"
+    assert part.find_elements(By.CSS_SELECTOR, "blockquote.quote") == []
+    reason = part.find_element(By.CSS_SELECTOR, "p.reason").text
+    assert reason.startswith("No quote verified from ") and 'never mentions "Riverrsidee"' in reason
+    closest = part.find_element(By.CSS_SELECTOR, "div.closest")
+    assert closest.is_displayed()
+    label = closest.find_element(By.CSS_SELECTOR, ".closest-label").text
+    assert label == 'Closest passage, which does not mention "Riverrsidee":'
+    assert closest.find_element(By.CSS_SELECTOR, "blockquote.closest-quote").text == (
+        "“Standard book loans last 21 days.”"
+    )
+    assert closest.find_element(By.CSS_SELECTOR, ".citation").text.startswith("— library-handbook.pdf")
+
+
 def test_the_picker_narrows_a_search_to_the_document_chosen_in_chromium(server: str, browser: object) -> None:
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By

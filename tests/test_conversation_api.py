@@ -130,3 +130,25 @@ def test_the_ask_page_keeps_earlier_turns_and_asks_an_edited_rewrite_as_it_stand
     third = client.get("/ask", params=edited, headers=signed("ann")).text
     assert third.count('class="turn"') == 2 and 'id="understood"' not in third
     assert client.get("/ask", params=params, headers=signed("bob")).status_code == 404
+
+
+def test_a_doubted_turn_shows_its_closest_passage_in_the_api_and_as_an_earlier_turn(
+    client: TestClient,
+) -> None:
+    """Issue 49: a conversation shows a doubted quote as `ask` does, a refusal carrying its closest
+    passage, in the API's reply and on the ask page when it is an earlier turn."""
+    import re
+
+    doubted = "How long do book loans last at the Riverrsidee library?"
+    reply = ask(client, "ann", doubted, conversation="new").json()  # type: ignore[attr-defined]
+    [part] = reply["parts"]
+    assert part["answer"]["outcome"] == "refused" and part["answer"]["quote"] is None
+    assert part["answer"]["closest"]["quote"] == "Standard book loans last 21 days."
+    first = client.get("/ask", params={"question": doubted, "as_of": AS_OF}, headers=signed("ann"))
+    key = re.search(r'name="conversation" value="([^"]+)"', first.text)
+    assert key is not None
+    params = {"question": "What is the loan limit for EQ-314?", "as_of": AS_OF, "conversation": key.group(1)}
+    second = client.get("/ask", params=params, headers=signed("ann")).text
+    earlier = second[second.index('class="turn"') :]
+    assert "No quote verified. Reason: the evidence never mentions &#34;Riverrsidee&#34;" in earlier
+    assert "Closest passage, which does not mention &#34;Riverrsidee&#34;:" in earlier

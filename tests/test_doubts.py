@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fake_model import FakeModel
 
-from localqa.answers import coverage
+from localqa.answers import coverage, unsure
 from localqa.answers.answering import answer_part
 from localqa.derived import figures
 from localqa.display import printed
@@ -23,7 +23,18 @@ from localqa.library import answer
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.store import Db
-from localqa.types import Answer, Caller, Candidate, Coverage, Doubt, Kind, Location, PartResult, TermCheck
+from localqa.types import (
+    Answer,
+    Caller,
+    Candidate,
+    Closest,
+    Coverage,
+    Doubt,
+    Kind,
+    Location,
+    PartResult,
+    TermCheck,
+)
 from localqa.values.choosing import value_of
 
 NAMED = AnswerSettings(coverage=("name", "identifier", "year", "figure"))
@@ -186,9 +197,11 @@ def test_a_survey_share_of_a_glossary_metric_is_no_plan() -> None:
 # --- doubts beside a quote ----------------------------------------------------------------------
 
 
-def test_a_kind_that_does_not_refuse_names_its_doubt_beside_the_quote(
+def test_a_kind_that_does_not_refuse_shows_the_quote_only_as_the_closest_passage(
     fake_model: FakeModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Unsure is not an answer: a quote the stage only doubts is printed under `No quote verified`,
+    the reason, and a label that claims nothing; never in the answer's place."""
     monkeypatch.setattr(embeddings, "is_available", lambda: False)
     evidence = candidate("The library opens from 09:00 to 20:00 on weekdays.", title="Handbook")
     question = "Who founded the library?"
@@ -199,8 +212,36 @@ def test_a_kind_that_does_not_refuse_names_its_doubt_beside_the_quote(
     settings = AnswerSettings(refusals=("identifier", "name", "year"))
     shown = answer_part(question, (evidence,), fake_model, settings)
     assert shown.verified and [(d.kind, d.term) for d in shown.doubts] == [("word", "founded")]
-    lines = printed.answer_lines(PartResult(question=question, candidates=(evidence,)), shown)
-    assert '   Doubt: no passage mentions "founded" or anything close to it in meaning.' in lines
+    withheld = unsure.withheld(shown)
+    assert not withheld.verified and withheld.quote is None and withheld.citation is None
+    assert withheld.reason == 'no passage mentions "founded" or anything close to it in meaning'
+    assert withheld.closest is not None and withheld.closest.quote == evidence.text
+    lines = printed.answer_lines(PartResult(question=question, candidates=(evidence,)), withheld)
+    assert lines[:4] == [
+        '   No quote verified from 1 candidates. Reason: no passage mentions "founded" or anything close'
+        " to it in meaning.",
+        '   Closest passage, which does not mention "founded":',
+        '     "The library opens from 09:00 to 20:00 on weekdays."',
+        "     — report.pdf, page 1, prose paragraph 1, effective 2026-01-01",
+    ]
+    shape = withheld.as_json()
+    assert (shape["outcome"], shape["verified"], shape["quote"]) == ("refused", False, None)
+    assert shape["closest"]["label"] == 'Closest passage, which does not mention "founded"'
+    assert shape["closest"]["quote"] == evidence.text
+    assert shape["closest"]["citation"]["source"] == "report.pdf"
+    assert unsure.withheld(refused) is refused  # a refusal stays as it is
+
+
+def test_a_verified_answer_carries_no_closest_passage() -> None:
+    location = candidate("x.").location
+    doubt = Doubt(kind="word", term="x", note="x")
+    closest = Closest(quote="A sentence.", citation=location, doubts=(doubt,))
+    with pytest.raises(ValueError):
+        Answer(outcome="verified", quote="A sentence.", citation=location, closest=closest)
+    with pytest.raises(ValueError):
+        Answer(outcome="model_error", reason="down", closest=closest)
+    with pytest.raises(ValueError):
+        Closest(quote="A sentence.", citation=location, doubts=())
 
 
 def test_a_refusal_carries_no_doubt() -> None:
@@ -254,22 +295,22 @@ def test_the_classifier_table_counts_a_doubted_quote_as_shown() -> None:
 # --- issue 36, item 7: the lighter install, and "who" ---------------------------------------------
 
 
-def test_without_embeddings_who_founded_the_library_is_a_doubt(
+def test_without_embeddings_who_founded_the_library_is_refused(
     indexed: tuple[Path, Db], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The index is built without embeddings (LOCALQA_EMBED=0 in every test) and the embedding
-    model is absent, as with `pip install localqa[embedded]`. A word refuses only where no eligible
-    document holds it; the index stems "founded" to the "found" of "if a lost item is found", so
-    the collection holds it and the quote is shown with its doubt (issue 38, round 2)."""
+    model is absent, as with `pip install localqa[embedded]`. A word refuses where no eligible
+    document holds it. The index stems "founded" to the "found" of "if a lost item is found",
+    which held it by stem (issue 38: a doubt under a quote); by lemma "founded" is no "found"
+    (issue 49), so the collection plainly lacks it and the part is refused, with no closest
+    passage: nothing of it is shown as if it answered."""
     monkeypatch.setattr(embeddings, "is_available", lambda: False)
     _, db = indexed
     found = answer("Who founded the library?", as_of=date(2026, 11, 14), model="extractive", db=db)
     [part] = found.parts
-    assert part.answer.quote is not None and part.answer.value is None
-    assert [(d.kind, d.term) for d in part.answer.doubts] == [("word", "founded")]
-    assert part.answer.doubts[0].note.endswith(
-        "the collection holds the word or its stem in a passage not retrieved"
-    )
+    assert part.result.unheld is not None and "found" in part.result.unheld
+    assert part.answer.quote is None and part.answer.closest is None
+    assert part.answer.reason == 'no eligible document writes "founded"'
 
 
 @pytest.mark.parametrize(
@@ -328,3 +369,16 @@ def test_an_instruction_injected_into_a_document_is_never_quoted(tmp_path: Path)
 )
 def test_a_sentence_addressed_to_its_reader(sentence: str, addressed: bool) -> None:
     assert coverage.addresses_reader(sentence) is addressed
+
+
+def test_the_classifier_table_counts_a_closest_passage_refusal_as_refused_in_its_own_column() -> None:
+    """Issue 49: a doubted quote is refused with its closest passage; the table counts it refused
+    (no quote shown) and apart from outright refusals, under the kinds that doubted it."""
+    doubt = Doubt(kind="name", term="Amazn", note='the evidence never mentions "Amazn"')
+    case = refusals.judged(False, None, doubt.note, None, [doubt])
+    assert (case.refused, case.closest, case.doubted) == ("name", True, frozenset({"name"}))
+    found = refusals.table([case, refusals.judged(True, None, 'the evidence never mentions "Boeing"', None)])
+    [row] = found.rows
+    assert (row.refused_answerable, row.refused_unanswerable) == (1, 0)
+    assert (row.doubted_answerable, row.doubted_unanswerable) == (0, 1)
+    assert "closest ans/unans" in refusals.lines(found)[1]

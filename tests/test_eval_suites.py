@@ -130,3 +130,21 @@ def test_library_and_tenants_suites_give_identical_runs_on_both_backends(
         for run in runs:
             del run["config"]["created"]
         assert on_postgres == on_sqlite
+
+
+# Abstention on the session index, built without embeddings (lexical retrieval): issue 49 measured
+# 11/12 and 36/38 there (9/12 and 30/38 before), the same with hybrid retrieval (8/12, 24/38 before).
+@pytest.mark.parametrize(("name", "least"), [("library", (11, 12)), ("tenants", (36, 38))])
+def test_committed_suite_holds_its_answer_stage_with_extractive(
+    runner: CliRunner, library_db: Db, name: str, least: tuple[int, int]
+) -> None:
+    """`make eval-gates` (issue 49): the suites hold the answer stage to themselves. With the
+    extractive backend no no-answer case is shown a quote and no stated value is wrong, but for
+    the cases marked known_failure, and abstention is at least where issue 49 left it."""
+    code, run, stderr = run_json(runner, EVALS / name, "--db", library_db, "--model", "extractive")
+
+    assert code == 0, stderr
+    assert run["holds_answers"] is True and run["totals"]["answer_stage"] == 0
+    abstention = run["totals"]["abstention"]
+    assert (abstention["numerator"], abstention["denominator"]) >= least
+    assert abstention["denominator"] == least[1]

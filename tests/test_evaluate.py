@@ -483,6 +483,46 @@ def test_report_shows_the_top_candidate_of_each_part(tmp_path: Path, beside: Db)
     assert row in markdown(run, None).splitlines()
 
 
+@pytest.mark.parametrize(
+    ("holds", "known", "gate"),
+    [
+        (False, False, []),  # a suite that does not hold its answers: reported, no gate
+        (True, False, ["answer stage: renewals-said-absent: a no-answer case shown a quote as its answer"]),
+        (True, True, []),  # marked known_failure, with why: reported as such, not counted
+    ],
+)
+def test_a_suite_holding_its_answers_fails_when_a_no_answer_case_is_shown_a_quote(
+    tmp_path: Path, fake_model: Any, beside: Db, holds: bool, known: bool, gate: list[str]
+) -> None:
+    cases = HANDBOOK_CASES
+    if known:
+        cases = cases.replace(
+            'id = "renewals-said-absent"', 'id = "renewals-said-absent"\n    known_failure = "why"'
+        )
+    if holds:
+        cases = "hold_answers = true\n" + cases
+    suite = load_suite(write_suite(tmp_path / "handbook", HANDBOOK_DOCS, HANDBOOK_CATALOG, cases))
+    assert suite.hold_answers is holds
+    shown = label_of(suite, suite.path, "How many times may a book loan be renewed?", RENEWALS)
+    right = label_of(suite, suite.path, "How many days does a standard book loan last?", LOAN)
+    fake_model.enqueue(reply(right, 1), reply(shown, 1))
+
+    run = run_suite(suite, db=beside, settings=ASKING, model=fake_model)
+
+    assert case(run, "renewals-said-absent").answer.quote == RENEWALS
+    assert run.totals.answer_stage == (0 if known else 1)
+    assert run.gates_failed == gate
+    assert ("Answer stage failures:" in "\n".join(terminal_summary(run, None))) is holds
+
+
+def test_a_hold_answers_that_is_no_boolean_is_a_suite_error(tmp_path: Path) -> None:
+    folder = write_suite(
+        tmp_path / "s", HANDBOOK_DOCS, HANDBOOK_CATALOG, 'hold_answers = "yes"\n' + HANDBOOK_CASES
+    )
+    with pytest.raises(SuiteError, match="hold_answers must be true or false"):
+        load_suite(folder)
+
+
 def test_model_attribution_and_answer_metrics(
     handbook_suite: Suite, fake_model: Any, tmp_path: Path, beside: Db
 ) -> None:

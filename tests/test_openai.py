@@ -284,20 +284,24 @@ def test_ask_end_to_end(served: FakeOpenAI, runner: CliRunner, library_db: Path)
     assert "; model " in result.stdout and " ms, prompt 120 tokens, 20 generated)" in result.stdout
 
 
-def test_ask_names_the_doubt_beside_a_quote_the_model_was_unsure_of(
+def test_ask_shows_a_quote_the_model_was_unsure_of_only_as_the_closest_passage(
     served: FakeOpenAI, runner: CliRunner, library_db: Path
 ) -> None:
-    """Issue 38: a weak label is no better than chance as a refusal; the quote is shown and the
-    doubt named on the line under its citation."""
+    """Issue 38 made a weak label a doubt (no better than chance as a refusal); issue 49: unsure is
+    not an answer, so the part is refused with the doubt as its reason, and the quote is shown
+    under a label that claims nothing."""
     served.reply({"source": "P1", "sentence": 1})
     served.label_logprob = math.log(0.2)
     result = ask(runner, library_db, "--model", f"openai:{MODEL}", "--verbose")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    quoted = lines.index(f'   "{FINE_SENTENCE}"')
-    assert lines[quoted + 2].startswith(
-        "   Doubt: the model was unsure which passage answers (probability 0.20"
+    label = lines.index("   Closest passage, which the model was unsure of:")
+    assert lines[label - 1].startswith(
+        "   No quote verified from 8 candidates. Reason: the model was unsure which passage answers"
+        " (probability 0.20"
     )
+    assert lines[label + 1] == f'     "{FINE_SENTENCE}"'
+    assert f'   "{FINE_SENTENCE}"' not in lines  # never in the answer's place
     assert ", label probability 0.20)" in result.stdout
 
 

@@ -191,7 +191,7 @@ def test_the_why_line_in_the_cli_text_and_json(db: Db) -> None:
     args = ["--db", str(db), "--as-of", AS_OF.isoformat()]
     text = runner.invoke(cli, ["search", QUESTION, *args])
     assert text.exit_code == 0, text.output
-    assert f"1. {QUESTION}\n   ({WHY})\n" in text.output
+    assert f"1. {QUESTION}\n   Read as: a figure: Acme's total revenue, FY2022\n   ({WHY})\n" in text.output
     data = json.loads(runner.invoke(cli, ["search", QUESTION, *args, "--json"]).stdout)
     assert data["parts"][0]["route"] == {
         "sources": ["acme-10k-2023.pdf"],

@@ -618,19 +618,34 @@ def test_api_ask_with_the_embedded_model(library_db: Path) -> None:
     )
 
 
-def test_the_answer_part_shows_a_doubt_beside_the_quote(client: TestClient) -> None:
-    """Issue 38: a name found only as a near spelling is a doubt named under the shown quote, in
-    the page and the API."""
+def test_the_answer_part_shows_a_doubted_quote_only_as_the_closest_passage(client: TestClient) -> None:
+    """Issue 49: a name found only as a near spelling leaves the stage unsure, and unsure is not an
+    answer: the page says `No quote verified` with the doubt as the reason and shows the quote under
+    a label that claims nothing, never as a quote; the API's answer is a refusal carrying it."""
     question = "How long do book loans last at the Riverrsidee library?"
     shown = client.get("/ask", params={"question": question, "as_of": AS_OF}).text
-    assert "Standard book loans last 21 days." in shown
+    assert '<article class="part refused"' in shown and '<blockquote class="quote">' not in shown
     assert (
-        '<p class="doubt">Doubt: the evidence never mentions &#34;Riverrsidee&#34;; closest: '
-        "&#34;Riverside&#34;.</p>"
+        "No quote verified from 8 candidates. Reason: the evidence never mentions &#34;Riverrsidee&#34;;"
+        " closest: &#34;Riverside&#34;."
     ) in shown
+    label = "Closest passage, which does not mention &#34;Riverrsidee&#34;:"
+    assert f'<p class="closest-label">{label}</p>' in shown
+    assert '<blockquote class="closest-quote">“Standard book loans last 21 days.”</blockquote>' in shown
     api = client.post("/api/ask", json={"question": question, "as_of": AS_OF}).json()
     [part] = api["parts"]
-    assert part["answer"]["doubts"] == [
+    answer = part["answer"]
+    assert (answer["outcome"], answer["verified"], answer["quote"], answer["citation"]) == (
+        "refused",
+        False,
+        None,
+        None,
+    )
+    closest = answer["closest"]
+    assert closest["label"] == 'Closest passage, which does not mention "Riverrsidee"'
+    assert closest["quote"] == "Standard book loans last 21 days."
+    assert closest["citation"]["source"] == "library-handbook.pdf"
+    assert closest["doubts"] == [
         {
             "kind": "name",
             "term": "Riverrsidee",
@@ -644,9 +659,9 @@ def test_the_answer_part_shows_the_evidence_coverage(client: TestClient) -> None
     the evidence never mentions (the extractive backend always quotes its best sentence)."""
     shown = client.get("/ask", params={"question": "What is the loan limit for EQ-314?", "as_of": AS_OF}).text
     assert "Evidence coverage: &#34;EQ-314&#34; (identifier): in the quote" in shown
-    # A word no eligible document holds refuses (issue 38: "founded" is held, stemmed to "found").
+    # A word no eligible document writes refuses (issue 49: by lemma, so "founded" is no "found").
     refused = client.get("/ask", params={"question": "Who painted the library murals?", "as_of": AS_OF}).text
-    assert "Reason: no passage mentions &#34;painted&#34; or anything close to it in meaning." in refused
+    assert "Reason: no eligible document writes &#34;painted&#34;." in refused
     api = client.post("/api/ask", json={"question": "Who painted the library murals?", "as_of": AS_OF}).json()
     [part] = api["parts"]
     assert part["answer"]["coverage"]["terms"][0]["term"] == "painted"

@@ -166,7 +166,9 @@ def test_a_hidden_document_writing_the_colour_never_counts(tmp_path: Path, fake_
     """A staff-only memo writes "green". For a public caller it is no candidate: the check reads
     only the candidates retrieval drew from what the caller may see, so the quote is refused as the
     evidence never writing "green" (and no passage is said to write it). For staff the memo is a
-    candidate: the quote is shown with the doubt, another passage writing the colour."""
+    candidate: another passage writes the colour, so the stage is only unsure, and the quote is
+    refused as its closest passage (the contract's "Unsure is not an answer"); the public caller's
+    refusal carries none."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "keys.md").write_text("# Keys\n\nThe spare keys are kept in the cabinet at reception.\n")
@@ -190,11 +192,14 @@ def test_a_hidden_document_writing_the_colour_never_counts(tmp_path: Path, fake_
         [part] = found.parts
         sources = {c.location.source for c in part.result.candidates}
         assert ("memo.md" in sources) is (role == "staff")
+        assert part.answer.quote is None
         if role == "public":
-            assert part.answer.quote is None and part.answer.reason == NEVER_WRITES_GREEN
+            assert part.answer.reason == NEVER_WRITES_GREEN and part.answer.closest is None
         else:
-            assert part.answer.quote == quote
-            assert [(d.kind, d.term) for d in part.answer.doubts] == [("visual", "green")]
+            closest = part.answer.closest
+            assert closest is not None and closest.quote == quote
+            assert [(d.kind, d.term) for d in closest.doubts] == [("visual", "green")]
+            assert closest.label() == 'Closest passage, which does not mention "green"'
 
 
 def test_an_appearance_found_singles_out_no_passage(monkeypatch: pytest.MonkeyPatch) -> None:

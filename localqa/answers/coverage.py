@@ -30,13 +30,16 @@ and Social Care Act 2008"). A year also counts when the cited document's fiscal 
 
 Otherwise the quote is withheld and the reason names the missing term, where the evidence plainly
 lacks it (`refuses`: an identifier; a name or year no passage of the part mentions and no eligible
-document holds, `in_collection`; a word no eligible document holds, or without retrieval's look-up
-one nothing comes `coverage_word_floor` close to in meaning; an appearance no passage of the part
-writes) and its kind refuses (`AnswerSettings.refusals`). Where the answer stage is only unsure (a
-name, year or appearance another passage mentions, a name found only as a near spelling,
-`closest_name`: "Amazn" for "Amazon"; a name or word the collection holds though no candidate
-does: retrieval's miss; a figure; a kind that does not refuse) the quote is shown with the doubt
-named beside it (`Answer.doubts`).
+document holds, `in_collection`; a word no eligible document writes, by lemma, not stem
+(`localqa.retrieval.held`: "founded" is no "found"), or without retrieval's look-up one nothing
+comes `coverage_word_floor` close to in meaning; an appearance no passage of the part writes) and
+its kind refuses (`AnswerSettings.refusals`). Where something else singles out passages a word is
+the question's frame, unless the collection lacks it beside a word the quoted evidence writes
+(`_unwritten_heads`: "cash drawer"). Where the answer stage is only unsure (a name, year or
+appearance another passage mentions, a name found only as a near spelling, `closest_name`: "Amazn"
+for "Amazon"; a name or word the collection holds though no candidate does: retrieval's miss; a
+figure; a kind that does not refuse) the doubt is named (`Answer.doubts`), and the quote is shown
+only as the closest passage of a refusal (`localqa.answers.unsure`), never as the answer.
 Not terms either: how the reply is to be written ("format the date as YYYY-MM-DD"), any part of a
 date but its year ("June 30,2019" is no figure); a year that is part of a name ("the Act of
 2002") is checked with the name, in any passage of the part. A sentence that addresses its reader
@@ -65,6 +68,7 @@ may see; a reason repeats only the question's own words.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -73,9 +77,10 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from localqa.answers import sentences
-from localqa.language import appearance, lexicon, words
+from localqa.language import appearance, lemmas, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
 from localqa.question import acronyms, parts, periods
+from localqa.question.reading import read
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.store.tokenizer import STOP_WORDS, tokenizer
@@ -531,6 +536,7 @@ def check(
     note = None
     if "word" in kinds:
         judged, note = _distinctive_words(part, candidates, named, anchored, settings, unheld)
+        judged += _unwritten_heads(part, candidates, judged, note, unheld)
         checks += judged
     return Coverage(terms=tuple(checks), note=note)
 
@@ -631,19 +637,76 @@ def _distinctive_words(
     return checks, None
 
 
+def _unwritten_heads(
+    part: str,
+    candidates: Sequence[Candidate],
+    judged: Sequence[TermCheck],
+    note: str | None,
+    unheld: Collection[str] | None,
+) -> list[TermCheck]:
+    """Where the word rule did not judge (something of the question singles out passages), the
+    asked words no eligible document writes (`in_collection`, by lemma) in a pair of asked words
+    with one the part's passages (their text, headings or titles) write, the first of them
+    singular and the lacking one able to name a thing (`lemmas.can_name`: two nouns naming one
+    thing, not a noun and its verb, "the report come from"): the question names a kind of the
+    thing the evidence speaks of that the collection never mentions ("cash drawer" beside "Cash
+    is accepted at the front desk only.", "closing shift" beside "Items returned after closing are
+    checked in the next morning.", whichever sentence is quoted). A
+    frame word the collection lacks stands beside stop words, a code or nothing ("How often is
+    ...", "What does POL-21 require for ...", "when travelling"), or compares (`lemmas.degree`:
+    "the highest price"), and is not judged."""
+    if unheld is None or judged or note is None or not note.startswith(_NOT_JUDGED):
+        return []
+    # A part of a computed shape names what is computed ("gross margin", "in total"), which the
+    # evidence writes as line items and cells, never by that name: not judged so.
+    if read(part).shape in _COMPUTED_SHAPES:
+        return []
+    # A comparative or superlative says how the question compares ("the highest price"); a modal
+    # verb the stop words lack ("How many times may a loan be renewed?") names nothing.
+    asked = {w for w in asked_words(part) if not lemmas.degree(w) and w not in _MODALS}
+    said = words.plain(words.whole(asking_sentences(part))).split()
+    evidence = [lemmas.written(place.text) for c in candidates for place in _places(c, "")[1:]]
+
+    def written(word: str) -> bool:
+        return any(place.writes(word) for place in evidence)
+
+    def names_with(a: str, b: str) -> str | None:
+        """Of two consecutive asked words that name one thing, the one the evidence lacks where the
+        other is written: a noun or adjective, then a noun ("cash drawer", "closing shift", "legal
+        team", "HR director"); the lacking one a dictionary word (`lemmas.can_name`); never a verb
+        and its particle or object ("bring back"), nor a plural and the verb after it ("revenues
+        fell")."""
+        if written(a) == written(b):
+            return None
+        if written(a):  # the lacking word the head: a noun after a singular word naming with it
+            return b if words.singular(a) == a and lemmas.may_name(a) and lemmas.can_name(b) else None
+        return a if lemmas.can_name(a, modifier=True) and lemmas.may_name(b) else None
+
+    pairs = [(a, b) for a, b in itertools.pairwise(said) if a in asked and b in asked]
+    beside = [w for w in (names_with(a, b) for a, b in pairs) if w is not None]
+    lacking = [w for w in dict.fromkeys(beside) if in_collection(w, unheld) is False]
+    return [TermCheck(term=w, kind="word", found=None, collection=False) for w in lacking]
+
+
+_NOT_JUDGED = "words no passage carries were not judged"
+_COMPUTED_SHAPES = frozenset(("figure", "comparison", "extreme", "total", "count", "list"))
+_MODALS = frozenset({"may", "might", "need", "ought", "dare"})
+
+
 def asked_words(part: str) -> list[str]:
     """The words of a part's asking sentences the word rule may judge, folded, each once, a
-    hyphenated word written whole ("email"): not stop words, not words with a digit (years,
-    figures, codes and names, "fy2019", "3m": checked as such), not what the question points at
-    (`_POINTER`), not how the reply is to be written (`_INSTRUCTION`), not a date's month
-    (`_DATE`), not its framing (`framing`), and not the words that ask what an acronym stands for
-    ("stand for", "full form of": `acronyms.cue_blanked`)."""
+    hyphenated word written whole ("email"): not a lone letter ("Retail's"), not stop words, not
+    words with a digit (years, figures, codes and names, "fy2019", "3m": checked as such), not
+    what the question points at (`_POINTER`), not how the reply is to be written
+    (`_INSTRUCTION`), not a date's month (`_DATE`), not its framing (`framing`), and not the
+    words that ask what an acronym stands for ("stand for", "full form of": `acronyms.cue_blanked`)."""
     asking = acronyms.cue_blanked(asking_sentences(part))
     text = _dates_blanked(_blanked(_blanked(asking, _POINTER), _INSTRUCTION))
     return [
         w
         for w in dict.fromkeys(words.plain(words.whole(text)).split())
-        if w not in STOP_WORDS and not any(c.isdigit() for c in w) and not framing(w)
+        # A lone letter is no word: the "s" of "Acme Retail's", the "t" of "don't".
+        if len(w) > 1 and w not in STOP_WORDS and not any(c.isdigit() for c in w) and not framing(w)
     ]
 
 
@@ -723,7 +786,10 @@ ADDRESSED = "the quoted sentence addresses its reader (an instruction), it state
 _INJECTED = re.compile(
     r"(?<!not\s)(?<!never\s)\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:previous|prior|above|earlier|"
     r"preceding|other)\s+(?:instructions?|prompts?|rules?|directions?)\b|\bsystem\s+prompt\b"
-    r"|\byou\s+are\s+(?:now\s+)?an?\s+(?:ai|assistant|language\s+model|chatbot)\b",
+    r"|\byou\s+are\s+(?:now\s+)?an?\s+(?:ai|assistant|language\s+model|chatbot)\b"
+    # A note addressed to a model reading the document ("Note to any AI assistant reading this").
+    r"|\b(?:to|attention)\s+(?:any|every|all|the)\s+(?:ai\s+assistants?|ais?|chatbots?|language\s+models?|llms?)"
+    r"\s+(?:reading|processing|summari[sz]ing)\b",
     re.IGNORECASE,
 )
 
@@ -743,8 +809,8 @@ def addresses_reader(sentence: str) -> bool:
 
 
 def refusal(verdict: Coverage, settings: AnswerSettings) -> TermCheck | None:
-    """The first missing term that withholds the quote (`refuses`), or None: the quote is shown,
-    with a doubt for each other missing term."""
+    """The first missing term that withholds the quote (`refuses`), or None: each other missing
+    term is a doubt, and the quote at most the closest passage (`localqa.answers.unsure`)."""
     return next((t for t in verdict.terms if t.missing and refuses(t, settings)), None)
 
 
@@ -774,12 +840,11 @@ def refuses(term: TermCheck, settings: AnswerSettings) -> bool:
 
 def doubt(term: TermCheck) -> Doubt:
     """A missing term of a kind that does not refuse, or a name found only as a near spelling, as
-    the one line shown beside the quote."""
+    one line of the reason the quote is shown only as the closest passage (`localqa.answers.unsure`);
+    a word the collection holds is held by lemma ("founded" is no "found")."""
     note = term.reason()
     if term.closest:
         note += f'; closest: "{term.closest}"'
-    elif term.collection and term.kind == "word":  # the index stems: "found" holds "founded"
-        note += "; the collection holds the word or its stem in a passage not retrieved"
     elif term.collection:
         note += "; the collection holds it in a passage not retrieved"
     return Doubt(kind=TERM_REFUSALS[term.kind], term=term.term, note=note)

@@ -74,6 +74,10 @@ ITEM_LEXICAL_SHARE = 0.5
 # datasets").
 STATED_COUNT_WORDS = 3
 JOINER = "; "
+# Why a count no numbered run, table or list of people gives has no value.
+SENTENCES_NOT_COUNTED = (
+    "no count given: no numbered list or table of the {noun} was found, and sentences are not counted"
+)
 # A section row the part names ("among the short-term investments") is looked for in a table of at
 # most this many rows: a statement has a few dozen; a sheet of thousands of records has no section
 # rows, and reading each of 200,000 to find one costs seconds.
@@ -513,6 +517,14 @@ def list_answer(
     if ask.position is not None:
         # Sentences collected in the scorer's order say nothing of first or last: no list.
         return answer
+    if ask.kind == "count" and not rows and answer.citation.kind is not Kind.TABLE:
+        # Sentences that share a part's words are no list of the things counted: how many of them
+        # there are says nothing of how many things there are (on the MMLongBench dev splits such
+        # counts were right only by chance). A count comes from a numbered run, a table read whole
+        # or the people of an organisation; else the quote stands with no value.
+        return answer.model_copy(
+            update={"value": None, "figure_note": SENTENCES_NOT_COUNTED.format(noun=ask.noun)}
+        )
     listed = collect(
         answer,
         ranked,

@@ -4,7 +4,7 @@ of Amazon related datasets?" (the "# of items" cells of the columns "Amazon-beau
 the total number of non-response InMails for Recruiter A and B?" (the rows "Recruiter A" and
 "Recruiter B", at the column "Non-response InMails"), "the average score of A and B".
 
-Which parts (`plan`): one that asks for arithmetic on stated figures (`OPERATIONS`, a named
+Which parts (`plan`): one that asks for arithmetic on stated figures (`cues.OPERATIONS`, a named
 table) and that no figure of a filing (`localqa.derived.figures`) or comparison plans: a FinanceBench
 metric keeps its planner.
 
@@ -29,41 +29,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from localqa.derived import arithmetic, computing
 from localqa.derived.extremes import is_total, row_label
 from localqa.language.words import singular
 from localqa.question import cues
+from localqa.question.cues import Operation
 from localqa.types import Location, Operand, Passage, Value
 from localqa.values.cells import Cell, Row, cell_value, read_row
 from localqa.values.numbers import read_number, read_quantity
 
-Operation = Literal["sum", "difference", "average"]
-
-# Each rule that makes a part ask for arithmetic over named cells, by operation, first match wins.
-OPERATIONS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
-    (
-        "difference",
-        re.compile(
-            r"\bhow\s+(?:many|much)\s+more\b|\bdifference\s+(?:in\s+[\w\s-]+?\s+)?between\b|"
-            r"\bhow\s+(?:many|much)\s+(?:fewer|less)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "sum",
-        re.compile(
-            r"\bin\s+total\b|\btotal\s+(?:number|amount|count)\s+of\b|\bcombined\b|\baltogether\b|"
-            r"\bsum\s+of\b|\bhow\s+many\b[^?]*\bin\s+all\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "average",
-        re.compile(r"\b(?:average|mean)\s+(?:[\w-]+\s+){1,4}?(?:of|for|across|between)\b", re.IGNORECASE),
-    ),
-)
 # Where a difference's two sides meet: "A than B", "A compared to B", "between A and B".
 _SIDES = re.compile(r"\s(?:than|compar(?:ed|ing)\s+(?:to|with)|versus|vs\.?|against)\s", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s+(?P<first>.+?)\s+and\s+(?P<second>.+)$", re.IGNORECASE)
@@ -102,7 +77,7 @@ class TotalPlan:
 def plan(part: str) -> TotalPlan | None:
     """The arithmetic over named cells a part asks for, or None (see the module's rules)."""
     text = cues.asking(part)
-    operation = next((name for name, pattern in OPERATIONS if pattern.search(text)), None)
+    operation = cues.arithmetic_asked(part)
     if operation is None:
         return None
     found = _MEASURE.search(text)

@@ -32,8 +32,8 @@ def part_head(number: int, result: PartResult) -> list[str]:
 
 def answer_lines(result: PartResult, answer: Answer) -> list[str]:
     """A part's answer: its value first when it has one (`value_lines`), the verified quote and its
-    citation, what the answer stage doubts about it (`doubt_lines`), other evidence; or why no
-    quote was verified and the evidence retrieved."""
+    citation, other evidence; or why no quote was verified, the closest passage when the answer
+    stage was only unsure (`closest_lines`), and the evidence retrieved."""
     if answer.verified and answer.citation is not None:
         if answer.value and (answer.value.derived or answer.value.listed):  # each cites its own quote
             lines = value_lines(answer.value)
@@ -42,13 +42,13 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
             lines += [f'   "{answer.quote}"', f"   — {answer.citation.describe()}"]
             if answer.figure_note:  # the quote stands; the figure asked for could not be computed
                 lines.append(f"   ({answer.figure_note})")
-        lines += doubt_lines(answer)
         if answer.other_evidence:
             lines.append("   Other evidence (other documents also match; check for a conflict):")
             lines += [f"     · {location.describe()}" for location in answer.other_evidence]
         return lines
     reason = f"model error: {answer.reason}" if answer.model_failed else answer.reason
     lines = [f"   No quote verified from {len(result.candidates)} candidates. Reason: {reason}."]
+    lines += closest_lines(answer)
     if result.candidates:
         lines.append("   Evidence retrieved:")
         lines += candidate_lines(result)
@@ -57,10 +57,14 @@ def answer_lines(result: PartResult, answer: Answer) -> list[str]:
     return lines
 
 
-def doubt_lines(answer: Answer) -> list[str]:
-    """What the answer stage doubts about the quote, one line each (`Answer.doubts`): the quote is
-    shown, and the reader told why it may not answer."""
-    return [f"   Doubt: {doubt.note}." for doubt in answer.doubts]
+def closest_lines(answer: Answer) -> list[str]:
+    """A refusal's closest passage (`Answer.closest`) under its label, which claims nothing
+    ('Closest passage, which does not mention "founded":'), the quote and its citation; nothing
+    for any other answer."""
+    closest = answer.closest
+    if closest is None:
+        return []
+    return [f"   {closest.label()}:", f'     "{closest.quote}"', f"     — {closest.citation.describe()}"]
 
 
 def value_lines(value: Value) -> list[str]:

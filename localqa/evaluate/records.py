@@ -149,6 +149,10 @@ class Totals(Frozen):
     rescues: int | None = None
     unchecked_figures: int | None = None  # a gate: values shown that are not checked figures
     unchecked_items: int | None = None  # a gate: list items shown that are not verified quotes
+    # The answer stage's own failures (`answer_stage_failures`): cases the suite does not mark as
+    # known failures where a no-answer case was shown a quote as its answer or a stated value is
+    # wrong; a gate where the suite holds its answers (`Run.holds_answers`).
+    answer_stage: int | None = None
     # Every answered part (`AnswerScore.parts`): the seconds it took, and of the parts whose quote
     # was chosen, those a language model chose rather than the evidence (`localqa.answers.deciding`;
     # None when no language model answered).
@@ -201,6 +205,7 @@ class Totals(Frozen):
                 "rescues": sum(a.first_passage == "rescue" for a in positive),
                 "unchecked_figures": sum(a.unchecked_figure is not None for a in answered),
                 "unchecked_items": sum(a.unchecked_item is not None for a in answered),
+                "answer_stage": len(answer_stage_failures(records)),
                 "part_seconds": Spread.of([p.seconds for p in parts]),
                 "model_decided": (
                     Metric.of(sum(p.decided_by == "model" for p in decided), len(decided))
@@ -209,6 +214,23 @@ class Totals(Frozen):
                 ),
             }
         )
+
+
+def answer_stage_failures(records: list[CaseRecord]) -> list[str]:
+    """The answer stage's gate, one line per failing case: a no-answer case shown a quote as its
+    answer (a refusal carrying its closest passage shows none), or a case whose stated value the
+    answer's value does not meet. A case the suite marks as a known failure (`known_failure`, with
+    its reason) is reported as such and not counted: the gate holds the stage to the rest."""
+    failures = []
+    for record in records:
+        answer = record.answer
+        if answer is None or record.known_failure:
+            continue
+        if not record.expect and answer.quote is not None:
+            failures.append(f"{record.id}: a no-answer case shown a quote as its answer")
+        elif answer.value_correct is False:
+            failures.append(f"{record.id}: the value is wrong ({answer.value_why or 'no value'})")
+    return failures
 
 
 ATTRIBUTIONS: tuple[Attribution, ...] = ("retrieval", "generation", "contract")
@@ -221,6 +243,8 @@ class Run(Frozen):
     cases: list[CaseRecord]
     # What indexing the suite's own documents reported.
     index_problems: list[str] = Field(default_factory=list)
+    # The suite holds the answer stage to itself (`Suite.hold_answers`): its failures are a gate.
+    holds_answers: bool = False
 
     @property
     def gates_failed(self) -> list[str]:
@@ -233,6 +257,8 @@ class Run(Frozen):
             failed.append(f"{self.totals.unchecked_figures} unchecked figure(s) shown")
         if self.totals.unchecked_items:
             failed.append(f"{self.totals.unchecked_items} unchecked list item(s) shown")
+        if self.holds_answers:
+            failed += [f"answer stage: {line}" for line in answer_stage_failures(self.cases)]
         return failed
 
     @property

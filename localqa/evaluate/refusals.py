@@ -69,11 +69,13 @@ def reason_kind(reason: str | None, coverage: Coverage | None = None) -> Refusal
 @dataclass(frozen=True)
 class Judged:
     """One case as a classifier reads it: answerable or not, refused (no quote shown) or shown,
-    the refusal's kind, and the kinds that doubted a shown quote."""
+    the refusal's kind, and the kinds that doubted its quote: withheld as the refusal's closest
+    passage (`closest`), or, in runs recorded before round 6, shown with the doubt beside it."""
 
     answerable: bool
     refused: RefusalKind | None
     doubted: frozenset[RefusalKind] = frozenset()
+    closest: bool = False
 
 
 def judged(
@@ -83,15 +85,17 @@ def judged(
     coverage: Coverage | None,
     doubts: Iterable[Doubt] = (),
 ) -> Judged:
-    if quote is not None:
-        return Judged(answerable, None, frozenset(d.kind for d in doubts))
-    return Judged(answerable, reason_kind(reason, coverage))
+    kinds = frozenset(d.kind for d in doubts)
+    if quote is not None:  # shown: with its doubts beside it, in a run recorded before round 6
+        return Judged(answerable, None, kinds)
+    # Refused; with doubts, it carries its closest passage, and the kinds that doubted withheld it.
+    return Judged(answerable, reason_kind(reason, coverage), kinds, closest=bool(kinds))
 
 
 @dataclass(frozen=True)
 class KindRow:
-    """One kind's counts: cases it refused, and cases it doubted (shown with its doubt), by
-    answerability."""
+    """One kind's counts: cases it refused outright, and cases it doubted (refused with the quote
+    as the closest passage; before round 6, shown with the doubt), by answerability."""
 
     kind: RefusalKind
     refused_answerable: int
@@ -128,8 +132,8 @@ def table(cases: Sequence[Judged]) -> Table:
     rows = []
     for kind in REFUSAL_KINDS:
         counts = [
-            sum(c.refused == kind and c.answerable for c in cases),
-            sum(c.refused == kind and not c.answerable for c in cases),
+            sum(c.refused == kind and not c.closest and c.answerable for c in cases),
+            sum(c.refused == kind and not c.closest and not c.answerable for c in cases),
             sum(kind in c.doubted and c.answerable for c in cases),
             sum(kind in c.doubted and not c.answerable for c in cases),
         ]
@@ -140,16 +144,17 @@ def table(cases: Sequence[Judged]) -> Table:
 
 
 def lines(found: Table) -> list[str]:
-    """The table as text: per kind, answerable and unanswerable cases refused, then doubted (shown
-    with the doubt), and its precision beside the share of unanswerable cases."""
+    """The table as text: per kind, answerable and unanswerable cases refused outright, then those
+    it doubted (refused with the closest passage), and its precision beside the share of
+    unanswerable cases."""
     base = found.base_rate
     head = (
-        f"Refusals and doubts by kind ({found.answerable} answerable, {found.unanswerable} unanswerable;"
+        f"Refusals by kind ({found.answerable} answerable, {found.unanswerable} unanswerable;"
         f" chance precision {base:.2f})"
         if base is not None
-        else "Refusals and doubts by kind"
+        else "Refusals by kind"
     )
-    out = [head, f"  {'kind':<12}{'refused ans/unans':>19}{'doubted ans/unans':>19}{'precision':>11}"]
+    out = [head, f"  {'kind':<12}{'refused ans/unans':>19}{'closest ans/unans':>19}{'precision':>11}"]
     for row in found.rows:
         precision = f"{row.precision:.2f}" if row.precision is not None else "-"
         out.append(

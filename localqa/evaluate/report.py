@@ -76,6 +76,11 @@ def terminal_summary(run: Run, comparison: Comparison | None) -> list[str]:
         lines.append(f"Unchecked figures shown: {totals.unchecked_figures} (gate: must be 0)")
     if totals.unchecked_items is not None:
         lines.append(f"Unchecked list items shown: {totals.unchecked_items} (gate: must be 0)")
+    if totals.answer_stage is not None and run.holds_answers:
+        lines.append(
+            f"Answer stage failures: {totals.answer_stage} (gate: must be 0; a no-answer case shown a quote,"
+            " a wrong value)"
+        )
     lines += answer_stage_lines(totals)
     lines += refusal_lines(run)
     if comparison is not None:
@@ -115,7 +120,8 @@ def part_seconds(totals: Totals) -> str | None:
 
 def refusal_lines(run: Run) -> list[str]:
     """Each kind of refusal as a classifier (`localqa.evaluate.refusals`), for a run that answered
-    a suite with unanswerable cases; a doubted quote counts as shown."""
+    a suite with unanswerable cases; a refusal carrying its closest passage counts as refused, in
+    the "closest" column."""
     answered = [c for c in run.cases if c.answer is not None]
     if not any(not c.expect for c in answered):
         return []
@@ -171,6 +177,8 @@ def markdown(run: Run, comparison: Comparison | None) -> str:
         out.append(f"| Unchecked figures shown (gate) | {totals.unchecked_figures} |")
     if totals.unchecked_items is not None:
         out.append(f"| Unchecked list items shown (gate) | {totals.unchecked_items} |")
+    if totals.answer_stage is not None and run.holds_answers:
+        out.append(f"| Answer stage failures (gate) | {totals.answer_stage} |")
     causes = value_causes(totals)
     if causes is not None:
         out.append(f"| Wrong values by cause | {causes} |")

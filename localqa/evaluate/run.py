@@ -222,7 +222,7 @@ def _run(
         localqa_version=version("localqa"),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    return Run(config=config, totals=Totals.of(records), cases=records)
+    return Run(config=config, totals=Totals.of(records), cases=records, holds_answers=suite.hold_answers)
 
 
 def _part_record(part: PartResult) -> PartRecord:
@@ -309,7 +309,11 @@ def _answer_with_model(
             model_failed=answer.model_failed,
             selection=answer.selection,
         ).model_copy(
-            update={"coverage": answer.coverage, "figure_note": answer.figure_note, "doubts": answer.doubts}
+            update={
+                "coverage": answer.coverage,
+                "figure_note": answer.figure_note,
+                "doubts": answer.closest.doubts if answer.closest else (),
+            }
         )
         unchecked = unchecked or unchecked_figure(answer.value, answer.quote, text_at)
         unlisted = unlisted or unchecked_item(answer.value, text_at)

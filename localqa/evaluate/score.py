@@ -77,7 +77,8 @@ class AnswerScore(Frozen):
     # None for recorded answers (no scorer ran).
     selection: Selection | None = None
     coverage: Coverage | None = None  # the evidence-coverage verdict on the model's quote
-    doubts: tuple[Doubt, ...] = ()  # what the answer stage doubts about a shown quote (counted as shown)
+    # The doubts that withheld a quote, refused with it as its closest passage (`Answer.closest`).
+    doubts: tuple[Doubt, ...] = ()
     value: Value | None = None  # the answer's value, as shown
     value_correct: bool | None = None  # None: the case states no value
     value_why: str | None = None  # what was compared, for a wrong value

@@ -200,6 +200,10 @@ class Suite(BaseModel):
 
     path: Path
     cases: list[Case]
+    # The suite holds the answer stage to itself (`hold_answers = true` in cases.toml): a run with
+    # answers fails when a no-answer case is shown a quote or a stated value is wrong, outside the
+    # cases marked known_failure (`localqa.evaluate.records.answer_stage_failures`).
+    hold_answers: bool = False
 
     @property
     def docs(self) -> Path | None:
@@ -219,6 +223,9 @@ def load_suite(path: Path) -> Suite:
     raw_cases = data.get("case", [])
     if not isinstance(raw_cases, list):
         raise SuiteError(f"{file}: cases must be [[case]] tables")
+    hold_answers = data.get("hold_answers", False)
+    if not isinstance(hold_answers, bool):
+        raise SuiteError(f"{file}: hold_answers must be true or false")
     cases = []
     for number, raw in enumerate(raw_cases, start=1):
         try:
@@ -234,4 +241,4 @@ def load_suite(path: Path) -> Suite:
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise SuiteError(f"{file}: duplicate case id(s) {', '.join(duplicates)}; ids must be unique")
-    return Suite(path=path, cases=cases)
+    return Suite(path=path, cases=cases, hold_answers=hold_answers)

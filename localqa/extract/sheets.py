@@ -16,8 +16,10 @@ cells (`Item ID: EQ-314; Loan limit: 45 minutes`), cited by sheet and row.
   the range its cells span are counted in one streamed pass over the sheet first, since calamine
   holds a sheet's whole range in memory; a workbook with a sheet over the bound is named, with the
   sheet, and not indexed (its dimension, which the file declares, is not trusted either).
-- One rule for what is hidden: hidden and very hidden sheets, hidden rows and hidden columns are
-  not indexed, and the index says how many were left out. Hiding is no access control, but what an
+- One rule for what is hidden: hidden and very hidden sheets, hidden rows and hidden columns
+  (the hidden flag, or a height or width Excel draws as no pixel), and cells whose style shows
+  them as nothing (a `;;;` number format, white on white: `localqa.extract.cell_styles`) are not
+  indexed, and the index says how many were left out. Hiding is no access control, but what an
   author hid is not what they meant a reader to see; an access label in the catalog is the way to
   narrow who sees a file.
 """
@@ -39,6 +41,7 @@ from typing import Any
 
 from lxml import etree
 
+from localqa.extract.cell_styles import NUMBER, OTHER, TEXT, WHITE_ON_WHITE, Blank, blank_styles
 from localqa.extract.checks import BadFile
 from localqa.extract.structured import row_text
 from localqa.types import Kind, Passage
@@ -53,6 +56,12 @@ _CSV_SAMPLE = 64 * 1024
 _X = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _PR = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+# A column narrower than this (in characters of the default font) or a row lower than this (in
+# points) is drawn by Excel as no pixel: hidden as the hidden flag hides it. Excel draws a column
+# of width w < 1 as round(12 w) pixels, a row of h points as round(h * 4 / 3).
+_NO_PIXEL_WIDTH = 1 / 24
+_NO_PIXEL_HEIGHT = 0.375
+_TEXT_TYPES = frozenset({"s", "str", "inlineStr"})
 
 
 @dataclass
@@ -64,11 +73,13 @@ class SheetExtraction:
 @dataclass(frozen=True)
 class SheetFacts:
     """What a sheet's XML says, read before calamine reads the sheet: its hidden rows (sheet row
-    numbers) and columns (0-based), which calamine does not report; how many cells it stores; and
-    how many cells the range of its cells with content spans (`span`, e.g. "A1:XFD1000")."""
+    numbers) and columns (0-based), which calamine does not report; its cells shown as nothing
+    ((row, column) -> why: `cell_styles.Blank.hides`); how many cells it stores; and how many
+    cells the range of its cells with content spans (`span`, e.g. "A1:XFD1000")."""
 
     hidden_rows: frozenset[int] = frozenset()
     hidden_columns: frozenset[int] = frozenset()
+    blank_cells: dict[tuple[int, int], str] = field(default_factory=dict)
     stored: int = 0
     spanned: int = 0
     span: str = ""
@@ -77,13 +88,15 @@ class SheetFacts:
 @dataclass(frozen=True)
 class Sheet:
     """One sheet's cells: `rows[i]` is the sheet's row `first_row + i` (1-based), cells from
-    column A; `hidden_rows` are sheet row numbers, `hidden_columns` 0-based column indices."""
+    column A; `hidden_rows` are sheet row numbers, `hidden_columns` 0-based column indices, and
+    `blank_cells` (sheet row, column) the cells shown as nothing, with why."""
 
     name: str | None
     rows: list[list[Any]]
     first_row: int = 1
     hidden_rows: frozenset[int] = frozenset()
     hidden_columns: frozenset[int] = frozenset()
+    blank_cells: dict[tuple[int, int], str] = field(default_factory=dict)
 
 
 def extract_xlsx(path: Path, source: str) -> SheetExtraction:
@@ -112,7 +125,9 @@ def extract_xlsx(path: Path, source: str) -> SheetExtraction:
             data = workbook.get_sheet_by_name(meta.name)
             start_row, start_column = data.start or (0, 0)
             rows = [[None] * start_column + list(row) for row in data.to_python()]
-            sheet = Sheet(meta.name, rows, start_row + 1, known.hidden_rows, known.hidden_columns)
+            sheet = Sheet(
+                meta.name, rows, start_row + 1, known.hidden_rows, known.hidden_columns, known.blank_cells
+            )
             result.passages += sheet_passages(sheet, source, number, result.left_out)
     except BadFile:
         raise
@@ -160,8 +175,16 @@ def extract_csv(path: Path, source: str) -> SheetExtraction:
 def sheet_passages(sheet: Sheet, source: str, number: int, left_out: list[str]) -> list[Passage]:
     """One `table` passage per data row of `sheet`, the `number`th of its workbook."""
     hidden_rows = [r for r in sheet.hidden_rows if sheet.first_row <= r < sheet.first_row + len(sheet.rows)]
+    blank = sheet.blank_cells
     visible = [
-        (sheet.first_row + i, [_cell(v) for c, v in enumerate(row) if c not in sheet.hidden_columns])
+        (
+            sheet.first_row + i,
+            [
+                "" if blank and (sheet.first_row + i, c) in blank else _cell(v)
+                for c, v in enumerate(row)
+                if c not in sheet.hidden_columns
+            ],
+        )
         for i, row in enumerate(sheet.rows)
         if sheet.first_row + i not in sheet.hidden_rows
     ]
@@ -172,6 +195,11 @@ def sheet_passages(sheet: Sheet, source: str, number: int, left_out: list[str]) 
         left_out.append(f"{len(hidden_rows)} hidden row(s) of {where}")
     if width > len(kept_columns):
         left_out.append(f"{width - len(kept_columns)} hidden column(s) of {where}")
+    # Only cells a reader would otherwise see are counted: a blank cell in a hidden row or column
+    # is counted with its row or column.
+    why = [w for (r, c), w in blank.items() if r not in sheet.hidden_rows and c not in sheet.hidden_columns]
+    for reason in sorted(set(why)):
+        left_out.append(f"{why.count(reason)} cell(s) of {where} {reason}")
     filled = [(row, cells) for row, cells in visible if any(cells)]
     if not filled:
         return []
@@ -255,9 +283,13 @@ def _sheet_facts(path: Path) -> dict[str, SheetFacts]:
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
-            for name, part in _sheet_parts(archive, names):
+            targets = _book_targets(archive, names)
+            blank = blank_styles(
+                archive, _part_of(targets, "/styles", names), _part_of(targets, "/theme", names)
+            )
+            for name, part in _sheet_parts(archive, names, targets):
                 with archive.open(part) as stream:
-                    facts = _facts_of(stream)
+                    facts = _facts_of(stream, blank)
                 if name in found:  # two sheets of one name: each is checked against the larger
                     facts = _larger(found[name], facts)
                 found[name] = facts
@@ -266,16 +298,31 @@ def _sheet_facts(path: Path) -> dict[str, SheetFacts]:
     return found
 
 
-def _sheet_parts(archive: zipfile.ZipFile, names: set[str]) -> Iterable[tuple[str, str]]:
+def _book_targets(archive: zipfile.ZipFile, names: set[str]) -> dict[str, tuple[str, str]]:
+    """The workbook's relationships: id -> (type, the part it targets, as a path in the archive)."""
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
-    book = etree.fromstring(archive.read("xl/workbook.xml"), parser)
     rels_name = "xl/_rels/workbook.xml.rels"
     rels = etree.fromstring(archive.read(rels_name), parser) if rels_name in names else None
-    targets = {r.get("Id"): r.get("Target", "") for r in (rels if rels is not None else [])}
-    for sheet in book.iter(f"{_X}sheet"):
-        target = targets.get(sheet.get(f"{_R}id"), "")
-        target = target.replace("\\", "/")
+    found = {}
+    for rel in rels if rels is not None else []:
+        target = rel.get("Target", "").replace("\\", "/")
         part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"xl/{target}")
+        found[rel.get("Id", "")] = (rel.get("Type", ""), part)
+    return found
+
+
+def _part_of(targets: dict[str, tuple[str, str]], kind: str, names: set[str]) -> str | None:
+    """The workbook's part of a relationship type ending in `kind` ("/styles"), if the archive has it."""
+    return next((part for typ, part in targets.values() if typ.endswith(kind) and part in names), None)
+
+
+def _sheet_parts(
+    archive: zipfile.ZipFile, names: set[str], targets: dict[str, tuple[str, str]]
+) -> Iterable[tuple[str, str]]:
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    book = etree.fromstring(archive.read("xl/workbook.xml"), parser)
+    for sheet in book.iter(f"{_X}sheet"):
+        part = targets.get(sheet.get(f"{_R}id") or "", ("", ""))[1]
         if part in names:
             yield sheet.get("name", ""), part
 
@@ -286,39 +333,50 @@ def _larger(one: SheetFacts, other: SheetFacts) -> SheetFacts:
     return SheetFacts(
         one.hidden_rows | other.hidden_rows,
         one.hidden_columns | other.hidden_columns,
+        {**one.blank_cells, **other.blank_cells},
         max(one.stored, other.stored),
         larger.spanned,
         larger.span,
     )
 
 
-def _facts_of(stream: Any) -> SheetFacts:
-    """One pass over a sheet's XML in constant memory: its hidden rows and columns, how many cells
-    it stores, and the range its cells with content span (a value, an inline string or a formula:
-    what calamine places). Each cell is placed where its own reference says, row included (as
-    calamine places it, whatever row holds it); one without a reference goes after the cell before
-    it in its row. A reference that is not letters and digits is a damaged file (`ValueError`).
-    Rows are read whole as they end, then dropped: an event per cell cost ten times calamine's
-    own read of the sheet."""
+def _facts_of(stream: Any, blank: dict[str, Blank]) -> SheetFacts:
+    """One pass over a sheet's XML in constant memory: its hidden rows and columns, its cells whose
+    style (one of `blank`) shows them as nothing (each cell's style is looked at only when some
+    style does), how many cells it stores, and the range its cells with content span (a value, an
+    inline string or a formula: what calamine places). Each cell is placed where its own reference
+    says, row included (as calamine places it, whatever row holds it); one without a reference goes
+    after the cell before it in its row. A reference that is not letters and digits is a damaged
+    file (`ValueError`). Rows are read whole as they end, then dropped: an event per cell cost ten
+    times calamine's own read of the sheet."""
     rows: set[int] = set()
     columns: set[int] = set()
+    blank_cells: dict[tuple[int, int], str] = {}
     stored = 0
     top = left = 1 << 62
     bottom = right = -1
     row_number = 0
+    recoloured = False  # a table or a conditional format may colour the sheet's cells
+    tags = (f"{_X}row", f"{_X}col", f"{_X}tablePart", f"{_X}conditionalFormatting")
     for _, element in etree.iterparse(
-        stream, events=("end",), tag=(f"{_X}row", f"{_X}col"), resolve_entities=False, no_network=True
+        stream, events=("end",), tag=tags, resolve_entities=False, no_network=True
     ):
+        if element.tag in (f"{_X}tablePart", f"{_X}conditionalFormatting"):
+            recoloured = True
+            element.clear()
+            continue
         hidden = element.get("hidden") in ("1", "true")
         if element.tag == f"{_X}col":
-            if hidden:
+            width = element.get("width")
+            if hidden or (width is not None and _below(width, _NO_PIXEL_WIDTH)):
                 low, high = int(element.get("min", "1")), int(element.get("max", "1"))
                 columns.update(range(low - 1, min(high, low + 16384)))
             element.clear()
             continue
         reference = element.get("r") or ""
         row_number = int(reference) if reference.isdigit() else row_number + 1
-        if hidden:
+        height = element.get("ht")  # most rows have none: no call for them, the pass is per row
+        if hidden or (height is not None and _below(height, _NO_PIXEL_HEIGHT)):
             rows.add(row_number)
         stored += len(element)
         column = -1
@@ -336,12 +394,38 @@ def _facts_of(stream: Any) -> SheetFacts:
             if len(cell):
                 top, bottom = min(top, at), max(bottom, at)
                 left, right = min(left, column), max(right, column)
+                if blank:  # only when some style shows a value as nothing: no cost otherwise
+                    style = blank.get(cell.get("s") or "0")  # by the index as written: no call a cell
+                    why = style.hides(*_kind_and_value(cell)) if style is not None else None
+                    if why is not None:
+                        blank_cells[(at, column)] = why
         element.clear()
         while element.getprevious() is not None:
             del element.getparent()[0]  # rows read are dropped: memory stays constant
     spanned = (bottom - top + 1) * (right - left + 1) if bottom >= 0 else 0
     span = f"{_letters(left)}{top}:{_letters(right)}{bottom}" if bottom >= 0 else ""
-    return SheetFacts(frozenset(rows), frozenset(columns), stored, spanned, span)
+    if recoloured:  # the cell's style alone no longer says what colour it is drawn in
+        blank_cells = {at: why for at, why in blank_cells.items() if why != WHITE_ON_WHITE}
+    return SheetFacts(frozenset(rows), frozenset(columns), blank_cells, stored, spanned, span)
+
+
+def _below(size: str, least: float) -> bool:
+    """Is a width or height the XML gives under `least`? One that is not a number is not (the
+    default size, as Excel reads it)."""
+    try:
+        return float(size) < least
+    except ValueError:
+        return False
+
+
+def _kind_and_value(cell: Any) -> tuple[str, str]:
+    """A stored cell's kind (text, number or other) and its stored value, for its number format."""
+    typ = cell.get("t", "n")
+    if typ in _TEXT_TYPES:
+        return TEXT, ""
+    if typ in ("b", "e"):
+        return OTHER, ""
+    return NUMBER, cell.findtext(f"{_X}v") or ""
 
 
 _REFERENCE = re.compile(r"([A-Za-z]+)([0-9]+)")

@@ -6,11 +6,13 @@ document title.
 trafilatura reads the page from the bytes given to it: nothing it links to (scripts, images,
 stylesheets, frames) is fetched, and no script runs.
 
-Hidden content is not indexed (one rule with the other formats, `docs/formats.md`): an element
-the page itself hides (`HIDDEN`: the `hidden` attribute, an inline style of `display: none` or
-`visibility: hidden`) is removed before trafilatura reads the page, and the index says how many.
-No stylesheet is evaluated, so what a class hides through a stylesheet is read; `aria-hidden` is
-not hiding (it hides from a screen reader what the screen shows, such as an icon's text).
+Hidden content is not indexed (one rule with the other formats, `docs/formats.md`): what the
+page itself keeps a browser from drawing is removed before trafilatura reads the page, and the
+index says how many elements: one with the `hidden` attribute, a `<template>` (a browser never
+renders its content), and one whose inline style hides it (`localqa.extract.inline_style`, read
+as a browser reads it: `display:/**/none` is `display: none`). No stylesheet is evaluated, so
+what a class hides through a stylesheet is read; `aria-hidden` is not hiding (it hides from a
+screen reader what the screen shows, such as an icon's text).
 """
 
 from __future__ import annotations
@@ -22,18 +24,10 @@ from typing import Any
 from lxml import etree
 
 from localqa.extract.checks import BadFile
+from localqa.extract.inline_style import Hides, Style, declarations
 from localqa.extract.structured import Sections
 from localqa.language.text import squash
 from localqa.types import Passage
-
-# What a page hides from its reader, as XPath over the parsed page: an element matching one is
-# removed with everything in it.
-HIDDEN = {
-    "the hidden attribute": "//*[@hidden]",
-    "display: none": "//*[re:test(@style, '(^|;)\\s*display\\s*:\\s*none', 'i')]",
-    "visibility: hidden": "//*[re:test(@style, '(^|;)\\s*visibility\\s*:\\s*(hidden|collapse)', 'i')]",
-}
-_REGEX = {"re": "http://exslt.org/regular-expressions"}
 
 
 @dataclass(frozen=True)
@@ -127,9 +121,45 @@ def _title(page: Any) -> str | None:
 
 
 def _remove_hidden(page: Any) -> int:
-    """Remove the elements the page hides (`HIDDEN`) from `page`; how many (the outermost)."""
-    found = {element for xpath in HIDDEN.values() for element in page.xpath(xpath, namespaces=_REGEX)}
-    outermost = [e for e in found if not any(a in found for a in e.iterancestors()) and e is not page]
-    for element in outermost:
-        element.drop_tree()
-    return len(outermost)
+    """Remove from `page` what it keeps a browser from drawing (the module docstring); how many
+    elements hid something (the outermost, and each hiding inside an inherited one's exception)."""
+    hidden = 0
+    # An element, and the inherited hidings it is under ("font-size: 0"): each until a descendant
+    # undoes it, so a child of `visibility: hidden; font-size: 0` saying `visibility: visible`
+    # is still at font size 0.
+    stack: list[tuple[Any, frozenset[str]]] = [(page, frozenset())]
+    while stack:
+        element, inherited = stack.pop()
+        if not isinstance(element.tag, str):
+            continue  # a comment or processing instruction: trafilatura leaves them out
+        written = element.get("style")  # most elements have none: nothing to read, nothing undone
+        style = declarations(written) if written else None
+        if style is not None and inherited:
+            inherited = frozenset(h for h in inherited if not style.undoes(h))
+        hidings = _hidings(element, style)
+        if any(how is Hides.ALL for how, _ in hidings) and element is not page:
+            hidden += not inherited
+            element.drop_tree()
+            continue
+        own = frozenset(said for how, said in hidings if how is Hides.INHERITED)
+        hidden += bool(own) and not inherited
+        inherited |= own
+        if inherited:
+            element.text = None  # its own text is drawn under the hiding, as are its children's tails
+            for child in element:
+                child.tail = None
+        stack.extend((child, inherited) for child in reversed(element))
+    # Every style is decided now: what one hides is gone. Dropped, so trafilatura's own rules on
+    # style text (it discards any element whose style names "hidden" or "display:none") do not
+    # drop what a browser draws: `overflow: hidden`, a hiding a child undoes, a later `display`.
+    for styled in page.xpath("//*[@style]"):
+        del styled.attrib["style"]
+    return hidden
+
+
+def _hidings(element: Any, style: Style | None) -> list[tuple[Hides, str]]:
+    if element.get("hidden") is not None:
+        return [(Hides.ALL, "the hidden attribute")]
+    if element.tag == "template":
+        return [(Hides.ALL, "<template>")]
+    return style.hidings() if style is not None else []

@@ -17,11 +17,13 @@ footnotes, and costs a style lookup per paragraph (`benchmarks/formats.py` compa
   marked "repeat as header row", else its first row. Its title is the paragraph just before it
   when that one is a caption or short and unpunctuated.
 - Text deleted with tracked changes, field codes, a table of contents and running headers and
-  footers are not passage text. Text boxes are not read.
+  footers are not passage text. A tracked move is a deletion where it was (`w:moveFrom`: its old
+  copy is left out and counted, the document now says what its `w:moveTo` copy says) and an
+  insertion where it went. Text boxes are not read, shown or hidden.
 - Hidden text is not indexed (one rule with the other formats, `docs/formats.md`): a run marked
-  hidden (`w:vanish`), directly or through its character style or its paragraph's style (with
-  their `basedOn`), unless the run itself says `w:vanish w:val="false"`; the index says how many
-  runs it left out.
+  hidden (`w:vanish`, or `w:specVanish`, which Word never displays), directly or through its
+  character style or its paragraph's style (with their `basedOn`), unless the run itself says
+  `w:vanish w:val="false"`; the index says how many runs it left out.
 - Page numbers only where the file records its pagination (`w:lastRenderedPageBreak`, which Word
   writes when it saves); otherwise passages have no page, like Markdown.
 """
@@ -53,6 +55,7 @@ _SKIPPED = {
     f"{MC}Fallback",
     f"{W}txbxContent",
     f"{W}del",
+    f"{W}moveFrom",  # counted where it is met: a move's old copy is a deletion (`_paragraph_text`)
     f"{W}instrText",
     f"{W}delText",
     f"{W}rPr",
@@ -74,6 +77,7 @@ class _Hiding:
 
     styles: frozenset[str]
     runs: int = 0
+    moved: int = 0  # moves' old copies (`w:moveFrom`) left out
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,8 @@ def extract_docx(path: Path, source: str) -> WordExtraction:
     reader = _Reader(source, _styles(document), _numbering(document), _notes(document), hiding)
     reader.walk(document.element.body)
     left_out = [f"{hiding.runs} hidden run(s) of text"] if hiding.runs else []
+    if hiding.moved:
+        left_out.append(f"{hiding.moved} moved-away copy(ies) of tracked moves")
     return WordExtraction(reader.out.passages, reader.title, left_out)
 
 
@@ -121,12 +127,17 @@ def _hiding_styles(document: Any) -> frozenset[str]:
 
 
 def _vanish(rpr: Any) -> bool | None:
-    """What run properties say of hiding: True (`w:vanish`), False (`w:vanish w:val="false"`),
-    None (nothing: the style's say)."""
-    vanish = rpr.find(f"{W}vanish") if rpr is not None else None
-    if vanish is None:
+    """What run properties say of hiding: True (`w:vanish` or `w:specVanish`), False (`w:vanish
+    w:val="false"` and no `w:specVanish`), None (nothing: the style's say). `w:specVanish` is
+    hidden whatever `w:vanish` says: Word never displays such a run, even with hidden text shown."""
+    if rpr is None:
         return None
-    return _val(vanish) not in ("0", "false", "off")
+    said = [
+        _val(rpr.find(f"{W}{tag}")) for tag in ("vanish", "specVanish") if rpr.find(f"{W}{tag}") is not None
+    ]
+    if not said:
+        return None
+    return any(value not in ("0", "false", "off") for value in said)
 
 
 def _styles(document: Any) -> dict[str, _Style]:
@@ -244,8 +255,10 @@ class _Reader:
                     content = child.find(f"{W}sdtContent")
                     if content is not None:
                         self._children(content)
-            elif child.tag in (f"{W}customXml", f"{W}ins"):
+            elif child.tag in (f"{W}customXml", f"{W}ins", f"{W}moveTo"):
                 self._children(child)
+            elif child.tag == f"{W}moveFrom":
+                self.hiding.moved += 1
 
     def _is_table_of_contents(self, sdt: Any) -> bool:
         gallery = sdt.find(f"{W}sdtPr/{W}docPartObj/{W}docPartGallery")
@@ -402,6 +415,8 @@ def _paragraph_text(p: Any, hiding: _Hiding) -> tuple[str, list[str], tuple[int,
             continue
         tag = element.tag
         if not isinstance(tag, str) or tag in _SKIPPED:
+            if tag == f"{W}moveFrom":
+                hiding.moved += 1
             continue
         if tag == f"{W}r" and _hidden_run(element, hiding.styles, hidden_by_paragraph):
             hiding.runs += 1

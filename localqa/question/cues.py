@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from localqa.question.parts import asks, sentences
 
@@ -271,3 +272,36 @@ def compares_two_items(part: str) -> bool:
     """Whether a part compares two items in one period (`COMPARED`: "how did X compare to Y")."""
     text = asking(part)
     return any(pattern.search(text) for pattern in COMPARED)
+
+
+Operation = Literal["sum", "difference", "average"]
+# Each rule that makes a part ask for arithmetic over named cells, by operation, first match wins.
+OPERATIONS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
+    (
+        "difference",
+        re.compile(
+            r"\bhow\s+(?:many|much)\s+more\b|\bdifference\s+(?:in\s+[\w\s-]+?\s+)?between\b|"
+            r"\bhow\s+(?:many|much)\s+(?:fewer|less)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "sum",
+        re.compile(
+            r"\bin\s+total\b|\btotal\s+(?:number|amount|count)\s+of\b|\bcombined\b|\baltogether\b|"
+            r"\bsum\s+of\b|\bhow\s+many\b[^?]*\bin\s+all\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "average",
+        re.compile(r"\b(?:average|mean)\s+(?:[\w-]+\s+){1,4}?(?:of|for|across|between)\b", re.IGNORECASE),
+    ),
+)
+
+
+def arithmetic_asked(part: str) -> Operation | None:
+    """The arithmetic on stated figures a part asks for (`OPERATIONS`: "how many more", "in total",
+    "the average of A and B"), or None."""
+    text = asking(part)
+    return next((name for name, pattern in OPERATIONS if pattern.search(text)), None)

@@ -8,6 +8,7 @@ the first rule below that holds, its slots from its frame and its words.
 | extreme | "which ... largest / fell most / which year ... highest" (`extreme_asked`) |
 | comparison | "how did X compare to Y" (`compares_two_items`); a yes/no or "how has ... changed" |
 | | part with a judgment, sign, improvement or change cue (`comparison_kind`) |
+| total | arithmetic on stated figures: "how many more", "in total", "the average of" (`arithmetic_asked`) |
 | count, list | "how many <things>", "list the", "what are the <plural>" (`lists.asked`) |
 | yes/no | a part that opens with an auxiliary |
 | figure | a year named and a quantity asked, and no cue above |
@@ -71,6 +72,9 @@ def read(part: str) -> Reading:
     compared = cues.comparison_kind(part)
     if compared is not None:
         return reading("comparison", f"a yes/no or 'how has ... changed' part: {compared}", kind=compared)
+    operation = cues.arithmetic_asked(part)
+    if operation is not None:
+        return reading("total", f"arithmetic on stated figures: {operation}", kind=operation)
     listed = lists.asked(part)
     if listed is not None:
         return reading(listed.kind, f"'{listed.cue}'", counted=listed.noun)

@@ -33,7 +33,7 @@ from localqa.question import periods, routing
 from localqa.question.parts import search_text, split_parts
 from localqa.question.reading import read
 from localqa.question.scope import Chosen, DocumentNames, named
-from localqa.retrieval import bm25, embeddings
+from localqa.retrieval import bm25, embeddings, held
 from localqa.settings import MAX_PARTS, RetrievalSettings
 from localqa.store.base import Scope, Store
 from localqa.types import Caller, Candidate, Document, PartResult
@@ -333,12 +333,13 @@ def _unheld(store: Store, query: str, eligible: _Eligible, settings: RetrievalSe
     "heading" chunking), whatever retriever ranks: the answer stage refuses a name only the
     collection lacks (`localqa.answers.coverage`). Read from the eligible scope alone, so it says
     nothing of documents the caller may not see. A year written inside a period ("FY2016") is
-    looked up on its own too ("2016"), as the answer stage checks it."""
+    looked up on its own too ("2016"), as the answer stage checks it. A word's stem held only by
+    passages that never write the word ("found" for "founded") is unheld too (`held`)."""
     terms = list(dict.fromkeys([*store.terms(query), *store.terms(" ".join(_YEAR_INSIDE.findall(query)))]))
     if not eligible.documents or not terms:
         return tuple(terms)
-    postings = store.postings_of(eligible.scope, terms, settings.chunking)
-    return tuple(term for term, found in zip(terms, postings, strict=True) if not len(found.ids))
+    postings = dict(zip(terms, store.postings_of(eligible.scope, terms, settings.chunking), strict=True))
+    return held.unheld(store, query, postings, eligible, settings.chunking)
 
 
 def _ranked(store: Store, part: str, eligible: _Eligible, settings: RetrievalSettings) -> PartResult:

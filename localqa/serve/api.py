@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localqa.conversation import Turn, turn_of
 from localqa.display import show
+from localqa.library import Library
 from localqa.serve.conversations import MAX_TURNS, Conversations, rewritten
 from localqa.serve.errors import HttpError
 from localqa.serve.params import MAX_QUESTION_BYTES, AsOf, as_of_date, check_size
@@ -125,7 +126,7 @@ def ask(
 ) -> JSONResponse:
     as_of = as_of_date(query.as_of)
     model = models.get(query.model)
-    earlier, key = _earlier(query, who, conversations)
+    earlier, key = _earlier(query, who, conversations, library)
     made = rewritten(query.question, earlier, who.caller, model, models.call, models.settings)
     results = library.search(
         made.standalone,
@@ -144,7 +145,7 @@ def ask(
     # A question asked alone is recorded as `ask --json` records it: no rewrite.
     payload["rewrite"] = made.record() if query.turns or key is not None else None
     if key is not None:
-        conversations.add(key, who.user, turn_of(made, who.caller, answers))
+        conversations.add(key, who.user, turn_of(made, who.caller, answers), answers=tuple(answers))
         payload["conversation"] = key
     faults = sorted({a.reason for a in answers if a.model_failed and a.reason})
     if faults:
@@ -153,8 +154,11 @@ def ask(
     return JSONResponse(payload)
 
 
-def _earlier(query: AskQuery, who: Visitor, conversations: Conversations) -> tuple[list[Turn], str | None]:
-    """The turns a follow-up carries from, and the server-kept conversation it joins (None: none)."""
+def _earlier(
+    query: AskQuery, who: Visitor, conversations: Conversations, library: Library
+) -> tuple[list[Turn], str | None]:
+    """The turns a follow-up carries from, and the server-kept conversation it joins (None: none);
+    a kept one's turns as the caller may see them now (`Conversations.recheck`)."""
     if query.turns and query.conversation:
         raise HttpError(400, "give the earlier turns or a conversation id, not both")
     check_size(*query.turns)
@@ -162,7 +166,7 @@ def _earlier(query: AskQuery, who: Visitor, conversations: Conversations) -> tup
         return [Turn(q, q, who.caller) for q in query.turns], None
     if query.conversation == "new":
         return [], conversations.start(who.user, who.caller)
-    return list(conversations.get(query.conversation, who.user, who.caller).turns), query.conversation
+    return conversations.recheck(query.conversation, who.user, who.caller, library).turns, query.conversation
 
 
 @router.get("/documents")

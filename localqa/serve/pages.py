@@ -68,9 +68,9 @@ def ask(
     check_size(question, conversation, *doc)
     earlier: list[Turn] = []
     views: list[dict[str, Any]] = []
-    if conversation:
-        kept = conversations.get(conversation, who.user, who.caller)
-        earlier, views = list(kept.turns), list(kept.views)
+    if conversation:  # as the caller may see it now: a narrowed document's quotes are withheld
+        kept = conversations.recheck(conversation, who.user, who.caller, library)
+        earlier, views = kept.turns, kept.views
     form = {
         "question": "",
         "as_of": as_of.isoformat(),
@@ -119,7 +119,8 @@ def ask(
             part = _part_view(number, result, answer, as_of, len(results))
             shown.append(replace(part, candidates=[]))
             yield templates.get_template("part.html").render(part=part)
-        conversations.add(conversation, who.user, turn_of(made, who.caller, answers), _turn_view(made, shown))
+        turn = turn_of(made, who.caller, answers)
+        conversations.add(conversation, who.user, turn, _turn_view(made, shown), tuple(answers))
         yield templates.get_template("ask_end.html").render(form=form)
 
     return StreamingResponse(stream(), media_type="text/html; charset=utf-8")
@@ -240,6 +241,7 @@ class PartView:
     candidates: list[dict[str, Any]]
     note: str | None
     route: str | None = None  # why the part was searched mainly in some documents
+    route_sources: tuple[str, ...] = ()  # the documents `route` names, re-checked in a kept turn
     reading: str | None = None  # how the part was read (`Reading.describe`)
     image: str | None = None
     large_image: str | None = None
@@ -261,6 +263,7 @@ def _part_view(number: int, result: PartResult, answer: Answer, as_of: date, tot
         candidates=[_candidate_view(c) for c in result.candidates],
         note=result.note,
         route=result.route.why if result.route else None,
+        route_sources=tuple(result.route.sources) if result.route else (),
         reading=result.reading.describe() if result.reading else None,
         other=[location.describe() for location in answer.other_evidence],
         **_value_view(answer),
