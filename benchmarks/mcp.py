@@ -1,10 +1,11 @@
-"""`localqa mcp` overhead: an MCP `ask` through the SDK's own client, over stdio and over
-streamable HTTP, against the same question through the library in this process.
+"""`localqa mcp` and `/v1` overhead: an MCP `ask` through the SDK's own client, over stdio and over
+streamable HTTP, and a `localqa serve` `/v1/chat/completions` completion, against the same
+question through the library in this process.
 
     python -m benchmarks.mcp [--model extractive] [--repeat 5]
 
 Indexes the sample library (pdfs/) into a temporary folder, starts `localqa mcp` over stdio and
-`localqa mcp --http` on a free loopback port, warms each (and the library here) with one
+`localqa mcp --http` and `localqa serve` on free loopback ports, warms each (and the library here) with one
 question, then asks the sample question `--repeat` times through each, the three taking turns.
 Prints the median seconds of each and their ratio to the library's. Goal (issue 51): at most
 1.1x. Timings are printed, never asserted.
@@ -13,6 +14,7 @@ Prints the median seconds of each and their ratio to the library's. Goal (issue 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -84,10 +86,28 @@ def main(argv: list[str] | None = None) -> None:
             stderr=subprocess.DEVNULL,
         )
         url = f"http://127.0.0.1:{port}/mcp"
-        times: dict[str, list[float]] = {"library": [], "stdio": [], "http": []}
+        web_port = _free_port()
+        web = subprocess.Popen(
+            [sys.executable, "-m", "localqa", "serve", "--db", str(db), "--pdfs", str(folder), "--model",
+             args.model, "--port", str(web_port)],
+            env=child_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        chat = f"http://127.0.0.1:{web_port}/v1/chat/completions"
+        times: dict[str, list[float]] = {"library": [], "stdio": [], "http": [], "/v1": []}
         try:
-            while not _up(url):
+            while not (_up(url) and _up(chat)):
                 time.sleep(0.1)
+
+            def completion() -> None:
+                body = json.dumps({"model": "localqa", "messages": [{"role": "user", "content": SAMPLE}]})
+                request = urllib.request.Request(
+                    chat, data=body.encode(), headers={"Content-Type": "application/json"}
+                )
+                with urllib.request.urlopen(request, timeout=120) as response:
+                    assert len(json.loads(response.read())["localqa"]["parts"]) == 3
+
             model = get_model(args.model)  # made once, as the server makes its own
             with Library(db) as library:
 
@@ -102,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
                         for client in clients.values():
                             await client.call_tool("ask", {"question": SAMPLE, "as_of": AS_OF.isoformat()})
                         direct()  # warm: the model loaded, the index read
+                        completion()
                         for _ in range(args.repeat):
                             started = time.perf_counter()
                             direct()
@@ -113,11 +134,15 @@ def main(argv: list[str] | None = None) -> None:
                                 )
                                 times[name].append(time.perf_counter() - started)
                                 assert not result.is_error and len(result.structured_content["parts"]) == 3
+                            started = time.perf_counter()
+                            completion()
+                            times["/v1"].append(time.perf_counter() - started)
 
                 anyio.run(run)
         finally:
-            http.terminate()
-            http.wait(timeout=10)
+            for process in (http, web):
+                process.terminate()
+                process.wait(timeout=10)
 
     base = statistics.median(times["library"])
     print(f"model {args.model}, the sample question (3 parts), median of {args.repeat}; {load()}")
