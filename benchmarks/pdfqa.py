@@ -92,6 +92,7 @@ INDEX_CODE = (
     "localqa/question/periods.py",
     "localqa/schema.py",
     "localqa/store/**/*.py",
+    "localqa/language/tokenizer.py",
 )
 EMBED_CODE = ("localqa/retrieval/embeddings.py",)
 HITS_AT = (1, 5)

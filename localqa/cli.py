@@ -234,7 +234,7 @@ def ocr(pdfs: Path, force: bool) -> None:
     from localqa.extract.ocr import OcrJob, pages_needing_ocr, run_ocr, write_sidecar
     from localqa.extract.pdf import PdfUnreadable
     from localqa.extract.tesseract import check_tesseract
-    from localqa.indexing.formats import format_of
+    from localqa.formats import format_of
 
     check_tesseract()
     jobs: list[OcrJob] = []
@@ -1074,7 +1074,7 @@ def show(
     with -o FILE.png, drawn among the passages around it.
     """
     from localqa.display import show as showing
-    from localqa.indexing.formats import format_of
+    from localqa.formats import format_of
     from localqa.library import Library
 
     fmt = format_of(source)

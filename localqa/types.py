@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from localqa.indexing.formats import SECTION_NUMBERED, SPREADSHEETS, format_of, is_spreadsheet
+from localqa.formats import SECTION_NUMBERED, SPREADSHEETS, format_of, is_spreadsheet
 
 
 class Kind(StrEnum):
@@ -119,7 +119,7 @@ class Passage(Frozen):
 
 class Location(Frozen):
     """Where a passage is, in the fields every JSON output shares. Every format fills the same
-    fields (`localqa.indexing.formats`): a spreadsheet row has its sheet's name as `section`, the sheet's
+    fields (`localqa.formats`): a spreadsheet row has its sheet's name as `section`, the sheet's
     position as `table` and the row number the spreadsheet shows as `row`; a slide's number is its
     `page`; Word, HTML and slide paragraphs are numbered within their section."""
 
@@ -135,7 +135,7 @@ class Location(Frozen):
     def describe(self) -> str:
         """`handbook.pdf, page 1, prose paragraph 3, § Loans, effective 2026-01-01`; as each
         format is cited: `register.xlsx, sheet Loans, row 12`, `handbook.docx, § Loans > Renewals,
-        paragraph 3`, `deck.pptx, slide 4, ...` (`localqa.indexing.formats`)."""
+        paragraph 3`, `deck.pptx, slide 4, ...` (`localqa.formats`)."""
         fmt = format_of(self.source)
         name = fmt.name if fmt else ""
         parts = [self.source]

@@ -19,9 +19,9 @@ import numpy as np
 from backends import query
 
 from localqa.indexing.catalog import searchable_heading
+from localqa.language.tokenizer import TOKENIZE
 from localqa.store import Db, postgres_url
 from localqa.store.postings import unpack
-from localqa.store.tokenizer import TOKENIZE
 
 Counts = dict[str, dict[int, tuple[int, int]]]  # term -> passage id -> (heading count, body count)
 
@@ -82,7 +82,7 @@ def oracle(db: Db) -> Counts:
 
 def passages_with(db: Db, word: str) -> set[int]:
     """The passages whose postings hold `word` (stemmed as the index stems)."""
-    from localqa.store.tokenizer import tokenizer
+    from localqa.language.tokenizer import tokenizer
 
     (term,) = tokenizer().tokens(word)
     return set(stored_postings(db).get(term, {}))

@@ -8,6 +8,7 @@ import pytest
 
 from localqa.answers import causes, sentences
 from localqa.answers.answering import answer_part
+from localqa.language import causes as language_causes
 from localqa.models import get_model
 from localqa.question import cues
 from localqa.settings import AnswerSettings
@@ -84,7 +85,7 @@ def test_parts_that_ask_for_a_cause(part: str, rule: str | None) -> None:
     ],
 )
 def test_sentences_that_state_a_cause(sentence: str, cue: str | None) -> None:
-    assert causes.states_cause(sentence) == cue
+    assert language_causes.states_cause(sentence) == cue
 
 
 def test_a_what_drove_part_is_answered_with_the_cause_sentence_and_the_cause_as_written() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from localqa.language import lemmas
-from localqa.store.tokenizer import tokenizer
+from localqa.language.tokenizer import tokenizer
 
 
 @pytest.mark.parametrize(

@@ -450,7 +450,7 @@ def test_the_shared_tokenizer_serves_many_threads_at_once() -> None:
     row, so unguarded callers collided ("constraint failed") or read each other's terms."""
     import threading
 
-    from localqa.store.tokenizer import tokenizer
+    from localqa.language.tokenizer import tokenizer
 
     texts = [f"What is the loan limit for item number {n} in room {n * 7}?" for n in range(40)]
     alone = [tokenizer().tokens(t) for t in texts]
@@ -474,7 +474,7 @@ def test_the_shared_tokenizer_serves_many_threads_at_once() -> None:
 def test_stop_words_are_tokenized_together_as_one_at_a_time() -> None:
     """The stop words' stems come from one statement over all of them; each word alone gives the
     same stems."""
-    from localqa.store.tokenizer import STOP_WORDS, tokenizer
+    from localqa.language.tokenizer import STOP_WORDS, tokenizer
 
     assert tokenizer().terms(" ".join(sorted(STOP_WORDS))) == []
     one_at_a_time = {stem for word in STOP_WORDS for stem in tokenizer().tokens(word)}

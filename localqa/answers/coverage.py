@@ -79,11 +79,11 @@ from functools import lru_cache
 from localqa.answers import sentences
 from localqa.language import appearance, lemmas, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
+from localqa.language.tokenizer import STOP_WORDS, tokenizer
 from localqa.question import acronyms, parts, periods
 from localqa.question.reading import read
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
-from localqa.store.tokenizer import STOP_WORDS, tokenizer
 from localqa.types import TERM_REFUSALS, Answer, Candidate, Coverage, Doubt, TermCheck, TermKind
 
 _SCALE = {"thousand": 3, "k": 3, "million": 6, "mn": 6, "m": 6, "billion": 9, "bn": 9, "b": 9, "trillion": 12}

@@ -42,10 +42,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localqa.answers import causes
+from localqa.language.tokenizer import tokenizer
 from localqa.question import cues, parts
 from localqa.retrieval import bm25, embeddings
 from localqa.settings import AnswerSettings
-from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, RankedUnit
 
 LEXICAL = "bm25"

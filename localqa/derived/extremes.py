@@ -18,9 +18,9 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from localqa.derived import arithmetic, computing
 from localqa.derived.glossary import contains, fold
+from localqa.language.tokenizer import tokenizer
 from localqa.question import cues
 from localqa.question.asked import wanted
-from localqa.store.tokenizer import tokenizer
 from localqa.types import Comparison, Kind, Location, Operand, Passage, Value
 from localqa.values.cells import Cell, Row, cell_value, choose_cell, read_row
 from localqa.values.choosing import Context

@@ -13,8 +13,8 @@ from localqa.answers import sentences
 from localqa.derived.figures import FigurePlan, Need
 from localqa.derived.glossary import Item, contains, fold
 from localqa.language.statements import STATEMENT_WORDS, UNRECOGNISED, Statement, recognise
+from localqa.language.tokenizer import tokenizer
 from localqa.question.asked import wanted
-from localqa.store.tokenizer import tokenizer
 from localqa.types import Candidate, Kind, Location, Value
 from localqa.values.cells import cell_value, choose_cell, read_row
 from localqa.values.choosing import Context

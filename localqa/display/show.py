@@ -38,8 +38,8 @@ from localqa.display.highlighting import text_boxes as text_boxes
 from localqa.extract import ocr
 from localqa.extract.pdf import PdfUnreadable, open_pdf
 from localqa.extract.tesseract import TesseractMissing
+from localqa.formats import format_of
 from localqa.indexing.files import sha256_file
-from localqa.indexing.formats import format_of
 from localqa.language.text import squash
 from localqa.library import VisiblePage
 from localqa.types import Box, Kind, Location, Passage

@@ -27,7 +27,7 @@ class Extracted:
 
 
 def extract_file(path: Path, name: str, doc_source: str) -> Extracted:
-    """Passages of one input file: a source of any format `localqa.indexing.formats` names, or the OCR
+    """Passages of one input file: a source of any format `localqa.formats` names, or the OCR
     sidecar of a page of `doc_source`. Raises `Unreadable` when nothing can be extracted."""
     try:
         sidecar = parse_sidecar_name(name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from localqa.indexing.formats import (
+from localqa.formats import (
     EMPTY_ZIP,
     OFFICE_MAIN_PART,
     OLE,

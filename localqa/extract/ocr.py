@@ -30,8 +30,8 @@ from localqa.extract.tesseract import (
     image_text,
     image_words,
 )
+from localqa.formats import format_of
 from localqa.indexing.files import sha256_file, write_atomic
-from localqa.indexing.formats import format_of
 from localqa.types import Box, Kind, Passage
 
 SIDECAR = re.compile(r"^(?P<stem>.+)\.page-(?P<page>[1-9]\d*)\.ocr\.txt$")

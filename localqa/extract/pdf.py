@@ -87,7 +87,7 @@ class _Block:
 
 def open_pdf(path: Path) -> pymupdf.Document:
     """Open a PDF, or another document PyMuPDF reads itself (EPUB, XPS, MOBI, FB2, CBZ, and images,
-    by their extension: `localqa.indexing.formats`), or raise `PdfUnreadable` saying what is wrong with it."""
+    by their extension: `localqa.formats`), or raise `PdfUnreadable` saying what is wrong with it."""
     if path.suffix.lower() != ".pdf":
         return _open_other(path)
     size = path.stat().st_size

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from localqa.errors import CatalogError, LocalQAError
 from localqa.extract.ocr import parse_sidecar_name
+from localqa.formats import NOT_READ, SOURCE_SUFFIXES, format_of
 from localqa.indexing.catalog import (
     CATALOG_NAME,
     DEFAULT_ACCESS,
@@ -30,7 +31,6 @@ from localqa.indexing.catalog import (
     visible_labels,
 )
 from localqa.indexing.files import sha256_file
-from localqa.indexing.formats import NOT_READ, SOURCE_SUFFIXES, format_of
 from localqa.store.base import IndexedFile, IndexedState
 from localqa.types import ROLES, Document, Status
 

@@ -1,6 +1,6 @@
 """Whether two words are the same word: by dictionary lemma, never by stem.
 
-The index stems with Porter (`localqa.store.tokenizer`), which is right for ranking and wrong for
+The index stems with Porter (`localqa.language.tokenizer`), which is right for ranking and wrong for
 deciding what a text holds: Porter makes "founded" and the "found" of "if a lost item is found"
 one token, and "Who founded the library?" then reads as asked of a passage about lost property.
 A lemma keeps them apart: "founded" is a form of "found" (to establish), "found" of "find".

@@ -51,8 +51,8 @@ from rapidfuzz.distance import OSA
 
 from localqa.language import lexicon
 from localqa.language.text import IDENTIFIER, identifiers
+from localqa.language.tokenizer import STOP_WORDS
 from localqa.question import parts, periods
-from localqa.store.tokenizer import STOP_WORDS
 
 APOSTROPHES = "'\u2019"
 # Letters and digits, as a word's pieces ("AT", "T" of "AT&T"; a file name's words).

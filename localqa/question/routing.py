@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 from localqa.indexing.catalog import dated_name
 from localqa.language import lexicon, words
+from localqa.language.tokenizer import STOP_WORDS
 from localqa.question import periods
-from localqa.store.tokenizer import STOP_WORDS
 from localqa.types import Document, Found, Period, Route
 
 # A document is routed to when it scores at least this share of the best-scoring document: the

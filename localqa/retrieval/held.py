@@ -19,9 +19,9 @@ from typing import Protocol
 
 from localqa.indexing.catalog import searchable_title
 from localqa.language import lemmas, words
+from localqa.language.tokenizer import tokenizer
 from localqa.settings import Chunking
 from localqa.store.base import Postings, Scope, Store, StoredPassage
-from localqa.store.tokenizer import tokenizer
 from localqa.types import Document
 
 # At most this many passages that could write a word are read for it. A word more passages could

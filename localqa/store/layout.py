@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from localqa.language.tokenizer import tokenizer
 from localqa.settings import Chunking
 from localqa.store.base import LexicalStatistics, Postings, Scope, Store, StoredPassage
 from localqa.store.postings import unpack
 from localqa.store.rows import passage_of
-from localqa.store.tokenizer import tokenizer
 
 # One input file's passages: (file name, its document's source, the stored passage ids in
 # extraction order, their heading token counts, their body token counts (each packed int32,

@@ -25,7 +25,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from localqa.store.tokenizer import TOKENIZE
+from localqa.language.tokenizer import TOKENIZE
 
 Ids = npt.NDArray[np.int32]
 Counts = npt.NDArray[np.uint16]

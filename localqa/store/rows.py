@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
-from localqa.indexing.formats import format_name
+from localqa.formats import format_name
 from localqa.store.base import IndexStatus, StoredPassage
 from localqa.types import Document, Found, Kind, Period, Status
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localqa.errors import SchemaError
-from localqa.store.tokenizer import TOKENIZE
+from localqa.language.tokenizer import TOKENIZE
 
 Migration = Callable[[Any], None]  # given the connection (its `executescript` stays in the transaction)
 MIGRATIONS: list[tuple[str, Migration]] = []

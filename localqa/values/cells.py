@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localqa.language.text import identifiers, squash
+from localqa.language.tokenizer import tokenizer
 from localqa.question.asked import Wanted
-from localqa.store.tokenizer import tokenizer
 from localqa.types import Value
 from localqa.values.fiscal import FiscalCalendar, header_years
 from localqa.values.numbers import read_number, read_quantity, stated_scale

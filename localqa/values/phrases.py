@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from localqa.answers import causes
+from localqa.language import causes
 from localqa.language.acronyms import long_form
 from localqa.question.acronyms import acronym_asked
 from localqa.question.asked import Wanted

@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from localqa.language.tokenizer import tokenizer
 from localqa.question.asked import Wanted
-from localqa.store.tokenizer import tokenizer
 from localqa.values.doers import names_a_doer
 from localqa.values.numbers import DASHES, NUMBER_WORDS, SCALE_WORDS
 
