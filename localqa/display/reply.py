@@ -17,9 +17,11 @@ from localqa.display import printed
 from localqa.display.terminal import visible
 from localqa.types import Answer, PartResult
 
-# The characters by which Markdown makes text a link, an image, HTML, code or emphasis: escaped
-# with a backslash, so a quote shows as its characters.
-_MARKUP = re.compile(r"([\\`*_\[\]()!<>#|~])")
+# The characters by which Markdown makes text a link or an image ("[", "]", "!"), HTML or an
+# autolink ("<"), code or emphasis: escaped with a backslash, so a quote shows as its characters.
+# Parentheses, ">" and "#" stay as written: without "[" no link forms, and a heading or a quote
+# mark changes only how a line looks.
+_MARKUP = re.compile(r"([\\`*_\[\]!<|~])")
 
 
 def markdown_escaped(text: str) -> str:
