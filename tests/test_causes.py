@@ -116,7 +116,7 @@ def test_a_cause_in_the_section_that_discusses_results_gains_more() -> None:
 )
 def test_other_parts_rankings_do_not_change(monkeypatch: pytest.MonkeyPatch, question: str) -> None:
     before = [u.text for u in sentences.rank(question, (RESULTS, NOTES), LEXICAL_ONLY).units]
-    monkeypatch.setattr(causes, "CAUSE_CUES", ())
+    monkeypatch.setattr(language_causes, "CAUSE_CUES", ())
     assert [u.text for u in sentences.rank(question, (RESULTS, NOTES), LEXICAL_ONLY).units] == before
 
 
