@@ -34,7 +34,7 @@ import json
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -291,14 +291,16 @@ def _slot_follow_up(question: str, rest: str, prev: str) -> Rewrite | None:
     owner = _OWNER_ONLY.match(rest)
     if owner is not None and not SUBJECT.match(rest) and len(owner["owner"].split()) <= MAX_ELLIPTIC_WORDS:
         if frame.owner is not None:
-            return Rewrite(question, _sentence(frame.with_owner(owner["owner"]).text()), "rule", ("owner",))
+            return Rewrite(
+                question, _sentence(replace(frame, owner=owner["owner"]).text()), "rule", ("owner",)
+            )
         names = Slots.of(prev).names
         if len(names) != 1:  # whose, when the previous question names none or several: undecided
             return None
         return Rewrite(question, _sentence(_replace_word(prev, names[0], owner["owner"])), "rule", ("name",))
     topic = _ITS_TOPIC.match(rest)
     if topic is not None and not SUBJECT.match(rest) and frame.copula:
-        return Rewrite(question, _sentence(frame.with_topic(topic["topic"]).text()), "rule", ("topic",))
+        return Rewrite(question, _sentence(replace(frame, topic=topic["topic"]).text()), "rule", ("topic",))
     return None
 
 

@@ -37,6 +37,13 @@ SEARCH_K = Bounds(1, 100)  # candidates per part (`search`, `eval`, POST /api/se
 ASK_K = Bounds(1, 20)  # passages a model sees per part (`ask`, POST /api/ask)
 # A question's size (with its parts) as a server takes it: the JSON API, /v1 and `localqa mcp`.
 MAX_QUESTION_BYTES = 4096
+QUESTION_TOO_LONG = f"the question is over {MAX_QUESTION_BYTES // 1024} KB; ask something shorter"
+
+
+def question_too_long(*texts: str) -> bool:
+    """Whether a question with its earlier turns is over `MAX_QUESTION_BYTES` in UTF-8 (the bound
+    the API, `/v1` and the MCP tools each hold a question to)."""
+    return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) > MAX_QUESTION_BYTES
 
 
 def machine_threads() -> int:

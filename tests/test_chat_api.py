@@ -7,7 +7,6 @@ user; bad input answered in one line while the server goes on."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from test_browser import REPO, free_port, serving
+from users_file import write_users
 
 openai = pytest.importorskip("openai")
 
@@ -125,12 +125,8 @@ def test_bad_input_gets_a_one_line_error_and_the_server_goes_on(server: str, bod
 
 @pytest.fixture(scope="module")
 def users_server(library_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    users = tmp_path_factory.mktemp("users") / "users.toml"
-    lines = []
-    for name, token, role in (("reader", PUBLIC_TOKEN, "public"), ("clerk", STAFF_TOKEN, "staff")):
-        digest = hashlib.sha256(token.encode()).hexdigest()
-        lines.append(f'[[user]]\nname = "{name}"\ntoken_sha256 = "{digest}"\nrole = "{role}"\n')
-    users.write_text("\n".join(lines), encoding="utf-8")
+    readers = (("reader", PUBLIC_TOKEN, "public"), ("clerk", STAFF_TOKEN, "staff"))
+    users = write_users(tmp_path_factory.mktemp("users") / "users.toml", readers)
     with serving_with_users(library_db, users) as url:
         yield url
 

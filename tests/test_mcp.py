@@ -9,7 +9,6 @@ quoted data; bad input answered in one line while the server goes on."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import subprocess
@@ -27,6 +26,7 @@ import pymupdf
 import pytest
 from fake_ollama import free_port
 from highlight import mask, share_inside, stray_pixels, to_pixels
+from users_file import write_users
 
 pytest.importorskip("mcp")
 
@@ -305,12 +305,8 @@ def test_an_injected_instruction_is_returned_as_quoted_data(library_db: Path) ->
 
 @pytest.fixture(scope="module")
 def users_server(library_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    users = tmp_path_factory.mktemp("users") / "users.toml"
-    lines = []
-    for name, token, role in (("reader", PUBLIC_TOKEN, "public"), ("clerk", STAFF_TOKEN, "staff")):
-        digest = hashlib.sha256(token.encode()).hexdigest()
-        lines.append(f'[[user]]\nname = "{name}"\ntoken_sha256 = "{digest}"\nrole = "{role}"\n')
-    users.write_text("\n".join(lines), encoding="utf-8")
+    readers = (("reader", PUBLIC_TOKEN, "public"), ("clerk", STAFF_TOKEN, "staff"))
+    users = write_users(tmp_path_factory.mktemp("users") / "users.toml", readers)
     with serving(library_db, "--users", str(users), "--as-of", "2026-11-14") as url:
         yield url
 

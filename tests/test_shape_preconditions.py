@@ -94,36 +94,25 @@ def _documents(folder: Path) -> None:
             )
         ],
     )
-    write(
-        folder / "stellar-10k-fy2022.pdf",
-        "Stellar Stores Annual Report 2022",
-        [
-            lambda page: table_page(page, ["NET SALES BY STORE", "(In thousands)"], ["2022"], STORES_FIRST),
-            lambda page: table_page(
-                page, ["NET SALES BY STORE (continued)", "(In thousands)"], ["2022"], STORES_MORE
-            ),
-        ],
-    )
-    write(
-        folder / "galaxy-10k-fy2022.pdf",
-        "Galaxy Stores Annual Report 2022",
-        [
-            lambda page: table_page(page, ["NET SALES BY STORE", "(In thousands)"], ["2022"], LONG_FIRST),
-            lambda page: table_page(
-                page, ["NET SALES BY STORE (continued)", "(In thousands)"], ["2022"], STORES_MORE
-            ),
-        ],
-    )
-    write(
-        folder / "nebula-10k-fy2022.pdf",
-        "Nebula Stores Annual Report 2022",
-        [
-            lambda page: table_page(page, ["NET SALES BY STORE", "(In thousands)"], ["2022"], LONG_FIRST),
-            lambda page: table_page(
-                page, ["NET SALES BY STORE (continued)", "(In thousands)"], ["2022"], LONG_MORE
-            ),
-        ],
-    )
+    # A table of stores that goes on at the next page, "(continued)": 10 then 2 stores, 38 then 2,
+    # and 38 then 8 (more than an extreme compares).
+    for company, first, more in (
+        ("stellar", STORES_FIRST, STORES_MORE),
+        ("galaxy", LONG_FIRST, STORES_MORE),
+        ("nebula", LONG_FIRST, LONG_MORE),
+    ):
+        write(
+            folder / f"{company}-10k-fy2022.pdf",
+            f"{company.title()} Stores Annual Report 2022",
+            [
+                lambda page, rows=first: table_page(
+                    page, ["NET SALES BY STORE", "(In thousands)"], ["2022"], rows
+                ),
+                lambda page, rows=more: table_page(
+                    page, ["NET SALES BY STORE (continued)", "(In thousands)"], ["2022"], rows
+                ),
+            ],
+        )
     statement = [
         ("Net sales", "9,000", "8,000", "7,000"),
         ("Cost of sales", "6,300", "5,400", "4,900"),

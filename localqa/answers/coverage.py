@@ -81,7 +81,7 @@ from localqa.language import appearance, lemmas, lexicon, words
 from localqa.language.text import IDENTIFIER, identifiers
 from localqa.language.tokenizer import STOP_WORDS, tokenizer
 from localqa.question import acronyms, parts, periods
-from localqa.question.reading import read
+from localqa.question.reading import COMPUTED_SHAPES, read
 from localqa.retrieval import embeddings
 from localqa.settings import AnswerSettings
 from localqa.types import TERM_REFUSALS, Answer, Candidate, Coverage, Doubt, TermCheck, TermKind
@@ -659,7 +659,7 @@ def _unwritten_heads(
         return []
     # A part of a computed shape names what is computed ("gross margin", "in total"), which the
     # evidence writes as line items and cells, never by that name: not judged so.
-    if read(part).shape in _COMPUTED_SHAPES:
+    if read(part).shape in COMPUTED_SHAPES:
         return []
     # A comparative or superlative says how the question compares ("the highest price"); a modal
     # verb the stop words lack ("How many times may a loan be renewed?") names nothing.
@@ -689,7 +689,6 @@ def _unwritten_heads(
 
 
 _NOT_JUDGED = "words no passage carries were not judged"
-_COMPUTED_SHAPES = frozenset(("figure", "comparison", "extreme", "total", "count", "list"))
 _MODALS = frozenset({"may", "might", "need", "ought", "dare"})
 
 

@@ -128,14 +128,12 @@ def collect(
     count: bool = False,
     table: Sequence[Passage] = (),
     runs_on: bool = False,
-    noun: str | None = None,
 ) -> Listed:
     """The items of a list answer: `answer`'s verified quote first, then the other rows of
     `table` when it is the whole table the quote is a row of (`table_items`; `runs_on`: it may go
     on past them), else the units of `ranked` (the sentence scorer's order) that are items of the
     same list; each verified by `check` (the one rule: None when a unit is a whole sentence or row
-    of its passage), distinct, bounded. A count's sentences each name the `noun` counted
-    (`names_noun`): "The office opens at 08:00." is no service the office offers."""
+    of its passage), distinct, bounded."""
     assert answer.quote is not None and answer.citation is not None
     if table:
         return _gathered(
@@ -147,13 +145,6 @@ def collect(
     )
     items: list[ListItem] = [_item(answer.quote, answer.citation)]
     seen_quotes, seen_texts = {_key(answer.quote)}, {_key(items[0].text)}
-    if (
-        count
-        and noun is not None
-        and answer.citation.kind is not Kind.TABLE
-        and not names_noun(answer.quote, noun)
-    ):
-        items = []  # the quote names nothing counted: it is no item of the count
     last_rank, more = len(candidates), False
     reached_last = first is not None and sentences.passage_rank(first.label) == last_rank
     for unit in ranked:
@@ -164,13 +155,6 @@ def collect(
         quote = squash(unit.text)
         passage = passages.get(unit.label)
         if passage is None or check(quote, passage.text, passage.location.kind) is not None:
-            continue
-        if (
-            count
-            and noun is not None
-            and unit.location.kind is not Kind.TABLE
-            and not names_noun(quote, noun)
-        ):
             continue
         item = _item(quote, unit.location)
         if _key(quote) in seen_quotes or _key(item.text) in seen_texts:
@@ -184,12 +168,6 @@ def collect(
         reached_last = reached_last or sentences.passage_rank(unit.label) == last_rank
     cut = len(candidates) >= settings.k and reached_last
     return Listed(tuple(items), more or cut)
-
-
-def names_noun(sentence: str, noun: str) -> bool:
-    """Whether a sentence names the noun a count counts, in either number ("service", "services")."""
-    stem = plural_stem(noun.lower())
-    return any(plural_stem(w) == stem for w in re.findall(r"[a-z]+", sentence.lower()))
 
 
 def table_items(table: Sequence[Passage], cited: Location) -> Iterator[tuple[str, str, Location]]:
@@ -534,7 +512,6 @@ def list_answer(
         ask.kind == "count",
         rows,
         bool(rows) and table.runs_on,
-        ask.noun,
     )
     if len(listed.items) < MIN_ITEMS:
         # A count no sentence states and no list gives has no value: a number the quote holds

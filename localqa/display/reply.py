@@ -40,6 +40,10 @@ def reply_text(
     for number, (result, answer) in enumerate(zip(results, answers, strict=True), start=1):
         lines += printed.part_head(number, result)
         lines += printed.answer_lines(result, answer)
-    body = "\n".join(lines).strip("\n")
-    # Each line escaped whole: the printed form holds document text on most lines.
-    return "\n".join(markdown_escaped(line) for line in body.splitlines())
+    return markdown_lines("\n".join(lines).strip("\n"))
+
+
+def markdown_lines(text: str) -> str:
+    """`text` escaped line by line (`markdown_escaped`): the printed form holds document text on
+    most lines, and its line breaks stay."""
+    return "\n".join(markdown_escaped(line) for line in text.splitlines())

@@ -43,12 +43,6 @@ class Frame:
         owner = found["owner"][:-2] if found["owner"] else None
         return cls(head, owner, found["topic"], found["tail"] or "", found["aux"].lower() in COPULAS)
 
-    def with_owner(self, owner: str) -> Frame:
-        return Frame(self.head, owner, self.topic, self.tail, self.copula)
-
-    def with_topic(self, topic: str) -> Frame:
-        return Frame(self.head, self.owner, topic, self.tail, self.copula)
-
     def text(self) -> str:
         owner = f"{self.owner}'s " if self.owner else ""
         return f"{self.head}{owner}{self.topic}{self.tail}?"

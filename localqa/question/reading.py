@@ -22,6 +22,7 @@ in the terminal, the JSON and the web app.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from localqa.question import cues, lists, periods
@@ -30,12 +31,17 @@ from localqa.question.asked import Wanted, wanted
 from localqa.question.frames import Frame
 from localqa.types import Reading
 
+# The shapes whose answer localqa computes in code (figures, comparisons, extremes, arithmetic,
+# counts and lists): the evidence writes their operands, never the name of what is computed.
+COMPUTED_SHAPES = frozenset(("figure", "comparison", "extreme", "total", "count", "list"))
 # "What was/were ...": a figure when the part names a year.
 _WHAT_WAS = re.compile(r"^\W*what\s+(?:is|was|are|were)\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=512)
 def read(part: str) -> Reading:
-    """What `part` asks (see the module's table)."""
+    """What `part` asks (see the module's table); memoised, since retrieval, coverage and the
+    figure planners each take it from the part's words, and a `Reading` is immutable."""
     asked = wanted(part)
     said = tuple(dict.fromkeys(m.text for m in periods.mentions(part)))
     frame = Frame.of(cues.asking(part).strip())

@@ -84,16 +84,15 @@ class Completion(BaseModel):
 
 def backend_of(name: str, models: Models) -> AnswerModel:
     """The backend a model name selects: `localqa` the default, `localqa-NAME` that backend."""
+    unknown = HttpError(404, f"unknown model {name!r}; GET /v1/models lists the models this server has")
     if name == PREFIX:
         return models.get(None)
     if not name.startswith(f"{PREFIX}-"):
-        raise HttpError(404, f"unknown model {name!r}; GET /v1/models lists the models this server has")
+        raise unknown
     try:
         return models.get(name.removeprefix(f"{PREFIX}-"))
     except UnknownModelError:
-        raise HttpError(
-            404, f"unknown model {name!r}; GET /v1/models lists the models this server has"
-        ) from None
+        raise unknown from None
 
 
 @router.get("/models")

@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from localqa.conversation import Turn
 from localqa.display import printed, show
-from localqa.display.reply import markdown_escaped, reply_text
+from localqa.display.reply import markdown_escaped, markdown_lines, reply_text
 from localqa.display.terminal import visible
 from localqa.errors import LocalQAError
 from localqa.library import Library, VisiblePage
@@ -46,7 +46,14 @@ from localqa.models.base import AnswerModel
 from localqa.question.scope import MAX_NAME_CHARS, MAX_NAMES
 from localqa.serve.auth import User, authenticate
 from localqa.serve.conversations import MAX_TURNS, rewritten
-from localqa.settings import MAX_QUESTION_BYTES, SEARCH_K, RetrievalSettings, Settings
+from localqa.settings import (
+    MAX_QUESTION_BYTES,
+    QUESTION_TOO_LONG,
+    SEARCH_K,
+    RetrievalSettings,
+    Settings,
+    question_too_long,
+)
 from localqa.shapes import ask_json, document_json, parse_as_of, search_json
 from localqa.types import Caller, Passage
 
@@ -472,8 +479,8 @@ def _first_problem(tool: str, error: ValidationError) -> str:
 
 
 def _check_size(*texts: str) -> None:
-    if sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) > MAX_QUESTION_BYTES:
-        raise ToolRefused(f"the question is over {MAX_QUESTION_BYTES // 1024} KB; ask something shorter")
+    if question_too_long(*texts):
+        raise ToolRefused(QUESTION_TOO_LONG)
 
 
 def _header(when: date, caller: Caller) -> str:
@@ -481,7 +488,7 @@ def _header(when: date, caller: Caller) -> str:
 
 
 def _escaped(lines: Sequence[str]) -> str:
-    return "\n".join(markdown_escaped(line) for line in "\n".join(lines).splitlines())
+    return markdown_lines("\n".join(lines))
 
 
 def _passage(passage: Passage) -> dict[str, Any]:

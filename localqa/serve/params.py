@@ -9,6 +9,7 @@ from fastapi import Depends
 
 from localqa.serve.errors import HttpError
 from localqa.settings import MAX_QUESTION_BYTES as MAX_QUESTION_BYTES
+from localqa.settings import QUESTION_TOO_LONG, question_too_long
 from localqa.shapes import parse_as_of
 
 
@@ -29,5 +30,5 @@ AsOf = Annotated[date, Depends(_as_of_parameter)]
 
 
 def check_size(*texts: str) -> None:
-    if sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) > MAX_QUESTION_BYTES:
-        raise HttpError(413, f"the question is over {MAX_QUESTION_BYTES // 1024} KB; ask something shorter")
+    if question_too_long(*texts):
+        raise HttpError(413, QUESTION_TOO_LONG)
